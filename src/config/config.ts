@@ -1,0 +1,89 @@
+import { resolve } from 'node:path';
+
+/** Everything `millrace serve` can be told. Flags win over environment variables, which win over defaults. */
+export interface Config {
+  dataDir: string;
+  host: string;
+  port: number;
+  /** Context path without surrounding slashes; may be empty or hold `/` (`acme/prod`). */
+  context: string;
+  /** A `postgres://` URL selects PostgreSQL; otherwise SQLite in the data folder. */
+  databaseUrl?: string;
+  /** Sets `External/<Vendor>/<Vendor>_RestService` and the header prefix `X-<Vendor>-`. */
+  vendor: string;
+  /** Zone of dates the server writes itself (creation times) and of inputs given without one. */
+  defaultTimeZone: string;
+  logLevel: string;
+  /** API keys may live at most this long (ISO-8601 p6m in the product). */
+  apiKeyMaxLifetimeMs: number;
+  /** A key unused for this long lapses. */
+  apiKeyIdleLapseMs: number;
+  /** Failed authentications tolerated per client address per minute before 429. */
+  authFailuresPerMinute: number;
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+
+export const DEFAULTS: Config = {
+  dataDir: './data',
+  host: '127.0.0.1',
+  port: 7070,
+  context: 'millrace',
+  vendor: 'Vendor',
+  defaultTimeZone: 'UTC',
+  logLevel: 'info',
+  apiKeyMaxLifetimeMs: 183 * DAY,
+  apiKeyIdleLapseMs: 92 * DAY,
+  authFailuresPerMinute: 20,
+};
+
+/** Strips slashes at both ends and checks each segment, so `/acme/prod/` and `acme/prod` mean the same. */
+export function normalizeContext(text: string): string {
+  const trimmed = text.replace(/^\/+|\/+$/g, '');
+  if (trimmed === '') return '';
+  for (const seg of trimmed.split('/'))
+    if (!/^[A-Za-z0-9_.~-]+$/.test(seg) || seg === '.' || seg === '..')
+      throw new Error(`invalid context path "${text}": segments hold letters, digits, _ . ~ -`);
+  return trimmed;
+}
+
+export function normalizeVendor(text: string): string {
+  if (!/^[A-Za-z][A-Za-z0-9]{0,39}$/.test(text)) throw new Error(`invalid vendor name "${text}": letters and digits`);
+  return text;
+}
+
+export interface ConfigInput {
+  data?: string;
+  host?: string;
+  port?: string | number;
+  context?: string;
+  database?: string;
+  vendor?: string;
+  timeZone?: string;
+  logLevel?: string;
+}
+
+/** Builds the configuration from flags and the environment (MILLRACE_DATA, MILLRACE_PORT, …). */
+export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.env): Config {
+  const port = Number(flags.port ?? env.MILLRACE_PORT ?? DEFAULTS.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port "${flags.port ?? env.MILLRACE_PORT}"`);
+  const databaseUrl = flags.database ?? env.MILLRACE_DATABASE_URL;
+  return {
+    ...DEFAULTS,
+    dataDir: resolve(flags.data ?? env.MILLRACE_DATA ?? DEFAULTS.dataDir),
+    host: flags.host ?? env.MILLRACE_HOST ?? DEFAULTS.host,
+    port,
+    context: normalizeContext(flags.context ?? env.MILLRACE_CONTEXT ?? DEFAULTS.context),
+    ...(databaseUrl ? { databaseUrl } : {}),
+    vendor: normalizeVendor(flags.vendor ?? env.MILLRACE_VENDOR ?? DEFAULTS.vendor),
+    defaultTimeZone: flags.timeZone ?? env.MILLRACE_TIME_ZONE ?? DEFAULTS.defaultTimeZone,
+    logLevel: flags.logLevel ?? env.MILLRACE_LOG_LEVEL ?? DEFAULTS.logLevel,
+  };
+}
+
+/** The paths of both interfaces, derived once from the context and vendor. */
+export function interfacePaths(config: Pick<Config, 'context' | 'vendor'>) {
+  const root = config.context ? `/${config.context}` : '';
+  const rest = `${root}/api-extension/External/${config.vendor}/${config.vendor}_RestService/rest`;
+  return { root, jsonBase: `${rest}/v1`, swagger: `${rest}/swagger.yml`, xmlBase: `${root}/api-rest` };
+}

@@ -1,0 +1,79 @@
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import { type Config, interfacePaths } from '../config/config.ts';
+import { definitionTypes } from '../model/registry.ts';
+import type { Principal } from '../security/privileges.ts';
+import type { Authenticator } from '../services/auth.ts';
+import type { ObjectService } from '../services/objects.ts';
+import { renderError } from './errors.ts';
+import { jsonInterface } from './json/plugin.ts';
+import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+export interface AppDeps {
+  config: Pick<Config, 'context' | 'vendor'>;
+  logger: Logger;
+  auth: Authenticator;
+  objects: ObjectService;
+  version: string;
+}
+
+export const BODY_LIMIT = 1024 * 1024;
+
+/** Builds the HTTP application. It never listens: `main.ts` does, tests use `inject()` or port 0. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const paths = interfacePaths(deps.config);
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    // One log line per request would cost more than the request itself; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  }) as unknown as FastifyInstance;
+  app.decorateRequest('principal', null as unknown as Principal);
+
+  app.addSchema(ERROR_SCHEMA);
+  for (const type of definitionTypes()) {
+    app.addSchema(outputSchema(type));
+    app.addSchema(inputSchema(type));
+  }
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Millrace JSON interface',
+        description:
+          'Objects of the Millrace workload-automation server. Every request except this document carries an API key in the X-API-Key header.',
+        version: deps.version,
+      },
+      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
+      security: [{ apiKey: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const e = renderError(err, BODY_LIMIT);
+    if (e.unexpected) req.log.error({ err }, 'request failed');
+    return reply.code(e.status).headers(e.headers).send({ code: e.code, message: e.message });
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({ code: '404', message: `No resource at ${req.method} ${req.url.split('?')[0]}` }),
+  );
+
+  app.get(paths.swagger, { schema: { hide: true } }, async (_req, reply) =>
+    reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
+  );
+
+  await app.register(async (scope) => jsonInterface(scope, deps), { prefix: paths.jsonBase });
+  return app;
+}

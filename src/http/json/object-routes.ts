@@ -1,0 +1,74 @@
+import type { FastifyInstance } from 'fastify';
+import type { ObjectType } from '../../model/object-type.ts';
+import { definitionTypes } from '../../model/registry.ts';
+import type { ObjectService } from '../../services/objects.ts';
+import { errorResponses, inputSchemaId, outputSchemaId } from './schemas.ts';
+
+const KEY_PARAMS = {
+  type: 'object',
+  properties: {
+    key: { type: 'string', description: 'Business key `<partition>.<name>`; a bare name means GLOBAL' },
+  },
+  required: ['key'],
+} as const;
+
+const QP_PARAMS = {
+  type: 'object',
+  properties: {
+    key: { type: 'string', description: '`<ps_partition>.<ps_name>.<queue_partition>.<queue_name>`' },
+  },
+  required: ['key'],
+} as const;
+
+type KeyRequest = { Params: { key: string }; Body: unknown };
+
+/** Spec §4 rows 1, 5, 12, 20, 21, 22 for every definition type of the registry. */
+export function registerObjectRoutes(app: FastifyInstance, objects: ObjectService, served: Map<string, Set<string>>): void {
+  for (const type of definitionTypes()) registerType(app, objects, type, served);
+}
+
+function registerType(app: FastifyInstance, objects: ObjectService, type: ObjectType, served: Map<string, Set<string>>) {
+  const url = `/${type.name}/:key`;
+  served.set(url, new Set(['GET', 'POST', 'PUT', 'DELETE']));
+  const params = type.key === 'queueProvider' ? QP_PARAMS : KEY_PARAMS;
+  const tags = [type.name];
+  const out = { $ref: `${outputSchemaId(type)}#` };
+  const body = { $ref: `${inputSchemaId(type)}#` };
+
+  app.get<KeyRequest>(url, {
+    schema: { tags, summary: `Read a ${type.name}`, params, response: { 200: out, ...errorResponses(401, 403, 404) } },
+    handler: (req) => objects.get(req.principal, type, req.params.key),
+  });
+  app.post<KeyRequest>(url, {
+    schema: {
+      tags,
+      summary: `Create a ${type.name}`,
+      params,
+      body,
+      response: { 201: out, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await objects.create(req.principal, type, req.params.key, req.body)),
+  });
+  app.put<KeyRequest>(url, {
+    schema: {
+      tags,
+      summary: `Update a ${type.name} with zero or more properties`,
+      params,
+      body,
+      response: { 200: out, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    },
+    handler: (req) => objects.update(req.principal, type, req.params.key, req.body),
+  });
+  app.delete<KeyRequest>(url, {
+    schema: {
+      tags,
+      summary: `Delete a ${type.name}`,
+      params,
+      response: { 204: { type: 'null', description: 'Deleted; no body' }, ...errorResponses(401, 403, 404, 409) },
+    },
+    handler: async (req, reply) => {
+      await objects.delete(req.principal, type, req.params.key);
+      return reply.code(204).send();
+    },
+  });
+}

@@ -1,0 +1,115 @@
+import type { FieldKind } from '../../model/fields.ts';
+import type { ObjectType } from '../../model/object-type.ts';
+
+/**
+ * JSON Schemas (OpenAPI 3.0 dialect: `nullable`, not type arrays) derived from the registry. They document the
+ * routes and drive response serialisation; request bodies are validated by the registry itself, whose messages
+ * name the offending field precisely.
+ */
+
+type Schema = Record<string, unknown>;
+
+const DATE_DESCRIPTION = 'Date written "YYYY/MM/DD HH:MM:SS,mmm <IANA zone>"; ISO-8601 is accepted on input.';
+
+function kindSchema(kind: FieldKind, mode: 'input' | 'output'): Schema {
+  switch (kind.kind) {
+    case 'string':
+    case 'text':
+      return { type: 'string', maxLength: kind.maxLength, ...(kind.kind === 'string' && kind.pattern ? { pattern: kind.pattern.source } : {}) };
+    case 'secret':
+      return { type: 'string', maxLength: kind.maxLength, writeOnly: true };
+    case 'number':
+      return {
+        type: kind.integer ? 'integer' : 'number',
+        ...(kind.min !== undefined ? { minimum: kind.min } : {}),
+        ...(kind.max !== undefined ? { maximum: kind.max } : {}),
+      };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'date':
+      return { type: 'string', description: DATE_DESCRIPTION, example: '2026/11/21 09:30:00,000 Europe/Amsterdam' };
+    case 'timezone':
+      return { type: 'string', description: 'IANA time-zone name', example: 'Europe/Amsterdam' };
+    case 'enum':
+      return { type: 'string', enum: [...kind.values] };
+    case 'reference':
+      return { type: 'string', description: `Business key of a ${kind.type}`, example: 'GLOBAL.Name' };
+    case 'record':
+      return recordSchema(kind.fields, mode);
+    case 'list': {
+      const items = kindSchema(kind.of, mode);
+      return { type: 'array', maxItems: kind.maxItems, items };
+    }
+  }
+}
+
+function recordSchema(fields: ObjectType['fields'], mode: 'input' | 'output'): Schema {
+  const properties: Record<string, Schema> = {};
+  for (const f of fields) {
+    if (mode === 'output' && f.kind.kind === 'secret') continue;
+    if (mode === 'input' && f.readOnly) continue;
+    const s = kindSchema(f.kind, mode);
+    const description = [f.description, f.derived && mode === 'input' ? 'Ignored on input.' : undefined]
+      .filter(Boolean)
+      .join(' ');
+    properties[f.name] = {
+      ...s,
+      nullable: true,
+      ...(description ? { description } : {}),
+      ...(f.readOnly ? { readOnly: true } : {}),
+      ...(f.default !== undefined && mode === 'input' ? { default: f.default } : {}),
+    };
+  }
+  return { type: 'object', properties, additionalProperties: false };
+}
+
+export const outputSchemaId = (type: ObjectType): string => type.name;
+export const inputSchemaId = (type: ObjectType): string => `${type.name}Input`;
+
+/** The object as GET, POST and PUT answer it. */
+export function outputSchema(type: ObjectType): Schema {
+  const base = recordSchema(type.fields, 'output');
+  return {
+    $id: outputSchemaId(type),
+    title: type.name,
+    description: type.description,
+    ...base,
+    properties: {
+      uniqueId: { type: 'integer', readOnly: true },
+      businessKey: { type: 'string', readOnly: true, example: `${type.name}:GLOBAL.Name` },
+      ...(base.properties as Schema),
+    },
+  };
+}
+
+/** The body POST and PUT take: writable fields only; unknown and read-only fields are refused. */
+export function inputSchema(type: ObjectType): Schema {
+  return { $id: inputSchemaId(type), title: `${type.name} (input)`, ...recordSchema(type.fields, 'input') };
+}
+
+export const ERROR_SCHEMA: Schema = {
+  $id: 'Error',
+  title: 'Error',
+  type: 'object',
+  properties: {
+    code: { type: 'string', description: 'HTTP status code as text', example: '404' },
+    message: { type: 'string', example: 'Unable to find object Job:123' },
+  },
+  required: ['code', 'message'],
+  additionalProperties: false,
+};
+
+export const errorResponses = (...codes: number[]): Record<number, Schema> =>
+  Object.fromEntries(codes.map((c) => [c, { $ref: 'Error#', description: ERROR_DESCRIPTIONS[c] ?? 'Error' }]));
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid input; the message names the field',
+  401: 'Missing, unknown, revoked or expired API key',
+  403: 'A privilege is missing on an object the caller can see',
+  404: 'The object does not exist or is not visible to the caller',
+  409: 'The object exists, is referenced, is built in, or the action does not apply',
+  413: 'The body is larger than 1 MiB',
+  415: 'The body is not application/json',
+  429: 'Too many failed authentications',
+  503: 'The database is unavailable',
+};

@@ -1,0 +1,132 @@
+/**
+ * The vocabulary of the object-type registry: field kinds and the small builders each type file uses.
+ * Validation, JSON and XML rendering, OpenAPI schemas, CAR entries and reference checks are all derived
+ * from these declarations, so adding a field to a type is one line in its file.
+ */
+
+export const PRIVILEGES = ['View', 'Create', 'Edit', 'Delete', 'Submit', 'Control', 'Reply'] as const;
+export type Privilege = (typeof PRIVILEGES)[number];
+
+export type TypeName =
+  | 'Partition'
+  | 'Application'
+  | 'JobDefinition'
+  | 'JobChain'
+  | 'EventDefinition'
+  | 'Event'
+  | 'TimeWindow'
+  | 'SubmitFrame'
+  | 'Queue'
+  | 'QueueProvider'
+  | 'ProcessServer'
+  | 'Lock'
+  | 'ProcessServerAlertSource'
+  | 'JobDefinitionAlertSource'
+  | 'AlertEscalation'
+  | 'Alert'
+  | 'OperatorMessage'
+  | 'UserMessage'
+  | 'Job'
+  | 'JobFile'
+  | 'Credential'
+  | 'ImportRuleSet'
+  | 'Library';
+
+export type FieldKind =
+  /** One line of text. */
+  | { kind: 'string'; maxLength: number; pattern?: RegExp; patternText?: string }
+  /** Free text that may span lines (scripts, notes). */
+  | { kind: 'text'; maxLength: number }
+  | { kind: 'number'; integer: boolean; min?: number; max?: number }
+  | { kind: 'boolean' }
+  /** An instant, stored as {ms, zone}, written `YYYY/MM/DD HH:MM:SS,mmm <zone>`. */
+  | { kind: 'date' }
+  /** An IANA time-zone name. */
+  | { kind: 'timezone' }
+  | { kind: 'enum'; values: readonly string[] }
+  /** A business key of another object, written `<partition>.<name>` (a bare name means GLOBAL). */
+  | { kind: 'reference'; type: TypeName }
+  /** Write-only: accepted on input, encrypted at rest, never rendered. */
+  | { kind: 'secret'; maxLength: number }
+  | { kind: 'record'; fields: readonly Field[] }
+  | { kind: 'list'; of: FieldKind; maxItems: number };
+
+export interface Field {
+  readonly name: string;
+  readonly kind: FieldKind;
+  /** Must be present (non-null) after a create. */
+  readonly required?: boolean;
+  /** Shown on output, refused on input. */
+  readonly readOnly?: boolean;
+  /** Computed on read from other objects; silently ignored on input (spec §1.7: queue providers on a process server). */
+  readonly derived?: boolean;
+  /** Value given on create when the body leaves the field out. */
+  readonly default?: unknown;
+  readonly description?: string;
+}
+
+export const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,79}$/;
+export const NAME_PATTERN_TEXT = 'letters, digits and _, starting with a letter or _, at most 80 characters';
+
+// Builders. They keep the type files short and uniform.
+export const string = (maxLength = 255, pattern?: RegExp, patternText?: string): FieldKind => ({
+  kind: 'string',
+  maxLength,
+  ...(pattern ? { pattern, patternText: patternText ?? pattern.source } : {}),
+});
+export const name = (): FieldKind => string(80, NAME_PATTERN, NAME_PATTERN_TEXT);
+export const text = (maxLength = 1_000_000): FieldKind => ({ kind: 'text', maxLength });
+export const int = (min?: number, max?: number): FieldKind => ({ kind: 'number', integer: true, min, max });
+export const decimal = (min?: number, max?: number): FieldKind => ({ kind: 'number', integer: false, min, max });
+export const bool = (): FieldKind => ({ kind: 'boolean' });
+export const date = (): FieldKind => ({ kind: 'date' });
+export const timezone = (): FieldKind => ({ kind: 'timezone' });
+export const oneOf = (...values: string[]): FieldKind => ({ kind: 'enum', values });
+export const ref = (type: TypeName): FieldKind => ({ kind: 'reference', type });
+export const secret = (maxLength = 1024): FieldKind => ({ kind: 'secret', maxLength });
+export const record = (...fields: Field[]): FieldKind => ({ kind: 'record', fields });
+export const list = (of: FieldKind, maxItems = 1000): FieldKind => ({ kind: 'list', of, maxItems });
+
+export const field = (fieldName: string, kind: FieldKind, options: Omit<Field, 'name' | 'kind'> = {}): Field => ({
+  name: fieldName,
+  kind,
+  ...options,
+});
+
+/** The five final statuses that restart behaviour and status handlers react to. */
+export const HANDLED_FINAL_STATUSES = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'] as const;
+
+/** Every process status of DESIGN §6, with its one-letter code. */
+export const JOB_STATUSES = {
+  New: '-',
+  Chained: 'P',
+  Disabled: 'J',
+  Delayed: 'D',
+  Scheduled: 'S',
+  QueueHeld: 'B',
+  Held: 'H',
+  EventWait: 'V',
+  LockWait: 'I',
+  Queued: 'Q',
+  Dispatched: 'q',
+  Assigned: 'a',
+  Overdue: 'O',
+  PreRunning: '6',
+  Running: 'R',
+  PostRunning: '8',
+  Waiting: 'W',
+  Console: 'L',
+  ConsoleRestart: 'r',
+  Killing: 'k',
+  Canceling: 'c',
+  Completed: 'C',
+  Error: 'E',
+  Killed: 'K',
+  Canceled: 'A',
+  Unknown: 'U',
+  Ignored: 'G',
+  Skipped: 's',
+  Never: 'n',
+} as const;
+export type JobStatus = keyof typeof JOB_STATUSES;
+export const JOB_STATUS_NAMES = Object.keys(JOB_STATUSES) as JobStatus[];

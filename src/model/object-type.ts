@@ -1,0 +1,114 @@
+import { type Field, type FieldKind, field, name, type Privilege, ref, string, text, type TypeName } from './fields.ts';
+
+/**
+ * How an object is named in paths:
+ * - `name`: the name alone (Partition).
+ * - `partitioned`: `<partition>.<name>`, a bare name meaning GLOBAL.
+ * - `queueProvider`: `<ps_partition>.<ps_name>.<queue_partition>.<queue_name>`.
+ * - `numeric`: a positive integer (jobs, job files, messages, alerts).
+ * - `eventId`: `<event_definition_name><raise_sequence>`.
+ */
+export type KeyShape = 'name' | 'partitioned' | 'queueProvider' | 'numeric' | 'eventId';
+
+export interface ObjectType {
+  readonly name: TypeName;
+  readonly description: string;
+  readonly key: KeyShape;
+  /**
+   * `definition` objects are kept in the generic object store and get create/read/update/delete routes.
+   * `runtime` objects (jobs, events, messages, alerts, job files) are made by the engine, live in their own
+   * tables and get their routes from the capability that owns them.
+   */
+  readonly storage: 'definition' | 'runtime';
+  /** Every field in output order, identity and read-only fields included. */
+  readonly fields: readonly Field[];
+  /** The fields that the key in the path fixes; a body may repeat them only with the same value. */
+  readonly identity: readonly string[];
+  /** Privileges that mean something for this type (role grants are checked against this list). */
+  readonly privileges: readonly Privilege[];
+  /** Cross-field rules, run after the fields are valid one by one; return a message naming the field. */
+  readonly rules?: (value: Record<string, unknown>) => string | undefined;
+  /** Look-up by field name. */
+  readonly byName: ReadonlyMap<string, Field>;
+}
+
+interface TypeDeclaration {
+  name: TypeName;
+  description: string;
+  key: KeyShape;
+  storage?: 'definition' | 'runtime';
+  fields: Field[];
+  privileges?: Privilege[];
+  rules?: (value: Record<string, unknown>) => string | undefined;
+}
+
+const COMMENT = field('Comment', text(4000), { description: 'Free comment.' });
+const DESCRIPTION = field('Description', string(255), { description: 'Shown instead of the name when set.' });
+const meta = (): Field[] => [
+  field('CreationTime', { kind: 'date' }, { readOnly: true }),
+  field('LastModificationTime', { kind: 'date' }, { readOnly: true }),
+];
+
+const identityFields = (key: KeyShape): { fields: Field[]; identity: string[] } => {
+  switch (key) {
+    case 'name':
+      return { fields: [COMMENT, DESCRIPTION, field('Name', name(), { required: true })], identity: ['Name'] };
+    case 'partitioned':
+      return {
+        fields: [
+          COMMENT,
+          DESCRIPTION,
+          field('Name', name(), { required: true }),
+          field('Partition', ref('Partition'), { required: true }),
+          field('ParentApplication', ref('Application')),
+        ],
+        identity: ['Partition', 'Name'],
+      };
+    case 'queueProvider':
+      return {
+        fields: [
+          COMMENT,
+          DESCRIPTION,
+          field('ProcessServer', ref('ProcessServer'), { required: true }),
+          field('Queue', ref('Queue'), { required: true }),
+        ],
+        identity: ['ProcessServer', 'Queue'],
+      };
+    default:
+      return { fields: [], identity: [] };
+  }
+};
+
+/** Declares a type: definition types get the common named-object fields and the read-only times around theirs. */
+export function defineType(decl: TypeDeclaration): ObjectType {
+  const storage = decl.storage ?? 'definition';
+  const ident = storage === 'definition' ? identityFields(decl.key) : { fields: [], identity: [] };
+  const fields = storage === 'definition' ? [...ident.fields, ...decl.fields, ...meta()] : decl.fields;
+  const byName = new Map(fields.map((f) => [f.name, f]));
+  if (byName.size !== fields.length) throw new Error(`type ${decl.name} declares a field twice`);
+  return {
+    name: decl.name,
+    description: decl.description,
+    key: decl.key,
+    storage,
+    fields,
+    identity: ident.identity,
+    privileges: decl.privileges ?? ['View', 'Create', 'Edit', 'Delete'],
+    rules: decl.rules,
+    byName,
+  };
+}
+
+/** Walks a kind, calling `visit` for each reference kind found (used for schemas and reference checks). */
+export function kindHasReferences(kind: FieldKind): boolean {
+  switch (kind.kind) {
+    case 'reference':
+      return true;
+    case 'record':
+      return kind.fields.some((f) => kindHasReferences(f.kind));
+    case 'list':
+      return kindHasReferences(kind.of);
+    default:
+      return false;
+  }
+}

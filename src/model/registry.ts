@@ -1,0 +1,71 @@
+import type { TypeName } from './fields.ts';
+import type { ObjectType } from './object-type.ts';
+import Alert from './types/Alert.ts';
+import AlertEscalation from './types/AlertEscalation.ts';
+import Application from './types/Application.ts';
+import Credential from './types/Credential.ts';
+import Event from './types/Event.ts';
+import EventDefinition from './types/EventDefinition.ts';
+import ImportRuleSet from './types/ImportRuleSet.ts';
+import Job from './types/Job.ts';
+import JobChain from './types/JobChain.ts';
+import JobDefinition from './types/JobDefinition.ts';
+import JobDefinitionAlertSource from './types/JobDefinitionAlertSource.ts';
+import JobFile from './types/JobFile.ts';
+import Library from './types/Library.ts';
+import Lock from './types/Lock.ts';
+import OperatorMessage from './types/OperatorMessage.ts';
+import Partition from './types/Partition.ts';
+import ProcessServer from './types/ProcessServer.ts';
+import ProcessServerAlertSource from './types/ProcessServerAlertSource.ts';
+import Queue from './types/Queue.ts';
+import QueueProvider from './types/QueueProvider.ts';
+import SubmitFrame from './types/SubmitFrame.ts';
+import TimeWindow from './types/TimeWindow.ts';
+import UserMessage from './types/UserMessage.ts';
+
+/** The one registry of object types. Everything per-type (validation, JSON, XML, CAR, privileges) reads it. */
+const ALL: readonly ObjectType[] = [
+  Partition,
+  Application,
+  JobDefinition,
+  JobChain,
+  EventDefinition,
+  Event,
+  TimeWindow,
+  SubmitFrame,
+  Queue,
+  QueueProvider,
+  ProcessServer,
+  Lock,
+  ProcessServerAlertSource,
+  JobDefinitionAlertSource,
+  AlertEscalation,
+  Alert,
+  OperatorMessage,
+  UserMessage,
+  Job,
+  JobFile,
+  Credential,
+  ImportRuleSet,
+  Library,
+];
+
+export const registry: ReadonlyMap<TypeName, ObjectType> = new Map(ALL.map((t) => [t.name, t]));
+
+export function getType(name: string): ObjectType | undefined {
+  return registry.get(name as TypeName);
+}
+
+export function requireType(name: TypeName): ObjectType {
+  const t = registry.get(name);
+  if (!t) throw new Error(`unknown object type ${name}`);
+  return t;
+}
+
+/** Types kept in the generic object store, with create/read/update/delete routes. */
+export const definitionTypes = (): ObjectType[] => ALL.filter((t) => t.storage === 'definition');
+
+export const allTypes = (): readonly ObjectType[] => ALL;
+
+export const keyShapeOf = (name: TypeName): ObjectType['key'] => requireType(name).key;

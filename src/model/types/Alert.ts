@@ -1,0 +1,27 @@
+import { date, field, oneOf, ref, string, text } from '../fields.ts';
+import { defineType } from '../object-type.ts';
+
+/** An alert raised by an alert source; acknowledged by a reply (`Acknowledge`) or escalated when not in time. */
+export const ALERT_STATUSES = ['NotAcknowledged', 'Acknowledged', 'Escalated', 'Replied'] as const;
+
+export default defineType({
+  name: 'Alert',
+  description: 'An alert sent by an alert source, waiting for acknowledgement.',
+  key: 'numeric',
+  storage: 'runtime',
+  fields: [
+    field('AlertSource', string(255), {
+      readOnly: true,
+      description: 'Business key of the source, e.g. ProcessServerAlertSource:GLOBAL.Agents_Down.',
+    }),
+    field('AlertEscalation', ref('AlertEscalation'), { readOnly: true, description: 'The escalation it is at now.' }),
+    field('Status', oneOf(...ALERT_STATUSES), { readOnly: true }),
+    field('Message', text(4000), { readOnly: true }),
+    field('SourceObject', string(255), { readOnly: true, description: 'What it is about, e.g. Job:42.' }),
+    field('CreationTime', date(), { readOnly: true }),
+    field('Reply', string(1000), { readOnly: true }),
+    field('ReplyTime', date(), { readOnly: true }),
+    field('ReplyUser', string(255), { readOnly: true }),
+  ],
+  privileges: ['View', 'Reply', 'Delete'],
+});

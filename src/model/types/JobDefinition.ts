@@ -1,0 +1,95 @@
+import { bool, field, HANDLED_FINAL_STATUSES, int, list, name, oneOf, record, ref, string, text, timezone } from '../fields.ts';
+import { defineType } from '../object-type.ts';
+import { DEFINITION_TYPES } from './ProcessServer.ts';
+
+export const RESTART_ACTIONS = [
+  'Continue',
+  'StopSubmitFrame',
+  'RequestRestart',
+  'Restart',
+  'RestartFromError',
+  'RestartNoResubmit',
+] as const;
+
+/** `0`, `0,3-5,100-`, `-5,40-90`: return codes (and ranges, open at the top) that mean Completed. */
+export const RETURN_CODE_MAP = /^-?\d{1,10}(--?\d{1,10}|-)?(,-?\d{1,10}(--?\d{1,10}|-)?)*$/;
+
+const parameter = record(
+  field('Name', name(), { required: true }),
+  field('Direction', oneOf('In', 'Out', 'InOut'), { default: 'In' }),
+  field('DataType', oneOf('String', 'Number', 'Date'), { default: 'String' }),
+  field('DefaultValue', string(4000)),
+  field('Optional', bool(), { default: false }),
+  field('DisplayOrder', int(0, 100_000)),
+  field('Description', string(255)),
+);
+
+const restartBehaviour = record(
+  ...HANDLED_FINAL_STATUSES.map((s) => field(s, oneOf(...RESTART_ACTIONS), { default: 'Continue' })),
+);
+
+function rules(v: Record<string, unknown>): string | undefined {
+  const params = (v.Parameters as Array<Record<string, unknown>> | null) ?? [];
+  const seen = new Set<string>();
+  for (const [i, p] of params.entries()) {
+    const at = `Parameters[${i}]`;
+    if (seen.has(p.Name as string)) return `Field "${at}.Name": parameter ${p.Name} is declared twice`;
+    seen.add(p.Name as string);
+    const dv = p.DefaultValue as string | null;
+    if (dv !== null && p.Direction === 'Out') return `Field "${at}.DefaultValue": an Out parameter has no default`;
+    if (dv !== null && p.DataType === 'Number' && (dv.trim() === '' || !Number.isFinite(Number(dv))))
+      return `Field "${at}.DefaultValue" must be a number for a Number parameter`;
+  }
+  const rc = v.ReturncodeMapToCompleted as string | null;
+  if (rc !== null && !RETURN_CODE_MAP.test(rc))
+    return 'Field "ReturncodeMapToCompleted" must be a list of return codes and ranges such as 0,3-5,100-';
+  return undefined;
+}
+
+export default defineType({
+  name: 'JobDefinition',
+  description: 'A process definition: what to run, with which parameters, where and when.',
+  key: 'partitioned',
+  fields: [
+    field('JobDefinitionType', oneOf(...DEFINITION_TYPES), { default: 'BASH' }),
+    field('Script', text(1_000_000), { description: 'Script text; parameters reach it as environment variables.' }),
+    field('Parameters', list(parameter, 500), { default: [] }),
+    field('DefaultQueue', ref('Queue'), { default: 'GLOBAL.Default' }),
+    field('Priority', int(1, 100), { default: 50 }),
+    field('TimeWindow', ref('TimeWindow')),
+    field('TimeZone', timezone()),
+    field('HoldOnSubmit', bool(), { default: false }),
+    field('CompletionStrategy', oneOf('Default', 'External'), { default: 'Default' }),
+    field('ReturncodeMapToCompleted', string(255), { default: '0' }),
+    field('RestartBehaviour', restartBehaviour),
+    field('MaxStarts', int(1, 1000), { description: 'Caps automatic restarts.' }),
+    field(
+      'WaitEvents',
+      list(
+        record(
+          field('EventDefinition', ref('EventDefinition'), { required: true }),
+          field('ClearsEvent', bool(), { default: false }),
+          field('AutoSubmit', oneOf('Never', 'Always', 'OnlyOne'), { default: 'Never' }),
+        ),
+        100,
+      ),
+      { default: [] },
+    ),
+    field(
+      'RaiseEvents',
+      list(
+        record(
+          field('EventDefinition', ref('EventDefinition'), { required: true }),
+          field('StatusToRaiseOn', oneOf(...HANDLED_FINAL_STATUSES), { default: 'Completed' }),
+          field('RaiseComment', string(1000)),
+        ),
+        100,
+      ),
+      { default: [] },
+    ),
+    field('Locks', list(ref('Lock'), 100), { default: [] }),
+    field('KeepJobs', int(0, 1_000_000), { description: 'Keep this many finished jobs; empty keeps them all.' }),
+  ],
+  privileges: ['View', 'Create', 'Edit', 'Delete', 'Submit'],
+  rules,
+});

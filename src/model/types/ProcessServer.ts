@@ -1,0 +1,28 @@
+import { field, int, list, oneOf, ref, timezone } from '../fields.ts';
+import { defineType } from '../object-type.ts';
+
+/** Definition types an agent can run, and the ones the server runs itself on GLOBAL.System. */
+export const AGENT_DEFINITION_TYPES = ['BASH', 'SH', 'PYTHON', 'NODE'] as const;
+export const SERVER_DEFINITION_TYPES = ['System', 'JobChain', 'UserMessage'] as const;
+export const DEFINITION_TYPES = [...AGENT_DEFINITION_TYPES, ...SERVER_DEFINITION_TYPES] as const;
+export const PROCESS_SERVER_STATUSES = ['Running', 'Starting', 'Connecting', 'ShuttingDown', 'Shutdown', 'Unknown'];
+
+export default defineType({
+  name: 'ProcessServer',
+  description: 'Runs jobs: GLOBAL.System inside the server, every other one through an agent process.',
+  key: 'partitioned',
+  fields: [
+    field('Status', oneOf(...PROCESS_SERVER_STATUSES), { readOnly: true, default: 'Shutdown' }),
+    field('DefinitionTypes', list(oneOf(...DEFINITION_TYPES), 16), {
+      default: [...AGENT_DEFINITION_TYPES],
+      description: 'The definition types this process server offers.',
+    }),
+    field('ExecutionSize', int(0, 10_000), { default: 8, description: 'How many jobs it runs at once.' }),
+    field('DefaultTimeZone', timezone(), { default: 'UTC' }),
+    field('QueueProviders', list(ref('QueueProvider')), {
+      derived: true,
+      description: 'Read from the QueueProvider objects; ignored in POST and PUT bodies (spec §1.7).',
+    }),
+  ],
+  privileges: ['View', 'Create', 'Edit', 'Delete', 'Control'],
+});

@@ -1,0 +1,55 @@
+import { PRIVILEGES, type Privilege } from '../model/fields.ts';
+import type { Grant, Role } from '../store/store.ts';
+
+/** What an authenticated caller is: a user and the grants of its roles. */
+export interface Principal {
+  readonly user: string;
+  readonly roles: readonly string[];
+  readonly grants: readonly Grant[];
+}
+
+/** True when some grant gives `privilege` on objects of `type` in `partition`. */
+export function can(p: Principal, type: string, partition: string, privilege: Privilege): boolean {
+  for (const g of p.grants)
+    if ((g.type === '*' || g.type === type) && (g.partition === '*' || g.partition === partition) && g.privileges.includes(privilege))
+      return true;
+  return false;
+}
+
+/** The roles every installation has; they cannot be deleted. */
+export const BUILTIN_ROLES: readonly Role[] = [
+  {
+    name: 'Administrator',
+    description: 'Every privilege on every object type in every partition.',
+    grants: [{ type: '*', partition: '*', privileges: [...PRIVILEGES] }],
+    builtin: true,
+  },
+  {
+    name: 'Operator',
+    description: 'Views everything; submits, controls and answers jobs; holds and releases queues.',
+    grants: [
+      { type: '*', partition: '*', privileges: ['View', 'Submit', 'Control', 'Reply'] },
+      { type: 'Queue', partition: '*', privileges: ['Edit'] },
+      { type: 'QueueProvider', partition: '*', privileges: ['Edit'] },
+    ],
+    builtin: true,
+  },
+  {
+    name: 'Viewer',
+    description: 'Views every object; changes nothing.',
+    grants: [{ type: '*', partition: '*', privileges: ['View'] }],
+    builtin: true,
+  },
+];
+
+/** Parses `Type:Partition:Priv[,Priv…]` (either name may be `*`) into a grant; a message on error. */
+export function parseGrant(text: string, knownTypes: ReadonlySet<string>): Grant | string {
+  const [type, partition, privs, extra] = text.split(':');
+  if (!type || !partition || !privs || extra !== undefined) return `"${text}" is not Type:Partition:Privilege[,Privilege…]`;
+  if (type !== '*' && !knownTypes.has(type)) return `unknown object type "${type}"`;
+  if (partition !== '*' && !/^[A-Za-z_][A-Za-z0-9_]{0,79}$/.test(partition)) return `"${partition}" is not a partition name`;
+  const privileges = privs.split(',').map((s) => s.trim());
+  for (const pr of privileges)
+    if (!(PRIVILEGES as readonly string[]).includes(pr)) return `unknown privilege "${pr}" (one of ${PRIVILEGES.join(', ')})`;
+  return { type, partition, privileges: privileges as Privilege[] };
+}

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import type { TypeName } from '../model/fields.ts';
+import { requireType } from '../model/registry.ts';
+import { AGENT_DEFINITION_TYPES, SERVER_DEFINITION_TYPES } from '../model/types/ProcessServer.ts';
+import type { Protection, Store } from '../store/store.ts';
+import type { AccountService } from './accounts.ts';
+import { type ObjectService, SYSTEM_PRINCIPAL } from './objects.ts';
+
+interface Builtin {
+  type: TypeName;
+  key: string;
+  body: Record<string, unknown>;
+  protection: Protection;
+}
+
+const systemDefinition = (name: string, description: string, parameters: unknown[] = []): Builtin => ({
+  type: 'JobDefinition',
+  key: `GLOBAL.${name}`,
+  body: { Description: description, JobDefinitionType: 'System', DefaultQueue: 'GLOBAL.System', Parameters: parameters },
+  protection: 'locked',
+});
+
+/** DESIGN §4: the objects every installation has. Created in order, so references resolve. */
+export const BUILTIN_OBJECTS: readonly Builtin[] = [
+  { type: 'Partition', key: 'GLOBAL', body: { Description: 'System objects and the default partition' }, protection: 'undeletable' },
+  { type: 'Queue', key: 'GLOBAL.System', body: { Description: 'Jobs the server runs itself' }, protection: 'locked' },
+  { type: 'Queue', key: 'GLOBAL.Default', body: { Description: 'Default queue' }, protection: 'undeletable' },
+  {
+    type: 'ProcessServer',
+    key: 'GLOBAL.System',
+    body: { Description: 'Runs System, JobChain and UserMessage jobs inside the server', DefinitionTypes: [...SERVER_DEFINITION_TYPES], ExecutionSize: 1000 },
+    protection: 'locked',
+  },
+  {
+    type: 'ProcessServer',
+    key: 'GLOBAL.Local',
+    body: { Description: 'The local agent started by millrace serve', DefinitionTypes: [...AGENT_DEFINITION_TYPES], ExecutionSize: 8 },
+    protection: 'undeletable',
+  },
+  { type: 'QueueProvider', key: 'GLOBAL.System.GLOBAL.System', body: {}, protection: 'locked' },
+  { type: 'QueueProvider', key: 'GLOBAL.Local.GLOBAL.Default', body: {}, protection: 'undeletable' },
+  systemDefinition('System_Sleep', 'Waits for the given number of milliseconds', [
+    { Name: 'MilliSeconds', Direction: 'In', DataType: 'Number', DefaultValue: '1000', Description: 'How long to wait' },
+  ]),
+  systemDefinition('System_OperatorMessage', 'Sends an operator message and waits for the reply', [
+    { Name: 'Message', Direction: 'In', DataType: 'String', Description: 'Text of the message' },
+    { Name: 'ReplyExpression', Direction: 'In', DataType: 'String', Optional: true, Description: 'Allowed replies' },
+    { Name: 'Reply', Direction: 'Out', DataType: 'String', Description: 'The reply given' },
+  ]),
+  systemDefinition('System_Import_Archive', 'Imports a CAR archive', [
+    { Name: 'FileName', Direction: 'In', DataType: 'String', Optional: true, Description: 'Name of the CAR file' },
+  ]),
+];
+
+/** Creates the built-in objects that are missing; safe to run on every start. */
+export async function ensureBuiltinObjects(store: Store, objects: ObjectService): Promise<void> {
+  for (const b of BUILTIN_OBJECTS) {
+    if (await store.getObject(b.type, b.key)) continue;
+    await objects.create(SYSTEM_PRINCIPAL, requireType(b.type), b.key, b.body);
+    const created = await store.getObject(b.type, b.key);
+    if (created) await store.updateObject({ ...created, protection: b.protection }, []);
+  }
+}
+
+/** What the first start generated, to print once. */
+export interface FirstStartCredentials {
+  user: string;
+  password?: string;
+  apiKey?: string;
+}
+
+/**
+ * On the first start of an empty database: the admin user with MILLRACE_ADMIN_PASSWORD and
+ * MILLRACE_ADMIN_API_KEY when set, random ones otherwise. Returns the generated secrets, or undefined when the
+ * database was initialised before.
+ */
+export async function initialiseAdmin(
+  store: Store,
+  accounts: AccountService,
+  env: NodeJS.ProcessEnv,
+): Promise<FirstStartCredentials | undefined> {
+  await accounts.ensureBuiltinRoles();
+  if (await store.getMeta('initialised')) return undefined;
+  const password = env.MILLRACE_ADMIN_PASSWORD || randomBytes(12).toString('base64url');
+  if (!(await store.getUser('admin'))) await accounts.addUser('admin', { password, roles: ['Administrator'] });
+  const { key } = await accounts.createApiKey('admin', {
+    description: 'created on first start',
+    ...(env.MILLRACE_ADMIN_API_KEY ? { key: env.MILLRACE_ADMIN_API_KEY } : {}),
+  });
+  await store.setMeta('initialised', String(Date.now()));
+  return {
+    user: 'admin',
+    ...(env.MILLRACE_ADMIN_PASSWORD ? {} : { password }),
+    ...(env.MILLRACE_ADMIN_API_KEY ? {} : { apiKey: key }),
+  };
+}

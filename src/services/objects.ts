@@ -1,0 +1,232 @@
+import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import type { Privilege, TypeName } from '../model/fields.ts';
+import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
+import type { ObjectType } from '../model/object-type.ts';
+import { getType, keyShapeOf } from '../model/registry.ts';
+import { renderObject } from '../model/render.ts';
+import { checkRules, collectReferences, validateObjectBody } from '../model/validate.ts';
+import type { SecretBox } from '../security/secret-box.ts';
+import { can, type Principal } from '../security/privileges.ts';
+import { isUniqueViolation, type ObjectRef, type Store, type StoredObject } from '../store/store.ts';
+import type { Clock } from '../time/clock.ts';
+
+export interface ObjectServiceDeps {
+  store: Store;
+  clock: Clock;
+  secrets: SecretBox;
+  defaultTimeZone: string;
+}
+
+/** Fields computed on read from other objects, by `Type.Field`. */
+type Deriver = (store: Store, object: StoredObject) => Promise<unknown>;
+const DERIVED: Record<string, Deriver> = {
+  'ProcessServer.QueueProviders': (store, ps) => store.referrerKeys(ps.uniqueId, 'QueueProvider', 'ProcessServer'),
+};
+
+/**
+ * Create, read, update and delete for every definition type of the registry, with the privilege rules of
+ * DESIGN §10: no View → 404 exactly as for a missing object; View but not the operation's privilege → 403;
+ * GET also needs View on every object referred to (spec §4), else 403 naming it.
+ */
+export class ObjectService {
+  private readonly deps: ObjectServiceDeps;
+
+  constructor(deps: ObjectServiceDeps) {
+    this.deps = deps;
+  }
+
+  async get(p: Principal, type: ObjectType, pathKey: string): Promise<Record<string, unknown>> {
+    const { object } = await this.find(p, type, pathKey);
+    const data = await this.withDerived(type, object);
+    this.checkReferenceView(p, type, data);
+    return this.render(type, object, data);
+  }
+
+  async create(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
+    const parsed = parseKey(type.key, pathKey);
+    if (!parsed) throw invalid(`"${pathKey}" is not a ${type.name} key: ${keyForm(type)}`);
+    const partitionType = type.name === 'Partition' ? undefined : 'Partition';
+    if (!can(p, type.name, parsed.partition, 'View')) throw notFound(partitionType ?? type.name, parsed.partition);
+    this.require(p, type, parsed.partition, 'Create', `create a ${type.name} in partition ${parsed.partition}`);
+    const values = validateObjectBody(type, body ?? {}, this.validateOptions('create'));
+    this.applyIdentity(type, parsed, values);
+    checkRules(type, values);
+    this.sealSecrets(type, values);
+    const { store, clock } = this.deps;
+    const created = await store.transaction(async (tx) => {
+      if (partitionType && !(await tx.getObject('Partition', parsed.partition)))
+        throw notFound('Partition', parsed.partition);
+      if (await tx.getObject(type.name, parsed.key))
+        throw conflict(`Object ${businessKey(type.name, parsed.key)} already exists`);
+      const refs = await this.resolveReferences(tx, p, type, values, undefined);
+      const [uniqueId] = await tx.nextUniqueIds(1);
+      const now = clock.now();
+      const object: StoredObject = {
+        uniqueId: uniqueId as number,
+        type: type.name,
+        key: parsed.key,
+        partition: parsed.partition,
+        data: values,
+        protection: null,
+        creationTime: now,
+        modificationTime: now,
+      };
+      try {
+        await tx.insertObject(object, refs);
+      } catch (e) {
+        if (isUniqueViolation(e)) throw conflict(`Object ${businessKey(type.name, parsed.key)} already exists`);
+        throw e;
+      }
+      await this.afterCreate(tx, type, object);
+      return object;
+    });
+    const data = await this.withDerived(type, created);
+    return this.render(type, created, data);
+  }
+
+  async update(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
+    const { parsed } = await this.find(p, type, pathKey);
+    this.require(p, type, parsed.partition, 'Edit', `change ${businessKey(type.name, parsed.key)}`);
+    const values = validateObjectBody(type, body ?? {}, this.validateOptions('update'));
+    this.applyIdentity(type, parsed, values);
+    this.sealSecrets(type, values);
+    const updated = await this.deps.store.transaction(async (tx) => {
+      const current = await tx.getObject(type.name, parsed.key);
+      if (!current) throw notFound(type.name, parsed.key);
+      if (current.protection === 'locked')
+        throw conflict(`${businessKey(type.name, parsed.key)} is built in and cannot be changed`);
+      const merged = { ...current.data, ...values };
+      checkRules(type, merged);
+      const refs = await this.resolveReferences(tx, p, type, merged, current.uniqueId);
+      const next = { ...current, data: merged, modificationTime: this.deps.clock.now() };
+      await tx.updateObject(next, refs);
+      return next;
+    });
+    return this.render(type, updated, await this.withDerived(type, updated));
+  }
+
+  async delete(p: Principal, type: ObjectType, pathKey: string): Promise<void> {
+    const { parsed } = await this.find(p, type, pathKey);
+    this.require(p, type, parsed.partition, 'Delete', `delete ${businessKey(type.name, parsed.key)}`);
+    await this.deps.store.transaction(async (tx) => {
+      const current = await tx.getObject(type.name, parsed.key);
+      if (!current) throw notFound(type.name, parsed.key);
+      if (current.protection !== null)
+        throw conflict(`${businessKey(type.name, parsed.key)} is built in and cannot be deleted`);
+      const referrer = await tx.findReferrer(current.uniqueId);
+      if (referrer)
+        throw conflict(
+          `${businessKey(type.name, parsed.key)} is still referenced by ${businessKey(referrer.type, referrer.key)} (field ${referrer.path})`,
+        );
+      await tx.deleteObject(current.uniqueId);
+    });
+  }
+
+  /** Parses the key and reads the object; 404 when it is malformed, missing or not visible. */
+  private async find(p: Principal, type: ObjectType, pathKey: string): Promise<{ parsed: ParsedKey; object: StoredObject }> {
+    const parsed = parseKey(type.key, pathKey);
+    if (!parsed || !can(p, type.name, parsed.partition, 'View')) throw notFound(type.name, parsed?.key ?? pathKey);
+    const object = await this.deps.store.getObject(type.name, parsed.key);
+    if (!object) throw notFound(type.name, parsed.key);
+    return { parsed, object };
+  }
+
+  private require(p: Principal, type: ObjectType, partition: string, privilege: Privilege, what: string): void {
+    if (!can(p, type.name, partition, privilege)) throw forbidden(`You need the ${privilege} privilege to ${what}`);
+  }
+
+  private validateOptions(mode: 'create' | 'update') {
+    return { mode, defaultZone: this.deps.defaultTimeZone, keyShapeOf };
+  }
+
+  /** Identity fields come from the path; a body may repeat them, but only with the same value. */
+  private applyIdentity(type: ObjectType, parsed: ParsedKey, values: Record<string, unknown>): void {
+    for (const name of type.identity) {
+      const fromPath = parsed.identity[name];
+      const given = values[name];
+      if (given !== undefined && given !== null && given !== fromPath)
+        throw invalid(`Field "${name}" must match the key in the path (${fromPath})`);
+      if (given !== undefined || fromPath !== undefined) values[name] = fromPath;
+    }
+  }
+
+  private sealSecrets(type: ObjectType, values: Record<string, unknown>): void {
+    for (const f of type.fields)
+      if (f.kind.kind === 'secret' && typeof values[f.name] === 'string')
+        values[f.name] = this.deps.secrets.encrypt(values[f.name] as string);
+  }
+
+  /** Every reference must name an object that exists and that the caller may view; returns the rows to keep. */
+  private async resolveReferences(
+    tx: Store,
+    p: Principal,
+    type: ObjectType,
+    data: Record<string, unknown>,
+    selfId: number | undefined,
+  ): Promise<ObjectRef[]> {
+    const refs: ObjectRef[] = [];
+    for (const r of collectReferences(type.fields, data)) {
+      const refType = getType(r.type) as ObjectType;
+      const partition = parseKey(refType.key, r.key)?.partition ?? '';
+      const target = can(p, r.type, partition, 'View') ? await tx.getObject(r.type, r.key) : undefined;
+      if (!target) throw invalid(`Field "${r.path}": ${businessKey(r.type, r.key)} does not exist`);
+      if (target.uniqueId !== selfId) refs.push({ path: r.path, toId: target.uniqueId });
+    }
+    return refs;
+  }
+
+  private checkReferenceView(p: Principal, type: ObjectType, data: Record<string, unknown>): void {
+    for (const r of collectReferences(type.fields, data)) {
+      const refType = getType(r.type) as ObjectType;
+      const partition = parseKey(refType.key, r.key)?.partition ?? '';
+      if (!can(p, r.type, partition, 'View'))
+        throw forbidden(`You need the View privilege on the referenced object ${businessKey(r.type, r.key)}`);
+    }
+  }
+
+  private async withDerived(type: ObjectType, object: StoredObject): Promise<Record<string, unknown>> {
+    const derivedFields = type.fields.filter((f) => f.derived);
+    if (derivedFields.length === 0) return object.data;
+    const data = { ...object.data };
+    for (const f of derivedFields) data[f.name] = await DERIVED[`${type.name}.${f.name}`]?.(this.deps.store, object);
+    return data;
+  }
+
+  /** DESIGN §3: creating a JobChain creates its JobDefinition (type JobChain) when there is none. */
+  private async afterCreate(tx: Store, type: ObjectType, object: StoredObject): Promise<void> {
+    if (type.name !== 'JobChain' || (await tx.getObject('JobDefinition', object.key))) return;
+    const defType = getType('JobDefinition') as ObjectType;
+    const data = validateObjectBody(defType, { JobDefinitionType: 'JobChain' }, this.validateOptions('create'));
+    Object.assign(data, { Name: object.data.Name, Partition: object.data.Partition });
+    const refs = await this.resolveReferences(tx, SYSTEM_PRINCIPAL, defType, data, undefined);
+    const [uniqueId] = await tx.nextUniqueIds(1);
+    await tx.insertObject({ ...object, uniqueId: uniqueId as number, type: 'JobDefinition', data }, refs);
+  }
+
+  private render(type: ObjectType, object: StoredObject, data: Record<string, unknown>): Record<string, unknown> {
+    const zone = this.deps.defaultTimeZone;
+    return renderObject(
+      type,
+      { uniqueId: object.uniqueId, businessKey: businessKey(type.name as TypeName, object.key) },
+      {
+        ...data,
+        CreationTime: { ms: object.creationTime, zone },
+        LastModificationTime: { ms: object.modificationTime, zone },
+      },
+    );
+  }
+}
+
+/** The server acting for itself (built-in objects, derived objects). */
+export const SYSTEM_PRINCIPAL: Principal = {
+  user: 'system',
+  roles: ['Administrator'],
+  grants: [{ type: '*', partition: '*', privileges: ['View', 'Create', 'Edit', 'Delete', 'Submit', 'Control', 'Reply'] }],
+};
+
+const keyForm = (type: ObjectType): string =>
+  type.key === 'queueProvider'
+    ? '<ps_partition>.<ps_name>.<queue_partition>.<queue_name>'
+    : type.key === 'name'
+      ? 'a name of letters, digits and _'
+      : '<partition>.<name>, names of letters, digits and _';

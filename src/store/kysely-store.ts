@@ -1,0 +1,315 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { TypeName } from '../model/fields.ts';
+import type { ApiKey, ListOptions, ObjectRef, Protection, Role, Store, StoredObject, User } from './store.ts';
+
+/** Row shapes of the tables of migration 0001. */
+export interface Database {
+  sequences: { name: string; value: number };
+  objects: {
+    unique_id: number;
+    type: string;
+    key: string;
+    partition: string;
+    data: string;
+    protection: string | null;
+    creation_time: number;
+    modification_time: number;
+  };
+  object_refs: { from_id: number; path: string; to_id: number };
+  users: { name: string; password_hash: string | null; roles: string; disabled: number; creation_time: number };
+  roles: { name: string; description: string; grants: string; builtin: number };
+  api_keys: {
+    id: string;
+    user_name: string;
+    key_hash: string;
+    description: string;
+    creation_time: number;
+    expiry_time: number;
+    last_used_time: number | null;
+    revoked_time: number | null;
+  };
+  meta: { name: string; value: string };
+}
+
+type ObjectRow = Database['objects'];
+
+const toObject = (r: ObjectRow): StoredObject => ({
+  uniqueId: Number(r.unique_id),
+  type: r.type as TypeName,
+  key: r.key,
+  partition: r.partition,
+  data: JSON.parse(r.data) as Record<string, unknown>,
+  protection: r.protection as Protection | null,
+  creationTime: Number(r.creation_time),
+  modificationTime: Number(r.modification_time),
+});
+
+const toUser = (r: Database['users']): User => ({
+  name: r.name,
+  passwordHash: r.password_hash,
+  roles: JSON.parse(r.roles) as string[],
+  disabled: Number(r.disabled) !== 0,
+  creationTime: Number(r.creation_time),
+});
+
+const toRole = (r: Database['roles']): Role => ({
+  name: r.name,
+  description: r.description,
+  grants: JSON.parse(r.grants) as Role['grants'],
+  builtin: Number(r.builtin) !== 0,
+});
+
+const toApiKey = (r: Database['api_keys']): ApiKey => ({
+  id: r.id,
+  userName: r.user_name,
+  keyHash: r.key_hash,
+  description: r.description,
+  creationTime: Number(r.creation_time),
+  expiryTime: Number(r.expiry_time),
+  lastUsedTime: r.last_used_time === null ? null : Number(r.last_used_time),
+  revokedTime: r.revoked_time === null ? null : Number(r.revoked_time),
+});
+
+/** One implementation for both dialects; a transaction is the same class over a Kysely Transaction. */
+export class KyselyStore implements Store {
+  readonly dialect: 'sqlite' | 'postgres';
+  private readonly db: Kysely<Database>;
+  private readonly inTransaction: boolean;
+  private readonly onClose: () => Promise<void>;
+
+  constructor(
+    db: Kysely<Database>,
+    dialect: 'sqlite' | 'postgres',
+    onClose: () => Promise<void> = async () => {},
+    inTransaction = false,
+  ) {
+    this.db = db;
+    this.dialect = dialect;
+    this.onClose = onClose;
+    this.inTransaction = inTransaction;
+  }
+
+  async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+    if (this.inTransaction) return fn(this);
+    return this.db
+      .transaction()
+      .execute((trx: Transaction<Database>) => fn(new KyselyStore(trx, this.dialect, async () => {}, true)));
+  }
+
+  async nextUniqueIds(count: number): Promise<number[]> {
+    if (count < 1) return [];
+    if (this.dialect === 'postgres') {
+      const r = await sql<{ id: number }>`select nextval('unique_id_seq') as id from generate_series(1, ${count})`.execute(
+        this.db,
+      );
+      return r.rows.map((row) => Number(row.id));
+    }
+    const row = await this.db
+      .updateTable('sequences')
+      .set({ value: sql`value + ${count}` })
+      .where('name', '=', 'unique_id')
+      .returning('value')
+      .executeTakeFirstOrThrow();
+    const last = Number(row.value);
+    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+  }
+
+  async getObject(type: TypeName, key: string): Promise<StoredObject | undefined> {
+    const row = await this.db
+      .selectFrom('objects')
+      .selectAll()
+      .where('type', '=', type)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row ? toObject(row) : undefined;
+  }
+
+  async listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]> {
+    let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
+    if (options.partition !== undefined) q = q.where('partition', '=', options.partition);
+    if (options.afterKey !== undefined) q = q.where('key', '>', options.afterKey);
+    const rows = await q.orderBy('key').limit(options.limit).execute();
+    return rows.map(toObject);
+  }
+
+  private async writeRefs(fromId: number, refs: ObjectRef[]): Promise<void> {
+    await this.db.deleteFrom('object_refs').where('from_id', '=', fromId).execute();
+    if (refs.length > 0)
+      await this.db
+        .insertInto('object_refs')
+        .values(refs.map((r) => ({ from_id: fromId, path: r.path, to_id: r.toId })))
+        .execute();
+  }
+
+  async insertObject(o: StoredObject, refs: ObjectRef[]): Promise<void> {
+    await this.db
+      .insertInto('objects')
+      .values({
+        unique_id: o.uniqueId,
+        type: o.type,
+        key: o.key,
+        partition: o.partition,
+        data: JSON.stringify(o.data),
+        protection: o.protection,
+        creation_time: o.creationTime,
+        modification_time: o.modificationTime,
+      })
+      .execute();
+    await this.writeRefs(o.uniqueId, refs);
+  }
+
+  async updateObject(o: StoredObject, refs: ObjectRef[]): Promise<void> {
+    await this.db
+      .updateTable('objects')
+      .set({ data: JSON.stringify(o.data), protection: o.protection, modification_time: o.modificationTime })
+      .where('unique_id', '=', o.uniqueId)
+      .execute();
+    await this.writeRefs(o.uniqueId, refs);
+  }
+
+  async deleteObject(uniqueId: number): Promise<void> {
+    await this.db.deleteFrom('object_refs').where('from_id', '=', uniqueId).execute();
+    await this.db.deleteFrom('objects').where('unique_id', '=', uniqueId).execute();
+  }
+
+  async findReferrer(uniqueId: number): Promise<{ type: TypeName; key: string; path: string } | undefined> {
+    const row = await this.db
+      .selectFrom('object_refs as r')
+      .innerJoin('objects as o', 'o.unique_id', 'r.from_id')
+      .select(['o.type', 'o.key', 'r.path'])
+      .where('r.to_id', '=', uniqueId)
+      .where('r.from_id', '<>', uniqueId)
+      .orderBy('o.type')
+      .orderBy('o.key')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? { type: row.type as TypeName, key: row.key, path: row.path } : undefined;
+  }
+
+  async referrerKeys(uniqueId: number, type: TypeName, path: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('object_refs as r')
+      .innerJoin('objects as o', 'o.unique_id', 'r.from_id')
+      .select('o.key')
+      .where('r.to_id', '=', uniqueId)
+      .where('r.path', '=', path)
+      .where('o.type', '=', type)
+      .orderBy('o.key')
+      .execute();
+    return rows.map((r) => r.key);
+  }
+
+  async getUser(name: string): Promise<User | undefined> {
+    const row = await this.db.selectFrom('users').selectAll().where('name', '=', name).executeTakeFirst();
+    return row ? toUser(row) : undefined;
+  }
+
+  async listUsers(): Promise<User[]> {
+    return (await this.db.selectFrom('users').selectAll().orderBy('name').execute()).map(toUser);
+  }
+
+  async upsertUser(u: User): Promise<void> {
+    const values = {
+      name: u.name,
+      password_hash: u.passwordHash,
+      roles: JSON.stringify(u.roles),
+      disabled: u.disabled ? 1 : 0,
+      creation_time: u.creationTime,
+    };
+    await this.db
+      .insertInto('users')
+      .values(values)
+      .onConflict((oc) =>
+        oc.column('name').doUpdateSet({
+          password_hash: values.password_hash,
+          roles: values.roles,
+          disabled: values.disabled,
+        }),
+      )
+      .execute();
+  }
+
+  async getRole(name: string): Promise<Role | undefined> {
+    const row = await this.db.selectFrom('roles').selectAll().where('name', '=', name).executeTakeFirst();
+    return row ? toRole(row) : undefined;
+  }
+
+  async listRoles(): Promise<Role[]> {
+    return (await this.db.selectFrom('roles').selectAll().orderBy('name').execute()).map(toRole);
+  }
+
+  async upsertRole(r: Role): Promise<void> {
+    const values = { name: r.name, description: r.description, grants: JSON.stringify(r.grants), builtin: r.builtin ? 1 : 0 };
+    await this.db
+      .insertInto('roles')
+      .values(values)
+      .onConflict((oc) => oc.column('name').doUpdateSet({ description: values.description, grants: values.grants }))
+      .execute();
+  }
+
+  async deleteRole(name: string): Promise<void> {
+    await this.db.deleteFrom('roles').where('name', '=', name).execute();
+  }
+
+  async getApiKeyByHash(keyHash: string): Promise<ApiKey | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+    return row ? toApiKey(row) : undefined;
+  }
+
+  async listApiKeys(userName?: string): Promise<ApiKey[]> {
+    let q = this.db.selectFrom('api_keys').selectAll();
+    if (userName !== undefined) q = q.where('user_name', '=', userName);
+    return (await q.orderBy('creation_time').orderBy('id').execute()).map(toApiKey);
+  }
+
+  async insertApiKey(k: ApiKey): Promise<void> {
+    await this.db
+      .insertInto('api_keys')
+      .values({
+        id: k.id,
+        user_name: k.userName,
+        key_hash: k.keyHash,
+        description: k.description,
+        creation_time: k.creationTime,
+        expiry_time: k.expiryTime,
+        last_used_time: k.lastUsedTime,
+        revoked_time: k.revokedTime,
+      })
+      .execute();
+  }
+
+  async revokeApiKey(id: string, at: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_time: at })
+      .where('id', '=', id)
+      .where('revoked_time', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async touchApiKeys(uses: ReadonlyArray<{ id: string; at: number }>): Promise<void> {
+    if (uses.length === 0) return;
+    await this.transaction(async (tx) => {
+      const db = (tx as KyselyStore).db;
+      for (const u of uses) await db.updateTable('api_keys').set({ last_used_time: u.at }).where('id', '=', u.id).execute();
+    });
+  }
+
+  async getMeta(name: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('meta').select('value').where('name', '=', name).executeTakeFirst();
+    return row?.value;
+  }
+
+  async setMeta(name: string, value: string): Promise<void> {
+    await this.db
+      .insertInto('meta')
+      .values({ name, value })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
+      .execute();
+  }
+
+  async close(): Promise<void> {
+    await this.onClose();
+  }
+}

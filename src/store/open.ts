@@ -1,0 +1,54 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { type Database, KyselyStore } from './kysely-store.ts';
+import { migrationProvider } from './migrations.ts';
+import type { Store } from './store.ts';
+
+export interface StoreOptions {
+  /** Data folder; the SQLite file lives here when no database URL is given. */
+  dataDir: string;
+  /** A `postgres://` or `postgresql://` URL selects PostgreSQL. */
+  databaseUrl?: string;
+}
+
+export const isPostgresUrl = (url: string | undefined): url is string =>
+  url !== undefined && /^postgres(ql)?:\/\//.test(url);
+
+// int8 (bigint) arrives as text from pg; every bigint we store (ids, epoch ms) is below 2^53.
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** Opens the database, runs pending migrations, and returns the Store. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  let store: KyselyStore;
+  let db: Kysely<Database>;
+  if (isPostgresUrl(options.databaseUrl)) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10, types: pgTypes });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    store = new KyselyStore(db, 'postgres', () => db.destroy());
+  } else {
+    if (options.databaseUrl !== undefined) throw new Error(`unsupported database URL: ${options.databaseUrl}`);
+    mkdirSync(options.dataDir, { recursive: true });
+    const sqlite = new BetterSqlite3(join(options.dataDir, 'millrace.sqlite'));
+    // WAL lets readers run beside the writer; NORMAL survives a process crash (only an OS crash may lose
+    // the last transactions); busy_timeout makes the CLI and the server wait for each other briefly.
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    store = new KyselyStore(db, 'sqlite', () => db.destroy());
+  }
+  const migrator = new Migrator({ db, provider: migrationProvider(store.dialect) });
+  const { error } = await migrator.migrateToLatest();
+  if (error) {
+    await db.destroy();
+    throw error instanceof Error ? error : new Error(String(error));
+  }
+  return store;
+}

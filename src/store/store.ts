@@ -1,0 +1,126 @@
+import type { Privilege, TypeName } from '../model/fields.ts';
+
+/**
+ * The persistence contract. The services and the engine depend on this interface only; one Kysely
+ * implementation serves SQLite and PostgreSQL, and one integration suite runs against both.
+ * Instants are epoch milliseconds written by the application, never by database defaults.
+ */
+
+/** `locked`: neither changed nor deleted (GLOBAL.System queue); `undeletable`: may be edited, not deleted. */
+export type Protection = 'locked' | 'undeletable';
+
+export interface StoredObject {
+  uniqueId: number;
+  type: TypeName;
+  /** Canonical business key without the type, e.g. `GLOBAL.Default`. */
+  key: string;
+  /** Partition whose privileges govern the object. */
+  partition: string;
+  data: Record<string, unknown>;
+  protection: Protection | null;
+  creationTime: number;
+  modificationTime: number;
+}
+
+/** One reference held by an object, kept so a delete can find who still refers to its target. */
+export interface ObjectRef {
+  path: string;
+  toId: number;
+}
+
+export interface User {
+  name: string;
+  /** `scrypt$N$r$p$salt$hash`, or null for a user who signs in with API keys only. */
+  passwordHash: string | null;
+  roles: string[];
+  disabled: boolean;
+  creationTime: number;
+}
+
+export interface Grant {
+  /** A type name or `*` for every type. */
+  type: string;
+  /** A partition name or `*` for every partition. */
+  partition: string;
+  privileges: Privilege[];
+}
+
+export interface Role {
+  name: string;
+  description: string;
+  grants: Grant[];
+  builtin: boolean;
+}
+
+export interface ApiKey {
+  /** Short public identifier, shown in listings and used to revoke. */
+  id: string;
+  userName: string;
+  /** SHA-256 of the key, hex. The key itself is never stored. */
+  keyHash: string;
+  description: string;
+  creationTime: number;
+  expiryTime: number;
+  lastUsedTime: number | null;
+  revokedTime: number | null;
+}
+
+export interface ListOptions {
+  partition?: string;
+  /** Keyset pagination: keys strictly after this one, in key order. */
+  afterKey?: string;
+  limit: number;
+}
+
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Runs `fn` in one transaction; inside a transaction it simply runs `fn` on the same one. */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /** Takes `count` numbers from the one global sequence of unique ids. */
+  nextUniqueIds(count: number): Promise<number[]>;
+
+  getObject(type: TypeName, key: string): Promise<StoredObject | undefined>;
+  listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]>;
+  insertObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
+  updateObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
+  deleteObject(uniqueId: number): Promise<void>;
+  /** Some object that still refers to `uniqueId`, or undefined. */
+  findReferrer(uniqueId: number): Promise<{ type: TypeName; key: string; path: string } | undefined>;
+  /** Keys of the objects of `type` that refer to `uniqueId` through the field `path`. */
+  referrerKeys(uniqueId: number, type: TypeName, path: string): Promise<string[]>;
+
+  getUser(name: string): Promise<User | undefined>;
+  listUsers(): Promise<User[]>;
+  upsertUser(user: User): Promise<void>;
+  getRole(name: string): Promise<Role | undefined>;
+  listRoles(): Promise<Role[]>;
+  upsertRole(role: Role): Promise<void>;
+  deleteRole(name: string): Promise<void>;
+
+  getApiKeyByHash(keyHash: string): Promise<ApiKey | undefined>;
+  listApiKeys(userName?: string): Promise<ApiKey[]>;
+  insertApiKey(key: ApiKey): Promise<void>;
+  revokeApiKey(id: string, at: number): Promise<boolean>;
+  /** Records last-used times, batched by the caller so the hot path does not write per request. */
+  touchApiKeys(uses: ReadonlyArray<{ id: string; at: number }>): Promise<void>;
+
+  getMeta(name: string): Promise<string | undefined>;
+  setMeta(name: string, value: string): Promise<void>;
+
+  close(): Promise<void>;
+}
+
+/** True when a write failed because a unique key exists already (both dialects). */
+export function isUniqueViolation(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** True when the database cannot be reached or is busy; the interfaces answer 503 with Retry-After. */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return (
+    typeof code === 'string' &&
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'SQLITE_BUSY'].includes(code)
+  );
+}
