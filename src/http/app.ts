@@ -1,5 +1,5 @@
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, interfacePaths } from '../config/config.ts';
 import { definitionTypes } from '../model/registry.ts';
@@ -74,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
   );
 
-  await app.register(async (scope) => jsonInterface(scope, deps), { prefix: paths.jsonBase });
+  const jsonPlugin: FastifyPluginAsync = (scope) => jsonInterface(scope, deps);
+  await app.register(jsonPlugin, { prefix: paths.jsonBase });
   return app;
 }

@@ -167,7 +167,8 @@ export function collectReferences(
     if (kind.kind === 'reference' && typeof v === 'string') found.push({ path, type: kind.type, key: v });
     else if (kind.kind === 'record' && isPlainObject(v))
       for (const f of kind.fields) walk(f.kind, v[f.name], `${path}.${f.name}`);
-    else if (kind.kind === 'list' && Array.isArray(v)) v.forEach((item, i) => walk(kind.of, item, `${path}[${i}]`));
+    else if (kind.kind === 'list' && Array.isArray(v))
+      for (const [i, item] of v.entries()) walk(kind.of, item, `${path}[${i}]`);
   };
   for (const f of list) walk(f.kind, data[f.name], f.name);
   return found;

@@ -21,7 +21,8 @@ export async function hashPassword(password: string): Promise<string> {
 let dummy: Promise<string> | undefined;
 
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const encoded = stored ?? (await (dummy ??= hashPassword(randomBytes(16).toString('hex'))));
+  if (stored === null && dummy === undefined) dummy = hashPassword(randomBytes(16).toString('hex'));
+  const encoded = stored ?? (await (dummy as Promise<string>));
   const [scheme, n, r, p, salt, hash] = encoded.split('$');
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');

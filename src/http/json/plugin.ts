@@ -20,7 +20,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   const defaultJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '') done(null, undefined);
-    else defaultJson(req, body as string, done);
+    else void defaultJson(req, body as string, done);
   });
 
   // Bodies are validated by the registry (precise messages naming the field); the schemas document the routes.

@@ -1,0 +1,119 @@
+import pino from 'pino';
+import { type Config, DEFAULTS, interfacePaths } from '../../src/config/config.ts';
+import { createServer, type MillraceServer } from '../../src/main.ts';
+import type { Clock } from '../../src/time/clock.ts';
+import type { Backend } from './backends.ts';
+
+export const ADMIN_KEY = 'admin-test-key-0123456789abcdef';
+
+export interface Response {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+  /** The parsed JSON body, or undefined when the body is empty or not JSON. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response fields directly, as a client would
+  json: any;
+}
+
+export interface RequestOptions {
+  /** API key to send; `null` sends none. Defaults to the admin key. */
+  key?: string | null;
+  /** A value sent as JSON (with Content-Type application/json). */
+  body?: unknown;
+  /** A raw payload sent as is (set the content type in `headers`). */
+  payload?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  server: MillraceServer;
+  config: Config;
+  /** Path of the JSON interface's base, e.g. `/millrace/api-extension/External/Vendor/Vendor_RestService/rest/v1`. */
+  base: string;
+  /** Sends a request through the real HTTP app; `path` is relative to the JSON base unless it starts with `//`. */
+  req(method: string, path: string, options?: RequestOptions): Promise<Response>;
+  /** Creates a user holding a custom role with these grants (`Type:Partition:Priv,…`) and returns an API key. */
+  keyWithGrants(user: string, grants: string[]): Promise<string>;
+  /** Creates a user with built-in roles and returns an API key. */
+  keyWithRoles(user: string, roles: string[]): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Starts a server on a fresh database of `backend`, as `millrace serve` would, without listening. */
+export async function startTestServer(
+  backend: Backend,
+  overrides: Partial<Config> = {},
+  options: { clock?: Clock } = {},
+): Promise<TestServer> {
+  const db = await backend.create();
+  const config: Config = {
+    ...DEFAULTS,
+    authFailuresPerMinute: 10_000,
+    ...overrides,
+    dataDir: db.dataDir,
+    ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}),
+  };
+  let server: MillraceServer;
+  try {
+    server = await createServer(config, {
+      logger: pino({ level: 'silent' }),
+      env: { MILLRACE_ADMIN_API_KEY: ADMIN_KEY },
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+  } catch (err) {
+    await db.cleanup();
+    throw err;
+  }
+  const base = interfacePaths(config).jsonBase;
+
+  const req = async (method: string, path: string, o: RequestOptions = {}): Promise<Response> => {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    const key = o.key === undefined ? ADMIN_KEY : o.key;
+    if (key !== null) headers['X-API-Key'] = key;
+    let payload: string | Buffer | undefined = o.payload;
+    if (o.body !== undefined) {
+      payload = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const url = path.startsWith('//') ? path.slice(1) : `${base}${path}`;
+    const res = await server.app.inject({
+      method: method as 'GET',
+      url,
+      headers,
+      ...(payload !== undefined ? { payload } : {}),
+    });
+    let json: unknown;
+    try {
+      json = res.body ? JSON.parse(res.body) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.statusCode, headers: res.headers, body: res.body, json };
+  };
+
+  let roleCount = 0;
+  return {
+    server,
+    config,
+    base,
+    req,
+    async keyWithGrants(user, grants) {
+      roleCount += 1;
+      const role = `TestRole${roleCount}`;
+      await server.accounts.putRole(role, grants);
+      await server.accounts.addUser(user, { roles: [role] });
+      return (await server.accounts.createApiKey(user, {})).key;
+    },
+    async keyWithRoles(user, roles) {
+      await server.accounts.addUser(user, { roles });
+      return (await server.accounts.createApiKey(user, {})).key;
+    },
+    async close() {
+      try {
+        await server.close();
+      } finally {
+        await db.cleanup();
+      }
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { interfacePaths } from '../../src/config/config.ts';
+import { definitionTypes } from '../../src/model/registry.ts';
+import { renderOpenApi, SWAGGER_FILE } from '../../scripts/openapi.ts';
+import { backends } from '../helpers/backends.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+describe('the description document (swagger.yml)', () => {
+  const [sqlite] = backends();
+  let t: TestServer;
+  let served: string;
+  before(async () => {
+    t = await startTestServer(sqlite as (typeof backends extends () => (infer B)[] ? B : never));
+    const res = await t.req('GET', `/${interfacePaths(t.config).swagger}`, { key: null });
+    assert.equal(res.status, 200, 'served without an API key');
+    assert.match(String(res.headers['content-type']), /yaml/);
+    served = res.body;
+  });
+  after(() => t.close());
+
+  test('is valid OpenAPI 3 according to swagger-parser', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'millrace-swagger-'));
+    try {
+      const file = join(dir, 'swagger.yml');
+      await writeFile(file, served);
+      const api = (await SwaggerParser.validate(file)) as { openapi: string; components: { securitySchemes: object } };
+      assert.match(api.openapi, /^3\./);
+      assert.deepEqual(api.components.securitySchemes, { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the checked-in docs/swagger.yml is what the server serves (run `npm run gen:openapi` when this fails)', async () => {
+    assert.equal(await readFile(SWAGGER_FILE, 'utf8'), served);
+    assert.equal(await renderOpenApi(), served);
+  });
+
+  test('lists exactly the routes the JSON interface serves, with their methods', async () => {
+    const api = (await SwaggerParser.parse(structuredClone(await SwaggerParser.parse(await writeTemp(served))))) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const expected = new Map<string, string[]>();
+    for (const type of definitionTypes()) expected.set(`${t.base}/${type.name}/{key}`, ['delete', 'get', 'post', 'put']);
+    const actual = new Map(Object.entries(api.paths).map(([p, ops]) => [p, Object.keys(ops).filter((k) => k !== 'parameters').sort()]));
+    assert.deepEqual(actual, expected);
+  });
+});
+
+let tempCount = 0;
+async function writeTemp(text: string): Promise<string> {
+  tempCount += 1;
+  const file = join(tmpdir(), `millrace-swagger-${process.pid}-${tempCount}.yml`);
+  await writeFile(file, text);
+  return file;
+}
