@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { openStore } from '../../../src/store/open.ts';
+import { isUniqueViolation, type Store, type StoredObject } from '../../../src/store/store.ts';
+import { backends } from '../../helpers/backends.ts';
+
+const queue = (uniqueId: number, key: string): StoredObject => ({
+  uniqueId,
+  type: 'Queue',
+  key,
+  partition: key.split('.')[0] as string,
+  data: { Name: key.split('.')[1], Held: false },
+  protection: null,
+  creationTime: 1_700_000_000_000,
+  modificationTime: 1_700_000_000_000,
+});
+
+for (const backend of backends()) {
+  describe(`the Store contract (${backend.name})`, () => {
+    let db: Awaited<ReturnType<(typeof backend)['create']>>;
+    let store: Store;
+    before(async () => {
+      db = await backend.create();
+      store = await openStore(db);
+    });
+    after(async () => {
+      await store.close();
+      await db.cleanup();
+    });
+
+    test('unique ids come from one increasing sequence, also under concurrent callers', async () => {
+      const batches = await Promise.all(Array.from({ length: 20 }, () => store.nextUniqueIds(5)));
+      const all = batches.flat();
+      assert.equal(new Set(all).size, 100);
+      assert.ok(all.every((id) => Number.isSafeInteger(id) && id > 0));
+      const [next] = await store.nextUniqueIds(1);
+      assert.ok((next as number) > Math.max(...all));
+    });
+
+    test('a transaction that throws leaves nothing behind', async () => {
+      const [id] = await store.nextUniqueIds(1);
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          await tx.insertObject(queue(id as number, 'GLOBAL.Rollback'), []);
+          assert.ok(await tx.getObject('Queue', 'GLOBAL.Rollback'), 'visible inside the transaction');
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      assert.equal(await store.getObject('Queue', 'GLOBAL.Rollback'), undefined);
+    });
+
+    test('a second object with the same type and key is a unique violation', async () => {
+      const [a, b] = await store.nextUniqueIds(2);
+      await store.insertObject(queue(a as number, 'GLOBAL.Twice'), []);
+      const err = await store.insertObject(queue(b as number, 'GLOBAL.Twice'), []).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(isUniqueViolation(err), `expected a unique violation, got ${String(err)}`);
+    });
+
+    test('objects list in key order with keyset pagination, per partition', async () => {
+      const ids = await store.nextUniqueIds(30);
+      for (const [i, id] of ids.entries()) await store.insertObject(queue(id, `P${i % 2}.Q${String(i).padStart(2, '0')}`), []);
+      const pages: string[][] = [];
+      let afterKey: string | undefined;
+      for (;;) {
+        const page = await store.listObjects('Queue', { partition: 'P1', limit: 4, ...(afterKey ? { afterKey } : {}) });
+        if (page.length === 0) break;
+        pages.push(page.map((o) => o.key));
+        afterKey = page.at(-1)?.key;
+      }
+      const keys = pages.flat();
+      assert.equal(keys.length, 15);
+      assert.deepEqual(keys, [...keys].sort());
+      assert.ok(keys.every((k) => k.startsWith('P1.')));
+    });
+
+    test('references are found from their target, and go with the referring object', async () => {
+      const [target, from] = await store.nextUniqueIds(2);
+      await store.insertObject(queue(target as number, 'GLOBAL.Target'), []);
+      await store.insertObject(
+        { ...queue(from as number, 'GLOBAL.Def'), type: 'JobDefinition' },
+        [{ path: 'DefaultQueue', toId: target as number }],
+      );
+      assert.deepEqual(await store.findReferrer(target as number), { type: 'JobDefinition', key: 'GLOBAL.Def', path: 'DefaultQueue' });
+      assert.deepEqual(await store.referrerKeys(target as number, 'JobDefinition', 'DefaultQueue'), ['GLOBAL.Def']);
+      await store.deleteObject(from as number);
+      assert.equal(await store.findReferrer(target as number), undefined);
+    });
+
+    test('instants and large ids survive the round trip as numbers', async () => {
+      const o = { ...queue(2 ** 40, 'GLOBAL.Big'), creationTime: 4_102_444_800_123 };
+      await store.insertObject(o, []);
+      const back = await store.getObject('Queue', 'GLOBAL.Big');
+      assert.equal(back?.uniqueId, 2 ** 40);
+      assert.equal(back?.creationTime, 4_102_444_800_123);
+      assert.equal(typeof back?.creationTime, 'number');
+    });
+
+    test('opening the database again finds it migrated, with the data kept', async () => {
+      const again = await openStore(db);
+      try {
+        assert.ok(await again.getObject('Queue', 'GLOBAL.Twice'));
+      } finally {
+        await again.close();
+      }
+    });
+  });
+}
