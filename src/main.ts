@@ -64,8 +64,13 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   };
 }
 
-/** Starts listening and returns the URL of the JSON interface's base. */
+/** Starts listening; once requests are accepted the log gets one line with the URL served. */
 export async function listen(server: MillraceServer, config: Config): Promise<string> {
-  const address = await server.app.listen({ host: config.host, port: config.port });
-  return `${address}${interfacePaths(config).root}`;
+  const root = interfacePaths(config).root;
+  const address = await server.app.listen({
+    host: config.host,
+    port: config.port,
+    listenTextResolver: (addr) => `Millrace serving ${addr}${root}`,
+  });
+  return `${address}${root}`;
 }

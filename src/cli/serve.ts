@@ -23,8 +23,7 @@ export function registerServe(program: Command): void {
         lines.push('  These are shown only once; keep them somewhere safe.');
         process.stdout.write(`${lines.join('\n')}\n`);
       }
-      const url = await listen(server, config);
-      server.app.log.info(`Millrace serving ${url}`);
+      await listen(server, config);
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;

@@ -53,7 +53,8 @@ export class Authenticator {
       this.cache.set(hash, entry);
     }
     const { key, principal } = entry;
-    const lastUse = this.pendingUses.get(key.id) ?? key.lastUsedTime ?? key.creationTime;
+    const recordedUse = this.pendingUses.get(key.id) ?? key.lastUsedTime;
+    const lastUse = recordedUse ?? key.creationTime;
     const usable =
       principal !== null &&
       sameDigest(hash, key.keyHash) &&
@@ -64,8 +65,9 @@ export class Authenticator {
       this.recordFailure(clientAddress, now);
       throw unauthenticated(API_KEY_CHALLENGE);
     }
-    // Record a use at most once a minute per key: enough for "last used" and the idle lapse.
-    if (now - lastUse > 60_000) this.pendingUses.set(key.id, now);
+    // Record a use at most once a minute per key: enough for "last used" and the idle lapse. The first use is
+    // always recorded, also when it comes within a minute of the key's creation.
+    if (recordedUse === null || now - recordedUse > 60_000) this.pendingUses.set(key.id, now);
     return principal;
   }
 
