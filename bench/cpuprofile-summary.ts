@@ -88,7 +88,10 @@ export function categoryOf(frame: CallFrame, root: string): string {
 }
 
 const isOwner = (category: string): boolean =>
-  !category.startsWith('node:') && !category.startsWith('V8:') && !category.startsWith('native/') && !category.startsWith('(');
+  !category.startsWith('node:') &&
+  !category.startsWith('V8:') &&
+  !category.startsWith('native/') &&
+  !category.startsWith('(');
 
 function functionLabel(frame: CallFrame, category: string): string {
   const name = frame.functionName || '(anonymous)';
@@ -222,7 +225,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   });
   const file = positionals[0];
   if (!file) {
-    process.stderr.write('usage: node --import tsx bench/cpuprofile-summary.ts <file.cpuprofile> [--top N] [--root DIR]\n');
+    process.stderr.write(
+      'usage: node --import tsx bench/cpuprofile-summary.ts <file.cpuprofile> [--top N] [--root DIR]\n',
+    );
     process.exit(64);
   }
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;

@@ -4,21 +4,13 @@ import { definitionTypes } from '../../model/registry.ts';
 import type { ObjectService } from '../../services/objects.ts';
 import { errorResponses, inputSchemaId, outputSchemaId } from './schemas.ts';
 
-const KEY_PARAMS = {
+const keyParams = (description: string) => ({
   type: 'object',
-  properties: {
-    key: { type: 'string', description: 'Business key `<partition>.<name>`; a bare name means GLOBAL' },
-  },
+  properties: { key: { type: 'string', description } },
   required: ['key'],
-} as const;
-
-const QP_PARAMS = {
-  type: 'object',
-  properties: {
-    key: { type: 'string', description: '`<ps_partition>.<ps_name>.<queue_partition>.<queue_name>`' },
-  },
-  required: ['key'],
-} as const;
+});
+const KEY_PARAMS = keyParams('Business key `<partition>.<name>`; a bare name means GLOBAL');
+const QP_PARAMS = keyParams('`<ps_partition>.<ps_name>.<queue_partition>.<queue_name>`');
 
 type KeyRequest = { Params: { key: string }; Body: unknown };
 
