@@ -168,7 +168,8 @@ export class ObjectService {
     for (const r of collectReferences(type.fields, data)) {
       const refType = getType(r.type) as ObjectType;
       const partition = parseKey(refType.key, r.key)?.partition ?? '';
-      const target = can(p, r.type, partition, 'View') ? await tx.getObject(r.type, r.key) : undefined;
+      const visible = isOwnPartition(r) || can(p, r.type, partition, 'View');
+      const target = visible ? await tx.getObject(r.type, r.key) : undefined;
       if (!target) throw invalid(`Field "${r.path}": ${businessKey(r.type, r.key)} does not exist`);
       if (target.uniqueId !== selfId) refs.push({ path: r.path, toId: target.uniqueId });
     }
@@ -179,7 +180,7 @@ export class ObjectService {
     for (const r of collectReferences(type.fields, data)) {
       const refType = getType(r.type) as ObjectType;
       const partition = parseKey(refType.key, r.key)?.partition ?? '';
-      if (!can(p, r.type, partition, 'View'))
+      if (!isOwnPartition(r) && !can(p, r.type, partition, 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(r.type, r.key)}`);
     }
   }
@@ -216,6 +217,12 @@ export class ObjectService {
     );
   }
 }
+
+/**
+ * The `Partition` field of a partitioned object is where the object lives, not an object it refers to: the
+ * privileges on the object itself (granted per partition) cover it, so it needs no View on the Partition.
+ */
+const isOwnPartition = (r: { path: string; type: string }): boolean => r.path === 'Partition' && r.type === 'Partition';
 
 /** The server acting for itself (built-in objects, derived objects). */
 export const SYSTEM_PRINCIPAL: Principal = {

@@ -1,0 +1,151 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { DEFAULTS, interfacePaths } from '../../src/config/config.ts';
+
+/** The repository root: `node bin/millrace` runs from here. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Path of the JSON interface's base with the default context and vendor. */
+export const JSON_BASE = interfacePaths(DEFAULTS).jsonBase;
+
+/**
+ * The environment for a child `millrace`: the test process's own without any MILLRACE_* setting (so a
+ * developer's shell cannot change what a test sees) and without node:test's marker, plus `extra`.
+ */
+export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('MILLRACE_') && name !== 'NODE_TEST_CONTEXT') env[name] = value;
+  return { ...env, ...extra };
+}
+
+export interface CliResult {
+  /** Exit code; non-zero also when the program was killed. */
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/millrace <args>` to completion (at most 30 s). */
+export function runCli(args: readonly string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['bin/millrace', ...args],
+      { cwd: ROOT, env: cliEnv(extraEnv), timeout: 30_000, killSignal: 'SIGKILL' },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+  });
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  port: number;
+  /** Everything printed so far, stdout and stderr. */
+  output(): string;
+  /** Sends SIGTERM and resolves with the exit code once the process is gone (SIGKILL after 10 s). */
+  stop(): Promise<number | null>;
+}
+
+const running = new Set<ChildProcess>();
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+/** Starts `node bin/millrace serve --port 0 <args>` and resolves once it logs the URL it serves. */
+export function startServe(args: readonly string[], extraEnv: Record<string, string> = {}): Promise<ServeProcess> {
+  const child = spawn(process.execPath, ['bin/millrace', 'serve', '--port', '0', ...args], {
+    cwd: ROOT,
+    env: cliEnv(extraEnv),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let out = '';
+  const stop = async (): Promise<number | null> => {
+    const done = exited(child);
+    child.kill('SIGTERM');
+    const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    try {
+      return await done;
+    } finally {
+      clearTimeout(force);
+    }
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`millrace serve did not report its URL within 20 s:\n${out}`));
+    }, 20_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /Millrace serving http:\/\/127\.0\.0\.1:(\d+)\/millrace/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, port: Number(m[1]), output: () => out, stop });
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`millrace serve exited (${code ?? signal}) before serving:\n${out}`));
+    });
+  });
+}
+
+/** Kills (SIGKILL) every server started by startServe that is still running, and waits until they are gone. */
+export async function killServers(): Promise<void> {
+  await Promise.all(
+    [...running].map((child) => {
+      const done = exited(child);
+      child.kill('SIGKILL');
+      return done;
+    }),
+  );
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** The parsed JSON body, or undefined when the body is empty or not JSON. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read fields of whatever JSON the server answers
+  json: any;
+}
+
+/** A GET over a new connection (no keep-alive, so nothing holds a server open) on 127.0.0.1:`port`. */
+export function httpGet(port: number, path: string, apiKey?: string): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'GET', agent: false, headers: apiKey ? { 'X-API-Key': apiKey } : {} },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => {
+          let json: unknown;
+          try {
+            json = body ? JSON.parse(body) : undefined;
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
