@@ -39,25 +39,26 @@ export class Authenticator {
     const now = this.clock.now();
     this.checkRateLimit(clientAddress, now);
     if (!presented || presented.length > 512) throw unauthenticated(API_KEY_CHALLENGE);
-    const hash = hashApiKey(presented);
-    let entry = this.cache.get(hash);
+    // Cached by the presented key itself, so a hit costs no hashing; the database is only asked by hash.
+    let entry = this.cache.get(presented);
     if (!entry || now - entry.fetchedAt > Authenticator.CACHE_MS) {
+      const hash = hashApiKey(presented);
       const key = await this.store.getApiKeyByHash(hash);
-      if (!key) {
-        this.cache.delete(hash);
+      // DESIGN §10: the digest comparison is constant-time (the index look-up only found the candidate).
+      if (!key || !sameDigest(hash, key.keyHash)) {
+        this.cache.delete(presented);
         this.recordFailure(clientAddress, now);
         throw unauthenticated(API_KEY_CHALLENGE);
       }
       entry = { key, principal: await this.principalOf(key.userName), fetchedAt: now };
       if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(hash, entry);
+      this.cache.set(presented, entry);
     }
     const { key, principal } = entry;
     const recordedUse = this.pendingUses.get(key.id) ?? key.lastUsedTime;
     const lastUse = recordedUse ?? key.creationTime;
     const usable =
       principal !== null &&
-      sameDigest(hash, key.keyHash) &&
       key.revokedTime === null &&
       now < key.expiryTime &&
       now - lastUse < this.idleLapseMs;

@@ -17,6 +17,25 @@ export interface ObjectServiceDeps {
   defaultTimeZone: string;
 }
 
+/** A rendered object and the references whose View privilege a reader needs. */
+interface ReadEntry {
+  version: string | undefined;
+  refs: Array<{ path: string; type: TypeName; key: string; partition: string }>;
+  json: Readonly<Record<string, unknown>>;
+  text?: string;
+}
+
+/** Rendered objects kept for reads; cleared whole when full (definitions are few and change rarely). */
+const READ_CACHE_SIZE = 5000;
+
+const deepFreeze = <T>(v: T): T => {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const child of Object.values(v)) deepFreeze(child);
+  }
+  return v;
+};
+
 /** Fields computed on read from other objects, by `Type.Field`. */
 type Deriver = (store: Store, object: StoredObject) => Promise<unknown>;
 const DERIVED: Record<string, Deriver> = {
@@ -30,16 +49,50 @@ const DERIVED: Record<string, Deriver> = {
  */
 export class ObjectService {
   private readonly deps: ObjectServiceDeps;
+  private readonly reads = new Map<string, ReadEntry>();
 
   constructor(deps: ObjectServiceDeps) {
     this.deps = deps;
   }
 
-  async get(p: Principal, type: ObjectType, pathKey: string): Promise<Record<string, unknown>> {
-    const { object } = await this.find(p, type, pathKey);
-    const data = await this.withDerived(type, object);
-    this.checkReferenceView(p, type, data);
-    return this.render(type, object, data);
+  async get(p: Principal, type: ObjectType, pathKey: string): Promise<Readonly<Record<string, unknown>>> {
+    return (await this.read(p, type, pathKey)).json;
+  }
+
+  /** The same as `get`, already serialised: the hot path of the JSON interface sends it as is. */
+  async getText(p: Principal, type: ObjectType, pathKey: string): Promise<string> {
+    const entry = await this.read(p, type, pathKey);
+    entry.text ??= JSON.stringify(entry.json);
+    return entry.text;
+  }
+
+  /**
+   * Reads through a cache of rendered objects. An entry is valid while the store's data version is unchanged,
+   * so a read never returns data older than the last committed write; privileges are checked on every call.
+   */
+  private async read(p: Principal, type: ObjectType, pathKey: string): Promise<ReadEntry> {
+    const parsed = parseKey(type.key, pathKey);
+    if (!parsed || !can(p, type.name, parsed.partition, 'View')) throw notFound(type.name, parsed?.key ?? pathKey);
+    const version = this.deps.store.dataVersion(); // read before the data it validates
+    const cacheKey = `${type.name}:${parsed.key}`;
+    let entry = version === undefined ? undefined : this.reads.get(cacheKey);
+    if (!entry || entry.version !== version) {
+      const object = await this.deps.store.getObject(type.name, parsed.key);
+      if (!object) throw notFound(type.name, parsed.key);
+      const data = await this.withDerived(type, object);
+      const refs = collectReferences(type.fields, data)
+        .filter((r) => !isOwnPartition(r))
+        .map((r) => ({ ...r, partition: parseKey(keyShapeOf(r.type), r.key)?.partition ?? '' }));
+      entry = { version, refs, json: deepFreeze(this.render(type, object, data)) };
+      if (version !== undefined) {
+        if (this.reads.size >= READ_CACHE_SIZE) this.reads.clear();
+        this.reads.set(cacheKey, entry);
+      }
+    }
+    for (const r of entry.refs)
+      if (!can(p, r.type, r.partition, 'View'))
+        throw forbidden(`You need the View privilege on the referenced object ${businessKey(r.type, r.key)}`);
+    return entry;
   }
 
   async create(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
@@ -174,15 +227,6 @@ export class ObjectService {
       if (target.uniqueId !== selfId) refs.push({ path: r.path, toId: target.uniqueId });
     }
     return refs;
-  }
-
-  private checkReferenceView(p: Principal, type: ObjectType, data: Record<string, unknown>): void {
-    for (const r of collectReferences(type.fields, data)) {
-      const refType = getType(r.type) as ObjectType;
-      const partition = parseKey(refType.key, r.key)?.partition ?? '';
-      if (!isOwnPartition(r) && !can(p, r.type, partition, 'View'))
-        throw forbidden(`You need the View privilege on the referenced object ${businessKey(r.type, r.key)}`);
-    }
   }
 
   private async withDerived(type: ObjectType, object: StoredObject): Promise<Record<string, unknown>> {

@@ -70,30 +70,60 @@ const toApiKey = (r: Database['api_keys']): ApiKey => ({
   revokedTime: r.revoked_time === null ? null : Number(r.revoked_time),
 });
 
+/** Shared by a store and its transactions: counts committed object writes for `dataVersion`. */
+interface WriteCounter {
+  writes: number;
+}
+
+export interface KyselyStoreOptions {
+  onClose?: () => Promise<void>;
+  /** SQLite's `PRAGMA data_version`: changes when another connection commits. */
+  externalVersion?: () => number;
+}
+
 /** One implementation for both dialects; a transaction is the same class over a Kysely Transaction. */
 export class KyselyStore implements Store {
   readonly dialect: 'sqlite' | 'postgres';
   private readonly db: Kysely<Database>;
   private readonly inTransaction: boolean;
-  private readonly onClose: () => Promise<void>;
+  private readonly options: KyselyStoreOptions;
+  private readonly counter: WriteCounter;
 
   constructor(
     db: Kysely<Database>,
     dialect: 'sqlite' | 'postgres',
-    onClose: () => Promise<void> = async () => {},
+    options: KyselyStoreOptions = {},
     inTransaction = false,
+    counter: WriteCounter = { writes: 0 },
   ) {
     this.db = db;
     this.dialect = dialect;
-    this.onClose = onClose;
+    this.options = options;
     this.inTransaction = inTransaction;
+    this.counter = counter;
   }
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
-    return this.db
-      .transaction()
-      .execute((trx: Transaction<Database>) => fn(new KyselyStore(trx, this.dialect, async () => {}, true)));
+    try {
+      return await this.db
+        .transaction()
+        .execute((trx: Transaction<Database>) => fn(new KyselyStore(trx, this.dialect, {}, true, this.counter)));
+    } finally {
+      // Counted after the commit (or rollback), never before: a reader that saw the old token cannot have
+      // cached data newer than it, and one that cached older data under the old token misses next time.
+      this.counter.writes += 1;
+    }
+  }
+
+  dataVersion(): string | undefined {
+    const external = this.options.externalVersion;
+    return external ? `${this.counter.writes}:${external()}` : undefined;
+  }
+
+  /** Outside a transaction every write commits at once; inside one, `transaction` counts it at the end. */
+  private wrote(): void {
+    if (!this.inTransaction) this.counter.writes += 1;
   }
 
   async nextUniqueIds(count: number): Promise<number[]> {
@@ -156,6 +186,7 @@ export class KyselyStore implements Store {
       })
       .execute();
     await this.writeRefs(o.uniqueId, refs);
+    this.wrote();
   }
 
   async updateObject(o: StoredObject, refs: ObjectRef[]): Promise<void> {
@@ -165,11 +196,13 @@ export class KyselyStore implements Store {
       .where('unique_id', '=', o.uniqueId)
       .execute();
     await this.writeRefs(o.uniqueId, refs);
+    this.wrote();
   }
 
   async deleteObject(uniqueId: number): Promise<void> {
     await this.db.deleteFrom('object_refs').where('from_id', '=', uniqueId).execute();
     await this.db.deleteFrom('objects').where('unique_id', '=', uniqueId).execute();
+    this.wrote();
   }
 
   async findReferrer(uniqueId: number): Promise<{ type: TypeName; key: string; path: string } | undefined> {
@@ -310,6 +343,6 @@ export class KyselyStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.onClose();
+    await this.options.onClose?.();
   }
 }

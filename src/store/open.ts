@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { type Database, KyselyStore } from './kysely-store.ts';
 import { migrationProvider } from './migrations.ts';
@@ -23,6 +23,27 @@ const pgTypes = {
     oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * Kysely prepares every statement anew, which costs more than running it on SQLite; our queries are a small
+ * fixed set, so reuse prepared statements by SQL text. Safe because the driver runs each statement to the end
+ * (`all`/`run`) before the next one; we never stream results.
+ */
+function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => db.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        if (statements.size >= 1000) statements.clear();
+        statement = db.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 /** Opens the database, runs pending migrations, and returns the Store. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   let store: KyselyStore;
@@ -30,7 +51,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   if (isPostgresUrl(options.databaseUrl)) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10, types: pgTypes });
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    store = new KyselyStore(db, 'postgres', () => db.destroy());
+    store = new KyselyStore(db, 'postgres', { onClose: () => db.destroy() });
   } else {
     if (options.databaseUrl !== undefined) throw new Error(`unsupported database URL: ${options.databaseUrl}`);
     mkdirSync(options.dataDir, { recursive: true });
@@ -41,8 +62,12 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-    store = new KyselyStore(db, 'sqlite', () => db.destroy());
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    const dataVersion = sqlite.prepare('pragma data_version').pluck();
+    store = new KyselyStore(db, 'sqlite', {
+      onClose: () => db.destroy(),
+      externalVersion: () => dataVersion.get() as number,
+    });
   }
   const migrator = new Migrator({ db, provider: migrationProvider(store.dialect) });
   const { error } = await migrator.migrateToLatest();

@@ -76,6 +76,12 @@ export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
   /** Runs `fn` in one transaction; inside a transaction it simply runs `fn` on the same one. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /**
+   * A token that changes whenever committed object data may have changed (own writes and, on SQLite, other
+   * connections' commits), read before the data it validates. Undefined when the store cannot tell (PostgreSQL
+   * with several server nodes): callers must not cache object reads then.
+   */
+  dataVersion(): string | undefined;
   /** Takes `count` numbers from the one global sequence of unique ids. */
   nextUniqueIds(count: number): Promise<number[]>;
 

@@ -29,7 +29,8 @@ function registerType(app: FastifyInstance, objects: ObjectService, type: Object
 
   app.get<KeyRequest>(url, {
     schema: { tags, summary: `Read a ${type.name}`, params, response: { 200: out, ...errorResponses(401, 403, 404) } },
-    handler: (req) => objects.get(req.principal, type, req.params.key),
+    handler: async (req, reply) =>
+      reply.type('application/json; charset=utf-8').send(await objects.getText(req.principal, type, req.params.key)),
   });
   app.post<KeyRequest>(url, {
     schema: {
