@@ -58,6 +58,8 @@ export interface ProfileSummary {
   inclusiveByCategory: Row[];
   /** Inclusive time of our own functions (src/). */
   inclusiveOurs: Row[];
+  /** Inclusive time of every function, V8 pseudo-frames and the event loop's entry points left out. */
+  inclusiveAll: Row[];
 }
 
 const PSEUDO: Record<string, string> = {
@@ -96,7 +98,12 @@ const isOwner = (category: string): boolean =>
 function functionLabel(frame: CallFrame, category: string): string {
   const name = frame.functionName || '(anonymous)';
   if (PSEUDO[frame.functionName] && frame.url === '') return PSEUDO[frame.functionName] as string;
-  return frame.url === '' ? `${name} [native]` : `${name} (${category}:${frame.lineNumber + 1})`;
+  if (frame.url === '') return `${name} [native]`;
+  // tsx strips the whitespace of the sources it compiles, so their line numbers say nothing: show the file only.
+  if (category.endsWith('.ts')) return `${name} (${category})`;
+  const nm = frame.url.lastIndexOf('/node_modules/');
+  const where = nm >= 0 ? frame.url.slice(nm + '/node_modules/'.length) : category;
+  return `${name} (${where}:${frame.lineNumber + 1})`;
 }
 
 function rows(map: Map<string, number>, totalMs: number, limit: number): Row[] {
@@ -147,6 +154,7 @@ export function summarizeCpuProfile(
   const ownerCat = new Map<string, number>();
   const inclCat = new Map<string, number>();
   const inclOurs = new Map<string, number>();
+  const inclAll = new Map<string, number>();
   let totalMs = 0;
   let idleMs = 0;
   let kept = 0;
@@ -164,6 +172,7 @@ export function summarizeCpuProfile(
     add(selfCat, leafCat, ms);
     const seenCat = new Set<string>();
     const seenFn = new Set<string>();
+    const seenAll = new Set<string>();
     let owner: string | undefined;
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const node = byId.get(cur);
@@ -171,11 +180,14 @@ export function summarizeCpuProfile(
       if (!node || cat === '(root)') continue;
       if (owner === undefined && isOwner(cat)) owner = cat;
       seenCat.add(cat);
-      if (cat.startsWith('src/')) seenFn.add(functionLabel(node.callFrame, cat));
+      const label = functionLabel(node.callFrame, cat);
+      if (cat.startsWith('src/')) seenFn.add(label);
+      if (!cat.startsWith('V8:') && !cat.startsWith('idle') && node.callFrame.functionName !== '') seenAll.add(label);
     }
     add(ownerCat, owner ?? leafCat, ms);
     for (const c of seenCat) add(inclCat, c, ms);
     for (const f of seenFn) add(inclOurs, f, ms);
+    for (const f of seenAll) add(inclAll, f, ms);
   }
   return {
     totalMs,
@@ -187,6 +199,7 @@ export function summarizeCpuProfile(
     ownerByCategory: rows(ownerCat, totalMs, top),
     inclusiveByCategory: rows(inclCat, totalMs, top),
     inclusiveOurs: rows(inclOurs, totalMs, top),
+    inclusiveAll: rows(inclAll, totalMs, top * 2),
   };
 }
 
@@ -215,6 +228,7 @@ export function formatProfileSummary(s: ProfileSummary, requests?: number): stri
     table('Inclusive time by package / file (on the stack):', s.inclusiveByCategory, per),
     table('Inclusive time of our functions (src/):', s.inclusiveOurs, per),
     table('Self time by function:', s.selfByFunction, per),
+    table('Inclusive time by function (named frames):', s.inclusiveAll, per),
   ].join('\n\n');
 }
 
