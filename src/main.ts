@@ -20,6 +20,7 @@ export interface ServerOptions {
 
 export interface MillraceServer {
   app: FastifyInstance;
+  logger: Logger;
   store: Store;
   accounts: AccountService;
   auth: Authenticator;
@@ -50,6 +51,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   flushTimer.unref();
   return {
     app,
+    logger,
     store,
     accounts,
     auth,
@@ -67,10 +69,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 /** Starts listening; once requests are accepted the log gets one line with the URL served. */
 export async function listen(server: MillraceServer, config: Config): Promise<string> {
   const root = interfacePaths(config).root;
-  const address = await server.app.listen({
-    host: config.host,
-    port: config.port,
-    listenTextResolver: (addr) => `Millrace serving ${addr}${root}`,
-  });
+  const address = await server.app.listen({ host: config.host, port: config.port });
+  server.logger.info(`Millrace serving ${address}${root}`);
   return `${address}${root}`;
 }

@@ -28,7 +28,7 @@ export function registerServe(program: Command): void {
       const stop = (signal: string) => {
         if (stopping) return;
         stopping = true;
-        server.app.log.info(`${signal} received, shutting down`);
+        server.logger.info(`${signal} received, shutting down`);
         const force = setTimeout(() => process.exit(1), 10_000);
         force.unref();
         server.close().then(

@@ -1,5 +1,5 @@
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, interfacePaths } from '../config/config.ts';
 import { definitionTypes } from '../model/registry.ts';
@@ -30,9 +30,9 @@ export const BODY_LIMIT = 1024 * 1024;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const paths = interfacePaths(deps.config);
   const app = Fastify({
-    loggerInstance: deps.logger,
-    // One log line per request would cost more than the request itself; errors are still logged.
-    logController: new LogController({ disableRequestLogging: true }),
+    // No framework logger: it would build a child logger per request and log each one, which costs more than
+    // serving a cached object. Unexpected errors and lifecycle lines go to our own logger below.
+    logger: false,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     onProtoPoisoning: 'error',
@@ -63,7 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler((err, req, reply) => {
     const e = renderError(err, BODY_LIMIT);
-    if (e.unexpected) req.log.error({ err }, 'request failed');
+    if (e.unexpected) deps.logger.error({ err, method: req.method, url: req.url }, 'request failed');
     return reply.code(e.status).headers(e.headers).send({ code: e.code, message: e.message });
   });
   app.setNotFoundHandler((req, reply) =>
