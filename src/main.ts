@@ -67,9 +67,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 }
 
 /** Starts listening; once requests are accepted the log gets one line with the URL served. */
-export async function listen(server: MillraceServer, config: Config): Promise<string> {
-  const root = interfacePaths(config).root;
+export async function listen(server: MillraceServer, config: Config): Promise<void> {
   const address = await server.app.listen({ host: config.host, port: config.port });
-  server.logger.info(`Millrace serving ${address}${root}`);
-  return `${address}${root}`;
+  server.logger.info(`Millrace serving ${address}${interfacePaths(config).root}`);
 }

@@ -2,7 +2,7 @@ import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { Privilege, TypeName } from '../model/fields.ts';
 import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import type { ObjectType } from '../model/object-type.ts';
-import { getType, keyShapeOf } from '../model/registry.ts';
+import { keyShapeOf, requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
 import { checkRules, collectReferences, validateObjectBody } from '../model/validate.ts';
 import type { SecretBox } from '../security/secret-box.ts';
@@ -17,24 +17,18 @@ export interface ObjectServiceDeps {
   defaultTimeZone: string;
 }
 
-/** A rendered object and the references whose View privilege a reader needs. */
+/** A rendered object, serialised, and the references whose View privilege a reader needs. */
 interface ReadEntry {
   version: string | undefined;
-  refs: Array<{ path: string; type: TypeName; key: string; partition: string }>;
-  json: Readonly<Record<string, unknown>>;
-  text?: string;
+  refs: Array<{ type: TypeName; key: string; partition: string }>;
+  text: string;
 }
 
 /** Rendered objects kept for reads; cleared whole when full (definitions are few and change rarely). */
 const READ_CACHE_SIZE = 5000;
 
-const deepFreeze = <T>(v: T): T => {
-  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const child of Object.values(v)) deepFreeze(child);
-  }
-  return v;
-};
+/** The partition whose privileges govern a referenced object. */
+const referencePartition = (r: { type: TypeName; key: string }): string => parseKey(keyShapeOf(r.type), r.key)?.partition ?? '';
 
 /** Fields computed on read from other objects, by `Type.Field`. */
 type Deriver = (store: Store, object: StoredObject) => Promise<unknown>;
@@ -55,22 +49,12 @@ export class ObjectService {
     this.deps = deps;
   }
 
-  async get(p: Principal, type: ObjectType, pathKey: string): Promise<Readonly<Record<string, unknown>>> {
-    return (await this.read(p, type, pathKey)).json;
-  }
-
-  /** The same as `get`, already serialised: the hot path of the JSON interface sends it as is. */
-  async getText(p: Principal, type: ObjectType, pathKey: string): Promise<string> {
-    const entry = await this.read(p, type, pathKey);
-    entry.text ??= JSON.stringify(entry.json);
-    return entry.text;
-  }
-
   /**
-   * Reads through a cache of rendered objects. An entry is valid while the store's data version is unchanged,
-   * so a read never returns data older than the last committed write; privileges are checked on every call.
+   * The object's JSON text, read through a cache of rendered objects: the hot path of the JSON interface sends
+   * it as is. An entry is valid while the store's data version is unchanged, so a read never returns data older
+   * than the last committed write; privileges are checked on every call, cached or not.
    */
-  private async read(p: Principal, type: ObjectType, pathKey: string): Promise<ReadEntry> {
+  async getText(p: Principal, type: ObjectType, pathKey: string): Promise<string> {
     const parsed = parseKey(type.key, pathKey);
     if (!parsed || !can(p, type.name, parsed.partition, 'View')) throw notFound(type.name, parsed?.key ?? pathKey);
     const version = this.deps.store.dataVersion(); // read before the data it validates
@@ -82,8 +66,8 @@ export class ObjectService {
       const data = await this.withDerived(type, object);
       const refs = collectReferences(type.fields, data)
         .filter((r) => !isOwnPartition(r))
-        .map((r) => ({ ...r, partition: parseKey(keyShapeOf(r.type), r.key)?.partition ?? '' }));
-      entry = { version, refs, json: deepFreeze(this.render(type, object, data)) };
+        .map((r) => ({ type: r.type, key: r.key, partition: referencePartition(r) }));
+      entry = { version, refs, text: JSON.stringify(this.render(type, object, data)) };
       if (version !== undefined) {
         if (this.reads.size >= READ_CACHE_SIZE) this.reads.clear();
         this.reads.set(cacheKey, entry);
@@ -92,7 +76,7 @@ export class ObjectService {
     for (const r of entry.refs)
       if (!can(p, r.type, r.partition, 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(r.type, r.key)}`);
-    return entry;
+    return entry.text;
   }
 
   async create(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
@@ -219,9 +203,7 @@ export class ObjectService {
   ): Promise<ObjectRef[]> {
     const refs: ObjectRef[] = [];
     for (const r of collectReferences(type.fields, data)) {
-      const refType = getType(r.type) as ObjectType;
-      const partition = parseKey(refType.key, r.key)?.partition ?? '';
-      const visible = isOwnPartition(r) || can(p, r.type, partition, 'View');
+      const visible = isOwnPartition(r) || can(p, r.type, referencePartition(r), 'View');
       const target = visible ? await tx.getObject(r.type, r.key) : undefined;
       if (!target) throw invalid(`Field "${r.path}": ${businessKey(r.type, r.key)} does not exist`);
       if (target.uniqueId !== selfId) refs.push({ path: r.path, toId: target.uniqueId });
@@ -240,7 +222,7 @@ export class ObjectService {
   /** DESIGN §3: creating a JobChain creates its JobDefinition (type JobChain) when there is none. */
   private async afterCreate(tx: Store, type: ObjectType, object: StoredObject): Promise<void> {
     if (type.name !== 'JobChain' || (await tx.getObject('JobDefinition', object.key))) return;
-    const defType = getType('JobDefinition') as ObjectType;
+    const defType = requireType('JobDefinition');
     const data = validateObjectBody(defType, { JobDefinitionType: 'JobChain' }, this.validateOptions('create'));
     Object.assign(data, { Name: object.data.Name, Partition: object.data.Partition });
     const refs = await this.resolveReferences(tx, SYSTEM_PRINCIPAL, defType, data, undefined);

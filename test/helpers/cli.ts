@@ -1,5 +1,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DEFAULTS, interfacePaths } from '../../src/config/config.ts';
 
@@ -148,4 +152,20 @@ export function httpGet(port: number, path: string, apiKey?: string): Promise<Ht
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * A fresh data folder for the enclosing `describe`: made before its tests, and removed after them once every
+ * server started by `startServe` is gone. Returns a getter, since the folder exists only once `before` ran.
+ */
+export function suiteDataDir(prefix: string): () => string {
+  let dir = '';
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), `millrace-${prefix}-`));
+  });
+  after(async () => {
+    await killServers();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  return () => dir;
 }

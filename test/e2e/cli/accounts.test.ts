@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -12,6 +9,7 @@ import {
   runCli,
   type ServeProcess,
   startServe,
+  suiteDataDir,
 } from '../../helpers/cli.ts';
 import { createPgDatabase, pgAdminUrl } from '../../helpers/pg.ts';
 
@@ -64,19 +62,11 @@ async function stopCleanly(server: ServeProcess): Promise<void> {
 }
 
 describe('millrace user / apikey, then serve (SQLite data folder)', () => {
-  let dataDir: string;
-  const db = (): string[] => ['--data', dataDir];
+  const dataDir = suiteDataDir('e2e-cli');
+  const db = (): string[] => ['--data', dataDir()];
   let alice: { id: string; key: string };
   let server: ServeProcess | undefined;
   let adminKey: string;
-
-  before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'millrace-e2e-cli-'));
-  });
-  after(async () => {
-    await killServers();
-    await rm(dataDir, { recursive: true, force: true });
-  });
 
   test('user add, then user list shows the user and its role', async () => {
     const added = await runCli(['user', 'add', 'alice', '--role', 'Operator', ...db()]);
@@ -182,18 +172,10 @@ describe('millrace user / apikey, then serve (SQLite data folder)', () => {
 describe('first start with MILLRACE_ADMIN_API_KEY and MILLRACE_ADMIN_PASSWORD', () => {
   const envKey = 'e2e-admin-key-from-the-environment-0123';
   const envPassword = 'e2e-admin-password-from-env';
-  let dataDir: string;
-
-  before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'millrace-e2e-env-'));
-  });
-  after(async () => {
-    await killServers();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = suiteDataDir('e2e-env');
 
   test('the given secrets are used and not printed', async () => {
-    const server = await startServe(['--data', dataDir], {
+    const server = await startServe(['--data', dataDir()], {
       MILLRACE_ADMIN_API_KEY: envKey,
       MILLRACE_ADMIN_PASSWORD: envPassword,
     });
@@ -211,18 +193,16 @@ describe('first start with MILLRACE_ADMIN_API_KEY and MILLRACE_ADMIN_PASSWORD', 
 describe('millrace user / apikey, then serve (PostgreSQL)', {
   skip: pgAdminUrl() ? false : 'MILLRACE_TEST_PG_URL not set',
 }, () => {
-  let dataDir: string;
+  const dataDir = suiteDataDir('e2e-cli-pg');
   let database: { url: string; drop(): Promise<void> };
-  const db = (): string[] => ['--data', dataDir, '--database', database.url];
+  const db = (): string[] => ['--data', dataDir(), '--database', database.url];
 
   before(async () => {
     database = await createPgDatabase();
-    dataDir = await mkdtemp(join(tmpdir(), 'millrace-e2e-cli-pg-'));
   });
   after(async () => {
     await killServers();
     await database?.drop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   test('a CLI key reads through the server, and gets 401 within 3 s of apikey revoke', async () => {
