@@ -50,6 +50,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   let db: Kysely<Database>;
   if (isPostgresUrl(options.databaseUrl)) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10, types: pgTypes });
+    // An idle client whose connection the server closed (restart, failover) emits 'error'; unhandled, that would
+    // end the process. The pool drops the client and the next query connects afresh (or answers 503).
+    pool.on('error', () => {});
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     store = new KyselyStore(db, 'postgres', { onClose: () => db.destroy() });
   } else {

@@ -109,3 +109,26 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('PostgreSQL closing idle connections does not end the server', { skip: !backends().some((b) => b.name === 'postgres') }, () => {
+  test('after pg_terminate_backend on every idle connection, the next query works', async () => {
+    const pgBackend = backends().find((b) => b.name === 'postgres');
+    assert.ok(pgBackend);
+    const db = await pgBackend.create();
+    const store = await openStore(db);
+    try {
+      await Promise.all([store.getMeta('a'), store.getMeta('b'), store.getMeta('c')]);
+      const { default: pg } = await import('pg');
+      const admin = new pg.Client({ connectionString: db.databaseUrl });
+      await admin.connect();
+      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+      await admin.end();
+      await new Promise((r) => setTimeout(r, 200)); // let the pool notice; an unhandled 'error' would end the process here
+      await store.setMeta('after', 'ok');
+      assert.equal(await store.getMeta('after'), 'ok');
+    } finally {
+      await store.close();
+      await db.cleanup();
+    }
+  });
+});
