@@ -1,12 +1,21 @@
+import type { ChildProcess } from 'node:child_process';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { type Config, interfacePaths } from './config/config.ts';
+import { Engine } from './engine/engine.ts';
+import { JobFileStore } from './engine/job-files.ts';
+import { ensureLocalSecret, LOCAL_SERVER, startLocalAgent } from './engine/local-agent.ts';
 import { buildApp } from './http/app.ts';
+import { requireType } from './model/registry.ts';
 import { SecretBox } from './security/secret-box.ts';
 import { AccountService } from './services/accounts.ts';
 import { Authenticator } from './services/auth.ts';
 import { ensureBuiltinObjects, type FirstStartCredentials, initialiseAdmin } from './services/bootstrap.ts';
+import { JobActions } from './services/job-actions.ts';
+import { JobService } from './services/jobs.ts';
 import { ObjectService } from './services/objects.ts';
+import { processServerAction } from './services/process-servers.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/store.ts';
 import { type Clock, systemClock } from './time/clock.ts';
@@ -25,12 +34,18 @@ export interface MillraceServer {
   accounts: AccountService;
   auth: Authenticator;
   objects: ObjectService;
+  engine: Engine;
+  jobs: JobService;
   /** Secrets generated on the first start of an empty database, to print once. */
   firstStart?: FirstStartCredentials;
+  /** The local agent started by `listen`, if any. */
+  localAgent?: ChildProcess;
   close(): Promise<void>;
 }
 
-/** The composition root: config → store → services → HTTP app. The only place that wires things. */
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** The composition root: config → store → services → engine → HTTP app. The only place that wires things. */
 export async function createServer(config: Config, options: ServerOptions = {}): Promise<MillraceServer> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: config.logLevel });
@@ -41,33 +56,106 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     idleLapseMs: config.apiKeyIdleLapseMs,
     failuresPerMinute: config.authFailuresPerMinute,
   });
-  const objects = new ObjectService({ store, clock, secrets, defaultTimeZone: config.defaultTimeZone });
+  const paths = interfacePaths(config);
+  const engine = new Engine({
+    store,
+    clock,
+    logger,
+    files: new JobFileStore(config.dataDir),
+    rootPath: paths.root,
+    killGraceMs: config.killGraceMs,
+    historyRetentionMs: config.historyRetentionDays * 24 * 3600 * 1000,
+    async verifyAgentSecret(ps, secret) {
+      const sealed = (await store.getObject('ProcessServer', ps))?.data.AgentSecret;
+      if (typeof sealed !== 'string' || secret === '') return false;
+      try {
+        return timingSafeEqual(digest(secrets.decrypt(sealed)), digest(secret));
+      } catch {
+        return false; // sealed with another key
+      }
+    },
+  });
+  const objects = new ObjectService({
+    store,
+    clock,
+    secrets,
+    defaultTimeZone: config.defaultTimeZone,
+    onChange: (type, before, after) => engine.objectChanged(type, before, after),
+  });
   const firstStart = await initialiseAdmin(store, accounts, options.env ?? process.env);
   await ensureBuiltinObjects(store, objects);
-  const app = await buildApp({ config, logger, auth, objects, version: VERSION });
+  await sealLocalSecret(store, secrets, ensureLocalSecret(config.dataDir));
+  const jobDeps = { store, clock, engine, defaultTimeZone: config.defaultTimeZone };
+  const jobs = new JobService(jobDeps);
+  const actions = new JobActions(jobDeps, jobs);
+  const processServer = requireType('ProcessServer');
+  const app = await buildApp({
+    config,
+    logger,
+    auth,
+    objects,
+    jobs: {
+      jobs,
+      actions,
+      processServerAction: (p, key, action) => processServerAction({ store, engine }, p, key, action),
+      processServerText: (p, key) => objects.getText(p, processServer, key),
+    },
+    version: VERSION,
+  });
+  engine.hub.attach(app.server);
+  await engine.start();
   const flushTimer = setInterval(() => {
     auth.flushUses().catch((err: unknown) => logger.warn({ err }, 'could not record API key use'));
   }, 30_000);
   flushTimer.unref();
-  return {
+  const server: MillraceServer = {
     app,
     logger,
     store,
     accounts,
     auth,
     objects,
+    engine,
+    jobs,
     ...(firstStart ? { firstStart } : {}),
     async close() {
       clearInterval(flushTimer);
+      server.localAgent?.kill('SIGTERM');
+      await engine.stop();
       await app.close();
       await auth.flushUses().catch(() => {});
       await store.close();
     },
   };
+  return server;
 }
 
-/** Starts listening; once requests are accepted the log gets one line with the URL served. */
+/** GLOBAL.Local's AgentSecret is the local agent's secret file; set (encrypted) when it differs. */
+async function sealLocalSecret(store: Store, secrets: SecretBox, secret: string): Promise<void> {
+  const ps = await store.getObject('ProcessServer', LOCAL_SERVER);
+  if (!ps) return;
+  const sealed = ps.data.AgentSecret;
+  if (typeof sealed === 'string' && safeDecrypt(secrets, sealed) === secret) return;
+  await store.patchObjectData(ps.uniqueId, { ...ps.data, AgentSecret: secrets.encrypt(secret) });
+}
+
+/** Starts listening, then the local agent; once requests are accepted the log gets one line with the URL served. */
 export async function listen(server: MillraceServer, config: Config): Promise<void> {
   const address = await server.app.listen({ host: config.host, port: config.port });
-  server.logger.info(`Millrace serving ${address}${interfacePaths(config).root}`);
+  const root = interfacePaths(config).root;
+  server.logger.info(`Millrace serving ${address}${root}`);
+  if (config.localAgent) {
+    const { port } = server.app.server.address() as { port: number };
+    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${root}`;
+    server.localAgent = startLocalAgent(config.dataDir, url, server.logger);
+  }
+}
+
+function safeDecrypt(secrets: SecretBox, sealed: string): string | undefined {
+  try {
+    return secrets.decrypt(sealed);
+  } catch {
+    return undefined;
+  }
 }

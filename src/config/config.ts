@@ -20,6 +20,12 @@ export interface Config {
   apiKeyIdleLapseMs: number;
   /** Failed authentications tolerated per client address per minute before 429. */
   authFailuresPerMinute: number;
+  /** `serve` starts the agent of GLOBAL.Local as a separate process once it listens. */
+  localAgent: boolean;
+  /** A kill sends TERM to the job's process group, then KILL after this long. */
+  killGraceMs: number;
+  /** Finished jobs older than this many days are purged (the system keep clause). */
+  historyRetentionDays: number;
 }
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -35,6 +41,9 @@ export const DEFAULTS: Config = {
   apiKeyMaxLifetimeMs: 183 * DAY,
   apiKeyIdleLapseMs: 92 * DAY,
   authFailuresPerMinute: 20,
+  localAgent: true,
+  killGraceMs: 5000,
+  historyRetentionDays: 30,
 };
 
 /** Strips slashes at both ends and checks each segment, so `/acme/prod/` and `acme/prod` mean the same. */

@@ -2,11 +2,12 @@ import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, interfacePaths } from '../config/config.ts';
-import { definitionTypes } from '../model/registry.ts';
+import { definitionTypes, requireType } from '../model/registry.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Authenticator } from '../services/auth.ts';
 import type { ObjectService } from '../services/objects.ts';
 import { renderError } from './errors.ts';
+import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
 import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
 
@@ -21,6 +22,7 @@ export interface AppDeps {
   logger: Logger;
   auth: Authenticator;
   objects: ObjectService;
+  jobs: JobRouteDeps;
   version: string;
 }
 
@@ -45,6 +47,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addSchema(outputSchema(type));
     app.addSchema(inputSchema(type));
   }
+  app.addSchema(outputSchema(requireType('Job')));
 
   await app.register(fastifySwagger, {
     openapi: {

@@ -15,7 +15,16 @@ export interface ObjectServiceDeps {
   clock: Clock;
   secrets: SecretBox;
   defaultTimeZone: string;
+  /** Told after a commit that changed an object (the engine re-evaluates queues and process servers). */
+  onChange?: (type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined) => void;
 }
+
+/** Jobs, history included, keep these objects referenced: a queue can be deleted only when no job names it. */
+const JOB_COLUMN: Partial<Record<TypeName, 'definition' | 'queue' | 'processServer'>> = {
+  JobDefinition: 'definition',
+  Queue: 'queue',
+  ProcessServer: 'processServer',
+};
 
 /** A rendered object, serialised, and the references whose View privilege a reader needs. */
 interface ReadEntry {
@@ -117,6 +126,7 @@ export class ObjectService {
       await this.afterCreate(tx, type, object);
       return object;
     });
+    this.deps.onChange?.(type.name, undefined, created);
     const data = await this.withDerived(type, created);
     return this.render(type, created, data);
   }
@@ -127,8 +137,10 @@ export class ObjectService {
     const values = validateObjectBody(type, body ?? {}, this.validateOptions('update'));
     this.applyIdentity(type, parsed, values);
     this.sealSecrets(type, values);
+    let before: StoredObject | undefined;
     const updated = await this.deps.store.transaction(async (tx) => {
       const current = await tx.getObject(type.name, parsed.key);
+      before = current;
       if (!current) throw notFound(type.name, parsed.key);
       if (current.protection === 'locked')
         throw conflict(`${businessKey(type.name, parsed.key)} is built in and cannot be changed`);
@@ -139,13 +151,14 @@ export class ObjectService {
       await tx.updateObject(next, refs);
       return next;
     });
+    this.deps.onChange?.(type.name, before, updated);
     return this.render(type, updated, await this.withDerived(type, updated));
   }
 
   async delete(p: Principal, type: ObjectType, pathKey: string): Promise<void> {
     const { parsed } = await this.find(p, type, pathKey);
     this.require(p, type, parsed.partition, 'Delete', `delete ${businessKey(type.name, parsed.key)}`);
-    await this.deps.store.transaction(async (tx) => {
+    const deleted = await this.deps.store.transaction(async (tx) => {
       const current = await tx.getObject(type.name, parsed.key);
       if (!current) throw notFound(type.name, parsed.key);
       if (current.protection !== null)
@@ -155,8 +168,13 @@ export class ObjectService {
         throw conflict(
           `${businessKey(type.name, parsed.key)} is still referenced by ${businessKey(referrer.type, referrer.key)} (field ${referrer.path})`,
         );
+      const column = JOB_COLUMN[type.name];
+      const job = column ? await tx.jobs.anyReferring(column, parsed.key) : undefined;
+      if (job !== undefined) throw conflict(`${businessKey(type.name, parsed.key)} is still referenced by Job:${job}`);
       await tx.deleteObject(current.uniqueId);
+      return current;
     });
+    this.deps.onChange?.(type.name, deleted, undefined);
   }
 
   /** Parses the key and reads the object; 404 when it is malformed, missing or not visible. */

@@ -1,9 +1,11 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
+import type { JobStore } from './job-store.ts';
+import { type JobTables, KyselyJobStore } from './kysely-jobs.ts';
 import type { ApiKey, ListOptions, ObjectRef, Protection, Role, Store, StoredObject, User } from './store.ts';
 
-/** Row shapes of the tables of migration 0001. */
-export interface Database {
+/** Row shapes of the tables of migrations 0001 and 0002. */
+export interface Database extends JobTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -75,6 +77,11 @@ interface WriteCounter {
   writes: number;
 }
 
+/** Whether a transaction wrote object rows: only those change what the object read cache holds. */
+interface TxState {
+  wroteObjects: boolean;
+}
+
 export interface KyselyStoreOptions {
   onClose?: () => Promise<void>;
   /** SQLite's `PRAGMA data_version`: changes when another connection commits. */
@@ -88,31 +95,38 @@ export class KyselyStore implements Store {
   private readonly inTransaction: boolean;
   private readonly options: KyselyStoreOptions;
   private readonly counter: WriteCounter;
+  private readonly txState: TxState | undefined;
+  /** Jobs and job files, in the same database (and transaction) as this store. */
+  readonly jobs: JobStore;
 
   constructor(
     db: Kysely<Database>,
     dialect: 'sqlite' | 'postgres',
     options: KyselyStoreOptions = {},
-    inTransaction = false,
+    txState?: TxState,
     counter: WriteCounter = { writes: 0 },
   ) {
     this.db = db;
     this.dialect = dialect;
     this.options = options;
-    this.inTransaction = inTransaction;
+    this.inTransaction = txState !== undefined;
+    this.txState = txState;
     this.counter = counter;
+    // Job writes do not touch object rows, so they leave the object read cache valid.
+    this.jobs = new KyselyJobStore(db, dialect, () => {});
   }
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
+    const state: TxState = { wroteObjects: false };
     try {
       return await this.db
         .transaction()
-        .execute((trx: Transaction<Database>) => fn(new KyselyStore(trx, this.dialect, {}, true, this.counter)));
+        .execute((trx: Transaction<Database>) => fn(new KyselyStore(trx, this.dialect, {}, state, this.counter)));
     } finally {
       // Counted after the commit (or rollback), never before: a reader that saw the old token cannot have
       // cached data newer than it, and one that cached older data under the old token misses next time.
-      this.counter.writes += 1;
+      if (state.wroteObjects) this.counter.writes += 1;
     }
   }
 
@@ -123,7 +137,8 @@ export class KyselyStore implements Store {
 
   /** Outside a transaction every write commits at once; inside one, `transaction` counts it at the end. */
   private wrote(): void {
-    if (!this.inTransaction) this.counter.writes += 1;
+    if (this.txState) this.txState.wroteObjects = true;
+    else this.counter.writes += 1;
   }
 
   async nextUniqueIds(count: number): Promise<number[]> {
@@ -196,6 +211,11 @@ export class KyselyStore implements Store {
       .where('unique_id', '=', o.uniqueId)
       .execute();
     await this.writeRefs(o.uniqueId, refs);
+    this.wrote();
+  }
+
+  async patchObjectData(uniqueId: number, data: Record<string, unknown>): Promise<void> {
+    await this.db.updateTable('objects').set({ data: JSON.stringify(data) }).where('unique_id', '=', uniqueId).execute();
     this.wrote();
   }
 

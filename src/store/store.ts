@@ -1,4 +1,5 @@
 import type { Privilege, TypeName } from '../model/fields.ts';
+import type { JobStore } from './job-store.ts';
 
 /**
  * The persistence contract. The services and the engine depend on this interface only; one Kysely
@@ -74,6 +75,8 @@ export interface ListOptions {
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
+  /** Jobs and job files; inside a transaction, part of it. */
+  readonly jobs: JobStore;
   /** Runs `fn` in one transaction; inside a transaction it simply runs `fn` on the same one. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
   /**
@@ -90,6 +93,9 @@ export interface Store {
   insertObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
   updateObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
   deleteObject(uniqueId: number): Promise<void>;
+  /** Replaces an object's data without touching its references or modification time (runtime state such as a
+   * process server's Status). */
+  patchObjectData(uniqueId: number, data: Record<string, unknown>): Promise<void>;
   /** Some object that still refers to `uniqueId`, or undefined. */
   findReferrer(uniqueId: number): Promise<{ type: TypeName; key: string; path: string } | undefined>;
   /** Keys of the objects of `type` that refer to `uniqueId` through the field `path`. */

@@ -2,11 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../../services/auth.ts';
 import type { ObjectService } from '../../services/objects.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
+import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
 
 export interface JsonInterfaceDeps {
   auth: Authenticator;
   objects: ObjectService;
+  jobs: JobRouteDeps;
 }
 
 /**
@@ -34,5 +36,6 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
 
   const served = new Map<string, Set<string>>();
   registerObjectRoutes(app, deps.objects, served);
+  registerJobRoutes(app, deps.jobs, served);
   addMethodNotAllowed(app, served);
 }

@@ -75,6 +75,7 @@ export function outputSchema(type: ObjectType): Schema {
     description: type.description,
     ...base,
     properties: {
+      ...(type.name === 'Job' ? { jobId: { type: 'integer', readOnly: true } } : {}),
       uniqueId: { type: 'integer', readOnly: true },
       businessKey: { type: 'string', readOnly: true, example: `${type.name}:GLOBAL.Name` },
       ...(base.properties as Schema),

@@ -1,4 +1,4 @@
-import { field, int, list, oneOf, ref, timezone } from '../fields.ts';
+import { field, int, list, oneOf, ref, secret, timezone } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
 /** Definition types an agent can run, and the ones the server runs itself on GLOBAL.System. */
@@ -12,13 +12,29 @@ export default defineType({
   description: 'Runs jobs: GLOBAL.System inside the server, every other one through an agent process.',
   key: 'partitioned',
   fields: [
-    field('Status', oneOf(...PROCESS_SERVER_STATUSES), { readOnly: true, default: 'Shutdown' }),
+    field('Status', oneOf(...PROCESS_SERVER_STATUSES), {
+      readOnly: true,
+      default: 'Connecting',
+      description: 'Running, Connecting (no agent yet), Unknown (agent lost), ShuttingDown or Shutdown (stopped).',
+    }),
+    field('DesiredStatus', oneOf('Running', 'Shutdown'), {
+      readOnly: true,
+      default: 'Running',
+      description: 'Set by the start, stop and restart actions; Shutdown dispatches nothing new.',
+    }),
     field('DefinitionTypes', list(oneOf(...DEFINITION_TYPES), 16), {
       default: [...AGENT_DEFINITION_TYPES],
       description: 'The definition types this process server offers.',
     }),
     field('ExecutionSize', int(0, 10_000), { default: 8, description: 'How many jobs it runs at once.' }),
     field('DefaultTimeZone', timezone(), { default: 'UTC' }),
+    field('AgentSecret', secret(256), {
+      description: 'Write-only: the secret its agent proves (the content of the agent\'s --secret-file).',
+    }),
+    field('AgentTimeout', int(1, 86_400), {
+      default: 60,
+      description: 'Seconds an agent may be silent or away before its jobs become Unknown.',
+    }),
     field('QueueProviders', list(ref('QueueProvider')), {
       derived: true,
       description: 'Read from the QueueProvider objects; ignored in POST and PUT bodies (spec §1.7).',

@@ -1,0 +1,219 @@
+/**
+ * The agent protocol (DESIGN §7), shared by both sides. Pure: message types and the NDJSON framing only.
+ *
+ * Transport: the agent opens an HTTP/1.1 connection to `<context>/agent` with
+ *   `Connection: Upgrade`, `Upgrade: millrace-agent/1`,
+ *   `X-Millrace-Process-Server: <partition>.<name>`, `Authorization: Bearer <process server secret>`,
+ *   `X-Millrace-Agent-Instance: <random id chosen when the agent process starts>`.
+ * The server answers `101 Switching Protocols` (or 401 / 404 / 409 with a one-line reason) and from then on both
+ * sides write one JSON message per line (`\n`-terminated UTF-8).
+ *
+ * Guarantees:
+ * - Dispatch is at most once per attempt: the server commits `Dispatched` with a new attempt number before it
+ *   sends `run`. The agent writes its spool entry for (jobId, attempt) synchronously before it spawns, so an
+ *   attempt missing from the agent's `hello.known` was never started and may be queued again.
+ * - The final report is at least once: the agent keeps `finished` in its spool and re-sends it after every
+ *   (re)connect until the server answers `ack`; the server ignores a report whose attempt is not the job's
+ *   current one, or whose job is already final, and acknowledges it all the same.
+ */
+
+/** Definition types an agent runs; the script text comes from the job's snapshot of its definition. */
+export type ScriptType = 'BASH' | 'SH' | 'PYTHON' | 'NODE';
+
+// ─── server → agent ──────────────────────────────────────────────────────────────────────────────────
+
+/** Sent once after the upgrade: tells the agent what to do with the attempts it reported in `hello`. */
+export interface WelcomeMessage {
+  type: 'welcome';
+  /** Kill signal grace period: TERM, then KILL after this many milliseconds. */
+  killGraceMs: number;
+  /** Send `ping` at least this often. */
+  heartbeatMs: number;
+}
+
+/** Start one attempt of a job. Parameters travel as environment variables and never as script text. */
+export interface RunMessage {
+  type: 'run';
+  jobId: number;
+  attempt: number;
+  scriptType: ScriptType;
+  script: string;
+  /** In and InOut parameters, by name, already formatted as text. */
+  env: Record<string, string>;
+  /** Names of Out and InOut parameters the agent collects after the script ends. */
+  outNames: string[];
+}
+
+/** Kill the attempt's whole process group (TERM, then KILL after the grace period). */
+export interface KillMessage {
+  type: 'kill';
+  jobId: number;
+  attempt: number;
+}
+
+/** The job was set Unknown: stop tracking it, leave its process alone, drop its spool entry. */
+export interface AbandonMessage {
+  type: 'abandon';
+  jobId: number;
+  attempt: number;
+}
+
+/** The server has committed the `finished` (or `lost`) report of this attempt; the agent drops its spool entry. */
+export interface AckMessage {
+  type: 'ack';
+  jobId: number;
+  attempt: number;
+}
+
+export interface PongMessage {
+  type: 'pong';
+}
+
+export type ServerMessage = WelcomeMessage | RunMessage | KillMessage | AbandonMessage | AckMessage | PongMessage;
+
+// ─── agent → server ──────────────────────────────────────────────────────────────────────────────────
+
+/** An attempt the agent knows from its spool, in the `hello` sent right after the upgrade. */
+export interface KnownAttempt {
+  jobId: number;
+  attempt: number;
+  /** `running`: its process runs (or ran, and the result follows); `finished`: a report follows. */
+  state: 'running' | 'finished';
+  /** When its process started (epoch ms), so a `started` lost while disconnected is not needed. */
+  startTime?: number;
+  pid?: number;
+}
+
+export interface HelloMessage {
+  type: 'hello';
+  /** Free text for the log, e.g. `millrace-agent 0.3.0 on host pid 1234`. */
+  agent: string;
+  /** Job slots this agent offers (informative; the ProcessServer's ExecutionSize decides). */
+  slots: number;
+  known: KnownAttempt[];
+}
+
+/** The process of an attempt started. Times are epoch milliseconds of the agent's clock. */
+export interface StartedMessage {
+  type: 'started';
+  jobId: number;
+  attempt: number;
+  pid: number;
+  startTime: number;
+}
+
+/**
+ * A piece of a job file. `offset` is where `data` (base64) goes in the file; writing it again at the same offset
+ * is harmless, so chunks may be re-sent after a reconnect. Files are `stdout.log`, `stderr.log` and the plain
+ * file names found in `$MILLRACE_FILES`.
+ */
+export interface OutputMessage {
+  type: 'output';
+  jobId: number;
+  attempt: number;
+  file: string;
+  offset: number;
+  data: string;
+}
+
+export interface FinishedFile {
+  name: string;
+  size: number;
+}
+
+/** The attempt's process ended; every `output` of it was sent before this message. */
+export interface FinishedMessage {
+  type: 'finished';
+  jobId: number;
+  attempt: number;
+  startTime: number;
+  endTime: number;
+  /** Exit code, or null when a signal ended the process. */
+  returnCode: number | null;
+  signal: string | null;
+  /** True when the agent killed it because of a `kill` message. */
+  killed: boolean;
+  /** Out and InOut values the script set, as text. */
+  out: Record<string, string>;
+  files: FinishedFile[];
+  /** Why the agent could not start it (no interpreter, spawn failure); the job ends in Error with this note. */
+  error?: string;
+}
+
+/** The agent restarted and found an attempt that was running when it stopped: its outcome is unknown. */
+export interface LostMessage {
+  type: 'lost';
+  jobId: number;
+  attempt: number;
+}
+
+export interface PingMessage {
+  type: 'ping';
+}
+
+/** The agent is shutting down: send no more `run`; its running attempts are still reported. */
+export interface DrainingMessage {
+  type: 'draining';
+}
+
+export type AgentMessage =
+  | HelloMessage
+  | StartedMessage
+  | OutputMessage
+  | FinishedMessage
+  | LostMessage
+  | PingMessage
+  | DrainingMessage;
+
+// ─── framing ─────────────────────────────────────────────────────────────────────────────────────────
+
+export const UPGRADE_PROTOCOL = 'millrace-agent/1';
+export const AGENT_PATH = '/agent';
+export const HEADER_PROCESS_SERVER = 'x-millrace-process-server';
+export const HEADER_AGENT_INSTANCE = 'x-millrace-agent-instance';
+
+/** Longest line accepted; an `output` chunk is at most 64 KiB of data before base64. */
+export const MAX_LINE_BYTES = 1024 * 1024;
+export const OUTPUT_CHUNK_BYTES = 64 * 1024;
+
+export function encode(message: ServerMessage | AgentMessage): string {
+  return `${JSON.stringify(message)}\n`;
+}
+
+/**
+ * Splits a byte stream into lines and parses each as JSON. A line longer than MAX_LINE_BYTES or one that is not
+ * JSON calls `onError` (the caller closes the connection); partial lines wait for the next chunk.
+ */
+export class LineDecoder {
+  private pending = '';
+  /** Keeps a UTF-8 sequence split across two chunks whole (a per-chunk toString turns both halves into U+FFFD). */
+  private readonly utf8 = new TextDecoder('utf-8');
+  private readonly onMessage: (message: unknown) => void;
+  private readonly onError: (reason: string) => void;
+
+  constructor(onMessage: (message: unknown) => void, onError: (reason: string) => void) {
+    this.onMessage = onMessage;
+    this.onError = onError;
+  }
+
+  push(chunk: Buffer | string): void {
+    this.pending += typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, { stream: true });
+    let newline = this.pending.indexOf('\n');
+    while (newline >= 0) {
+      const line = this.pending.slice(0, newline);
+      this.pending = this.pending.slice(newline + 1);
+      if (line.length > 0) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          this.onError('a line is not JSON');
+          return;
+        }
+        this.onMessage(parsed);
+      }
+      newline = this.pending.indexOf('\n');
+    }
+    if (this.pending.length > MAX_LINE_BYTES) this.onError('a line is too long');
+  }
+}

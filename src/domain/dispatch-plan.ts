@@ -1,0 +1,141 @@
+import type { JobStatus } from '../model/fields.ts';
+
+/**
+ * Which queued jobs start now, and where (DESIGN §8). Pure: the engine loads the state inside the dispatch
+ * transaction, calls `planDispatch`, and writes the result in the same transaction, so a limit is never exceeded.
+ */
+
+export interface QueueState {
+  key: string;
+  held: boolean;
+  executionSize: number | null;
+  holdLevel: number | null;
+  /** Jobs in Waiting count against ExecutionSize. */
+  inclusive: boolean;
+  /** Jobs in Console count against ExecutionSize. */
+  inclusiveConsole: boolean;
+}
+
+export interface ProviderState {
+  queue: string;
+  processServer: string;
+  held: boolean;
+  executionSize: number | null;
+  holdLevel: number | null;
+  inclusive: boolean;
+}
+
+export interface ServerState {
+  key: string;
+  /** Started, and (for an agent's process server) its agent is connected to this node and not draining. */
+  available: boolean;
+  definitionTypes: readonly string[];
+  executionSize: number | null;
+}
+
+export interface DispatchState {
+  queues: ReadonlyMap<string, QueueState>;
+  providers: readonly ProviderState[];
+  servers: ReadonlyMap<string, ServerState>;
+}
+
+/** Jobs holding a slot, counted by queue, process server and status (from JobStore.countActive). */
+export interface SlotCount {
+  queue: string;
+  processServer: string | null;
+  status: JobStatus;
+  count: number;
+}
+
+export interface Candidate {
+  jobId: number;
+  queue: string;
+  priority: number;
+  definitionType: string;
+  /** `runnow`: ignores the queue's and the provider's hold and limits. */
+  runNow: boolean;
+}
+
+export interface Assignment {
+  jobId: number;
+  processServer: string;
+}
+
+const counts = (queueInclusive: boolean, consoleInclusive: boolean, status: JobStatus): boolean =>
+  (status !== 'Waiting' || queueInclusive) && (status !== 'Console' || consoleInclusive);
+
+/** Live counters that planning increments as it assigns, so one plan never overfills a queue or server. */
+class Slots {
+  readonly queue = new Map<string, number>();
+  readonly server = new Map<string, number>();
+  readonly provider = new Map<string, number>();
+
+  constructor(state: DispatchState, active: readonly SlotCount[]) {
+    for (const c of active) {
+      const q = state.queues.get(c.queue);
+      if (counts(q?.inclusive ?? false, q?.inclusiveConsole ?? false, c.status)) add(this.queue, c.queue, c.count);
+      if (c.processServer === null) continue;
+      add(this.server, c.processServer, c.count);
+      const p = state.providers.find((x) => x.queue === c.queue && x.processServer === c.processServer);
+      if (counts(p?.inclusive ?? false, true, c.status)) add(this.provider, providerId(c.processServer, c.queue), c.count);
+    }
+  }
+
+  take(queue: string, server: string): void {
+    add(this.queue, queue, 1);
+    add(this.server, server, 1);
+    add(this.provider, providerId(server, queue), 1);
+  }
+}
+
+const add = (m: Map<string, number>, k: string, n: number) => m.set(k, (m.get(k) ?? 0) + n);
+const providerId = (server: string, queue: string) => `${server}|${queue}`;
+const below = (used: number | undefined, size: number | null) => size === null || (used ?? 0) < size;
+
+/** Queues that may start a job now: the dispatcher reads candidates of these only. */
+export function openQueues(state: DispatchState, active: readonly SlotCount[]): string[] {
+  const slots = new Slots(state, active);
+  const open: string[] = [];
+  for (const q of state.queues.values()) {
+    if (q.held || !below(slots.queue.get(q.key), q.executionSize)) continue;
+    if (state.providers.some((p) => p.queue === q.key && !p.held && state.servers.get(p.processServer)?.available))
+      open.push(q.key);
+  }
+  return open;
+}
+
+/**
+ * Assigns candidates (already in dispatch order) to process servers. A job starts when its queue is not held
+ * and below its ExecutionSize, its priority is not below the queue's HoldLevel, and a process server serving the
+ * queue through an unheld provider is available, offers the definition's type, and is below its own and the
+ * provider's limits (the most restrictive wins). Among those the least busy server is chosen.
+ */
+export function planDispatch(state: DispatchState, active: readonly SlotCount[], candidates: readonly Candidate[]): Assignment[] {
+  const slots = new Slots(state, active);
+  const result: Assignment[] = [];
+  for (const c of candidates) {
+    const q = state.queues.get(c.queue);
+    if (!q) continue;
+    if (!c.runNow) {
+      if (q.held || !below(slots.queue.get(q.key), q.executionSize)) continue;
+      if (q.holdLevel !== null && c.priority < q.holdLevel) continue;
+    }
+    let best: { server: string; used: number } | undefined;
+    for (const p of state.providers) {
+      if (p.queue !== c.queue) continue;
+      const s = state.servers.get(p.processServer);
+      if (!s?.available || !s.definitionTypes.includes(c.definitionType)) continue;
+      const used = slots.server.get(s.key) ?? 0;
+      if (!below(used, s.executionSize)) continue;
+      if (!c.runNow) {
+        if (p.held || !below(slots.provider.get(providerId(s.key, c.queue)), p.executionSize)) continue;
+        if (p.holdLevel !== null && c.priority < p.holdLevel) continue;
+      }
+      if (!best || used < best.used) best = { server: s.key, used };
+    }
+    if (!best) continue;
+    slots.take(c.queue, best.server);
+    result.push({ jobId: c.jobId, processServer: best.server });
+  }
+  return result;
+}

@@ -1,0 +1,95 @@
+import { JOB_STATUSES, type JobStatus } from '../model/fields.ts';
+
+/**
+ * The stages of DESIGN §6 and which action applies in which status. Pure: the engine asks these before it
+ * changes a job, and answers 409 naming the status when the answer is no.
+ */
+
+export const INITIAL: readonly JobStatus[] = ['New', 'Chained', 'Disabled', 'Delayed'];
+export const PENDING: readonly JobStatus[] = [
+  'Scheduled',
+  'QueueHeld',
+  'Held',
+  'EventWait',
+  'LockWait',
+  'Queued',
+  'Dispatched',
+  'Assigned',
+  'Overdue',
+];
+export const ACTIVE: readonly JobStatus[] = [
+  'PreRunning',
+  'Running',
+  'PostRunning',
+  'Waiting',
+  'Console',
+  'ConsoleRestart',
+  'Killing',
+  'Canceling',
+];
+export const FINAL: readonly JobStatus[] = [
+  'Completed',
+  'Error',
+  'Killed',
+  'Canceled',
+  'Unknown',
+  'Ignored',
+  'Skipped',
+  'Never',
+];
+
+/** Jobs that hold a slot of their queue and process server: handed to an agent and not yet final. */
+export const OCCUPYING: readonly JobStatus[] = ['Dispatched', 'Assigned', ...ACTIVE];
+
+const finalSet = new Set<JobStatus>(FINAL);
+export const isFinal = (s: JobStatus): boolean => finalSet.has(s);
+export const statusCode = (s: JobStatus): string => JOB_STATUSES[s];
+
+export type JobAction =
+  | 'cancel'
+  | 'kill'
+  | 'unknown'
+  | 'hold'
+  | 'release'
+  | 'restart'
+  | 'resubmit'
+  | 'runnow'
+  | 'updateJob'
+  | 'disable'
+  | 'enable';
+
+export const JOB_ACTIONS: readonly JobAction[] = [
+  'cancel',
+  'kill',
+  'unknown',
+  'hold',
+  'release',
+  'restart',
+  'resubmit',
+  'runnow',
+  'updateJob',
+  'disable',
+  'enable',
+];
+
+/** Statuses an action applies in (DESIGN §6). Dispatched jobs are on their way to an agent: too late to cancel. */
+const APPLIES: Record<JobAction, readonly JobStatus[]> = {
+  cancel: [...INITIAL, 'Scheduled', 'QueueHeld', 'Held', 'EventWait', 'LockWait', 'Queued', 'Overdue'],
+  kill: ['Running', 'Waiting', 'Console'],
+  unknown: [...INITIAL, ...PENDING, ...ACTIVE],
+  hold: ['Scheduled', 'QueueHeld', 'EventWait', 'LockWait', 'Queued', 'Overdue'],
+  release: ['Held'],
+  restart: FINAL,
+  resubmit: [...INITIAL, ...PENDING, ...ACTIVE, ...FINAL],
+  runnow: ['Scheduled', 'QueueHeld', 'Held', 'EventWait', 'LockWait', 'Queued', 'Overdue'],
+  updateJob: ['Running'],
+  disable: ['Chained'],
+  enable: ['Disabled'],
+};
+
+export const actionApplies = (action: JobAction, status: JobStatus): boolean => APPLIES[action].includes(status);
+
+/** The wording of the 409 when an action does not apply. */
+export function notApplicableMessage(action: JobAction, jobId: number, status: JobStatus): string {
+  return `Action ${action} does not apply to Job:${jobId} in status ${status}`;
+}

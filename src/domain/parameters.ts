@@ -1,0 +1,217 @@
+import { invalid } from '../errors.ts';
+import type { JobParameter } from './job.ts';
+import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../time/date-format.ts';
+
+/**
+ * Job parameters (DESIGN §7, §12): checked against the definition at submit, turned into environment variables
+ * for the script, and filled from the script's Out values. Pure.
+ */
+
+/** A parameter as declared on a JobDefinition (registry: JobDefinition.Parameters). */
+export interface DefinitionParameter {
+  Name: string;
+  Direction: 'In' | 'Out' | 'InOut';
+  DataType: 'String' | 'Number' | 'Date';
+  DefaultValue: string | null;
+  Optional: boolean;
+}
+
+type Value = string | number | ZonedInstant;
+
+const ITEM_FIELDS = new Set([
+  'Name',
+  'JobDefinitionParameter',
+  'InValueString',
+  'InValueNumber',
+  'InValueDate',
+  'OutValueString',
+  'OutValueNumber',
+  'OutValueDate',
+]);
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Converts a given value to the parameter's data type, or explains why it cannot. */
+function convert(p: DefinitionParameter, given: unknown, zone: string, at: string): Value {
+  switch (p.DataType) {
+    case 'String':
+      if (typeof given === 'string') return given;
+      if (typeof given === 'number' && Number.isFinite(given)) return String(given);
+      break;
+    case 'Number':
+      if (typeof given === 'number' && Number.isFinite(given)) return given;
+      if (typeof given === 'string' && given.trim() !== '' && Number.isFinite(Number(given))) return Number(given);
+      break;
+    case 'Date':
+      if (typeof given === 'string')
+        try {
+          return parseDate(given, zone);
+        } catch (e) {
+          if (!(e instanceof DateParseError)) throw e;
+          throw invalid(`${at}: parameter ${p.Name} is a Date; ${e.message}`);
+        }
+      break;
+  }
+  throw invalid(`${at}: parameter ${p.Name} is a ${p.DataType}, not ${JSON.stringify(given)}`);
+}
+
+const emptyParameter = (p: DefinitionParameter, definitionKey: string): JobParameter => ({
+  Name: p.Name,
+  Direction: p.Direction,
+  DataType: p.DataType,
+  JobDefinitionParameter: `JobDefinitionParameter:${definitionKey}.${p.Name}`,
+  InValueString: null,
+  InValueNumber: null,
+  InValueDate: null,
+  OutValueString: null,
+  OutValueNumber: null,
+  OutValueDate: null,
+});
+
+function setIn(target: JobParameter, v: Value | null): void {
+  target.InValueString = typeof v === 'string' ? v : null;
+  target.InValueNumber = typeof v === 'number' ? v : null;
+  target.InValueDate = v !== null && typeof v === 'object' ? v : null;
+}
+
+function setOut(target: JobParameter, v: Value | null): void {
+  target.OutValueString = typeof v === 'string' ? v : null;
+  target.OutValueNumber = typeof v === 'number' ? v : null;
+  target.OutValueDate = v !== null && typeof v === 'object' ? v : null;
+}
+
+/**
+ * The parameters of a new job: the definition's, with defaults, overridden by the submit body's items (each naming
+ * its parameter by `Name` or by `JobDefinitionParameter`). Unknown names, wrong data types, values for Out
+ * parameters and missing mandatory values are 400s naming the item.
+ */
+export function buildJobParameters(
+  declared: readonly DefinitionParameter[],
+  items: unknown,
+  definitionKey: string,
+  zone: string,
+): JobParameter[] {
+  const result = declared.map((p) => emptyParameter(p, definitionKey));
+  const byName = new Map(result.map((r, i) => [r.Name, { param: declared[i] as DefinitionParameter, job: r }]));
+  const given = new Set<string>();
+  if (items !== undefined && items !== null) {
+    if (!Array.isArray(items)) throw invalid('Field "JobParameters" must be a list of parameters');
+    for (const [i, item] of items.entries()) {
+      const at = `Field "JobParameters[${i}]"`;
+      if (!isRecord(item)) throw invalid(`${at} must be an object`);
+      for (const k of Object.keys(item)) if (!ITEM_FIELDS.has(k)) throw invalid(`${at}: unknown field "${k}"`);
+      const name = parameterName(item, definitionKey, at);
+      const entry = byName.get(name);
+      if (!entry) throw invalid(`${at}: ${definitionKey} has no parameter ${name}`);
+      if (given.has(name)) throw invalid(`${at}: parameter ${name} is given twice`);
+      given.add(name);
+      const values = ['InValueString', 'InValueNumber', 'InValueDate'].filter((k) => item[k] !== undefined && item[k] !== null);
+      if (values.length > 1) throw invalid(`${at}: give one of InValueString, InValueNumber, InValueDate`);
+      if (values.length === 0) continue;
+      if (entry.param.Direction === 'Out') throw invalid(`${at}: parameter ${name} is an Out parameter and takes no value`);
+      setIn(entry.job, convert(entry.param, item[values[0] as string], zone, at));
+    }
+  }
+  for (const { param, job } of byName.values()) {
+    if (param.Direction === 'Out' || given.has(param.Name)) continue;
+    if (param.DefaultValue !== null) setIn(job, convert(param, param.DefaultValue, zone, `Parameter ${param.Name} default`));
+  }
+  for (const { param, job } of byName.values()) {
+    const empty = job.InValueString === null && job.InValueNumber === null && job.InValueDate === null;
+    if (param.Direction !== 'Out' && empty && !param.Optional)
+      throw invalid(`Field "JobParameters": parameter ${param.Name} is mandatory and has no value`);
+  }
+  return result;
+}
+
+function parameterName(item: Record<string, unknown>, definitionKey: string, at: string): string {
+  if (typeof item.Name === 'string') return item.Name;
+  if (item.Name !== undefined && item.Name !== null) throw invalid(`${at}.Name must be a string`);
+  const ref = item.JobDefinitionParameter;
+  if (typeof ref !== 'string') throw invalid(`${at} must name its parameter by Name or JobDefinitionParameter`);
+  const prefix = `JobDefinitionParameter:${definitionKey}.`;
+  if (!ref.startsWith(prefix))
+    throw invalid(`${at}.JobDefinitionParameter must be ${prefix}<parameter name>, not ${JSON.stringify(ref)}`);
+  return ref.slice(prefix.length);
+}
+
+/**
+ * The parameters of a resubmitted job: the original's In values, overridden by the body's items (resubmit form of
+ * spec §2.3, or by Name). Out values start empty.
+ */
+export function resubmitParameters(original: readonly JobParameter[], items: unknown, definitionKey: string, zone: string): JobParameter[] {
+  const declared: DefinitionParameter[] = original.map((p) => ({
+    Name: p.Name,
+    Direction: p.Direction,
+    DataType: p.DataType,
+    DefaultValue: null,
+    Optional: true,
+  }));
+  const result = buildJobParameters(declared, items, definitionKey, zone);
+  for (const [i, p] of result.entries()) {
+    const before = original[i] as JobParameter;
+    if (p.InValueString === null && p.InValueNumber === null && p.InValueDate === null) {
+      p.InValueString = before.InValueString;
+      p.InValueNumber = before.InValueNumber;
+      p.InValueDate = before.InValueDate;
+    }
+    p.JobDefinitionParameter = before.JobDefinitionParameter;
+  }
+  return result;
+}
+
+/** Text of a value as the script sees it. */
+const asText = (v: Value): string => (typeof v === 'object' ? formatInstant(v.ms, v.zone) : String(v));
+
+/** In and InOut values as environment variables for the script (never pasted into script text). */
+export function parameterEnvironment(params: readonly JobParameter[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const p of params) {
+    if (p.Direction === 'Out') continue;
+    const v = p.InValueString ?? p.InValueNumber ?? p.InValueDate;
+    if (v !== null) env[p.Name] = asText(v);
+  }
+  return env;
+}
+
+export const outNames = (params: readonly JobParameter[]): string[] =>
+  params.filter((p) => p.Direction !== 'In').map((p) => p.Name);
+
+/**
+ * Applies Out values reported as text (by an agent's script) to the parameters; a value that does not fit the
+ * data type is not stored and is explained in the returned notes.
+ */
+export function applyOutText(params: JobParameter[], out: Record<string, string>, zone: string): string[] {
+  const notes: string[] = [];
+  for (const p of params) {
+    if (p.Direction === 'In' || !Object.hasOwn(out, p.Name)) continue;
+    const text = out[p.Name] as string;
+    try {
+      setOut(p, convert(p as unknown as DefinitionParameter, text, zone, 'Out value'));
+    } catch {
+      notes.push(`Out parameter ${p.Name}: ${JSON.stringify(text.slice(0, 100))} is not a ${p.DataType}`);
+    }
+  }
+  return notes;
+}
+
+/** The `{Name, OutValue}` items of updateJob (spec §2.3): only Out and InOut parameters, values of their type. */
+export function applyOutItems(params: JobParameter[], items: unknown, zone: string): void {
+  if (items === undefined || items === null) return;
+  if (!Array.isArray(items)) throw invalid('Field "JobParameters" must be a list of {Name, OutValue}');
+  const updates: Array<[JobParameter, Value | null]> = [];
+  for (const [i, item] of items.entries()) {
+    const at = `Field "JobParameters[${i}]"`;
+    if (!isRecord(item)) throw invalid(`${at} must be an object`);
+    for (const k of Object.keys(item))
+      if (k !== 'Name' && k !== 'OutValue') throw invalid(`${at}: unknown field "${k}" (give Name and OutValue)`);
+    if (typeof item.Name !== 'string') throw invalid(`${at}.Name must be the name of an Out parameter`);
+    const p = params.find((x) => x.Name === item.Name);
+    if (!p) throw invalid(`${at}: the job has no parameter ${item.Name}`);
+    if (p.Direction === 'In') throw invalid(`${at}: parameter ${p.Name} is an In parameter`);
+    const v = item.OutValue;
+    if (v !== null && typeof v !== 'string' && typeof v !== 'number') throw invalid(`${at}.OutValue must be a string or a number`);
+    updates.push([p, v === null || v === undefined ? null : convert(p as unknown as DefinitionParameter, v, zone, at)]);
+  }
+  for (const [p, v] of updates) setOut(p, v);
+}

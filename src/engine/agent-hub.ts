@@ -1,0 +1,205 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import {
+  AGENT_PATH,
+  type AgentMessage,
+  encode,
+  HEADER_AGENT_INSTANCE,
+  HEADER_PROCESS_SERVER,
+  LineDecoder,
+  type ServerMessage,
+  UPGRADE_PROTOCOL,
+  type WelcomeMessage,
+} from '../agent/protocol.ts';
+
+/**
+ * The server's end of the agent protocol: accepts the agents' upgrade requests, keeps one session per process
+ * server, frames messages, and hands each session's messages to the engine one at a time, in order.
+ */
+
+export interface HubHandlers {
+  /** The `welcome` for an accepted agent, or the HTTP status and reason to refuse it with. */
+  authenticate(processServer: string, secret: string): Promise<{ welcome: WelcomeMessage } | { status: number; reason: string }>;
+  onMessage(processServer: string, message: AgentMessage): Promise<void>;
+  onConnect(processServer: string): void;
+  onClose(processServer: string): void;
+}
+
+interface Session {
+  processServer: string;
+  instance: string;
+  socket: Duplex;
+  lastSeen: number;
+  hello: boolean;
+  draining: boolean;
+  /** Messages of a session are handled strictly in order. */
+  chain: Promise<void>;
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 409: 'Conflict', 503: 'Service Unavailable' };
+
+function refuse(socket: Duplex, status: number, reason: string): void {
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${reason}\n`,
+  );
+}
+
+const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+
+/** Only well-formed messages reach the engine; agents are authenticated, but not trusted with the server's state. */
+function wellFormed(m: unknown): m is AgentMessage {
+  if (typeof m !== 'object' || m === null) return false;
+  const x = m as Record<string, unknown>;
+  switch (x.type) {
+    case 'ping':
+    case 'draining':
+      return true;
+    case 'hello':
+      return Array.isArray(x.known) && x.known.every((k) => isInt((k as KnownLike)?.jobId) && isInt((k as KnownLike)?.attempt));
+    case 'started':
+      return isInt(x.jobId) && isInt(x.attempt) && isInt(x.startTime);
+    case 'output':
+      return isInt(x.jobId) && isInt(x.attempt) && typeof x.file === 'string' && isInt(x.offset) && (x.offset as number) >= 0 && typeof x.data === 'string';
+    case 'finished':
+      return (
+        isInt(x.jobId) &&
+        isInt(x.attempt) &&
+        isInt(x.startTime) &&
+        isInt(x.endTime) &&
+        (x.returnCode === null || isInt(x.returnCode)) &&
+        (x.out === undefined || (typeof x.out === 'object' && x.out !== null)) &&
+        Array.isArray(x.files)
+      );
+    case 'lost':
+      return isInt(x.jobId) && isInt(x.attempt);
+    default:
+      return false;
+  }
+}
+type KnownLike = { jobId?: unknown; attempt?: unknown } | undefined;
+
+export class AgentHub {
+  private readonly sessions = new Map<string, Session>();
+  private readonly path: string;
+  private readonly handlers: HubHandlers;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+
+  constructor(rootPath: string, handlers: HubHandlers, logger: Logger, now: () => number) {
+    this.path = `${rootPath}${AGENT_PATH}`;
+    this.handlers = handlers;
+    this.logger = logger;
+    this.now = now;
+  }
+
+  attach(server: Server): void {
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => {});
+      this.accept(req, socket, head).catch((err: unknown) => {
+        this.logger.warn({ err }, 'agent connection failed');
+        refuse(socket, 503, 'server error');
+      });
+    });
+  }
+
+  /** Connected, introduced itself, and not shutting down: it may be given work. */
+  isReady(processServer: string): boolean {
+    const s = this.sessions.get(processServer);
+    return s !== undefined && s.hello && !s.draining;
+  }
+
+  isConnected(processServer: string): boolean {
+    return this.sessions.has(processServer);
+  }
+
+  lastSeen(processServer: string): number | undefined {
+    return this.sessions.get(processServer)?.lastSeen;
+  }
+
+  /** Sends if connected; returns false when the agent is away (it learns what it missed from its `hello`). */
+  send(processServer: string, message: ServerMessage): boolean {
+    const s = this.sessions.get(processServer);
+    if (!s || s.socket.destroyed) return false;
+    s.socket.write(encode(message));
+    return true;
+  }
+
+  /** Drops a session that has been silent too long; its process server then counts as away. */
+  disconnect(processServer: string): void {
+    this.sessions.get(processServer)?.socket.destroy();
+  }
+
+  close(): void {
+    for (const s of this.sessions.values()) s.socket.destroy();
+    this.sessions.clear();
+  }
+
+  private async accept(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = (req.url ?? '').split('?')[0];
+    if (url !== this.path) return refuse(socket, 404, 'no such endpoint');
+    if ((req.headers.upgrade ?? '').toLowerCase() !== UPGRADE_PROTOCOL) return refuse(socket, 400, `expected Upgrade: ${UPGRADE_PROTOCOL}`);
+    const ps = String(req.headers[HEADER_PROCESS_SERVER] ?? '');
+    const auth = String(req.headers.authorization ?? '');
+    const secret = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+    const verdict = await this.handlers.authenticate(ps, secret);
+    if (!('welcome' in verdict)) return refuse(socket, verdict.status, verdict.reason);
+    const existing = this.sessions.get(ps);
+    if (existing && !existing.socket.destroyed)
+      return refuse(socket, 409, `an agent is already connected for process server ${ps}`);
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${UPGRADE_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
+    socket.write(encode(verdict.welcome));
+    const session: Session = {
+      processServer: ps,
+      instance: String(req.headers[HEADER_AGENT_INSTANCE] ?? ''),
+      socket,
+      lastSeen: this.now(),
+      hello: false,
+      draining: false,
+      chain: Promise.resolve(),
+    };
+    this.sessions.set(ps, session);
+    if ('setNoDelay' in socket && typeof socket.setNoDelay === 'function') socket.setNoDelay(true);
+    this.logger.info({ processServer: ps, instance: session.instance }, 'agent connected');
+    const decoder = new LineDecoder(
+      (m) => this.receive(session, m),
+      (reason) => {
+        this.logger.warn({ processServer: ps, reason }, 'agent protocol error; closing');
+        socket.destroy();
+      },
+    );
+    socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+    socket.on('close', () => {
+      if (this.sessions.get(ps) === session) this.sessions.delete(ps);
+      this.logger.info({ processServer: ps }, 'agent disconnected');
+      this.handlers.onClose(ps);
+    });
+    if (head.length > 0) decoder.push(head);
+  }
+
+  private receive(session: Session, message: unknown): void {
+    session.lastSeen = this.now();
+    if (!wellFormed(message)) {
+      this.logger.warn({ processServer: session.processServer }, 'malformed agent message ignored');
+      return;
+    }
+    if (message.type === 'ping') {
+      session.socket.write(encode({ type: 'pong' }));
+      return;
+    }
+    if (message.type === 'draining') session.draining = true;
+    session.chain = session.chain
+      .then(async () => {
+        await this.handlers.onMessage(session.processServer, message);
+        if (message.type === 'hello' && !session.hello) {
+          session.hello = true;
+          this.handlers.onConnect(session.processServer);
+        }
+      })
+      .catch((err: unknown) => {
+        // The agent re-sends what was not acknowledged after it reconnects.
+        this.logger.warn({ err, processServer: session.processServer }, 'agent message not processed; reconnecting it');
+        session.socket.destroy();
+      });
+  }
+}

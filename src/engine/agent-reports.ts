@@ -1,0 +1,156 @@
+import type { FinishedMessage, KnownAttempt, LostMessage, StartedMessage } from '../agent/protocol.ts';
+import type { JobFileRecord, JobRecord } from '../domain/job.ts';
+import { isFinal } from '../domain/job-status.ts';
+import { applyOutText } from '../domain/parameters.ts';
+import { parseReturnCodeMap } from '../domain/return-codes.ts';
+import type { JobStatus } from '../model/fields.ts';
+import type { Store } from '../store/store.ts';
+import type { Effects } from './effects.ts';
+import { isSafeFileName } from './job-files.ts';
+import { finishJob } from './transitions.ts';
+
+/**
+ * What the server does with an agent's messages, inside a transaction. A report is applied only when it is for
+ * the job's current attempt on that process server and the job is not final yet; every `finished` and `lost` is
+ * acknowledged all the same, so the agent can drop it (at-least-once reporting, de-duplicated here).
+ */
+
+const ON_AGENT: readonly JobStatus[] = ['Dispatched', 'Assigned', 'Running', 'Killing'];
+
+const isCurrent = (job: JobRecord | undefined, ps: string, attempt: number): job is JobRecord =>
+  job !== undefined && job.processServer === ps && job.attempt === attempt && !isFinal(job.status);
+
+const STANDARD_FILES: ReadonlyArray<Pick<JobFileRecord, 'name' | 'fileOrder' | 'type'>> = [
+  { name: 'stdout.log', fileOrder: 1, type: 'Output' },
+  { name: 'stderr.log', fileOrder: 2, type: 'Log' },
+];
+
+async function markRunning(tx: Store, job: JobRecord, startTime: number, now: number): Promise<void> {
+  job.status = 'Running';
+  job.runStart = startTime;
+  job.modificationTime = now;
+  const existing = await tx.jobs.listFiles(job.jobId);
+  const missing = STANDARD_FILES.filter((f) => !existing.some((e) => e.name === f.name));
+  const ids = await tx.nextUniqueIds(missing.length);
+  await tx.jobs.insertFiles(
+    missing.map((f, i) => ({ ...f, uniqueId: ids[i] as number, jobId: job.jobId, format: 'text/plain', size: 0 })),
+  );
+}
+
+/** Reconciles the agent's spool with the jobs this process server holds, right after it (re)connects. */
+export async function applyHello(tx: Store, ps: string, known: readonly KnownAttempt[], now: number, fx: Effects): Promise<void> {
+  const byJob = new Map(known.map((k) => [k.jobId, k]));
+  const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
+  const changed: JobRecord[] = [];
+  for (const job of jobs) {
+    const k = byJob.get(job.jobId);
+    byJob.delete(job.jobId);
+    if (k && k.attempt === job.attempt) {
+      if (job.status === 'Dispatched' || job.status === 'Assigned') {
+        await markRunning(tx, job, k.startTime ?? now, now);
+        changed.push(job);
+      } else if (job.status === 'Killing') {
+        fx.messages.push({ processServer: ps, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
+      }
+      continue;
+    }
+    if (job.status === 'Dispatched' || job.status === 'Assigned') {
+      // The agent writes its spool before it spawns: an attempt it does not know never started. Queue it again.
+      job.status = 'Queued';
+      job.processServer = null;
+      job.modificationTime = now;
+      changed.push(job);
+      fx.dispatch = true;
+    } else if (!(job.status === 'Running' && job.data.scriptEnded)) {
+      await finishJob(tx, job, { status: 'Unknown', notes: [`Agent of ${ps} no longer knows attempt ${job.attempt}`] }, now, fx);
+    }
+  }
+  await tx.jobs.updateMany(changed);
+  // Attempts the agent still runs for jobs that moved on (set Unknown, or another attempt): let them go.
+  for (const k of byJob.values())
+    if (k.state === 'running')
+      fx.messages.push({ processServer: ps, message: { type: 'abandon', jobId: k.jobId, attempt: k.attempt } });
+}
+
+export async function applyStarted(tx: Store, ps: string, m: StartedMessage, now: number): Promise<void> {
+  const job = await tx.jobs.get(m.jobId);
+  if (!isCurrent(job, ps, m.attempt) || (job.status !== 'Dispatched' && job.status !== 'Assigned')) return;
+  await markRunning(tx, job, m.startTime, now);
+  await tx.jobs.updateMany([job]);
+}
+
+/** Records the files the agent reported: sizes of the known ones, new rows for files from $MILLRACE_FILES. */
+async function recordFiles(tx: Store, job: JobRecord, files: FinishedMessage['files']): Promise<void> {
+  const existing = await tx.jobs.listFiles(job.jobId);
+  const updates: JobFileRecord[] = [];
+  const added: Array<Omit<JobFileRecord, 'uniqueId'>> = [];
+  let order = Math.max(2, ...existing.map((f) => f.fileOrder));
+  for (const f of files) {
+    if (!isSafeFileName(f.name) || !Number.isSafeInteger(f.size) || f.size < 0) continue;
+    const row = existing.find((e) => e.name === f.name);
+    if (row) {
+      if (row.size !== f.size) updates.push({ ...row, size: f.size });
+      continue;
+    }
+    const standard = STANDARD_FILES.find((s) => s.name === f.name);
+    added.push({
+      jobId: job.jobId,
+      name: f.name,
+      fileOrder: standard?.fileOrder ?? ++order,
+      type: standard?.type ?? 'Output',
+      format: 'application/octet-stream',
+      size: f.size,
+    });
+  }
+  await tx.jobs.updateFiles(updates);
+  const ids = await tx.nextUniqueIds(added.length);
+  await tx.jobs.insertFiles(added.map((f, i) => ({ ...f, uniqueId: ids[i] as number })));
+}
+
+function outcomeOf(job: JobRecord, m: FinishedMessage): { status: JobStatus; note?: string } {
+  if (m.error) return { status: 'Error', note: `Could not run: ${m.error}` };
+  if (m.returnCode === null) {
+    if (m.killed || job.status === 'Killing') return { status: 'Killed', note: `Killed (${m.signal ?? 'signal'})` };
+    return { status: 'Error', note: `Ended by signal ${m.signal ?? 'unknown'}` };
+  }
+  if (job.status === 'Killing') return { status: 'Killed' };
+  const completes = parseReturnCodeMap(job.data.spec.returnCodeMap);
+  return { status: completes(m.returnCode) ? 'Completed' : 'Error' };
+}
+
+export async function applyFinished(tx: Store, ps: string, m: FinishedMessage, now: number, fx: Effects): Promise<void> {
+  fx.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
+  const job = await tx.jobs.get(m.jobId);
+  if (!isCurrent(job, ps, m.attempt) || job.data.scriptEnded) return;
+  if (job.runStart === null) job.runStart = m.startTime;
+  await recordFiles(tx, job, Array.isArray(m.files) ? m.files : []);
+  const notes = applyOutText(job.data.parameters, m.out ?? {}, job.data.zone);
+  const { status, note } = outcomeOf(job, m);
+  if (note) notes.push(note);
+  if (job.data.spec.completionStrategy === 'External' && status !== 'Killed' && !m.error) {
+    // Stays Running until updateJob sets its final status (spec §3).
+    job.returnCode = m.returnCode;
+    job.data.scriptEnded = true;
+    job.data.notes.push(...notes, `Script ended with return code ${m.returnCode ?? m.signal}; waiting for updateJob`);
+    job.modificationTime = now;
+    await tx.jobs.updateMany([job]);
+    return;
+  }
+  await finishJob(tx, job, { status, runEnd: m.endTime, returnCode: m.returnCode, notes }, now, fx);
+}
+
+export async function applyLost(tx: Store, ps: string, m: LostMessage, now: number, fx: Effects): Promise<void> {
+  fx.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
+  const job = await tx.jobs.get(m.jobId);
+  if (!isCurrent(job, ps, m.attempt)) return;
+  await finishJob(tx, job, { status: 'Unknown', notes: ['The agent restarted while the job ran; its outcome is unknown'] }, now, fx);
+}
+
+/** The agent has been away longer than its timeout: every job it held becomes Unknown. */
+export async function applyAgentLost(tx: Store, ps: string, now: number, fx: Effects): Promise<number> {
+  const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
+  const held = jobs.filter((j) => !j.data.scriptEnded);
+  for (const job of held)
+    await finishJob(tx, job, { status: 'Unknown', notes: [`Agent of process server ${ps} lost`] }, now, fx);
+  return held.length;
+}

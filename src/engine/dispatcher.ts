@@ -1,0 +1,137 @@
+import type { ServerMessage } from '../agent/protocol.ts';
+import { type DispatchState, openQueues, planDispatch, type ProviderState, type QueueState, type ServerState } from '../domain/dispatch-plan.ts';
+import type { JobRecord } from '../domain/job.ts';
+import { OCCUPYING } from '../domain/job-status.ts';
+import { outNames, parameterEnvironment } from '../domain/parameters.ts';
+import type { Store, StoredObject } from '../store/store.ts';
+import type { Effects } from './effects.ts';
+
+/** The built-in process server that runs System, JobChain and UserMessage jobs inside the server. */
+export const SYSTEM_SERVER = 'GLOBAL.System';
+
+/** Jobs considered per pass; another pass follows at once when a pass was full. */
+const CANDIDATES_PER_PASS = 500;
+const PROMOTIONS_PER_PASS = 1000;
+
+export interface DispatchContext {
+  /** Whether an agent for this process server is connected to this node and accepts work. */
+  agentReady(processServer: string): boolean;
+}
+
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+async function listAll(tx: Store, type: 'Queue' | 'QueueProvider' | 'ProcessServer'): Promise<StoredObject[]> {
+  const all: StoredObject[] = [];
+  for (;;) {
+    const page = await tx.listObjects(type, { limit: 1000, ...(all.length ? { afterKey: all[all.length - 1]?.key } : {}) });
+    all.push(...page);
+    if (page.length < 1000) return all;
+  }
+}
+
+/** Queues, providers and process servers as the planner sees them, read inside the dispatch transaction. */
+export async function loadDispatchState(tx: Store, ctx: DispatchContext): Promise<DispatchState> {
+  const queues = new Map<string, QueueState>();
+  for (const q of await listAll(tx, 'Queue'))
+    queues.set(q.key, {
+      key: q.key,
+      held: q.data.Held === true,
+      executionSize: num(q.data.ExecutionSize),
+      holdLevel: num(q.data.HoldLevel),
+      inclusive: q.data.Inclusive === true,
+      inclusiveConsole: q.data.InclusiveConsoleJobs === true,
+    });
+  const providers: ProviderState[] = (await listAll(tx, 'QueueProvider')).map((p) => ({
+    queue: p.data.Queue as string,
+    processServer: p.data.ProcessServer as string,
+    held: p.data.Held === true,
+    executionSize: num(p.data.ExecutionSize),
+    holdLevel: num(p.data.HoldLevel),
+    inclusive: p.data.Inclusive === true,
+  }));
+  const servers = new Map<string, ServerState>();
+  for (const s of await listAll(tx, 'ProcessServer')) {
+    const started = s.data.DesiredStatus !== 'Shutdown';
+    servers.set(s.key, {
+      key: s.key,
+      available: started && (s.key === SYSTEM_SERVER || ctx.agentReady(s.key)),
+      definitionTypes: (s.data.DefinitionTypes as string[] | null) ?? [],
+      executionSize: num(s.data.ExecutionSize),
+    });
+  }
+  return { queues, providers, servers };
+}
+
+/** The `run` message of an agent job's attempt: parameters as environment variables, never as script text. */
+export function runMessage(job: JobRecord): ServerMessage {
+  return {
+    type: 'run',
+    jobId: job.jobId,
+    attempt: job.attempt,
+    scriptType: job.data.spec.type as 'BASH',
+    script: job.data.spec.script ?? '',
+    env: parameterEnvironment(job.data.parameters),
+    outNames: outNames(job.data.parameters),
+  };
+}
+
+/**
+ * One dispatch pass, inside a transaction holding the dispatch lock: due Scheduled jobs move on, then queued jobs
+ * start in the order of DESIGN §8 within every limit. Agent jobs are recorded Dispatched with a new attempt before
+ * their `run` is sent (after the commit); System jobs go straight to Running. Returns whether another pass may
+ * find more to do.
+ */
+export async function dispatchPass(
+  tx: Store,
+  ctx: DispatchContext,
+  now: number,
+  runNow: ReadonlySet<number>,
+  fx: Effects,
+): Promise<{ more: boolean; started: number[] }> {
+  await tx.jobs.lockDispatch();
+  const due = await tx.jobs.dueScheduled(now, PROMOTIONS_PER_PASS);
+  const state = await loadDispatchState(tx, ctx);
+  for (const j of due) {
+    j.status = state.queues.get(j.queue)?.held ? 'QueueHeld' : 'Queued';
+    j.modificationTime = now;
+  }
+  await tx.jobs.updateMany(due);
+
+  const active = await tx.jobs.countActive(OCCUPYING);
+  const candidates = await tx.jobs.dispatchCandidates(openQueues(state, active), CANDIDATES_PER_PASS);
+  const urgent = runNow.size === 0 ? [] : (await tx.jobs.getMany([...runNow])).filter((j) => j.status === 'Queued');
+  const byId = new Map<number, JobRecord>();
+  for (const j of [...urgent, ...candidates]) byId.set(j.jobId, j);
+  const plan = planDispatch(
+    state,
+    active,
+    [...byId.values()].map((j) => ({
+      jobId: j.jobId,
+      queue: j.queue,
+      priority: j.priority,
+      definitionType: j.data.spec.type,
+      runNow: j.data.runNow === true,
+    })),
+  );
+  const changed: JobRecord[] = [];
+  for (const a of plan) {
+    const job = byId.get(a.jobId) as JobRecord;
+    job.processServer = a.processServer;
+    job.scheduledStart = now;
+    job.modificationTime = now;
+    delete job.data.runNow;
+    if (a.processServer === SYSTEM_SERVER) {
+      job.status = 'Running';
+      job.runStart = now;
+      fx.startSystem.push(job);
+    } else {
+      job.status = 'Dispatched';
+      job.attempt += 1;
+      fx.messages.push({ processServer: a.processServer, message: runMessage(job) });
+    }
+    changed.push(job);
+  }
+  await tx.jobs.updateMany(changed);
+  const more = due.length === PROMOTIONS_PER_PASS || (candidates.length === CANDIDATES_PER_PASS && plan.length > 0);
+  return { more, started: plan.map((a) => a.jobId) };
+}

@@ -1,0 +1,33 @@
+import type { ServerMessage } from '../agent/protocol.ts';
+import type { JobRecord } from '../domain/job.ts';
+
+/**
+ * What a transaction decided should happen outside the database. Collected while the transaction runs and
+ * carried out only after it commits: an agent never hears of a dispatch that was rolled back.
+ */
+export interface Effects {
+  /** Messages to agents, by process server key. */
+  messages: Array<{ processServer: string; message: ServerMessage }>;
+  /** System jobs that became Running and are to be run inside the server. */
+  startSystem: JobRecord[];
+  /** System jobs to stop (killed, set Unknown). */
+  stopSystem: number[];
+  /** Jobs deleted: remove their files from disk. */
+  removeFiles: number[];
+  /** Definitions whose jobs finished, with the number of finished jobs their KeepJobs keeps. */
+  purge: Map<string, number>;
+  /** Run the dispatcher again. */
+  dispatch: boolean;
+  /** Wake the dispatcher at these instants (Scheduled jobs). */
+  wakeAt: number[];
+}
+
+export const newEffects = (): Effects => ({
+  messages: [],
+  startSystem: [],
+  stopSystem: [],
+  removeFiles: [],
+  purge: new Map(),
+  dispatch: false,
+  wakeAt: [],
+});

@@ -1,0 +1,382 @@
+import type { Logger } from 'pino';
+import type { AgentMessage, WelcomeMessage } from '../agent/protocol.ts';
+import { isFinal } from '../domain/job-status.ts';
+import type { TypeName } from '../model/fields.ts';
+import type { Store, StoredObject } from '../store/store.ts';
+import type { Clock } from '../time/clock.ts';
+import { AgentHub } from './agent-hub.ts';
+import { applyAgentLost, applyFinished, applyHello, applyLost, applyStarted } from './agent-reports.ts';
+import { dispatchPass, SYSTEM_SERVER } from './dispatcher.ts';
+import { type Effects, newEffects } from './effects.ts';
+import type { JobFileStore } from './job-files.ts';
+import { ServerStatusKeeper } from './server-status.ts';
+import { SystemJobs } from './system-jobs.ts';
+import { finishJob } from './transitions.ts';
+
+export interface EngineOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  files: JobFileStore;
+  /** Context root (`/millrace`): agents connect to `<root>/agent`. */
+  rootPath: string;
+  /** Checks an agent's secret against its process server. */
+  verifyAgentSecret(processServer: string, secret: string): Promise<boolean>;
+  killGraceMs: number;
+  /** Finished jobs older than this are purged (the system keep clause). */
+  historyRetentionMs: number;
+}
+
+type Work = {
+  /** Agent and in-server reports: many share one transaction. User actions run alone (their errors are theirs). */
+  batch: boolean;
+  fn: (tx: Store, fx: Effects) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+};
+
+const BATCH = 500;
+const PURGE_EVERY_MS = 15 * 60_000;
+
+/**
+ * The running scheduler. Every change to existing jobs goes through one serial loop: reports of a moment are
+ * written in one transaction (as graphile-worker batches completions), actions each in their own, and a dispatch
+ * pass follows whenever something may have freed or filled a slot. Effects (agent messages, in-server jobs, file
+ * removal) happen only after the commit that decided them.
+ */
+export class Engine {
+  readonly hub: AgentHub;
+  readonly files: JobFileStore;
+  private readonly o: EngineOptions;
+  private readonly system: SystemJobs;
+  private readonly servers: ServerStatusKeeper;
+  private readonly work: Work[] = [];
+  private dispatchWanted = false;
+  private looping = false;
+  private idleWaiters: Array<() => void> = [];
+  private readonly runNow = new Set<number>();
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeAtMs = Number.POSITIVE_INFINITY;
+  private watchdog: NodeJS.Timeout | undefined;
+  private purgeTimer: NodeJS.Timeout | undefined;
+  private readonly purgeQueue = new Map<string, number>();
+  private purging = false;
+  private stopped = false;
+
+  constructor(options: EngineOptions) {
+    this.o = options;
+    this.files = options.files;
+    this.system = new SystemJobs((jobId, outcome) =>
+      this.report(async (tx, fx) => {
+        const job = await tx.jobs.get(jobId);
+        if (!job || job.processServer !== SYSTEM_SERVER || isFinal(job.status) || job.status === 'ConsoleRestart') return;
+        await finishJob(tx, job, outcome, this.o.clock.now(), fx);
+      }),
+    );
+    this.servers = new ServerStatusKeeper(options.store, () => this.hub, options.clock);
+    this.hub = new AgentHub(
+      options.rootPath,
+      {
+        authenticate: (ps, secret) => this.authenticateAgent(ps, secret),
+        onMessage: (ps, m) => this.onAgentMessage(ps, m),
+        onConnect: (ps) => {
+          this.servers.connected(ps);
+          this.requestDispatch();
+          void this.refreshServers();
+        },
+        onClose: (ps) => {
+          this.servers.disconnected(ps);
+          void this.refreshServers();
+        },
+      },
+      options.logger,
+      () => options.clock.now(),
+    );
+  }
+
+  /** Recovers after a restart, then starts the timers. */
+  async start(): Promise<void> {
+    const now = this.o.clock.now();
+    this.servers.started(now);
+    await this.mutate(async (tx, fx) => {
+      // In-server jobs ran inside the process that stopped: their outcome is unknown.
+      for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], { processServer: SYSTEM_SERVER, limit: 100_000 }))
+        await finishJob(tx, job, { status: 'Unknown', notes: ['The server stopped while the job ran'] }, now, fx);
+      for (const job of await tx.jobs.listByStatus(['Queued'], { limit: 1_000_000 })) if (job.data.runNow) this.runNow.add(job.jobId);
+      const next = await tx.jobs.nextScheduledStart();
+      if (next !== undefined) fx.wakeAt.push(next);
+      fx.dispatch = true;
+    });
+    await this.refreshServers();
+    this.watchdog = setInterval(() => void this.checkAgents(), 1000);
+    this.watchdog.unref();
+    this.purgeTimer = setInterval(() => void this.purgeHistory(), PURGE_EVERY_MS);
+    this.purgeTimer.unref();
+    void this.purgeHistory();
+  }
+
+  /** Stops timers and in-server jobs, lets the loop finish what it has, and closes agent sessions. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.watchdog);
+    clearInterval(this.purgeTimer);
+    clearTimeout(this.wakeTimer);
+    this.system.stopAll();
+    await this.idle();
+    this.hub.close();
+  }
+
+  /** Runs `fn` alone in one transaction, in turn with every other change to jobs; resolves after the commit. */
+  mutate<T>(fn: (tx: Store, fx: Effects) => Promise<T>): Promise<T> {
+    return this.enqueue(false, fn);
+  }
+
+  /** Like `mutate`, but may share its transaction with other reports of the same moment. */
+  report(fn: (tx: Store, fx: Effects) => Promise<void>): Promise<void> {
+    return this.enqueue(true, fn);
+  }
+
+  requestDispatch(): void {
+    this.dispatchWanted = true;
+    this.kick();
+  }
+
+  /**
+   * Told after an object changed. Holding a queue turns its Queued jobs QueueHeld (and back on release); any
+   * change to a queue, queue provider or process server may let jobs start.
+   */
+  objectChanged(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): void {
+    if (type !== 'Queue' && type !== 'QueueProvider' && type !== 'ProcessServer') return;
+    const wasHeld = before?.data.Held === true;
+    const held = after?.data.Held === true;
+    if (type === 'Queue' && after && wasHeld !== held)
+      void this.mutate(async (tx, fx) => {
+        const now = this.o.clock.now();
+        const jobs = await tx.jobs.listByStatus([held ? 'Queued' : 'QueueHeld'], { queue: after.key, limit: 1_000_000 });
+        const moving = jobs.filter((j) => !(held && j.data.runNow));
+        for (const j of moving) {
+          j.status = held ? 'QueueHeld' : 'Queued';
+          j.modificationTime = now;
+        }
+        await tx.jobs.updateMany(moving);
+        fx.dispatch = true;
+      }).catch((err: unknown) => this.o.logger.error({ err }, 'could not apply the queue hold'));
+    this.requestDispatch();
+  }
+
+  /** Marks a job for `runnow`: the next pass starts it ignoring queue holds and limits. */
+  addRunNow(jobId: number): void {
+    this.runNow.add(jobId);
+  }
+
+  /** Resolves once nothing is queued or running in the loop (tests and shutdown). */
+  idle(): Promise<void> {
+    if (!this.looping && this.work.length === 0 && !this.dispatchWanted) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Carries out what committed transactions decided. */
+  apply(fx: Effects): void {
+    for (const { processServer, message } of fx.messages) this.hub.send(processServer, message);
+    for (const job of fx.startSystem) this.system.start(job);
+    for (const id of fx.stopSystem) this.system.stop(id);
+    if (fx.removeFiles.length > 0)
+      this.o.files.remove(fx.removeFiles).catch((err: unknown) => this.o.logger.warn({ err }, 'could not remove job files'));
+    for (const [definition, keep] of fx.purge) this.purgeQueue.set(definition, keep);
+    if (fx.purge.size > 0) setTimeout(() => void this.purgeKept(), 1000).unref();
+    for (const t of fx.wakeAt) this.wakeAt(t);
+    if (fx.dispatch) this.requestDispatch();
+  }
+
+  private enqueue<T>(batch: boolean, fn: (tx: Store, fx: Effects) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.work.push({ batch, fn, resolve: resolve as (v: unknown) => void, reject });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.looping) return;
+    this.looping = true;
+    setImmediate(() => void this.loop());
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      while (this.work.length > 0 || (this.dispatchWanted && !this.stopped)) {
+        if (this.work.length > 0) {
+          const first = this.work[0] as Work;
+          const n = first.batch ? this.work.findIndex((w) => !w.batch) : 1;
+          await this.run(this.work.splice(0, n === -1 ? BATCH : Math.min(n, BATCH)));
+        }
+        if (this.dispatchWanted && !this.stopped && this.work.every((w) => w.batch)) {
+          this.dispatchWanted = false;
+          await this.dispatch();
+        }
+      }
+    } finally {
+      this.looping = false;
+      if (this.work.length > 0 || (this.dispatchWanted && !this.stopped)) this.kick();
+      else for (const w of this.idleWaiters.splice(0)) w();
+    }
+  }
+
+  private async run(items: Work[]): Promise<void> {
+    const fx = newEffects();
+    const results: unknown[] = [];
+    try {
+      await this.o.store.transaction(async (tx) => {
+        await tx.jobs.lockDispatch();
+        results.length = 0;
+        for (const w of items) results.push(await w.fn(tx, fx));
+      });
+    } catch (e) {
+      if (items.length > 1) {
+        // One bad report must not hold back the others: retry each alone.
+        for (const w of items) await this.run([w]);
+        return;
+      }
+      items[0]?.reject(e);
+      return;
+    }
+    this.apply(fx);
+    items.forEach((w, i) => w.resolve(results[i]));
+  }
+
+  private async dispatch(): Promise<void> {
+    const fx = newEffects();
+    try {
+      const { more, started } = await this.o.store.transaction((tx) =>
+        dispatchPass(tx, { agentReady: (ps) => this.hub.isReady(ps) }, this.o.clock.now(), this.runNow, fx),
+      );
+      for (const id of started) this.runNow.delete(id);
+      if (more) fx.dispatch = true;
+      this.apply(fx);
+    } catch (err) {
+      this.o.logger.error({ err }, 'dispatch pass failed; retrying in 1 s');
+      setTimeout(() => this.requestDispatch(), 1000).unref();
+    }
+  }
+
+  /** Wakes the dispatcher when the earliest Scheduled job is due. */
+  private wakeAt(t: number): void {
+    if (t >= this.wakeAtMs || this.stopped) return;
+    this.wakeAtMs = t;
+    clearTimeout(this.wakeTimer);
+    const delay = Math.max(0, Math.min(t - this.o.clock.now(), 2 ** 31 - 1));
+    this.wakeTimer = setTimeout(() => {
+      this.wakeAtMs = Number.POSITIVE_INFINITY;
+      void this.mutate(async (tx, fx) => {
+        const next = await tx.jobs.nextScheduledStart();
+        if (next !== undefined && next > this.o.clock.now()) fx.wakeAt.push(next);
+        fx.dispatch = true;
+      }).catch(() => {});
+    }, delay);
+    this.wakeTimer.unref();
+  }
+
+  private async authenticateAgent(ps: string, secret: string): Promise<{ welcome: WelcomeMessage } | { status: number; reason: string }> {
+    if (ps === SYSTEM_SERVER) return { status: 409, reason: 'GLOBAL.System runs inside the server and takes no agent' };
+    const object = await this.o.store.getObject('ProcessServer', ps);
+    if (!object || !(await this.o.verifyAgentSecret(ps, secret)))
+      return { status: 401, reason: 'unknown process server or wrong secret' };
+    const timeoutMs = ((object.data.AgentTimeout as number | null) ?? 60) * 1000;
+    return { welcome: { type: 'welcome', killGraceMs: this.o.killGraceMs, heartbeatMs: Math.max(200, Math.floor(timeoutMs / 4)) } };
+  }
+
+  private async onAgentMessage(ps: string, m: AgentMessage): Promise<void> {
+    const now = () => this.o.clock.now();
+    switch (m.type) {
+      case 'hello':
+        await this.mutate((tx, fx) => applyHello(tx, ps, m.known, now(), fx));
+        return;
+      case 'started':
+        void this.report((tx) => applyStarted(tx, ps, m, now())).catch(() => {});
+        return;
+      case 'output':
+        await this.o.files.write(m.jobId, m.file, m.offset, Buffer.from(m.data, 'base64')).catch((err: unknown) => {
+          this.o.logger.warn({ err, jobId: m.jobId, file: m.file }, 'job output not stored');
+        });
+        return;
+      case 'finished':
+        void this.report((tx, fx) => applyFinished(tx, ps, m, now(), fx)).catch(() => {});
+        return;
+      case 'lost':
+        void this.report((tx, fx) => applyLost(tx, ps, m, now(), fx)).catch(() => {});
+        return;
+      case 'draining':
+        void this.refreshServers();
+        return;
+      case 'ping':
+        return;
+    }
+  }
+
+  /** Agents silent or away beyond their timeout: drop the session, and set their jobs Unknown. */
+  private async checkAgents(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      for (const ps of await this.servers.overdue(this.o.clock.now())) {
+        if (this.hub.isConnected(ps)) {
+          this.hub.disconnect(ps);
+          continue;
+        }
+        const n = await this.mutate((tx, fx) => applyAgentLost(tx, ps, this.o.clock.now(), fx));
+        this.servers.lost(ps);
+        if (n > 0) this.o.logger.warn({ processServer: ps, jobs: n }, 'agent lost: its jobs are Unknown');
+      }
+      await this.refreshServers();
+    } catch (err) {
+      this.o.logger.warn({ err }, 'agent check failed');
+    }
+  }
+
+  /** Writes each process server's Status where it changed. */
+  async refreshServers(): Promise<void> {
+    try {
+      await this.servers.refresh();
+    } catch (err) {
+      this.o.logger.warn({ err }, 'could not update process server status');
+    }
+  }
+
+  /** KeepJobs: the finished jobs of a definition beyond the newest N are deleted, with their files. */
+  private async purgeKept(): Promise<void> {
+    if (this.purging || this.stopped) return;
+    this.purging = true;
+    try {
+      for (const [definition, keep] of [...this.purgeQueue]) {
+        this.purgeQueue.delete(definition);
+        for (;;) {
+          const ids = await this.o.store.jobs.finishedBeyond(definition, keep, 500);
+          if (ids.length === 0) break;
+          await this.deleteJobs(ids);
+        }
+      }
+    } catch (err) {
+      this.o.logger.warn({ err }, 'job purge failed');
+    } finally {
+      this.purging = false;
+    }
+  }
+
+  /** The system keep clause: finished jobs older than the retention period go, a batch at a time. */
+  private async purgeHistory(): Promise<void> {
+    try {
+      for (;;) {
+        const ids = await this.o.store.jobs.finishedBefore(this.o.clock.now() - this.o.historyRetentionMs, 500);
+        if (ids.length === 0 || this.stopped) return;
+        await this.deleteJobs(ids);
+      }
+    } catch (err) {
+      this.o.logger.warn({ err }, 'history purge failed');
+    }
+  }
+
+  private async deleteJobs(ids: number[]): Promise<void> {
+    await this.mutate(async (tx, fx) => {
+      await tx.jobs.delete(ids);
+      fx.removeFiles.push(...ids);
+    });
+  }
+}

@@ -1,0 +1,44 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+
+export const LOCAL_SERVER = 'GLOBAL.Local';
+
+/** The local agent's folder and secret file inside the data folder. */
+export function localAgentPaths(dataDir: string) {
+  const dir = join(dataDir, 'agents', LOCAL_SERVER);
+  return { dir, secretFile: join(dataDir, 'agents', `${LOCAL_SERVER}.secret`) };
+}
+
+/** Reads the local agent's secret, making one on the first start (readable by the server's user only). */
+export function ensureLocalSecret(dataDir: string): string {
+  const { secretFile } = localAgentPaths(dataDir);
+  if (existsSync(secretFile)) return readFileSync(secretFile, 'utf8').trim();
+  mkdirSync(dirname(secretFile), { recursive: true, mode: 0o700 });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}
+
+/**
+ * Starts `millrace agent` for GLOBAL.Local as a separate process: job processes are spawned from it, never from
+ * the server (DESIGN §1). It gets the server's environment without MILLRACE_* variables (the server's secrets),
+ * and leaves by itself once the server is gone and nothing runs. If an agent from an earlier server process still
+ * runs (the server was killed), the new one sees its pid file and steps aside; the old one reconnects.
+ */
+export function startLocalAgent(dataDir: string, serverUrl: string, logger: Logger): ChildProcess {
+  const { dir, secretFile } = localAgentPaths(dataDir);
+  const bin = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/millrace');
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MILLRACE_')));
+  const child = spawn(
+    process.execPath,
+    [bin, 'agent', '--server', serverUrl, '--process-server', LOCAL_SERVER, '--secret-file', secretFile, '--data', dir, '--parent-pid', String(process.pid)],
+    { env, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  child.on('exit', (code, signal) => logger.info({ code, signal }, 'local agent exited'));
+  child.on('error', (err) => logger.error({ err }, 'local agent could not start'));
+  return child;
+}

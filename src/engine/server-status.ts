@@ -1,0 +1,87 @@
+import { OCCUPYING } from '../domain/job-status.ts';
+import type { Store } from '../store/store.ts';
+import type { Clock } from '../time/clock.ts';
+import type { AgentHub } from './agent-hub.ts';
+import { SYSTEM_SERVER } from './dispatcher.ts';
+
+/**
+ * Keeps each process server's Status (Running, Connecting, Unknown, ShuttingDown, Shutdown) in step with its
+ * agent's connection and its DesiredStatus, and says which agents have been away longer than their AgentTimeout.
+ */
+export class ServerStatusKeeper {
+  private readonly store: Store;
+  private readonly hub: () => AgentHub;
+  private readonly clock: Clock;
+  /** When the agent went away; a server start counts as "away since" for agents not yet reconnected. */
+  private readonly awaySince = new Map<string, number>();
+  private readonly declaredLost = new Set<string>();
+  private startedAt = 0;
+
+  constructor(store: Store, hub: () => AgentHub, clock: Clock) {
+    this.store = store;
+    this.hub = hub;
+    this.clock = clock;
+  }
+
+  started(now: number): void {
+    this.startedAt = now;
+  }
+
+  connected(ps: string): void {
+    this.awaySince.delete(ps);
+    this.declaredLost.delete(ps);
+  }
+
+  disconnected(ps: string): void {
+    this.awaySince.set(ps, this.clock.now());
+  }
+
+  lost(ps: string): void {
+    this.declaredLost.add(ps);
+  }
+
+  /** Agents silent (connected) or away (with jobs, or after having been connected) beyond their timeout. */
+  async overdue(now: number): Promise<string[]> {
+    const hub = this.hub();
+    const busy = new Set((await this.store.jobs.countActive(OCCUPYING)).map((c) => c.processServer));
+    const result: string[] = [];
+    for (const ps of await this.store.listObjects('ProcessServer', { limit: 10_000 })) {
+      if (ps.key === SYSTEM_SERVER) continue;
+      const timeout = ((ps.data.AgentTimeout as number | null) ?? 60) * 1000;
+      const seen = hub.lastSeen(ps.key);
+      if (seen !== undefined) {
+        if (now - seen > timeout) result.push(ps.key);
+        continue;
+      }
+      if (this.declaredLost.has(ps.key) && !busy.has(ps.key)) continue;
+      const since = this.awaySince.get(ps.key) ?? this.startedAt;
+      if (now - since > timeout && (this.awaySince.has(ps.key) || busy.has(ps.key))) result.push(ps.key);
+    }
+    return result;
+  }
+
+  /** Writes the Status of every process server whose status changed. */
+  async refresh(): Promise<void> {
+    const hub = this.hub();
+    const busy = new Map<string, number>();
+    for (const c of await this.store.jobs.countActive(OCCUPYING))
+      if (c.processServer !== null) busy.set(c.processServer, (busy.get(c.processServer) ?? 0) + c.count);
+    for (const ps of await this.store.listObjects('ProcessServer', { limit: 10_000 })) {
+      const stopping = ps.data.DesiredStatus === 'Shutdown';
+      const status = stopping
+        ? (busy.get(ps.key) ?? 0) > 0
+          ? 'ShuttingDown'
+          : 'Shutdown'
+        : ps.key === SYSTEM_SERVER || hub.isReady(ps.key)
+          ? 'Running'
+          : this.declaredLost.has(ps.key)
+            ? 'Unknown'
+            : 'Connecting';
+      if (ps.data.Status === status) continue;
+      await this.store.transaction(async (tx) => {
+        const current = await tx.getObject('ProcessServer', ps.key);
+        if (current && current.data.Status !== status) await tx.patchObjectData(current.uniqueId, { ...current.data, Status: status });
+      });
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type { JobRecord } from '../domain/job.ts';
+import type { FinalOutcome } from './transitions.ts';
+
+/**
+ * Jobs the server runs itself on GLOBAL.System (DESIGN §7). They need no OS process: System_Sleep is a timer.
+ * Chains, user messages, operator messages and imports come with their own capabilities; until then such a job
+ * ends in Error saying so, rather than waiting forever.
+ */
+export class SystemJobs {
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly done: (jobId: number, outcome: FinalOutcome) => Promise<void>;
+
+  constructor(done: (jobId: number, outcome: FinalOutcome) => Promise<void>) {
+    this.done = done;
+  }
+
+  start(job: JobRecord): void {
+    if (job.definition === 'GLOBAL.System_Sleep') {
+      const ms = job.data.parameters.find((p) => p.Name === 'MilliSeconds')?.InValueNumber ?? 1000;
+      const finish = () => {
+        this.timers.delete(job.jobId);
+        void this.done(job.jobId, { status: 'Completed', returnCode: 0 }).catch(() => {});
+      };
+      if (ms <= 0) setImmediate(finish);
+      else this.timers.set(job.jobId, setTimeout(finish, Math.min(ms, 2 ** 31 - 1)));
+      return;
+    }
+    const what = job.data.spec.type === 'System' ? `System definition ${job.definition}` : `${job.data.spec.type} job`;
+    setImmediate(() => {
+      void this.done(job.jobId, { status: 'Error', returnCode: null, notes: [`A ${what} cannot run in this version of Millrace`] }).catch(() => {});
+    });
+  }
+
+  /** Stops a running in-server job (killed or set Unknown); its final status is set by the caller. */
+  stop(jobId: number): void {
+    clearTimeout(this.timers.get(jobId));
+    this.timers.delete(jobId);
+  }
+
+  stopAll(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+}

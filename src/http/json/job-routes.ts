@@ -1,0 +1,167 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { JOB_ACTIONS, type JobAction } from '../../domain/job-status.ts';
+import { invalid } from '../../errors.ts';
+import type { Principal } from '../../security/privileges.ts';
+import type { JobActions } from '../../services/job-actions.ts';
+import { selectFields } from '../../services/job-render.ts';
+import type { JobService } from '../../services/jobs.ts';
+import { PROCESS_SERVER_ACTIONS, type ProcessServerAction } from '../../services/process-servers.ts';
+import { errorResponses } from './schemas.ts';
+import { sendJobFile } from './job-file-content.ts';
+
+export interface JobRouteDeps {
+  jobs: JobService;
+  actions: JobActions;
+  processServerAction(p: Principal, key: string, action: ProcessServerAction): Promise<void>;
+  processServerText(p: Principal, key: string): Promise<string>;
+}
+
+const JOB = { $ref: 'Job#' };
+const key = (description: string) => ({ type: 'object', properties: { key: { type: 'string', description } }, required: ['key'] });
+const SUBMIT_BODY = {
+  type: 'object',
+  description: 'Every field is optional (DESIGN §12).',
+  properties: {
+    JobParameters: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          Name: { type: 'string' },
+          JobDefinitionParameter: { type: 'string', example: 'JobDefinitionParameter:GLOBAL.System_Sleep.MilliSeconds' },
+          InValueString: { type: 'string', nullable: true },
+          InValueNumber: { type: 'number', nullable: true },
+          InValueDate: { type: 'string', nullable: true },
+        },
+      },
+    },
+    RequestedStartTime: { type: 'string', example: '2026/11/21 22:00:00,000 Europe/Amsterdam' },
+    Queue: { type: 'string', example: 'GLOBAL.Default' },
+    Priority: { type: 'integer', minimum: 1, maximum: 100 },
+    Description: { type: 'string', maxLength: 255 },
+    HoldOnSubmit: { type: 'boolean' },
+  },
+  additionalProperties: false,
+};
+const FIELDS_QUERY = {
+  type: 'object',
+  properties: { fields: { type: 'string', description: 'Comma-separated fields to return, e.g. jobId,uniqueId' } },
+};
+
+type Req = { Params: { key: string; action?: string }; Body: unknown; Querystring: Record<string, string> };
+
+/** Spec §4 rows 2, 3, 6, 13, 17 and the Job form of row 22. */
+export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, served: Map<string, Set<string>>): void {
+  served.set('/Job/:key', new Set(['GET', 'POST', 'PUT', 'DELETE']));
+  served.set('/Job/:key/:action', new Set(['POST', 'PUT']));
+  served.set('/JobFile/:key/content', new Set(['GET']));
+  served.set('/ProcessServer/:key/:action', new Set(['PUT']));
+  const jobKey = key('The numeric jobId');
+  const submit = async (req: FastifyRequest<Req>, reply: FastifyReply) =>
+    reply.code(201).send(selectFields(await deps.jobs.submit(req.principal, req.params.key, req.body), req.query.fields));
+
+  app.post<Req>('/Job/:key', {
+    schema: {
+      tags: ['Job'],
+      summary: 'Submit a job of the definition <partition>.<name>',
+      params: key('The definition `<partition>.<name>`; a bare name means GLOBAL'),
+      querystring: FIELDS_QUERY,
+      body: SUBMIT_BODY,
+      response: { 201: JOB, ...errorResponses(400, 401, 403, 404, 413, 415) },
+    },
+    handler: (req, reply) => submit(req, reply),
+  });
+  app.post<Req>('/Job/:key/:action', {
+    schema: {
+      tags: ['Job'],
+      summary: 'Submit a job (the action must be `submit`)',
+      params: { type: 'object', properties: { key: { type: 'string' }, action: { type: 'string', enum: ['submit'] } }, required: ['key', 'action'] },
+      querystring: FIELDS_QUERY,
+      body: SUBMIT_BODY,
+      response: { 201: JOB, ...errorResponses(400, 401, 403, 404, 413, 415) },
+    },
+    handler: (req, reply) => {
+      if (req.params.action !== 'submit') throw invalid(`Unknown action "${req.params.action}"; POST takes submit`);
+      return submit(req, reply);
+    },
+  });
+  app.get<Req>('/Job/:key', {
+    schema: { tags: ['Job'], summary: 'Read a job', params: jobKey, response: { 200: JOB, ...errorResponses(401, 403, 404) } },
+    handler: (req) => deps.jobs.get(req.principal, req.params.key),
+  });
+  const act = async (req: FastifyRequest<Req>, reply: FastifyReply, action: JobAction) => {
+    const { job, created } = await deps.actions.act(req.principal, req.params.key, action, req.body, req.query);
+    return reply.code(created ? 201 : 200).send(job);
+  };
+  app.put<Req>('/Job/:key', {
+    schema: {
+      tags: ['Job'],
+      summary: 'Resubmit: a new job copied from this one, with the body applied',
+      params: jobKey,
+      body: SUBMIT_BODY,
+      response: { 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    },
+    handler: (req, reply) => act(req, reply, 'resubmit'),
+  });
+  app.put<Req>('/Job/:key/:action', {
+    schema: {
+      tags: ['Job'],
+      summary: 'Perform an action on a job (spec §3); restart and resubmit answer the new job',
+      params: {
+        type: 'object',
+        properties: { key: { type: 'string' }, action: { type: 'string', enum: [...JOB_ACTIONS] } },
+        required: ['key', 'action'],
+      },
+      querystring: { type: 'object', properties: { cancelRecurrence: { type: 'string', enum: ['true', 'false'] } } },
+      response: { 200: JOB, 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    },
+    handler: (req, reply) => {
+      const action = req.params.action as JobAction;
+      if (!JOB_ACTIONS.includes(action)) throw invalid(`Unknown action "${req.params.action}"; one of ${JOB_ACTIONS.join(', ')}`);
+      return act(req, reply, action);
+    },
+  });
+  app.delete<Req>('/Job/:key', {
+    schema: {
+      tags: ['Job'],
+      summary: 'Delete a job in a final status, with its files',
+      params: jobKey,
+      response: { 204: { type: 'null', description: 'Deleted; no body' }, ...errorResponses(401, 403, 404, 409) },
+    },
+    handler: async (req, reply) => {
+      await deps.actions.delete(req.principal, req.params.key);
+      return reply.code(204).send();
+    },
+  });
+  app.get<Req>('/JobFile/:key/content', {
+    schema: {
+      tags: ['JobFile'],
+      summary: 'Contents of a job file; supports Range, so a running job\'s output can be followed',
+      params: key('The uniqueId of the job file'),
+      response: {
+        200: { description: 'The file', type: 'string' },
+        206: { description: 'The requested range', type: 'string' },
+        ...errorResponses(401, 403, 404, 416),
+      },
+    },
+    handler: async (req, reply) => sendJobFile(req, reply, await deps.jobs.file(req.principal, req.params.key), deps.jobs),
+  });
+  app.put<Req>('/ProcessServer/:key/:action', {
+    schema: {
+      tags: ['ProcessServer'],
+      summary: 'Start, stop or restart a process server',
+      params: {
+        type: 'object',
+        properties: { key: { type: 'string' }, action: { type: 'string', enum: [...PROCESS_SERVER_ACTIONS] } },
+        required: ['key', 'action'],
+      },
+      response: { 200: { $ref: 'ProcessServer#' }, ...errorResponses(400, 401, 403, 404, 409) },
+    },
+    handler: async (req, reply) => {
+      const action = req.params.action as ProcessServerAction;
+      if (!PROCESS_SERVER_ACTIONS.includes(action)) throw invalid(`Unknown action "${req.params.action}"; one of start, stop, restart`);
+      await deps.processServerAction(req.principal, req.params.key, action);
+      return reply.type('application/json; charset=utf-8').send(await deps.processServerText(req.principal, req.params.key));
+    },
+  });
+}

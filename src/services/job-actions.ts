@@ -1,0 +1,190 @@
+import { SYSTEM_SERVER } from '../engine/dispatcher.ts';
+import type { Effects } from '../engine/effects.ts';
+import { copyForRerun, finishJob, insertJob, isQueueHeld, pendingStatus } from '../engine/transitions.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
+import type { JobRecord } from '../domain/job.ts';
+import { actionApplies, isFinal, type JobAction, notApplicableMessage, PENDING } from '../domain/job-status.ts';
+import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
+import type { JobStatus } from '../model/fields.ts';
+import type { Principal } from '../security/privileges.ts';
+import type { Store } from '../store/store.ts';
+import { renderJob } from './job-render.ts';
+import { type JobService, type JobServiceDeps, parseSubmitBody } from './jobs.ts';
+
+const UPDATE_FIELDS = new Set(['Status', 'Description', 'JobNotes', 'JobParameters']);
+const UPDATE_STATUSES: readonly JobStatus[] = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'];
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Holds a slot on an agent: the agent must hear of a kill or of being let go. */
+const onAgent = (job: JobRecord) => job.processServer !== null && job.processServer !== SYSTEM_SERVER;
+
+/**
+ * The job actions of spec §3 with the statuses of DESIGN §6. Each runs in the engine's serial loop, in its own
+ * transaction; one that does not apply in the job's status is a 409 naming the status.
+ */
+export class JobActions {
+  private readonly d: JobServiceDeps;
+  private readonly jobs: JobService;
+
+  constructor(deps: JobServiceDeps, jobs: JobService) {
+    this.d = deps;
+    this.jobs = jobs;
+  }
+
+  /** Returns the job after the action, or the new job for restart and resubmit (`created`). */
+  async act(
+    p: Principal,
+    idText: string,
+    action: JobAction,
+    body: unknown,
+    query: Record<string, unknown>,
+  ): Promise<{ job: Record<string, unknown>; created: boolean }> {
+    const seen = await this.jobs.find(p, idText);
+    this.jobs.require(p, 'Job', seen.partition, 'Control', `${action} Job:${seen.jobId}`);
+    if (action === 'restart' || action === 'resubmit')
+      this.jobs.require(p, 'JobDefinition', seen.partition, 'Submit', `submit ${seen.definition}`);
+    if (action !== 'resubmit' && action !== 'updateJob' && body !== undefined && body !== null && !(isRecord(body) && Object.keys(body).length === 0))
+      throw invalid(`Action ${action} takes no body`);
+    const resubmit = action === 'resubmit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
+    const now = () => this.d.clock.now();
+    const result = await this.d.engine.mutate(async (tx, fx) => {
+      const job = await tx.jobs.get(seen.jobId);
+      if (!job) throw notFound('Job', seen.jobId);
+      if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
+      switch (action) {
+        case 'cancel':
+          await this.cancel(tx, job, query.cancelRecurrence === 'true', now(), fx);
+          return job;
+        case 'kill':
+          await this.kill(tx, job, now(), fx);
+          return job;
+        case 'unknown':
+          if (job.processServer === SYSTEM_SERVER) fx.stopSystem.push(job.jobId);
+          else if (onAgent(job) && !isFinal(job.status))
+            fx.messages.push({ processServer: job.processServer as string, message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt } });
+          await finishJob(tx, job, { status: 'Unknown', notes: [`Set Unknown by ${p.user}`] }, now(), fx);
+          return job;
+        case 'hold':
+          return this.save(tx, job, 'Held', now());
+        case 'release':
+          return this.save(tx, job, pendingStatus(job.requestedStart, now(), await isQueueHeld(tx, job.queue)), now(), fx);
+        case 'runnow':
+          job.data.runNow = true;
+          fx.dispatch = true;
+          return this.save(tx, job, 'Queued', now(), fx);
+        case 'restart': {
+          const copy = copyForRerun(job, now(), await isQueueHeld(tx, job.queue));
+          return insertJob(tx, { ...copy, submittedBy: p.user, starts: 0 }, fx);
+        }
+        case 'resubmit':
+          return this.resubmit(tx, p, job, resubmit as NonNullable<typeof resubmit>, fx);
+        case 'updateJob':
+          await this.updateJob(tx, job, body, now(), fx);
+          return job;
+        case 'disable':
+          return this.save(tx, job, 'Disabled', now());
+        case 'enable':
+          return this.save(tx, job, 'Chained', now());
+      }
+    });
+    if (action === 'runnow') this.d.engine.addRunNow(result.jobId);
+    const created = action === 'restart' || action === 'resubmit';
+    return { job: renderJob(result, created ? [] : await this.d.store.jobs.listFiles(result.jobId)), created };
+  }
+
+  /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */
+  async delete(p: Principal, idText: string): Promise<void> {
+    const seen = await this.jobs.find(p, idText);
+    this.jobs.require(p, 'Job', seen.partition, 'Delete', `delete Job:${seen.jobId}`);
+    await this.d.engine.mutate(async (tx, fx) => {
+      const job = await tx.jobs.get(seen.jobId);
+      if (!job) throw notFound('Job', seen.jobId);
+      if (!isFinal(job.status)) throw conflict(`Job:${job.jobId} is ${job.status}; only a job in a final status can be deleted`);
+      await tx.jobs.delete([job.jobId]);
+      fx.removeFiles.push(job.jobId);
+    });
+  }
+
+  private async save(tx: Store, job: JobRecord, status: JobStatus, now: number, fx?: Effects): Promise<JobRecord> {
+    job.status = status;
+    job.modificationTime = now;
+    await tx.jobs.updateMany([job]);
+    if (fx && status === 'Queued') fx.dispatch = true;
+    if (fx && status === 'Scheduled') fx.wakeAt.push(job.requestedStart);
+    return job;
+  }
+
+  private async cancel(tx: Store, job: JobRecord, recurrence: boolean, now: number, fx: Effects): Promise<void> {
+    await finishJob(tx, job, { status: 'Canceled' }, now, fx);
+    if (!recurrence || job.jobGroup === null) return;
+    const cancelable = PENDING.filter((s) => actionApplies('cancel', s));
+    for (const other of await tx.jobs.listByStatus(cancelable, { jobGroup: job.jobGroup, limit: 10_000 }))
+      await finishJob(tx, other, { status: 'Canceled', notes: [`Recurrence canceled with Job:${job.jobId}`] }, now, fx);
+  }
+
+  private async kill(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+    if (job.processServer === SYSTEM_SERVER || job.data.scriptEnded) {
+      fx.stopSystem.push(job.jobId);
+      await finishJob(tx, job, { status: 'Killed' }, now, fx);
+      return;
+    }
+    fx.messages.push({ processServer: job.processServer as string, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
+    await this.save(tx, job, 'Killing', now);
+  }
+
+  private async resubmit(
+    tx: Store,
+    p: Principal,
+    job: JobRecord,
+    options: ReturnType<typeof parseSubmitBody>,
+    fx: Effects,
+  ): Promise<JobRecord> {
+    const definition = await tx.getObject('JobDefinition', job.definition);
+    if (!definition) throw conflict(`The definition ${job.definition} of Job:${job.jobId} no longer exists`);
+    const zone = options.requestedStart?.zone ?? job.data.zone;
+    const parameters = resubmitParameters(job.data.parameters, options.parameters, job.definition, zone);
+    return this.jobs.createFrom(
+      tx,
+      p,
+      definition,
+      {
+        ...options,
+        queue: options.queue ?? job.queue,
+        priority: options.priority ?? job.priority,
+        description: options.description === undefined ? job.description : options.description,
+      },
+      fx,
+      parameters,
+    );
+  }
+
+  /** External completion (spec §3): Status (a final status), Description, JobNotes (appended), Out parameters. */
+  private async updateJob(tx: Store, job: JobRecord, body: unknown, now: number, fx: Effects): Promise<void> {
+    if (job.data.spec.completionStrategy !== 'External')
+      throw conflict(`Job:${job.jobId} does not have an External completion strategy; updateJob does not apply`);
+    const b = body ?? {};
+    if (!isRecord(b)) throw invalid('The body must be a JSON object');
+    for (const k of Object.keys(b)) if (!UPDATE_FIELDS.has(k)) throw invalid(`Unknown field "${k}"`);
+    const status = b.Status;
+    if (status !== undefined && status !== null && !UPDATE_STATUSES.includes(status as JobStatus))
+      throw invalid(`Field "Status" must be a final status: ${UPDATE_STATUSES.join(', ')}`);
+    if (b.Description !== undefined && b.Description !== null && (typeof b.Description !== 'string' || b.Description.length > 255))
+      throw invalid('Field "Description" must be text of at most 255 characters');
+    const notes = b.JobNotes === undefined || b.JobNotes === null ? [] : Array.isArray(b.JobNotes) ? b.JobNotes : [b.JobNotes];
+    if (!notes.every((n) => typeof n === 'string' && n.length <= 4000))
+      throw invalid('Field "JobNotes" must be a note or a list of notes of at most 4000 characters');
+    if (job.data.notes.length + notes.length > 1000) throw invalid('Field "JobNotes": a job keeps at most 1000 notes');
+    applyOutItems(job.data.parameters, b.JobParameters, job.data.zone);
+    if (b.Description !== undefined) job.description = b.Description as string | null;
+    job.data.notes.push(...(notes as string[]));
+    if (status === undefined || status === null) {
+      job.modificationTime = now;
+      await tx.jobs.updateMany([job]);
+      return;
+    }
+    if (onAgent(job) && !job.data.scriptEnded)
+      fx.messages.push({ processServer: job.processServer as string, message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt } });
+    await finishJob(tx, job, { status: status as JobStatus }, now, fx);
+  }
+}

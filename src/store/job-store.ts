@@ -1,0 +1,53 @@
+import type { JobFileRecord, JobRecord } from '../domain/job.ts';
+import type { JobStatus } from '../model/fields.ts';
+
+/**
+ * Jobs and job files: the runtime history, kept in their own tables (migration 0002) with the columns the
+ * dispatcher filters and orders on. History is never held in memory; every read here is one indexed query.
+ */
+
+/** Running jobs counted per queue and process server, for the dispatcher's limits. */
+export interface ActiveCount {
+  queue: string;
+  processServer: string | null;
+  status: JobStatus;
+  count: number;
+}
+
+export interface JobStore {
+  nextJobIds(count: number): Promise<number[]>;
+  insert(job: JobRecord): Promise<void>;
+  get(jobId: number): Promise<JobRecord | undefined>;
+  getMany(jobIds: readonly number[]): Promise<JobRecord[]>;
+  /** Writes every column of each job (the engine batches the transitions of a moment into one call). */
+  updateMany(jobs: readonly JobRecord[]): Promise<void>;
+  delete(jobIds: readonly number[]): Promise<void>;
+
+  /** Jobs in any of `statuses`, oldest first, optionally on one process server or queue. */
+  listByStatus(
+    statuses: readonly JobStatus[],
+    options: { processServer?: string; queue?: string; jobGroup?: number; afterJobId?: number; limit: number },
+  ): Promise<JobRecord[]>;
+  /** Queued jobs of the given queues in dispatch order (DESIGN §8). */
+  dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]>;
+  /** Jobs in `statuses` counted per queue, process server and status. */
+  countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]>;
+  /** Scheduled jobs whose RequestedStartTime has come, oldest first. */
+  dueScheduled(now: number, limit: number): Promise<JobRecord[]>;
+  /** Earliest RequestedStartTime of a Scheduled job, or undefined. */
+  nextScheduledStart(): Promise<number | undefined>;
+  /** Some job that refers to a definition, queue or process server, for the delete check. */
+  anyReferring(column: 'definition' | 'queue' | 'processServer', key: string): Promise<number | undefined>;
+  /** Finished jobs of a definition beyond the newest `keep`, at most `limit`. */
+  finishedBeyond(definition: string, keep: number, limit: number): Promise<number[]>;
+  /** Finished jobs that ended before `time`, at most `limit`. */
+  finishedBefore(time: number, limit: number): Promise<number[]>;
+
+  insertFiles(files: readonly JobFileRecord[]): Promise<void>;
+  updateFiles(files: readonly JobFileRecord[]): Promise<void>;
+  listFiles(jobId: number): Promise<JobFileRecord[]>;
+  getFile(uniqueId: number): Promise<JobFileRecord | undefined>;
+
+  /** Serialises dispatch decisions across server nodes for the rest of the transaction (PostgreSQL). */
+  lockDispatch(): Promise<void>;
+}

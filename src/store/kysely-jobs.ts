@@ -1,0 +1,319 @@
+import { type Kysely, sql } from 'kysely';
+import { FINAL } from '../domain/job-status.ts';
+import type { JobStatus } from '../model/fields.ts';
+import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
+import type { ActiveCount, JobStore } from './job-store.ts';
+import type { Database } from './kysely-store.ts';
+
+/** Row shapes of migration 0002. */
+export interface JobTables {
+  jobs: {
+    job_id: number;
+    unique_id: number;
+    definition: string;
+    partition: string;
+    status: string;
+    priority: number;
+    queue: string;
+    process_server: string | null;
+    requested_start: number;
+    scheduled_start: number | null;
+    run_start: number | null;
+    run_end: number | null;
+    return_code: number | null;
+    parent_job: number | null;
+    job_group: number | null;
+    top_start: number;
+    attempt: number;
+    starts: number;
+    submitted_by: string;
+    description: string | null;
+    data: string;
+    creation_time: number;
+    modification_time: number;
+  };
+  job_files: {
+    unique_id: number;
+    job_id: number;
+    name: string;
+    file_order: number;
+    type: string;
+    format: string;
+    size: number;
+  };
+}
+
+type JobRow = JobTables['jobs'];
+
+const num = (v: number | null): number | null => (v === null ? null : Number(v));
+
+const toJob = (r: JobRow): JobRecord => ({
+  jobId: Number(r.job_id),
+  uniqueId: Number(r.unique_id),
+  definition: r.definition,
+  partition: r.partition,
+  status: r.status as JobStatus,
+  priority: Number(r.priority),
+  queue: r.queue,
+  processServer: r.process_server,
+  requestedStart: Number(r.requested_start),
+  scheduledStart: num(r.scheduled_start),
+  runStart: num(r.run_start),
+  runEnd: num(r.run_end),
+  returnCode: num(r.return_code),
+  parentJob: num(r.parent_job),
+  jobGroup: num(r.job_group),
+  topStart: Number(r.top_start),
+  attempt: Number(r.attempt),
+  starts: Number(r.starts),
+  submittedBy: r.submitted_by,
+  description: r.description,
+  data: JSON.parse(r.data) as JobData,
+  creationTime: Number(r.creation_time),
+  modificationTime: Number(r.modification_time),
+});
+
+const toRow = (j: JobRecord): JobRow => ({
+  job_id: j.jobId,
+  unique_id: j.uniqueId,
+  definition: j.definition,
+  partition: j.partition,
+  status: j.status,
+  priority: j.priority,
+  queue: j.queue,
+  process_server: j.processServer,
+  requested_start: j.requestedStart,
+  scheduled_start: j.scheduledStart,
+  run_start: j.runStart,
+  run_end: j.runEnd,
+  return_code: j.returnCode,
+  parent_job: j.parentJob,
+  job_group: j.jobGroup,
+  top_start: j.topStart,
+  attempt: j.attempt,
+  starts: j.starts,
+  submitted_by: j.submittedBy,
+  description: j.description,
+  data: JSON.stringify(j.data),
+  creation_time: j.creationTime,
+  modification_time: j.modificationTime,
+});
+
+const toFile = (r: JobTables['job_files']): JobFileRecord => ({
+  uniqueId: Number(r.unique_id),
+  jobId: Number(r.job_id),
+  name: r.name,
+  fileOrder: Number(r.file_order),
+  type: r.type as JobFileRecord['type'],
+  format: r.format,
+  size: Number(r.size),
+});
+
+const COLUMN = { definition: 'definition', queue: 'queue', processServer: 'process_server' } as const;
+
+/** The JobStore of one Kysely database or transaction; `onWrite` feeds the store's data version. */
+export class KyselyJobStore implements JobStore {
+  private readonly db: Kysely<Database>;
+  private readonly dialect: 'sqlite' | 'postgres';
+  private readonly onWrite: () => void;
+
+  constructor(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', onWrite: () => void) {
+    this.db = db;
+    this.dialect = dialect;
+    this.onWrite = onWrite;
+  }
+
+  async nextJobIds(count: number): Promise<number[]> {
+    if (count < 1) return [];
+    if (this.dialect === 'postgres') {
+      const r = await sql<{ id: number }>`select nextval('job_id_seq') as id from generate_series(1, ${count})`.execute(
+        this.db,
+      );
+      return r.rows.map((row) => Number(row.id));
+    }
+    const row = await this.db
+      .updateTable('sequences')
+      .set({ value: sql`value + ${count}` })
+      .where('name', '=', 'job_id')
+      .returning('value')
+      .executeTakeFirstOrThrow();
+    const last = Number(row.value);
+    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+  }
+
+  async insert(job: JobRecord): Promise<void> {
+    await this.db.insertInto('jobs').values(toRow(job)).execute();
+    this.onWrite();
+  }
+
+  async get(jobId: number): Promise<JobRecord | undefined> {
+    const row = await this.db.selectFrom('jobs').selectAll().where('job_id', '=', jobId).executeTakeFirst();
+    return row ? toJob(row) : undefined;
+  }
+
+  async getMany(jobIds: readonly number[]): Promise<JobRecord[]> {
+    if (jobIds.length === 0) return [];
+    const rows = await this.db.selectFrom('jobs').selectAll().where('job_id', 'in', [...jobIds]).execute();
+    return rows.map(toJob);
+  }
+
+  async updateMany(jobs: readonly JobRecord[]): Promise<void> {
+    for (const j of jobs) {
+      const { job_id, unique_id, creation_time, ...set } = toRow(j);
+      await this.db.updateTable('jobs').set(set).where('job_id', '=', job_id).execute();
+    }
+    if (jobs.length > 0) this.onWrite();
+  }
+
+  async delete(jobIds: readonly number[]): Promise<void> {
+    if (jobIds.length === 0) return;
+    await this.db.deleteFrom('job_files').where('job_id', 'in', [...jobIds]).execute();
+    await this.db.deleteFrom('jobs').where('job_id', 'in', [...jobIds]).execute();
+    this.onWrite();
+  }
+
+  async listByStatus(
+    statuses: readonly JobStatus[],
+    options: { processServer?: string; queue?: string; jobGroup?: number; afterJobId?: number; limit: number },
+  ): Promise<JobRecord[]> {
+    let q = this.db.selectFrom('jobs').selectAll().where('status', 'in', [...statuses]);
+    if (options.processServer !== undefined) q = q.where('process_server', '=', options.processServer);
+    if (options.queue !== undefined) q = q.where('queue', '=', options.queue);
+    if (options.jobGroup !== undefined) q = q.where('job_group', '=', options.jobGroup);
+    if (options.afterJobId !== undefined) q = q.where('job_id', '>', options.afterJobId);
+    return (await q.orderBy('job_id').limit(options.limit).execute()).map(toJob);
+  }
+
+  async dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]> {
+    if (queues.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', '=', 'Queued')
+      .where('queue', 'in', [...queues])
+      .orderBy('priority', 'desc')
+      .orderBy('top_start')
+      .orderBy('requested_start')
+      .orderBy('job_id')
+      .limit(limit)
+      .execute();
+    return rows.map(toJob);
+  }
+
+  async countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['queue', 'process_server', 'status', sql<number>`count(*)`.as('n')])
+      .where('status', 'in', [...statuses])
+      .groupBy(['queue', 'process_server', 'status'])
+      .execute();
+    return rows.map((r) => ({
+      queue: r.queue,
+      processServer: r.process_server,
+      status: r.status as JobStatus,
+      count: Number(r.n),
+    }));
+  }
+
+  async dueScheduled(now: number, limit: number): Promise<JobRecord[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', '=', 'Scheduled')
+      .where('requested_start', '<=', now)
+      .orderBy('requested_start')
+      .orderBy('job_id')
+      .limit(limit)
+      .execute();
+    return rows.map(toJob);
+  }
+
+  async nextScheduledStart(): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('jobs')
+      .select(sql<number | null>`min(requested_start)`.as('t'))
+      .where('status', '=', 'Scheduled')
+      .executeTakeFirst();
+    return row?.t === null || row?.t === undefined ? undefined : Number(row.t);
+  }
+
+  async anyReferring(column: 'definition' | 'queue' | 'processServer', key: string): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('jobs')
+      .select('job_id')
+      .where(COLUMN[column], '=', key)
+      .limit(1)
+      .executeTakeFirst();
+    return row ? Number(row.job_id) : undefined;
+  }
+
+  async finishedBeyond(definition: string, keep: number, limit: number): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select('job_id')
+      .where('definition', '=', definition)
+      .where('status', 'in', [...FINAL])
+      .orderBy('job_id', 'desc')
+      .limit(limit)
+      .offset(keep)
+      .execute();
+    return rows.map((r) => Number(r.job_id));
+  }
+
+  async finishedBefore(time: number, limit: number): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select('job_id')
+      .where('run_end', '<', time)
+      .where('status', 'in', [...FINAL])
+      .limit(limit)
+      .execute();
+    return rows.map((r) => Number(r.job_id));
+  }
+
+  async insertFiles(files: readonly JobFileRecord[]): Promise<void> {
+    if (files.length === 0) return;
+    await this.db
+      .insertInto('job_files')
+      .values(
+        files.map((f) => ({
+          unique_id: f.uniqueId,
+          job_id: f.jobId,
+          name: f.name,
+          file_order: f.fileOrder,
+          type: f.type,
+          format: f.format,
+          size: f.size,
+        })),
+      )
+      .execute();
+    this.onWrite();
+  }
+
+  async updateFiles(files: readonly JobFileRecord[]): Promise<void> {
+    for (const f of files)
+      await this.db.updateTable('job_files').set({ size: f.size }).where('unique_id', '=', f.uniqueId).execute();
+    if (files.length > 0) this.onWrite();
+  }
+
+  async listFiles(jobId: number): Promise<JobFileRecord[]> {
+    const rows = await this.db
+      .selectFrom('job_files')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .orderBy('file_order')
+      .orderBy('name')
+      .execute();
+    return rows.map(toFile);
+  }
+
+  async getFile(uniqueId: number): Promise<JobFileRecord | undefined> {
+    const row = await this.db.selectFrom('job_files').selectAll().where('unique_id', '=', uniqueId).executeTakeFirst();
+    return row ? toFile(row) : undefined;
+  }
+
+  async lockDispatch(): Promise<void> {
+    // A transaction-scoped advisory lock: one node decides at a time; SQLite has one writer anyway.
+    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7070)`.execute(this.db);
+  }
+}
