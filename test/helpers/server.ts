@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { type Config, DEFAULTS, interfacePaths } from '../../src/config/config.ts';
-import { createServer, type MillraceServer } from '../../src/main.ts';
+import { once } from 'node:events';
+import { createServer, listen, type MillraceServer } from '../../src/main.ts';
 import type { Clock } from '../../src/time/clock.ts';
 import type { Backend } from './backends.ts';
 
@@ -43,12 +44,15 @@ export interface TestServer {
 export async function startTestServer(
   backend: Backend,
   overrides: Partial<Config> = {},
-  options: { clock?: Clock } = {},
+  options: { clock?: Clock; listen?: boolean } = {},
 ): Promise<TestServer> {
   const db = await backend.create();
   const config: Config = {
     ...DEFAULTS,
     authFailuresPerMinute: 10_000,
+    // Listening servers run the real local agent, as `millrace serve` does; inject-only ones have none.
+    localAgent: options.listen === true,
+    port: 0,
     ...overrides,
     dataDir: db.dataDir,
     ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}),
@@ -60,6 +64,7 @@ export async function startTestServer(
       env: { MILLRACE_ADMIN_API_KEY: ADMIN_KEY },
       ...(options.clock ? { clock: options.clock } : {}),
     });
+    if (options.listen) await listen(server, config);
   } catch (err) {
     await db.cleanup();
     throw err;
@@ -110,7 +115,16 @@ export async function startTestServer(
     },
     async close() {
       try {
+        const agent = server.localAgent;
+        const running = agent !== undefined && agent.exitCode === null && agent.signalCode === null;
+        const exited = running ? once(agent, 'exit') : undefined;
         await server.close();
+        // The local agent leaves once told to stop and nothing runs; make sure before its folder goes.
+        if (exited) {
+          const timer = setTimeout(() => agent?.kill('SIGKILL'), 5000);
+          await exited;
+          clearTimeout(timer);
+        }
       } finally {
         await db.cleanup();
       }

@@ -47,6 +47,10 @@ describe('the description document (swagger.yml)', () => {
     };
     const expected = new Map<string, string[]>();
     for (const type of definitionTypes()) expected.set(`${t.base}/${type.name}/{key}`, ['delete', 'get', 'post', 'put']);
+    expected.set(`${t.base}/Job/{key}`, ['delete', 'get', 'post', 'put']);
+    expected.set(`${t.base}/Job/{key}/{action}`, ['post', 'put']);
+    expected.set(`${t.base}/JobFile/{key}/content`, ['get']);
+    expected.set(`${t.base}/ProcessServer/{key}/{action}`, ['put']);
     const actual = new Map(Object.entries(api.paths).map(([p, ops]) => [p, Object.keys(ops).filter((k) => k !== 'parameters').sort()]));
     assert.deepEqual(actual, expected);
   });

@@ -1,0 +1,35 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Polls `probe` until it returns something other than undefined, or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+const FINAL = new Set(['Completed', 'Error', 'Killed', 'Canceled', 'Unknown', 'Ignored', 'Skipped', 'Never']);
+
+/** A client's GET /Job/<id>, polled until the job has one of `statuses` (default: any final status). */
+export function waitForJob(
+  get: (path: string) => Promise<{ status: number; json: { Status?: string } }>,
+  jobId: number,
+  statuses?: readonly string[],
+  timeoutMs = 15_000,
+  // biome-ignore lint/suspicious/noExplicitAny: tests read job fields as a client does
+): Promise<any> {
+  return waitFor(`Job:${jobId} to reach ${statuses?.join('/') ?? 'a final status'}`, async () => {
+    const r = await get(`/Job/${jobId}`);
+    const s = r.json?.Status;
+    if (r.status === 200 && s !== undefined && (statuses ? statuses.includes(s) : FINAL.has(s))) return r.json;
+    return undefined;
+  }, timeoutMs);
+}
