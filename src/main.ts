@@ -1,11 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { type Config, interfacePaths } from './config/config.ts';
 import { Engine } from './engine/engine.ts';
 import { JobFileStore } from './engine/job-files.ts';
-import { ensureLocalSecret, LOCAL_SERVER, startLocalAgent } from './engine/local-agent.ts';
+import { ensureLocalSecret, LOCAL_SERVER, type LocalAgent, superviseLocalAgent } from './engine/local-agent.ts';
 import { buildApp } from './http/app.ts';
 import { requireType } from './model/registry.ts';
 import { SecretBox } from './security/secret-box.ts';
@@ -38,8 +37,8 @@ export interface MillraceServer {
   jobs: JobService;
   /** Secrets generated on the first start of an empty database, to print once. */
   firstStart?: FirstStartCredentials;
-  /** The local agent started by `listen`, if any. */
-  localAgent?: ChildProcess;
+  /** The local agent kept running by `listen`, if any. */
+  localAgent?: LocalAgent;
   close(): Promise<void>;
 }
 
@@ -120,7 +119,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     ...(firstStart ? { firstStart } : {}),
     async close() {
       clearInterval(flushTimer);
-      server.localAgent?.kill('SIGTERM');
+      server.localAgent?.stop();
       await engine.stop();
       await app.close();
       await auth.flushUses().catch(() => {});
@@ -148,7 +147,7 @@ export async function listen(server: MillraceServer, config: Config): Promise<vo
     const { port } = server.app.server.address() as { port: number };
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${root}`;
-    server.localAgent = startLocalAgent(config.dataDir, url, server.logger);
+    server.localAgent = superviseLocalAgent(config.dataDir, url, server.logger);
   }
 }
 

@@ -23,13 +23,43 @@ export function ensureLocalSecret(dataDir: string): string {
   return secret;
 }
 
+/** Keeps the local agent running while the server runs; `stop` asks it to finish (it drains its jobs first). */
+export interface LocalAgent {
+  current(): ChildProcess | undefined;
+  stop(): void;
+}
+
 /**
  * Starts `millrace agent` for GLOBAL.Local as a separate process: job processes are spawned from it, never from
  * the server (DESIGN §1). It gets the server's environment without MILLRACE_* variables (the server's secrets),
  * and leaves by itself once the server is gone and nothing runs. If an agent from an earlier server process still
- * runs (the server was killed), the new one sees its pid file and steps aside; the old one reconnects.
+ * runs (the server was killed), the new one sees its pid file and steps aside while the old one reconnects and
+ * finishes its jobs; whenever the agent exits while the server runs, another is started a little later.
  */
-export function startLocalAgent(dataDir: string, serverUrl: string, logger: Logger): ChildProcess {
+export function superviseLocalAgent(dataDir: string, serverUrl: string, logger: Logger): LocalAgent {
+  let child: ChildProcess | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const launch = () => {
+    child = startLocalAgent(dataDir, serverUrl, logger);
+    child.on('exit', () => {
+      if (stopped) return;
+      timer = setTimeout(launch, 2000);
+      timer.unref();
+    });
+  };
+  launch();
+  return {
+    current: () => child,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      child?.kill('SIGTERM');
+    },
+  };
+}
+
+function startLocalAgent(dataDir: string, serverUrl: string, logger: Logger): ChildProcess {
   const { dir, secretFile } = localAgentPaths(dataDir);
   const bin = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/millrace');
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MILLRACE_')));
@@ -38,7 +68,7 @@ export function startLocalAgent(dataDir: string, serverUrl: string, logger: Logg
     [bin, 'agent', '--server', serverUrl, '--process-server', LOCAL_SERVER, '--secret-file', secretFile, '--data', dir, '--parent-pid', String(process.pid)],
     { env, stdio: ['ignore', 'inherit', 'inherit'] },
   );
-  child.on('exit', (code, signal) => logger.info({ code, signal }, 'local agent exited'));
+  child.on('exit', (code, signal) => logger.debug({ code, signal }, 'local agent exited'));
   child.on('error', (err) => logger.error({ err }, 'local agent could not start'));
   return child;
 }

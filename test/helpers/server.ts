@@ -115,7 +115,7 @@ export async function startTestServer(
     },
     async close() {
       try {
-        const agent = server.localAgent;
+        const agent = server.localAgent?.current();
         const running = agent !== undefined && agent.exitCode === null && agent.signalCode === null;
         const exited = running ? once(agent, 'exit') : undefined;
         await server.close();

@@ -1,0 +1,41 @@
+import { JSON_BASE } from './cli.ts';
+
+export interface ApiResponse {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read fields of whatever JSON the server answers
+  json: any;
+  body: string;
+}
+
+/** A client of a `millrace serve` process on 127.0.0.1:`port`, as an outside system would use it. */
+export function apiClient(port: number, key: string) {
+  return async (method: string, path: string, body?: unknown): Promise<ApiResponse> => {
+    const res = await fetch(`http://127.0.0.1:${port}${JSON_BASE}${path}`, {
+      method,
+      headers: { 'X-API-Key': key, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(15_000),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, json, body: text };
+  };
+}
+
+/** A TCP port that was free a moment ago, for a server that must come back on the same port after a crash. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
