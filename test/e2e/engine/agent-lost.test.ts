@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { backends } from '../../helpers/backends.ts';
+import { cliEnv, ROOT } from '../../helpers/cli.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { waitFor, waitForJob } from '../../helpers/wait.ts';
+
+/**
+ * A process server served by a separate `millrace agent` (R4): an agent killed with SIGKILL leaves its jobs
+ * Unknown once its AgentTimeout has passed, and the process server's Status shows it; stop and start act on
+ * dispatch to it.
+ */
+for (const backend of backends()) {
+  describe(`an agent of its own (${backend.name})`, () => {
+    let t: TestServer;
+    let agent: ChildProcess | undefined;
+    const get = (path: string) => t.req('GET', path);
+    const startAgent = () => {
+      const { port } = t.server.app.server.address() as { port: number };
+      const secretFile = join(t.config.dataDir, 'remote.secret');
+      writeFileSync(secretFile, 'remote-secret-0123456789\n', { mode: 0o600 });
+      agent = spawn(
+        process.execPath,
+        ['bin/millrace', 'agent', '--server', `http://127.0.0.1:${port}/millrace`, '--process-server', 'GLOBAL.Remote',
+          '--secret-file', secretFile, '--data', join(t.config.dataDir, 'remote-agent')],
+        { cwd: ROOT, env: cliEnv(), stdio: 'ignore' },
+      );
+    };
+    before(async () => {
+      t = await startTestServer(backend, {}, { listen: true });
+      const setup: Array<[string, unknown]> = [
+        ['/ProcessServer/GLOBAL.Remote', { DefinitionTypes: ['BASH'], AgentSecret: 'remote-secret-0123456789', AgentTimeout: 1 }],
+        ['/Queue/GLOBAL.RemoteQ', {}],
+        ['/QueueProvider/GLOBAL.Remote.GLOBAL.RemoteQ', {}],
+        ['/JobDefinition/GLOBAL.Nap', { JobDefinitionType: 'BASH', Script: 'sleep 30', DefaultQueue: 'GLOBAL.RemoteQ' }],
+        ['/JobDefinition/GLOBAL.Quick', { JobDefinitionType: 'BASH', Script: 'echo quick', DefaultQueue: 'GLOBAL.RemoteQ' }],
+      ];
+      for (const [path, body] of setup) assert.equal((await t.req('POST', path, { body })).status, 201, path);
+    });
+    after(async () => {
+      agent?.kill('SIGKILL');
+      await t.close();
+    });
+
+    test('a wrong secret is refused; the right one connects and Status becomes Running', async () => {
+      assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.Status, 'Connecting');
+      assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.AgentSecret, undefined, 'the secret is write-only');
+      startAgent();
+      await waitFor('Remote Running', async () => ((await get('/ProcessServer/GLOBAL.Remote')).json.Status === 'Running' ? true : undefined));
+    });
+
+    test('stop: nothing new is dispatched, and start lets it run', async () => {
+      const stopped = await t.req('PUT', '/ProcessServer/GLOBAL.Remote/stop');
+      assert.equal(stopped.status, 200, stopped.body);
+      assert.equal(stopped.json.Status, 'Shutdown');
+      const id = (await t.req('POST', '/Job/GLOBAL.Quick')).json.jobId;
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal((await get(`/Job/${id}`)).json.Status, 'Queued');
+      const started = await t.req('PUT', '/ProcessServer/GLOBAL.Remote/start');
+      assert.equal(started.json.Status, 'Running');
+      assert.equal((await waitForJob(get, id)).Status, 'Completed');
+    });
+
+    test('R4: an agent killed with SIGKILL leaves its jobs Unknown after its timeout, not Error nor Completed', async () => {
+      const ids = [(await t.req('POST', '/Job/GLOBAL.Nap')).json.jobId, (await t.req('POST', '/Job/GLOBAL.Nap')).json.jobId];
+      for (const id of ids) await waitForJob(get, id, ['Running']);
+      const killedAt = Date.now();
+      agent?.kill('SIGKILL');
+      for (const id of ids) {
+        const job = await waitForJob(get, id, undefined, 10_000);
+        assert.equal(job.Status, 'Unknown');
+        assert.ok(job.JobNotes.some((n: string) => /lost/.test(n)), JSON.stringify(job.JobNotes));
+      }
+      assert.ok(Date.now() - killedAt < 5000, `took ${Date.now() - killedAt} ms for a 1 s timeout`);
+      assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.Status, 'Unknown');
+    });
+  });
+}
