@@ -14,6 +14,7 @@ import { ensureBuiltinObjects, type FirstStartCredentials, initialiseAdmin } fro
 import { JobActions } from './services/job-actions.ts';
 import { JobService } from './services/jobs.ts';
 import { ObjectService } from './services/objects.ts';
+import { OperatorMessages } from './services/operator-messages.ts';
 import { processServerAction } from './services/process-servers.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/store.ts';
@@ -99,6 +100,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       processServerAction: (p, key, action) => processServerAction({ store, engine }, p, key, action),
       processServerText: (p, key) => objects.getText(p, processServer, key),
     },
+    messages: new OperatorMessages(engine, clock),
     version: VERSION,
   });
   engine.hub.attach(app.server);

@@ -47,6 +47,7 @@ const PURGE_EVERY_MS = 15 * 60_000;
 export class Engine {
   readonly hub: AgentHub;
   readonly files: JobFileStore;
+  readonly store: Store;
   private readonly o: EngineOptions;
   private readonly system: SystemJobs;
   private readonly servers: ServerStatusKeeper;
@@ -66,6 +67,7 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.o = options;
     this.files = options.files;
+    this.store = options.store;
     this.system = new SystemJobs((jobId, outcome) =>
       this.report(async (tx, fx) => {
         const job = await tx.jobs.get(jobId);

@@ -79,8 +79,10 @@ export async function finishJob(tx: Store, job: JobRecord, outcome: FinalOutcome
   const spec = job.data.spec;
   const decision = decideRestart(outcome.status, spec.restart, job.starts, spec.maxStarts);
   if (decision === 'request') {
-    job.data.notes.push(`Ended ${outcome.status}; restart requested: waiting for an operator (ConsoleRestart)`);
+    const messageId = await createOperatorMessage(tx, job, outcome.status, now);
+    job.data.notes.push(`Ended ${outcome.status}; restart requested: waiting for a reply to OperatorMessage:${messageId}`);
     job.data.pendingFinal = outcome.status;
+    job.data.operatorMessage = messageId;
     job.status = 'ConsoleRestart';
   } else if (decision === 'restart') {
     const next = await insertJob(tx, { ...copyForRerun(job, now, await isQueueHeld(tx, job.queue)), starts: job.starts + 1 }, fx);
@@ -89,4 +91,50 @@ export async function finishJob(tx: Store, job: JobRecord, outcome: FinalOutcome
   await tx.jobs.updateMany([job]);
   if (spec.keepJobs !== null) fx.purge.set(job.definition, spec.keepJobs);
   fx.dispatch = true;
+}
+
+/** Replies a RequestRestart operator message accepts. */
+export const RESTART_REPLIES = 'Restart|NoRestart';
+
+/** The operator message of a RequestRestart restart behaviour (product §1.4), kept with the other objects. */
+async function createOperatorMessage(tx: Store, job: JobRecord, status: JobStatus, now: number): Promise<number> {
+  const [id] = await tx.nextUniqueIds(1);
+  const at = { ms: now, zone: job.data.zone };
+  await tx.insertObject(
+    {
+      uniqueId: id as number,
+      type: 'OperatorMessage',
+      key: String(id),
+      partition: job.partition,
+      data: {
+        FullText: `Job:${job.jobId} (${job.definition}) ended ${status}. Reply Restart to run it again, or NoRestart.`,
+        ReplyExpression: RESTART_REPLIES,
+        ReplyStatus: 'Required',
+        Reply: null,
+        SenderObject: `Job:${job.jobId}`,
+        CreationTime: at,
+        ReplyTime: null,
+        ReplyUser: null,
+      },
+      protection: null,
+      creationTime: now,
+      modificationTime: now,
+    },
+    [],
+  );
+  return id as number;
+}
+
+/** Ends a job in ConsoleRestart with the final status it reached, after the operator's reply. */
+export async function settleRestartRequest(tx: Store, job: JobRecord, restart: boolean, user: string, now: number, fx: Effects): Promise<void> {
+  const status = job.data.pendingFinal ?? 'Error';
+  delete job.data.pendingFinal;
+  job.status = status;
+  job.modificationTime = now;
+  if (restart) {
+    const next = await insertJob(tx, { ...copyForRerun(job, now, await isQueueHeld(tx, job.queue)), submittedBy: user, starts: 0 }, fx);
+    job.data.notes.push(`${user} replied Restart; restarted as Job:${next.jobId}`);
+  } else job.data.notes.push(`${user} replied NoRestart`);
+  await tx.jobs.updateMany([job]);
+  if (job.data.spec.keepJobs !== null) fx.purge.set(job.definition, job.data.spec.keepJobs);
 }

@@ -6,6 +6,7 @@ import { definitionTypes, requireType } from '../model/registry.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Authenticator } from '../services/auth.ts';
 import type { ObjectService } from '../services/objects.ts';
+import type { OperatorMessages } from '../services/operator-messages.ts';
 import { renderError } from './errors.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
@@ -23,6 +24,7 @@ export interface AppDeps {
   auth: Authenticator;
   objects: ObjectService;
   jobs: JobRouteDeps;
+  messages: OperatorMessages;
   version: string;
 }
 
@@ -48,6 +50,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addSchema(inputSchema(type));
   }
   app.addSchema(outputSchema(requireType('Job')));
+  app.addSchema(outputSchema(requireType('OperatorMessage')));
 
   await app.register(fastifySwagger, {
     openapi: {

@@ -51,6 +51,8 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/Job/{key}/{action}`, ['post', 'put']);
     expected.set(`${t.base}/JobFile/{key}/content`, ['get']);
     expected.set(`${t.base}/ProcessServer/{key}/{action}`, ['put']);
+    expected.set(`${t.base}/OperatorMessage/{key}`, ['get']);
+    expected.set(`${t.base}/OperatorMessage/{key}/reply`, ['put']);
     const actual = new Map(Object.entries(api.paths).map(([p, ops]) => [p, Object.keys(ops).filter((k) => k !== 'parameters').sort()]));
     assert.deepEqual(actual, expected);
   });

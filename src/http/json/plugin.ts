@@ -2,13 +2,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../../services/auth.ts';
 import type { ObjectService } from '../../services/objects.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
+import type { OperatorMessages } from '../../services/operator-messages.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
+import { registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
 
 export interface JsonInterfaceDeps {
   auth: Authenticator;
   objects: ObjectService;
   jobs: JobRouteDeps;
+  messages: OperatorMessages;
 }
 
 /**
@@ -37,5 +40,6 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   const served = new Map<string, Set<string>>();
   registerObjectRoutes(app, deps.objects, served);
   registerJobRoutes(app, deps.jobs, served);
+  registerMessageRoutes(app, deps.messages, served);
   addMethodNotAllowed(app, served);
 }
