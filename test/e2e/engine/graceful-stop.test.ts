@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type Backend, backends } from '../../helpers/backends.ts';
+import { killServers, type ServeProcess, startServe } from '../../helpers/cli.ts';
+import { apiClient, freePort } from '../../helpers/http-client.ts';
+import { waitFor } from '../../helpers/wait.ts';
+
+const KEY = 'graceful-test-admin-key-0123456789';
+
+/**
+ * R13 and R15: SIGTERM stops the server within seconds while a job runs; the local agent lets the job finish,
+ * keeps its report in its spool, and delivers it to the next server, which records it once.
+ */
+for (const backend of backends()) {
+  describe(`SIGTERM while a job runs (${backend.name})`, () => {
+    let db: Awaited<ReturnType<Backend['create']>>;
+    let port: number;
+    let serve: ServeProcess;
+    const start = async () => {
+      serve = await startServe(['--data', db.dataDir, '--port', String(port), ...(db.databaseUrl ? ['--database', db.databaseUrl] : [])], {
+        MILLRACE_ADMIN_API_KEY: KEY,
+      });
+    };
+    before(async () => {
+      db = await backend.create();
+      port = await freePort();
+      await start();
+    });
+    after(async () => {
+      await killServers();
+      await db.cleanup();
+    });
+    const api = (method: string, path: string, body?: unknown) => apiClient(port, KEY)(method, path, body);
+
+    test('the server exits promptly, the job finishes on the agent, and its outcome arrives after the restart', async () => {
+      const marker = join(db.dataDir, 'graceful.txt');
+      await api('POST', '/JobDefinition/GLOBAL.Slow', {
+        JobDefinitionType: 'BASH',
+        Script: `echo "$MILLRACE_JOB_ID:$$" >> ${marker}; sleep 2; echo done; exit 5`,
+        ReturncodeMapToCompleted: '5',
+      });
+      const id = (await api('POST', '/Job/GLOBAL.Slow')).json.jobId;
+      await waitFor('Running', async () => ((await api('GET', `/Job/${id}`)).json.Status === 'Running' ? true : undefined));
+      const t0 = Date.now();
+      const code = await serve.stop();
+      assert.equal(code, 0);
+      assert.ok(Date.now() - t0 < 10_000, `stopping took ${Date.now() - t0} ms`);
+      await new Promise((r) => setTimeout(r, 2500)); // the job ends while no server runs
+      await start();
+      const job = await waitFor(
+        'the spooled report',
+        async () => {
+          const j = (await api('GET', `/Job/${id}`)).json;
+          return j.Status === 'Completed' ? j : undefined;
+        },
+        20_000,
+      );
+      assert.equal(job.ReturnCode, 5);
+      const stdout = job.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
+      assert.equal(stdout.Size, 'done\n'.length);
+      assert.equal(readFileSync(marker, 'utf8').trim().split('\n').length, 1, 'ran once');
+    });
+  });
+}
