@@ -87,7 +87,15 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.
     vendor: normalizeVendor(flags.vendor ?? env.MILLRACE_VENDOR ?? DEFAULTS.vendor),
     defaultTimeZone: flags.timeZone ?? env.MILLRACE_TIME_ZONE ?? DEFAULTS.defaultTimeZone,
     logLevel: flags.logLevel ?? env.MILLRACE_LOG_LEVEL ?? DEFAULTS.logLevel,
+    historyRetentionDays: positive(env.MILLRACE_HISTORY_DAYS, 'MILLRACE_HISTORY_DAYS') ?? DEFAULTS.historyRetentionDays,
   };
+}
+
+function positive(text: string | undefined, what: string): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`invalid ${what} "${text}": a positive number`);
+  return n;
 }
 
 /** The paths of both interfaces, derived once from the context and vendor. */
