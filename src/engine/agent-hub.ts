@@ -106,7 +106,7 @@ export class AgentHub {
   /** Connected, introduced itself, and not shutting down: it may be given work. */
   isReady(processServer: string): boolean {
     const s = this.sessions.get(processServer);
-    return s !== undefined && s.hello && !s.draining;
+    return s?.hello === true && !s.draining;
   }
 
   isConnected(processServer: string): boolean {

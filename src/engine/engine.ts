@@ -242,7 +242,7 @@ export class Engine {
       return;
     }
     this.apply(fx);
-    items.forEach((w, i) => w.resolve(results[i]));
+    for (const [i, w] of items.entries()) w.resolve(results[i]);
   }
 
   private async dispatch(): Promise<void> {

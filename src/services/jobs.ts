@@ -168,6 +168,7 @@ export class JobService {
   async get(p: Principal, idText: string): Promise<Record<string, unknown>> {
     const job = await this.find(p, idText);
     for (const [type, key] of [
+      ['JobDefinition', job.definition],
       ['Queue', job.queue],
       ['ProcessServer', job.processServer],
     ] as const) {

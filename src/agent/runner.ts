@@ -1,0 +1,145 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { badParameter, jobEnvironment } from './environment.ts';
+import { type Log, reason } from './log.ts';
+import type { FinishedMessage, RunMessage } from './protocol.ts';
+import { prepareLaunch, type WorkPaths } from './scripts.ts';
+
+/** How the process of an attempt ended. */
+export interface ProcessEnd {
+  endTime: number;
+  returnCode: number | null;
+  signal: string | null;
+  /** Set when the process could not be started. */
+  error?: string;
+}
+
+/** One attempt the agent knows: running here, finished (report not yet acknowledged) or lost (agent restarted). */
+export class Attempt {
+  readonly jobId: number;
+  readonly attempt: number;
+  readonly paths: WorkPaths;
+  state: 'running' | 'finished' | 'lost';
+  /** Present for an attempt started by this agent process. */
+  run?: RunMessage;
+  child?: ChildProcess;
+  pid?: number;
+  startTime?: number;
+  report?: FinishedMessage;
+  killRequested = false;
+  killTimer?: NodeJS.Timeout;
+  /** Acknowledged or abandoned: forgotten, its remaining events are ignored. */
+  gone = false;
+  /** Reports and output of this attempt are sent one after another, in this chain. */
+  chain: Promise<void> = Promise.resolve();
+  /** The connection `offsets` belong to: a new connection ships every file again from offset 0. */
+  shipSession: unknown = null;
+  offsets = new Map<string, number>();
+  tickQueued = false;
+
+  constructor(jobId: number, attempt: number, paths: WorkPaths, state: Attempt['state']) {
+    this.jobId = jobId;
+    this.attempt = attempt;
+    this.paths = paths;
+    this.state = state;
+  }
+
+  /**
+   * Runs `task` after the attempt's earlier ones (so its output always precedes its report); skipped once the
+   * attempt is gone unless `always`. A failure is logged.
+   */
+  queue(task: () => Promise<unknown>, log: Log, always = false): void {
+    this.chain = this.chain
+      .then(async () => {
+        if (always || !this.gone) await task();
+      })
+      .catch((err: unknown) => log(`${this.jobId}.${this.attempt}: ${reason(err)}`));
+  }
+}
+
+/** A spawn: started, failed at once, or failing (spawn reported an error; `onEnd` will tell it). */
+export type Spawned =
+  | { kind: 'started'; child: ChildProcess; pid: number; startTime: number }
+  | { kind: 'failed'; error: string }
+  | { kind: 'failing' };
+
+/**
+ * Prepares the work folder and spawns the attempt's process in its own process group, stdin ignored and
+ * stdout/stderr written by the process itself straight into the work folder's log files. `onEnd` is called once
+ * with how it ended (also when it could not be started). The caller has written the spool entry already.
+ */
+export function spawnAttempt(run: RunMessage, paths: WorkPaths, onEnd: (end: ProcessEnd) => void): Spawned {
+  const bad = badParameter(run.env);
+  if (bad) return { kind: 'failed', error: bad };
+  let launch: ReturnType<typeof prepareLaunch>;
+  let stdout: number | undefined;
+  let stderr: number | undefined;
+  try {
+    mkdirSync(paths.files, { recursive: true });
+    writeFileSync(paths.out, '');
+    launch = prepareLaunch(run.scriptType, run.script, run.outNames, paths);
+    stdout = openSync(paths.stdout, 'w', 0o644);
+    stderr = openSync(paths.stderr, 'w', 0o644);
+    const env = jobEnvironment(process.env, run.env, {
+      ...launch.env,
+      MILLRACE_JOB_ID: String(run.jobId),
+      MILLRACE_ATTEMPT: String(run.attempt),
+      MILLRACE_FILES: paths.files,
+      MILLRACE_OUT: paths.out,
+    });
+    const startTime = Date.now();
+    const child = spawn(launch.command, launch.args, {
+      cwd: paths.dir,
+      env,
+      detached: true,
+      stdio: ['ignore', stdout, stderr],
+    });
+    let ended = false;
+    const end = (e: ProcessEnd) => {
+      if (ended) return;
+      ended = true;
+      onEnd(e);
+    };
+    if (child.pid === undefined) {
+      child.once('error', (err) =>
+        end({
+          endTime: Date.now(),
+          returnCode: null,
+          signal: null,
+          error: `cannot start ${launch.command}: ${err.message}`,
+        }),
+      );
+      return { kind: 'failing' };
+    }
+    child.on('error', () => {
+      // a failed kill of an already gone process; the exit event reports the end
+    });
+    child.once('exit', (code, signal) => end({ endTime: Date.now(), returnCode: code, signal }));
+    return { kind: 'started', child, pid: child.pid, startTime };
+  } catch (err) {
+    return { kind: 'failed', error: `cannot start the job: ${err instanceof Error ? err.message : String(err)}` };
+  } finally {
+    if (stdout !== undefined) closeSync(stdout);
+    if (stderr !== undefined) closeSync(stderr);
+  }
+}
+
+/** TERM to the attempt's whole process group now, KILL to the group after the grace period. */
+export function killGroup(a: Attempt, graceMs: number): void {
+  const pid = a.pid;
+  if (pid === undefined) return;
+  signalGroup(pid, 'SIGTERM');
+  if (a.killTimer) clearTimeout(a.killTimer);
+  a.killTimer = setTimeout(() => {
+    a.killTimer = undefined;
+    signalGroup(pid, 'SIGKILL');
+  }, graceMs);
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // the group is gone
+  }
+}

@@ -1,0 +1,53 @@
+import type { ServerMessage } from './protocol.ts';
+
+/**
+ * Checks the shape of a parsed line from the server. Returns the message, or a reason to log when the line is
+ * not a message the agent understands (the agent ignores it and goes on).
+ */
+export function toServerMessage(value: unknown): ServerMessage | string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an object';
+  const m = value as Record<string, unknown>;
+  switch (m.type) {
+    case 'welcome':
+      if (!isCount(m.killGraceMs) || !isCount(m.heartbeatMs)) return 'welcome without killGraceMs or heartbeatMs';
+      return { type: 'welcome', killGraceMs: m.killGraceMs, heartbeatMs: m.heartbeatMs };
+    case 'run': {
+      if (!isAttemptOf(m)) return 'run without jobId or attempt';
+      if (m.scriptType !== 'BASH' && m.scriptType !== 'SH' && m.scriptType !== 'PYTHON' && m.scriptType !== 'NODE')
+        return `run ${m.jobId}.${m.attempt} with an unknown scriptType`;
+      if (typeof m.script !== 'string') return `run ${m.jobId}.${m.attempt} without script`;
+      const env = m.env ?? {};
+      if (typeof env !== 'object' || env === null || Array.isArray(env)) return `run ${m.jobId}.${m.attempt}: bad env`;
+      for (const v of Object.values(env)) if (typeof v !== 'string') return `run ${m.jobId}.${m.attempt}: bad env`;
+      const outNames = m.outNames ?? [];
+      if (!Array.isArray(outNames) || outNames.some((n) => typeof n !== 'string'))
+        return `run ${m.jobId}.${m.attempt}: bad outNames`;
+      return {
+        type: 'run',
+        jobId: m.jobId,
+        attempt: m.attempt,
+        scriptType: m.scriptType,
+        script: m.script,
+        env: { ...(env as Record<string, string>) },
+        outNames: [...(outNames as string[])],
+      };
+    }
+    case 'kill':
+    case 'abandon':
+    case 'ack':
+      if (!isAttemptOf(m)) return `${m.type} without jobId or attempt`;
+      return { type: m.type, jobId: m.jobId, attempt: m.attempt };
+    case 'pong':
+      return { type: 'pong' };
+    default:
+      return `unknown message type ${JSON.stringify(m.type)?.slice(0, 40)}`;
+  }
+}
+
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+}
+
+function isAttemptOf(m: Record<string, unknown>): m is Record<string, unknown> & { jobId: number; attempt: number } {
+  return isCount(m.jobId) && isCount(m.attempt);
+}

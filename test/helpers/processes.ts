@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+
+/** Whether a process runs (a zombie waiting to be reaped counts as gone). */
+export function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ..."; comm may hold spaces or parentheses, the state follows the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+/** Polls until `check` holds (every 20 ms); rejects after `timeoutMs`. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A pid a job wrote into a file, once the file holds one. */
+export async function pidFrom(file: string): Promise<number> {
+  let pid = 0;
+  await until(async () => {
+    try {
+      pid = Number.parseInt(await readFile(file, 'utf8'), 10);
+    } catch {
+      return false;
+    }
+    return pid > 0;
+  }, `a pid in ${file}`);
+  return pid;
+}

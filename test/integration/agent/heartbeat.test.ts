@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { agentSuite, startAgent } from '../../helpers/agent-peer.ts';
+import { pause } from '../../helpers/jobs.ts';
+
+describe('agent: heartbeat', () => {
+  const suite = agentSuite({ heartbeatMs: 200 });
+
+  it('pings every heartbeatMs of the welcome and keeps a connection that answers', async () => {
+    const peer = suite.peer();
+    await startAgent(peer, suite.dir());
+    await pause(1300);
+    assert.ok(peer.messages('ping').length >= 4, `${peer.messages('ping').length} pings`);
+    assert.equal(peer.connections, 1);
+  });
+
+  it('drops a connection on which the server stays silent, and connects again', async () => {
+    const peer = suite.peer();
+    peer.silent = true;
+    const before = peer.connections;
+    await peer.waitFor((r) => r.connection > before && r.message.type === 'hello', 'a new connection', 10_000);
+  });
+});

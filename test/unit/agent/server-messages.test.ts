@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { toServerMessage } from '../../../src/agent/server-messages.ts';
+
+describe('agent: checking messages from the server', () => {
+  it('accepts well-formed messages, with defaults for a run without env or outNames', () => {
+    assert.deepEqual(toServerMessage({ type: 'run', jobId: 1, attempt: 2, scriptType: 'SH', script: 'x' }), {
+      type: 'run',
+      jobId: 1,
+      attempt: 2,
+      scriptType: 'SH',
+      script: 'x',
+      env: {},
+      outNames: [],
+    });
+    assert.deepEqual(toServerMessage({ type: 'welcome', killGraceMs: 5, heartbeatMs: 10, extra: 1 }), {
+      type: 'welcome',
+      killGraceMs: 5,
+      heartbeatMs: 10,
+    });
+    assert.deepEqual(toServerMessage({ type: 'ack', jobId: 3, attempt: 1 }), { type: 'ack', jobId: 3, attempt: 1 });
+  });
+
+  it('answers a reason for anything else', () => {
+    for (const bad of [
+      null,
+      [],
+      'run',
+      { type: 'nope' },
+      { type: 'run', jobId: 1, attempt: 1, scriptType: 'PERL', script: '' },
+      { type: 'run', jobId: 1, attempt: 1, scriptType: 'SH', script: '', env: { A: 1 } },
+      { type: 'run', jobId: 1, attempt: 1, scriptType: 'SH', script: '', outNames: 'A' },
+      { type: 'kill', jobId: -1, attempt: 1 },
+      { type: 'abandon', jobId: 1.5, attempt: 1 },
+      { type: 'welcome', killGraceMs: '5', heartbeatMs: 1 },
+    ])
+      assert.equal(typeof toServerMessage(bad), 'string', JSON.stringify(bad));
+  });
+});
