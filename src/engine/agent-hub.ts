@@ -144,14 +144,21 @@ export class AgentHub {
     const secret = auth.startsWith('Bearer ') ? auth.slice(7) : '';
     const verdict = await this.handlers.authenticate(ps, secret);
     if (!('welcome' in verdict)) return refuse(socket, verdict.status, verdict.reason);
+    const instance = String(req.headers[HEADER_AGENT_INSTANCE] ?? '');
     const existing = this.sessions.get(ps);
-    if (existing && !existing.socket.destroyed)
-      return refuse(socket, 409, `an agent is already connected for process server ${ps}`);
+    if (existing && !existing.socket.destroyed) {
+      // The same agent reconnecting (its old connection died without us noticing) replaces its old session;
+      // another agent for the same process server is refused.
+      if (instance === '' || existing.instance !== instance)
+        return refuse(socket, 409, `an agent is already connected for process server ${ps}`);
+      this.sessions.delete(ps);
+      existing.socket.destroy();
+    }
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${UPGRADE_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
     socket.write(encode(verdict.welcome));
     const session: Session = {
       processServer: ps,
-      instance: String(req.headers[HEADER_AGENT_INSTANCE] ?? ''),
+      instance,
       socket,
       lastSeen: this.now(),
       hello: false,
@@ -170,8 +177,9 @@ export class AgentHub {
     );
     socket.on('data', (chunk: Buffer) => decoder.push(chunk));
     socket.on('close', () => {
-      if (this.sessions.get(ps) === session) this.sessions.delete(ps);
       this.logger.info({ processServer: ps }, 'agent disconnected');
+      if (this.sessions.get(ps) !== session) return; // replaced by a newer connection of the same agent
+      this.sessions.delete(ps);
       this.handlers.onClose(ps);
     });
     if (head.length > 0) decoder.push(head);
