@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { backends } from '../../helpers/backends.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { waitForJob } from '../../helpers/wait.ts';
+
+/**
+ * A queue's ExecutionSize is never exceeded, not even for a moment: the jobs themselves record when their process
+ * started and ended, and the intervals never overlap more than the limit.
+ */
+for (const backend of backends()) {
+  describe(`queue limit with real processes (${backend.name})`, () => {
+    let t: TestServer;
+    before(async () => {
+      t = await startTestServer(backend, {}, { listen: true });
+    });
+    after(() => t.close());
+
+    test('ExecutionSize 2 on a queue served by an 8-slot agent: at most 2 processes at any instant', async () => {
+      const log = join(t.config.dataDir, 'intervals.txt');
+      for (const [path, body] of [
+        ['/Queue/GLOBAL.Two', { ExecutionSize: 2 }],
+        ['/QueueProvider/GLOBAL.Local.GLOBAL.Two', {}],
+        [
+          '/JobDefinition/GLOBAL.Interval',
+          {
+            JobDefinitionType: 'BASH',
+            DefaultQueue: 'GLOBAL.Two',
+            Script: `echo "start $(date +%s%N) $MILLRACE_JOB_ID" >> ${log}; sleep 0.2; echo "end $(date +%s%N) $MILLRACE_JOB_ID" >> ${log}`,
+          },
+        ],
+      ] as const)
+        assert.equal((await t.req('POST', path, { body })).status, 201, path);
+      const ids = await Promise.all(
+        Array.from({ length: 10 }, async () => (await t.req('POST', '/Job/GLOBAL.Interval')).json.jobId as number),
+      );
+      for (const id of ids) assert.equal((await waitForJob((p) => t.req('GET', p), id, undefined, 30_000)).Status, 'Completed');
+      const events = readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' '))
+        .map(([kind, ns]) => ({ kind, at: BigInt(ns as string) }))
+        .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.kind === 'end' ? -1 : 1));
+      assert.equal(events.length, 20);
+      let running = 0;
+      let most = 0;
+      for (const e of events) {
+        running += e.kind === 'start' ? 1 : -1;
+        most = Math.max(most, running);
+      }
+      assert.equal(most, 2, 'the limit is used and never exceeded');
+    });
+  });
+}
