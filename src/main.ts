@@ -7,6 +7,7 @@ import { JobFileStore } from './engine/job-files.ts';
 import { ensureLocalSecret, LOCAL_SERVER, type LocalAgent, superviseLocalAgent } from './engine/local-agent.ts';
 import { buildApp } from './http/app.ts';
 import { requireType } from './model/registry.ts';
+import { startRuntimeStats } from './runtime-stats.ts';
 import { SecretBox } from './security/secret-box.ts';
 import { AccountService } from './services/accounts.ts';
 import { Authenticator } from './services/auth.ts';
@@ -109,6 +110,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     auth.flushUses().catch((err: unknown) => logger.warn({ err }, 'could not record API key use'));
   }, 30_000);
   flushTimer.unref();
+  const statsFile = (options.env ?? process.env).MILLRACE_STATS_FILE;
+  const stopStats = statsFile ? startRuntimeStats(statsFile) : undefined;
   const server: MillraceServer = {
     app,
     logger,
@@ -121,6 +124,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     ...(firstStart ? { firstStart } : {}),
     async close() {
       clearInterval(flushTimer);
+      stopStats?.();
       server.localAgent?.stop();
       await engine.stop();
       await app.close();

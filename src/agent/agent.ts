@@ -33,6 +33,11 @@ export interface AgentOptions {
   pollMs?: number;
   /** For the `hello` text. */
   version?: string;
+  /**
+   * Log every job's start and end. Default: only ends the job record cannot tell (no start, a signal, a kill);
+   * two lines per job were a write to stderr each, which the local agent shares with the server.
+   */
+  logJobs?: boolean;
 }
 
 export interface AgentHandle {
@@ -313,7 +318,7 @@ class Agent {
     } catch (err) {
       this.log(`${key}: cannot update the spool entry: ${reason(err)}`);
     }
-    this.log(`${key} started (${run.scriptType}, pid ${a.pid})`);
+    if (this.options.logJobs) this.log(`${key} started (${run.scriptType}, pid ${a.pid})`);
     void this.live()?.send({ type: 'started', jobId: a.jobId, attempt: a.attempt, pid: a.pid, startTime: a.startTime });
   }
 
@@ -337,8 +342,10 @@ class Agent {
     } catch (err) {
       this.log(`${key}: cannot spool the final report: ${reason(err)}`);
     }
-    const how = end.error ?? (end.signal ? `signal ${end.signal}` : `return code ${end.returnCode}`);
-    this.log(`${key} finished: ${how}${a.killRequested ? ' (killed)' : ''}`);
+    if (this.options.logJobs || end.error !== undefined || end.signal || a.killRequested) {
+      const how = end.error ?? (end.signal ? `signal ${end.signal}` : `return code ${end.returnCode}`);
+      this.log(`${key} finished: ${how}${a.killRequested ? ' (killed)' : ''}`);
+    }
     const s = this.live();
     if (s) a.queue(() => sendReport(a, s), this.log);
     this.checkDone();
@@ -439,8 +446,11 @@ class Agent {
     this.timers.clear();
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.session?.close('agent stopping', true);
-    this.releaseLock();
     this.log(`stopped: ${why}`);
-    this.resolveClosed(why);
+    // Spool entries still being synced to disk are finished first (the pid file goes last: no second agent before).
+    void this.spool.flushed().finally(() => {
+      this.releaseLock();
+      this.resolveClosed(why);
+    });
   }
 }

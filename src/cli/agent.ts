@@ -9,6 +9,7 @@ interface AgentFlags {
   data?: string;
   slots?: string;
   parentPid?: string;
+  logJobs?: boolean;
 }
 
 /**
@@ -25,6 +26,7 @@ export function registerAgent(program: Command): void {
     .option('--data <dir>', "the agent's folder: pid file, spool, work folders (default ./agent-data/<process server>)")
     .option('--slots <n>', 'job slots offered (informative; default: the number of CPUs)')
     .option('--parent-pid <pid>', 'stop once this process is gone and no job runs')
+    .option('--log-jobs', "log every job's start and end (default: only failed starts, signals and kills)")
     .action(async (flags: AgentFlags) => {
       await runAgent(flags);
     });
@@ -60,6 +62,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
       dataDir: flags.data ?? `agent-data/${processServer}`,
       slots,
       parentPid,
+      logJobs: flags.logJobs === true,
       version: VERSION,
     });
   } catch (err) {

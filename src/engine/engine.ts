@@ -147,23 +147,23 @@ export class Engine {
    * Told after an object changed. Holding a queue turns its Queued jobs QueueHeld (and back on release); any
    * change to a queue, queue provider or process server may let jobs start.
    */
-  objectChanged(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): void {
-    if (type !== 'Queue' && type !== 'QueueProvider' && type !== 'ProcessServer') return;
-    const wasHeld = before?.data.Held === true;
-    const held = after?.data.Held === true;
-    if (type === 'Queue' && after && wasHeld !== held)
-      void this.mutate(async (tx, fx) => {
-        const now = this.o.clock.now();
-        const jobs = await tx.jobs.listByStatus([held ? 'Queued' : 'QueueHeld'], { queue: after.key, limit: 1_000_000 });
-        const moving = jobs.filter((j) => !(held && j.data.runNow));
-        for (const j of moving) {
-          j.status = held ? 'QueueHeld' : 'Queued';
-          j.modificationTime = now;
-        }
-        await tx.jobs.updateMany(moving);
-        fx.dispatch = true;
-      }).catch((err: unknown) => this.o.logger.error({ err }, 'could not apply the queue hold'));
+  objectChanged(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): Promise<void> {
+    if (type !== 'Queue' && type !== 'QueueProvider' && type !== 'ProcessServer') return Promise.resolve();
     this.requestDispatch();
+    const held = after?.data.Held === true;
+    if (type !== 'Queue' || !after || (before?.data.Held === true) === held) return Promise.resolve();
+    // Answered only once the queue's waiting jobs show the hold (or its release).
+    return this.mutate(async (tx, fx) => {
+      const now = this.o.clock.now();
+      const jobs = await tx.jobs.listByStatus([held ? 'Queued' : 'QueueHeld'], { queue: after.key, limit: 1_000_000 });
+      const moving = jobs.filter((j) => !(held && j.data.runNow));
+      for (const j of moving) {
+        j.status = held ? 'QueueHeld' : 'Queued';
+        j.modificationTime = now;
+      }
+      await tx.jobs.updateMany(moving);
+      fx.dispatch = true;
+    });
   }
 
   /** Marks a job for `runnow`: the next pass starts it ignoring queue holds and limits. */

@@ -16,7 +16,7 @@ export class SystemJobs {
 
   start(job: JobRecord): void {
     if (job.definition === 'GLOBAL.System_Sleep') {
-      const ms = job.data.parameters.find((p) => p.Name === 'MilliSeconds')?.InValueNumber ?? 1000;
+      const ms = Math.max(0, job.data.parameters.find((p) => p.Name === 'MilliSeconds')?.InValueNumber ?? 1000);
       const finish = () => {
         this.timers.delete(job.jobId);
         void this.done(job.jobId, { status: 'Completed', returnCode: 0 }).catch(() => {});

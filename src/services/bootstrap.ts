@@ -58,7 +58,7 @@ export async function ensureBuiltinObjects(store: Store, objects: ObjectService)
     if (await store.getObject(b.type, b.key)) continue;
     await objects.create(SYSTEM_PRINCIPAL, requireType(b.type), b.key, b.body);
     const created = await store.getObject(b.type, b.key);
-    if (created) await store.updateObject({ ...created, protection: b.protection }, []);
+    if (created) await store.setProtection(created.uniqueId, b.protection);
   }
 }
 

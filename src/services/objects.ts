@@ -16,7 +16,7 @@ export interface ObjectServiceDeps {
   secrets: SecretBox;
   defaultTimeZone: string;
   /** Told after a commit that changed an object (the engine re-evaluates queues and process servers). */
-  onChange?: (type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined) => void;
+  onChange?: (type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined) => Promise<void> | void;
 }
 
 /** Jobs, history included, keep these objects referenced: a queue can be deleted only when no job names it. */
@@ -126,7 +126,7 @@ export class ObjectService {
       await this.afterCreate(tx, type, object);
       return object;
     });
-    this.deps.onChange?.(type.name, undefined, created);
+    await this.deps.onChange?.(type.name, undefined, created);
     const data = await this.withDerived(type, created);
     return this.render(type, created, data);
   }
@@ -151,7 +151,7 @@ export class ObjectService {
       await tx.updateObject(next, refs);
       return next;
     });
-    this.deps.onChange?.(type.name, before, updated);
+    await this.deps.onChange?.(type.name, before, updated);
     return this.render(type, updated, await this.withDerived(type, updated));
   }
 
@@ -174,7 +174,7 @@ export class ObjectService {
       await tx.deleteObject(current.uniqueId);
       return current;
     });
-    this.deps.onChange?.(type.name, deleted, undefined);
+    await this.deps.onChange?.(type.name, deleted, undefined);
   }
 
   /** Parses the key and reads the object; 404 when it is malformed, missing or not visible. */

@@ -219,6 +219,11 @@ export class KyselyStore implements Store {
     this.wrote();
   }
 
+  async setProtection(uniqueId: number, protection: Protection | null): Promise<void> {
+    await this.db.updateTable('objects').set({ protection }).where('unique_id', '=', uniqueId).execute();
+    this.wrote();
+  }
+
   async deleteObject(uniqueId: number): Promise<void> {
     await this.db.deleteFrom('object_refs').where('from_id', '=', uniqueId).execute();
     await this.db.deleteFrom('objects').where('unique_id', '=', uniqueId).execute();

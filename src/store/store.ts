@@ -93,6 +93,7 @@ export interface Store {
   insertObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
   updateObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
   deleteObject(uniqueId: number): Promise<void>;
+  setProtection(uniqueId: number, protection: Protection | null): Promise<void>;
   /** Replaces an object's data without touching its references or modification time (runtime state such as a
    * process server's Status). */
   patchObjectData(uniqueId: number, data: Record<string, unknown>): Promise<void>;

@@ -128,6 +128,9 @@ for (const backend of backends()) {
       await expectRejected('DELETE', '/JobDefinition/System_Sleep', {}, 409, /built in/);
       const ok = await t.req('PUT', '/Queue/Default', { body: { ExecutionSize: 20 } });
       assert.equal(ok.status, 200, 'the Default queue can be tuned');
+      // Protecting a built-in keeps its references: the process servers still show their queue providers.
+      assert.deepEqual((await t.req('GET', '/ProcessServer/GLOBAL.Local')).json.QueueProviders, ['GLOBAL.Local.GLOBAL.Default']);
+      assert.deepEqual((await t.req('GET', '/ProcessServer/GLOBAL.System')).json.QueueProviders, ['GLOBAL.System.GLOBAL.System']);
     });
 
     test('a body that is not JSON → 415', async () => {

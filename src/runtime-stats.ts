@@ -1,0 +1,41 @@
+import { appendFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+const NS_PER_MS = 1e6;
+const round = (ms: number): number => Math.round(ms * 1000) / 1000;
+
+/**
+ * Measures this process for benchmarks (enabled by MILLRACE_STATS_FILE): every second appends one JSON line
+ * `{time, rssBytes, eventLoopDelayP50Ms, eventLoopDelayP99Ms, eventLoopDelayMaxMs}` to `file`, the event-loop delay
+ * being that of the second just ended (the histogram is reset after each line). Returns the function that stops it
+ * (writing a last line for the part-second since the previous one).
+ */
+export function startRuntimeStats(file: string): () => void {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  const write = () => {
+    const line = {
+      time: Date.now(),
+      rssBytes: process.memoryUsage.rss(),
+      eventLoopDelayP50Ms: round(histogram.percentile(50) / NS_PER_MS),
+      eventLoopDelayP99Ms: round(histogram.percentile(99) / NS_PER_MS),
+      eventLoopDelayMaxMs: round(histogram.max / NS_PER_MS),
+    };
+    histogram.reset();
+    try {
+      appendFileSync(file, `${JSON.stringify(line)}\n`);
+    } catch {
+      // A benchmark aid: a missing folder must not disturb the server.
+    }
+  };
+  const timer = setInterval(write, 1000);
+  timer.unref();
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(timer);
+    write();
+    histogram.disable();
+  };
+}
