@@ -1,6 +1,7 @@
 import { invalid } from '../errors.ts';
-import type { JobParameter } from './job.ts';
+import { isPlainObject } from '../model/validate.ts';
 import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../time/date-format.ts';
+import type { JobParameter } from './job.ts';
 
 /**
  * Job parameters (DESIGN §7, §12): checked against the definition at submit, turned into environment variables
@@ -28,8 +29,6 @@ const ITEM_FIELDS = new Set([
   'OutValueNumber',
   'OutValueDate',
 ]);
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Converts a given value to the parameter's data type, or explains why it cannot. */
 function convert(p: DefinitionParameter, given: unknown, zone: string, at: string): Value {
@@ -98,23 +97,27 @@ export function buildJobParameters(
     if (!Array.isArray(items)) throw invalid('Field "JobParameters" must be a list of parameters');
     for (const [i, item] of items.entries()) {
       const at = `Field "JobParameters[${i}]"`;
-      if (!isRecord(item)) throw invalid(`${at} must be an object`);
+      if (!isPlainObject(item)) throw invalid(`${at} must be an object`);
       for (const k of Object.keys(item)) if (!ITEM_FIELDS.has(k)) throw invalid(`${at}: unknown field "${k}"`);
       const name = parameterName(item, definitionKey, at);
       const entry = byName.get(name);
       if (!entry) throw invalid(`${at}: ${definitionKey} has no parameter ${name}`);
       if (given.has(name)) throw invalid(`${at}: parameter ${name} is given twice`);
       given.add(name);
-      const values = ['InValueString', 'InValueNumber', 'InValueDate'].filter((k) => item[k] !== undefined && item[k] !== null);
+      const values = ['InValueString', 'InValueNumber', 'InValueDate'].filter(
+        (k) => item[k] !== undefined && item[k] !== null,
+      );
       if (values.length > 1) throw invalid(`${at}: give one of InValueString, InValueNumber, InValueDate`);
       if (values.length === 0) continue;
-      if (entry.param.Direction === 'Out') throw invalid(`${at}: parameter ${name} is an Out parameter and takes no value`);
+      if (entry.param.Direction === 'Out')
+        throw invalid(`${at}: parameter ${name} is an Out parameter and takes no value`);
       setIn(entry.job, convert(entry.param, item[values[0] as string], zone, at));
     }
   }
   for (const { param, job } of byName.values()) {
     if (param.Direction === 'Out' || given.has(param.Name)) continue;
-    if (param.DefaultValue !== null) setIn(job, convert(param, param.DefaultValue, zone, `Parameter ${param.Name} default`));
+    if (param.DefaultValue !== null)
+      setIn(job, convert(param, param.DefaultValue, zone, `Parameter ${param.Name} default`));
   }
   for (const { param, job } of byName.values()) {
     const empty = job.InValueString === null && job.InValueNumber === null && job.InValueDate === null;
@@ -139,7 +142,12 @@ function parameterName(item: Record<string, unknown>, definitionKey: string, at:
  * The parameters of a resubmitted job: the original's In values, overridden by the body's items (resubmit form of
  * spec §2.3, or by Name). Out values start empty.
  */
-export function resubmitParameters(original: readonly JobParameter[], items: unknown, definitionKey: string, zone: string): JobParameter[] {
+export function resubmitParameters(
+  original: readonly JobParameter[],
+  items: unknown,
+  definitionKey: string,
+  zone: string,
+): JobParameter[] {
   const declared: DefinitionParameter[] = original.map((p) => ({
     Name: p.Name,
     Direction: p.Direction,
@@ -202,7 +210,7 @@ export function applyOutItems(params: JobParameter[], items: unknown, zone: stri
   const updates: Array<[JobParameter, Value | null]> = [];
   for (const [i, item] of items.entries()) {
     const at = `Field "JobParameters[${i}]"`;
-    if (!isRecord(item)) throw invalid(`${at} must be an object`);
+    if (!isPlainObject(item)) throw invalid(`${at} must be an object`);
     for (const k of Object.keys(item))
       if (k !== 'Name' && k !== 'OutValue') throw invalid(`${at}: unknown field "${k}" (give Name and OutValue)`);
     if (typeof item.Name !== 'string') throw invalid(`${at}.Name must be the name of an Out parameter`);
@@ -210,7 +218,8 @@ export function applyOutItems(params: JobParameter[], items: unknown, zone: stri
     if (!p) throw invalid(`${at}: the job has no parameter ${item.Name}`);
     if (p.Direction === 'In') throw invalid(`${at}: parameter ${p.Name} is an In parameter`);
     const v = item.OutValue;
-    if (v !== null && typeof v !== 'string' && typeof v !== 'number') throw invalid(`${at}.OutValue must be a string or a number`);
+    if (v !== null && typeof v !== 'string' && typeof v !== 'number')
+      throw invalid(`${at}.OutValue must be a string or a number`);
     updates.push([p, v === null || v === undefined ? null : convert(p as unknown as DefinitionParameter, v, zone, at)]);
   }
   for (const [p, v] of updates) setOut(p, v);

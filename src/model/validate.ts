@@ -28,7 +28,8 @@ const describeNumber = (k: Extract<FieldKind, { kind: 'number' }>): string => {
   return what;
 };
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+/** A JSON object (not an array, not null): what every request body and record field must be. */
+export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Checks one value against its kind and returns it in stored form (dates as {ms, zone}, keys canonical). */

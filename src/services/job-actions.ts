@@ -1,11 +1,12 @@
+import type { JobRecord } from '../domain/job.ts';
+import { actionApplies, isFinal, type JobAction, notApplicableMessage, PENDING } from '../domain/job-status.ts';
+import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
 import { SYSTEM_SERVER } from '../engine/dispatcher.ts';
 import type { Effects } from '../engine/effects.ts';
 import { copyForRerun, finishJob, insertJob, isQueueHeld, pendingStatus } from '../engine/transitions.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
-import type { JobRecord } from '../domain/job.ts';
-import { actionApplies, isFinal, type JobAction, notApplicableMessage, PENDING } from '../domain/job-status.ts';
-import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
 import type { JobStatus } from '../model/fields.ts';
+import { isPlainObject } from '../model/validate.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import { renderJob } from './job-render.ts';
@@ -13,8 +14,6 @@ import { type JobService, type JobServiceDeps, parseSubmitBody } from './jobs.ts
 
 const UPDATE_FIELDS = new Set(['Status', 'Description', 'JobNotes', 'JobParameters']);
 const UPDATE_STATUSES: readonly JobStatus[] = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'];
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Holds a slot on an agent: the agent must hear of a kill or of being let go. */
 const onAgent = (job: JobRecord) => job.processServer !== null && job.processServer !== SYSTEM_SERVER;
@@ -44,7 +43,13 @@ export class JobActions {
     this.jobs.require(p, 'Job', seen.partition, 'Control', `${action} Job:${seen.jobId}`);
     if (action === 'restart' || action === 'resubmit')
       this.jobs.require(p, 'JobDefinition', seen.partition, 'Submit', `submit ${seen.definition}`);
-    if (action !== 'resubmit' && action !== 'updateJob' && body !== undefined && body !== null && !(isRecord(body) && Object.keys(body).length === 0))
+    if (
+      action !== 'resubmit' &&
+      action !== 'updateJob' &&
+      body !== undefined &&
+      body !== null &&
+      !(isPlainObject(body) && Object.keys(body).length === 0)
+    )
       throw invalid(`Action ${action} takes no body`);
     const resubmit = action === 'resubmit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
     const now = () => this.d.clock.now();
@@ -62,13 +67,22 @@ export class JobActions {
         case 'unknown':
           if (job.processServer === SYSTEM_SERVER) fx.stopSystem.push(job.jobId);
           else if (onAgent(job) && !isFinal(job.status))
-            fx.messages.push({ processServer: job.processServer as string, message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt } });
+            fx.messages.push({
+              processServer: job.processServer as string,
+              message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt },
+            });
           await finishJob(tx, job, { status: 'Unknown', notes: [`Set Unknown by ${p.user}`] }, now(), fx);
           return job;
         case 'hold':
           return this.save(tx, job, 'Held', now());
         case 'release':
-          return this.save(tx, job, pendingStatus(job.requestedStart, now(), await isQueueHeld(tx, job.queue)), now(), fx);
+          return this.save(
+            tx,
+            job,
+            pendingStatus(job.requestedStart, now(), await isQueueHeld(tx, job.queue)),
+            now(),
+            fx,
+          );
         case 'runnow':
           job.data.runNow = true;
           fx.dispatch = true;
@@ -100,7 +114,8 @@ export class JobActions {
     await this.d.engine.mutate(async (tx, fx) => {
       const job = await tx.jobs.get(seen.jobId);
       if (!job) throw notFound('Job', seen.jobId);
-      if (!isFinal(job.status)) throw conflict(`Job:${job.jobId} is ${job.status}; only a job in a final status can be deleted`);
+      if (!isFinal(job.status))
+        throw conflict(`Job:${job.jobId} is ${job.status}; only a job in a final status can be deleted`);
       await tx.jobs.delete([job.jobId]);
       fx.removeFiles.push(job.jobId);
     });
@@ -129,7 +144,10 @@ export class JobActions {
       await finishJob(tx, job, { status: 'Killed' }, now, fx);
       return;
     }
-    fx.messages.push({ processServer: job.processServer as string, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
+    fx.messages.push({
+      processServer: job.processServer as string,
+      message: { type: 'kill', jobId: job.jobId, attempt: job.attempt },
+    });
     await this.save(tx, job, 'Killing', now);
   }
 
@@ -164,14 +182,19 @@ export class JobActions {
     if (job.data.spec.completionStrategy !== 'External')
       throw conflict(`Job:${job.jobId} does not have an External completion strategy; updateJob does not apply`);
     const b = body ?? {};
-    if (!isRecord(b)) throw invalid('The body must be a JSON object');
+    if (!isPlainObject(b)) throw invalid('The body must be a JSON object');
     for (const k of Object.keys(b)) if (!UPDATE_FIELDS.has(k)) throw invalid(`Unknown field "${k}"`);
     const status = b.Status;
     if (status !== undefined && status !== null && !UPDATE_STATUSES.includes(status as JobStatus))
       throw invalid(`Field "Status" must be a final status: ${UPDATE_STATUSES.join(', ')}`);
-    if (b.Description !== undefined && b.Description !== null && (typeof b.Description !== 'string' || b.Description.length > 255))
+    if (
+      b.Description !== undefined &&
+      b.Description !== null &&
+      (typeof b.Description !== 'string' || b.Description.length > 255)
+    )
       throw invalid('Field "Description" must be text of at most 255 characters');
-    const notes = b.JobNotes === undefined || b.JobNotes === null ? [] : Array.isArray(b.JobNotes) ? b.JobNotes : [b.JobNotes];
+    const notes =
+      b.JobNotes === undefined || b.JobNotes === null ? [] : Array.isArray(b.JobNotes) ? b.JobNotes : [b.JobNotes];
     if (!notes.every((n) => typeof n === 'string' && n.length <= 4000))
       throw invalid('Field "JobNotes" must be a note or a list of notes of at most 4000 characters');
     if (job.data.notes.length + notes.length > 1000) throw invalid('Field "JobNotes": a job keeps at most 1000 notes');
@@ -184,7 +207,10 @@ export class JobActions {
       return;
     }
     if (onAgent(job) && !job.data.scriptEnded)
-      fx.messages.push({ processServer: job.processServer as string, message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt } });
+      fx.messages.push({
+        processServer: job.processServer as string,
+        message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt },
+      });
     await finishJob(tx, job, { status: status as JobStatus }, now, fx);
   }
 }

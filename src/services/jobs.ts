@@ -1,11 +1,12 @@
-import type { Engine } from '../engine/engine.ts';
-import { newEffects } from '../engine/effects.ts';
-import { insertJob, isQueueHeld, pendingStatus } from '../engine/transitions.ts';
-import { forbidden, invalid, notFound } from '../errors.ts';
 import type { JobFileRecord, JobRecord, JobSpec } from '../domain/job.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
+import { newEffects } from '../engine/effects.ts';
+import type { Engine } from '../engine/engine.ts';
+import { insertJob, isQueueHeld, pendingStatus } from '../engine/transitions.ts';
+import { forbidden, invalid, notFound } from '../errors.ts';
 import type { Privilege } from '../model/fields.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
+import { isPlainObject } from '../model/validate.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
@@ -19,9 +20,15 @@ export interface JobServiceDeps {
   defaultTimeZone: string;
 }
 
-const SUBMIT_FIELDS = new Set(['JobParameters', 'RequestedStartTime', 'Queue', 'Priority', 'Description', 'HoldOnSubmit', 'SubmitFrame']);
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const SUBMIT_FIELDS = new Set([
+  'JobParameters',
+  'RequestedStartTime',
+  'Queue',
+  'Priority',
+  'Description',
+  'HoldOnSubmit',
+  'SubmitFrame',
+]);
 
 /** A job id from a path: a positive integer, else 404 exactly as for a missing job. */
 export function parseJobId(text: string, type = 'Job'): number {
@@ -41,7 +48,7 @@ export interface SubmitOptions {
 
 export function parseSubmitBody(body: unknown, defaultZone: string): SubmitOptions {
   if (body === undefined || body === null) body = {};
-  if (!isRecord(body)) throw invalid('The body must be a JSON object');
+  if (!isPlainObject(body)) throw invalid('The body must be a JSON object');
   for (const k of Object.keys(body)) if (!SUBMIT_FIELDS.has(k)) throw invalid(`Unknown field "${k}"`);
   const b = body;
   let requestedStart: ZonedInstant | undefined;
@@ -54,11 +61,16 @@ export function parseSubmitBody(body: unknown, defaultZone: string): SubmitOptio
       throw e;
     }
   }
-  if (b.Queue !== undefined && b.Queue !== null && typeof b.Queue !== 'string') throw invalid('Field "Queue" must be a queue key');
+  if (b.Queue !== undefined && b.Queue !== null && typeof b.Queue !== 'string')
+    throw invalid('Field "Queue" must be a queue key');
   const p = b.Priority;
   if (p !== undefined && p !== null && (!Number.isInteger(p) || (p as number) < 1 || (p as number) > 100))
     throw invalid('Field "Priority" must be a whole number from 1 to 100');
-  if (b.Description !== undefined && b.Description !== null && (typeof b.Description !== 'string' || b.Description.length > 255))
+  if (
+    b.Description !== undefined &&
+    b.Description !== null &&
+    (typeof b.Description !== 'string' || b.Description.length > 255)
+  )
     throw invalid('Field "Description" must be text of at most 255 characters');
   if (b.HoldOnSubmit !== undefined && b.HoldOnSubmit !== null && typeof b.HoldOnSubmit !== 'boolean')
     throw invalid('Field "HoldOnSubmit" must be true or false');
@@ -101,7 +113,8 @@ export class JobService {
 
   async submit(p: Principal, definitionKey: string, body: unknown): Promise<Record<string, unknown>> {
     const parsed = parseKey('partitioned', definitionKey);
-    if (!parsed || !can(p, 'JobDefinition', parsed.partition, 'View')) throw notFound('JobDefinition', parsed?.key ?? definitionKey);
+    if (!parsed || !can(p, 'JobDefinition', parsed.partition, 'View'))
+      throw notFound('JobDefinition', parsed?.key ?? definitionKey);
     if (!can(p, 'JobDefinition', parsed.partition, 'Submit'))
       throw forbidden(`You need the Submit privilege to submit ${businessKey('JobDefinition', parsed.key)}`);
     const options = parseSubmitBody(body, this.d.defaultTimeZone);
@@ -133,7 +146,13 @@ export class JobService {
     const now = this.d.clock.now();
     const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.d.defaultTimeZone;
     const params =
-      parameters ?? buildJobParameters((d.Parameters as DefinitionParameter[] | null) ?? [], options.parameters, definition.key, zone);
+      parameters ??
+      buildJobParameters(
+        (d.Parameters as DefinitionParameter[] | null) ?? [],
+        options.parameters,
+        definition.key,
+        zone,
+      );
     const start = options.requestedStart?.ms ?? now;
     const hold = options.holdOnSubmit ?? d.HoldOnSubmit === true;
     return insertJob(
@@ -195,7 +214,9 @@ export class JobService {
   private async filesWithLiveSizes(job: JobRecord): Promise<JobFileRecord[]> {
     const files = await this.d.store.jobs.listFiles(job.jobId);
     if (job.runEnd !== null) return files;
-    return Promise.all(files.map(async (f) => ({ ...f, size: Math.max(f.size, await this.d.engine.files.size(job.jobId, f.name)) })));
+    return Promise.all(
+      files.map(async (f) => ({ ...f, size: Math.max(f.size, await this.d.engine.files.size(job.jobId, f.name)) })),
+    );
   }
 
   openFile(file: JobFileRecord, start: number, end: number) {
