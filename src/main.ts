@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { type Config, interfacePaths } from './config/config.ts';
@@ -50,6 +51,8 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 export async function createServer(config: Config, options: ServerOptions = {}): Promise<MillraceServer> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: config.logLevel });
+  // The data folder holds the secret key, job files and agent folders on PostgreSQL too.
+  mkdirSync(config.dataDir, { recursive: true });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const secrets = SecretBox.load(config.dataDir, (options.env ?? process.env).MILLRACE_SECRET_KEY);
   const accounts = new AccountService(store, clock, { maxKeyLifetimeMs: config.apiKeyMaxLifetimeMs });
