@@ -2,7 +2,7 @@ import type { JobFileRecord, JobRecord, JobSpec } from '../domain/job.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
 import { newEffects } from '../engine/effects.ts';
 import type { Engine } from '../engine/engine.ts';
-import { insertJob, isQueueHeld, pendingStatus } from '../engine/transitions.ts';
+import { insertJob, pendingStatus } from '../engine/transitions.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import type { Privilege } from '../model/fields.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
@@ -160,7 +160,7 @@ export class JobService {
       {
         definition: definition.key,
         partition: definition.partition,
-        status: hold ? 'Held' : pendingStatus(start, now, await isQueueHeld(tx, queue.key)),
+        status: hold ? 'Held' : pendingStatus(start, now, queue.data.Held === true),
         priority: options.priority ?? (d.Priority as number | null) ?? 50,
         queue: queue.key,
         processServer: null,
