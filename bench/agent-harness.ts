@@ -1,0 +1,381 @@
+/**
+ * Shared pieces of the B2 and B4 benchmarks (jobs through the local agent): `millrace serve` started with
+ * MILLRACE_STATS_FILE (the server then writes its event-loop delay and RSS once a second), the local agent's pid and
+ * CPU affinity, waiting for a quiet machine, the spawn anchor (bench/anchor-spawn.mjs), job submission over
+ * keep-alive HTTP, and read-only access to the jobs table. Process handling and formatting come from harness.ts.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import BetterSqlite3 from 'better-sqlite3';
+import { freePort, JSON_BASE, launch, pinned, type Proc, ROOT, quantile } from './harness.ts';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Waiting for a quiet machine: no other benchmark running and the 1-minute loadavg below a limit.
+
+/** Other benchmarks that share this machine; none may run while we measure. */
+export const OTHER_BENCHMARKS = 'bench/b1|bench/b5|bench/get-object';
+
+function otherBenchmarks(): string[] {
+  try {
+    const out = execFileSync('pgrep', ['-af', OTHER_BENCHMARKS], { encoding: 'utf8' });
+    return out
+      .trim()
+      .split('\n')
+      .filter((l) => l && !l.startsWith(`${process.pid} `));
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+export interface QuietWait {
+  /** Seconds spent waiting. */
+  waitedS: number;
+  /** 1-minute loadavg when the wait ended. */
+  loadavg1: number;
+  /** What was waited for (empty when the machine was quiet at once). */
+  waitedFor: string[];
+}
+
+/**
+ * Waits until `pgrep -f OTHER_BENCHMARKS` finds nothing and the 1-minute loadavg is below `maxLoad`, printing what
+ * it waits for (at most every 15 s). Gives up after `timeoutS` and measures anyway (the caller marks the rep).
+ */
+export async function waitForQuiet(label: string, maxLoad: number, timeoutS: number): Promise<QuietWait> {
+  const t0 = performance.now();
+  const waitedFor = new Set<string>();
+  let lastPrint = -Infinity;
+  for (;;) {
+    const others = otherBenchmarks();
+    const load1 = loadavg()[0] ?? 0;
+    const reasons: string[] = [];
+    if (others.length > 0) reasons.push(`other benchmark running (${others.map((o) => o.slice(0, 80)).join('; ')})`);
+    if (load1 >= maxLoad) reasons.push(`loadavg1 ${load1.toFixed(2)} >= ${maxLoad}`);
+    const waitedS = (performance.now() - t0) / 1000;
+    if (reasons.length === 0 || waitedS > timeoutS) {
+      if (waitedFor.size > 0 || reasons.length > 0)
+        process.stdout.write(
+          `  [${label}] ${reasons.length ? `GAVE UP waiting after ${waitedS.toFixed(0)} s: ${reasons.join(', ')}` : `quiet after ${waitedS.toFixed(0)} s (loadavg1 ${load1.toFixed(2)})`}\n`,
+        );
+      return { waitedS, loadavg1: load1, waitedFor: [...waitedFor] };
+    }
+    for (const r of reasons) waitedFor.add(r.replace(/ \d+\.\d+ >=/, ' >='));
+    if (performance.now() - lastPrint > 15_000) {
+      process.stdout.write(`  [${label}] waiting: ${reasons.join(', ')}\n`);
+      lastPrint = performance.now();
+    }
+    await sleep(2000);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Our server, with its runtime statistics file, and its local agent.
+
+export interface Serve {
+  proc: Proc;
+  origin: string;
+  base: string;
+  statsFile: string;
+  dataDir: string;
+}
+
+/**
+ * Starts `node [nodeFlags] bin/millrace serve --data DIR --port N` pinned to core 0, with MILLRACE_ADMIN_API_KEY,
+ * MILLRACE_LOG_LEVEL=warn and MILLRACE_STATS_FILE; other MILLRACE_* variables of the environment are dropped.
+ * `nodeEnv` adds variables (e.g. NODE_OPTIONS, which the local agent inherits). Ready at the first 200 answer.
+ */
+export async function startServe(opts: {
+  pin: boolean;
+  dataDir: string;
+  apiKey: string;
+  statsFile: string;
+  nodeFlags?: string[];
+  nodeEnv?: NodeJS.ProcessEnv;
+}): Promise<Serve> {
+  const port = await freePort();
+  const args = [
+    ...(opts.nodeFlags ?? []),
+    join(ROOT, 'bin/millrace'),
+    'serve',
+    '--data',
+    opts.dataDir,
+    '--port',
+    String(port),
+  ];
+  const [cmd, full] = pinned(opts.pin, 0, process.execPath, args);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('MILLRACE_')) delete env[k];
+  Object.assign(env, opts.nodeEnv ?? {}, {
+    MILLRACE_ADMIN_API_KEY: opts.apiKey,
+    MILLRACE_LOG_LEVEL: 'warn',
+    MILLRACE_STATS_FILE: opts.statsFile,
+  });
+  const proc = launch('millrace', cmd, full, { env });
+  const origin = `http://127.0.0.1:${port}`;
+  const base = `${origin}${JSON_BASE}`;
+  const probe = `${base}/Queue/GLOBAL.System`;
+  const deadline = performance.now() + 120_000;
+  for (;;) {
+    if (proc.exitCode !== undefined)
+      throw new Error(`millrace exited (code ${proc.exitCode}) before it served\n${proc.tail.join('\n')}`);
+    if (performance.now() > deadline) throw new Error(`millrace not serving after 120 s\n${proc.tail.join('\n')}`);
+    const status = await fetch(probe, { headers: { 'X-API-Key': opts.apiKey } }).then(
+      async (r) => {
+        await r.arrayBuffer();
+        return r.status;
+      },
+      () => 0,
+    );
+    if (status === 200) break;
+    if (status !== 0) throw new Error(`millrace answered ${status} to GET ${probe}\n${proc.tail.join('\n')}`);
+    await sleep(10);
+  }
+  return { proc, origin, base, statsFile: opts.statsFile, dataDir: opts.dataDir };
+}
+
+/** The local agent's pid from `<data>/agents/GLOBAL.Local/agent.pid`, once it is there and alive. */
+export async function localAgentPid(dataDir: string, timeoutMs = 60_000): Promise<number> {
+  const file = join(dataDir, 'agents', 'GLOBAL.Local', 'agent.pid');
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (existsSync(file)) {
+      const pid = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
+      if (Number.isSafeInteger(pid) && existsSync(`/proc/${pid}`)) return pid;
+    }
+    if (performance.now() > deadline) throw new Error(`no live local agent (${file}) after ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** `taskset -p PID`'s answer: the CPU affinity list of a process, e.g. "0". */
+export function affinity(pid: number): string {
+  try {
+    const out = execFileSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' });
+    return out.trim().split(':').pop()?.trim() ?? '?';
+  } catch {
+    return '?';
+  }
+}
+
+/** VmRSS of a process in bytes (NaN when gone). */
+export function rssBytes(pid: number): number {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Samples VmRSS of `pid` every `everyMs`; `stop()` returns the largest value seen (bytes) and the sample count. */
+export function sampleRss(pid: number, everyMs = 100): { stop(): { maxBytes: number; samples: number } } {
+  let maxBytes = rssBytes(pid);
+  let samples = 1;
+  const timer = setInterval(() => {
+    const v = rssBytes(pid);
+    if (Number.isFinite(v)) {
+      maxBytes = Math.max(maxBytes, v);
+      samples++;
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { maxBytes, samples };
+    },
+  };
+}
+
+export interface StatsLine {
+  time: number;
+  rssBytes: number;
+  eventLoopDelayP50Ms: number;
+  eventLoopDelayP99Ms: number;
+  eventLoopDelayMaxMs: number;
+}
+
+/** The lines of the server's statistics file for the seconds that ended within [fromMs, toMs + 1000]. */
+export function statsBetween(file: string, fromMs: number, toMs: number): StatsLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as StatsLine)
+    .filter((s) => s.time > fromMs && s.time <= toMs + 1000);
+}
+
+/** Event-loop delay over a run from the per-second lines: the worst second's p99, the median second's p99, the max. */
+export function loopDelay(lines: StatsLine[]): { worstP99: number; medianP99: number; max: number; seconds: number } {
+  const p99s = lines.map((l) => l.eventLoopDelayP99Ms);
+  return {
+    worstP99: p99s.length ? Math.max(...p99s) : Number.NaN,
+    medianP99: quantile(p99s, 0.5),
+    max: lines.length ? Math.max(...lines.map((l) => l.eventLoopDelayMaxMs)) : Number.NaN,
+    seconds: lines.length,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The spawn anchor, in its own small process.
+
+export interface AnchorResult {
+  n: number;
+  concurrency: number;
+  program: string;
+  seconds: number;
+  perSec: number;
+  startMs: { p50: number; p99: number; max: number };
+  exitMs: { p50: number; p99: number; max: number };
+  failed: number;
+  rssBytes: number;
+}
+
+/** Runs `node bench/anchor-spawn.mjs N C [program args…]` on core 0 (with `env` added) and returns its JSON line. */
+export async function runSpawnAnchor(
+  pin: boolean,
+  n: number,
+  concurrency: number,
+  program: string[] = [],
+  env?: NodeJS.ProcessEnv,
+): Promise<AnchorResult> {
+  const [cmd, args] = pinned(pin, 0, process.execPath, [
+    join(ROOT, 'bench/anchor-spawn.mjs'),
+    String(n),
+    String(concurrency),
+    ...program,
+  ]);
+  const proc = launch('anchor-spawn', cmd, args, {
+    keepStdout: true,
+    ...(env ? { env: { ...process.env, ...env } } : {}),
+  });
+  const code = await proc.exited;
+  const json = proc.stdout.trim().split('\n').pop() ?? '';
+  if (code !== 0 || !json.startsWith('{'))
+    throw new Error(`anchor-spawn failed (exit ${code}):\n${proc.tail.join('\n')}`);
+  const r = JSON.parse(json) as AnchorResult;
+  if (r.failed > 0) throw new Error(`anchor-spawn: ${r.failed} of ${r.n} spawns failed`);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Submitting jobs.
+
+export interface Submitter {
+  /** POSTs `{base}/Job/<definition>` with `body`; resolves with the answer's status and body. */
+  submit(definition: string, body: Buffer): Promise<{ status: number; body: string }>;
+  close(): void;
+}
+
+export function submitter(base: string, apiKey: string, maxSockets: number): Submitter {
+  const agent = new Agent({ keepAlive: true, maxSockets });
+  return {
+    submit(definition, body) {
+      const url = new URL(`${base}/Job/${definition}`);
+      return new Promise((res, rej) => {
+        const req = httpRequest(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: 'POST',
+            agent,
+            headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+          },
+          (resp) => {
+            const chunks: Buffer[] = [];
+            resp.on('data', (c: Buffer) => chunks.push(c));
+            resp.on('end', () => res({ status: resp.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+            resp.on('error', rej);
+          },
+        );
+        req.on('error', rej);
+        req.end(body);
+      });
+    },
+    close: () => agent.destroy(),
+  };
+}
+
+/** Creates `GLOBAL.<name>` as a BASH definition running `script`. */
+export async function createBashDefinition(base: string, apiKey: string, name: string, script: string): Promise<void> {
+  const r = await fetch(`${base}/JobDefinition/GLOBAL.${name}`, {
+    method: 'POST',
+    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ JobDefinitionType: 'BASH', Script: script }),
+  });
+  const text = await r.text();
+  if (r.status !== 201 && r.status !== 200)
+    throw new Error(`POST JobDefinition/GLOBAL.${name}: ${r.status} ${text.slice(0, 300)}`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The jobs table, read-only.
+
+export interface JobRow {
+  job_id: number;
+  definition: string;
+  status: string;
+  creation_time: number;
+  scheduled_start: number | null;
+  run_start: number | null;
+  run_end: number | null;
+  modification_time: number;
+}
+
+export class JobsReader {
+  private readonly db: BetterSqlite3.Database;
+  private readonly countStmt: BetterSqlite3.Statement;
+  private readonly rowsStmt: BetterSqlite3.Statement;
+  private readonly statusStmt: BetterSqlite3.Statement;
+
+  constructor(dataDir: string) {
+    this.db = new BetterSqlite3(join(dataDir, 'millrace.sqlite'), { readonly: true, fileMustExist: true });
+    this.countStmt = this.db.prepare("select count(*) from jobs where status = 'Completed' and job_id > ?").pluck();
+    this.rowsStmt = this.db.prepare(
+      'select job_id, definition, status, creation_time, scheduled_start, run_start, run_end, modification_time ' +
+        'from jobs where job_id > ? order by job_id',
+    );
+    this.statusStmt = this.db.prepare('select status, count(*) as n from jobs where job_id > ? group by status');
+  }
+
+  /** Completed jobs with an id above `afterId`. */
+  completed(afterId = 0): number {
+    return this.countStmt.get(afterId) as number;
+  }
+
+  rows(afterId = 0): JobRow[] {
+    return this.rowsStmt.all(afterId) as JobRow[];
+  }
+
+  statuses(afterId = 0): Record<string, number> {
+    return Object.fromEntries(
+      (this.statusStmt.all(afterId) as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]),
+    );
+  }
+
+  maxJobId(): number {
+    return (this.db.prepare('select coalesce(max(job_id), 0) from jobs').pluck().get() as number) ?? 0;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/** Polls until `done()`; resolves with performance.now() of the poll that saw it. */
+export async function pollUntil(
+  done: () => boolean,
+  pollMs: number,
+  timeoutS: number,
+  what: () => string,
+): Promise<number> {
+  const deadline = performance.now() + timeoutS * 1000;
+  for (;;) {
+    if (done()) return performance.now();
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutS} s: ${what()}`);
+    await sleep(pollMs);
+  }
+}
