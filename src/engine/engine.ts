@@ -323,8 +323,10 @@ export class Engine {
           this.hub.disconnect(ps);
           continue;
         }
-        const n = await this.mutate((tx, fx) => applyAgentLost(tx, ps, this.o.clock.now(), fx));
+        // The process server shows Unknown before its jobs do, so a client that sees the jobs sees why.
         this.servers.lost(ps);
+        await this.refreshServers();
+        const n = await this.mutate((tx, fx) => applyAgentLost(tx, ps, this.o.clock.now(), fx));
         if (n > 0) this.o.logger.warn({ processServer: ps, jobs: n }, 'agent lost: its jobs are Unknown');
       }
       await this.refreshServers();
