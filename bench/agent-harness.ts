@@ -11,7 +11,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { freePort, JSON_BASE, launch, pinned, type Proc, ROOT, quantile } from './harness.ts';
+import { freePort, JSON_BASE, launch, type Proc, pinned, quantile, ROOT } from './harness.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Waiting for a quiet machine: no other benchmark running and the 1-minute loadavg below a limit.

@@ -43,6 +43,7 @@ import {
   launch,
   median,
   memoryOf,
+  numberOption,
   pct,
   pinned,
   pinSelf,
@@ -140,13 +141,7 @@ function parseOptions(argv: string[]): Options {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  const num = (flag: string | undefined, env: string | undefined, fallback: number, min: number): number => {
-    const text = flag ?? (env ? process.env[env] : undefined);
-    if (text === undefined || text === '') return fallback;
-    const n = Number(text);
-    if (!Number.isFinite(n) || n < min) throw new Error(`invalid value "${text}": expected a number >= ${min}`);
-    return n;
-  };
+  const num = numberOption;
   const pgUrl = (v: string | undefined, flag: string) => {
     if (v !== undefined && v !== 'auto' && !/^postgres(ql)?:\/\//.test(v))
       throw new Error(`${flag}: expected a postgres:// URL${flag === '--pg' ? ' or "auto"' : ''}, got "${v}"`);

@@ -49,6 +49,7 @@ import {
   installCleanup,
   int,
   median,
+  numberOption,
   pct,
   pinSelf,
   processCpuSeconds,
@@ -131,13 +132,7 @@ function parseOptions(argv: string[]): Options {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  const num = (flag: string | undefined, env: string | undefined, fallback: number, min: number): number => {
-    const text = flag ?? (env ? process.env[env] : undefined);
-    if (text === undefined || text === '') return fallback;
-    const n = Number(text);
-    if (!Number.isFinite(n) || n < min) throw new Error(`invalid value "${text}": expected a number >= ${min}`);
-    return n;
-  };
+  const num = numberOption;
   return {
     jobs: Math.floor(num(values.jobs, 'BENCH_JOBS', 3000, 1)),
     concurrency: Math.floor(num(values.concurrency, 'BENCH_CONCURRENCY', 50, 1)),

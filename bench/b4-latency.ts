@@ -45,6 +45,7 @@ import {
   installCleanup,
   int,
   median,
+  numberOption,
   pinSelf,
   processCpuSeconds,
   quantile,
@@ -113,13 +114,7 @@ function parseOptions(argv: string[]): Options {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  const num = (flag: string | undefined, env: string | undefined, fallback: number, min: number): number => {
-    const text = flag ?? (env ? process.env[env] : undefined);
-    if (text === undefined || text === '') return fallback;
-    const n = Number(text);
-    if (!Number.isFinite(n) || n < min) throw new Error(`invalid value "${text}": expected a number >= ${min}`);
-    return n;
-  };
+  const num = numberOption;
   return {
     duration: num(values.duration, 'BENCH_DURATION', 20, 1),
     intervalMs: num(values['interval-ms'], undefined, 10, 1),

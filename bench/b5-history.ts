@@ -37,6 +37,7 @@ import {
   int,
   median,
   memoryOf,
+  numberOption,
   pct,
   processCpuSeconds,
   row,
@@ -101,14 +102,7 @@ function parseOptions(argv: string[]): Options {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  const num = (flag: string | undefined, env: string, fallback: number, min: number): number => {
-    const text = flag ?? process.env[env];
-    if (text === undefined || text === '') return fallback;
-    const n = Number(text);
-    if (!Number.isFinite(n) || n < min)
-      throw new Error(`invalid value "${text}" (${env}): expected a number >= ${min}`);
-    return n;
-  };
+  const num = numberOption;
   return {
     jobs: Math.floor(num(values.jobs, 'BENCH_JOBS', 1_000_000, 1)),
     duration: num(values.duration, 'BENCH_DURATION', 5, 1),

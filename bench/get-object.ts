@@ -13,19 +13,38 @@
  * --max-background % busy is marked noisy and left out of the medians (unless every repetition is noisy).
  * Exit status: 0 done, 1 failure (including any non-2xx answer of our server), 2 targets missed with --check.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, interfacePaths } from '../src/config/config.ts';
 import { type CpuProfile, formatProfileSummary, summarizeCpuProfile } from './cpuprofile-summary.ts';
+import {
+  coreTimes,
+  coreUse,
+  fixed,
+  installCleanup,
+  int,
+  launch,
+  median,
+  memoryOf,
+  numberOption,
+  type Proc,
+  pct,
+  pinned,
+  processCpuSeconds,
+  ROOT,
+  row,
+  scratch,
+  stop,
+  stopAll,
+  waitForLine,
+} from './harness.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TARGET_RATIO = 0.6;
 const TARGET_P99_MS = 20;
 const OBJECT_KEY = 'GLOBAL.BenchLoad';
@@ -83,14 +102,7 @@ function parseOptions(argv: string[]): Options {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  const num = (flag: string | undefined, env: string, fallback: number, min: number): number => {
-    const text = flag ?? process.env[env];
-    if (text === undefined || text === '') return fallback;
-    const n = Number(text);
-    if (!Number.isFinite(n) || n < min)
-      throw new Error(`invalid value "${text}" (${env}): expected a number >= ${min}`);
-    return n;
-  };
+  const num = numberOption;
   return {
     duration: num(values.duration, 'BENCH_DURATION', 10, 1),
     reps: Math.floor(num(values.reps, 'BENCH_REPS', 3, 1)),
@@ -104,189 +116,6 @@ function parseOptions(argv: string[]): Options {
     ...(values.json !== undefined ? { json: resolve(values.json) } : {}),
     check: values.check,
   };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Child processes: each in its own process group, all killed on the way out whatever happens.
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  pid: number;
-  /** Last lines of stdout and stderr, for error messages. */
-  tail: string[];
-  /** All of stdout when `keepStdout` was asked for. */
-  stdout: string;
-  exited: Promise<number | null>;
-  exitCode: number | null | undefined;
-  onLine: Array<(line: string) => void>;
-}
-
-const live = new Set<Proc>();
-/** Temporary folders to delete on the way out (also after a signal). */
-const scratch = new Set<string>();
-
-function launch(
-  name: string,
-  cmd: string,
-  args: string[],
-  opts: { env?: NodeJS.ProcessEnv; keepStdout?: boolean } = {},
-) {
-  const child = spawn(cmd, args, {
-    cwd: ROOT,
-    env: opts.env ?? process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  if (child.pid === undefined) throw new Error(`could not start ${name}: ${cmd} ${args.join(' ')}`);
-  const proc: Proc = {
-    name,
-    child,
-    pid: child.pid,
-    tail: [],
-    stdout: '',
-    exitCode: undefined,
-    onLine: [],
-    exited: new Promise((res) => {
-      child.once('error', () => res(null));
-      child.once('exit', (code, signal) => res(code ?? (signal ? null : 0)));
-    }),
-  };
-  void proc.exited.then((code) => {
-    proc.exitCode = code;
-    live.delete(proc);
-  });
-  live.add(proc);
-  const reader = (stream: NodeJS.ReadableStream | null, isStdout: boolean) => {
-    let partial = '';
-    stream?.setEncoding('utf8');
-    stream?.on('data', (chunk: string) => {
-      if (isStdout && opts.keepStdout) proc.stdout += chunk;
-      partial += chunk;
-      const lines = partial.split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        proc.tail.push(line);
-        if (proc.tail.length > 40) proc.tail.shift();
-        for (const f of proc.onLine) f(line);
-      }
-    });
-  };
-  reader(child.stdout, true);
-  reader(child.stderr, false);
-  return proc;
-}
-
-/** `taskset -c <core> cmd args…` (taskset execs cmd, so the pid is the command's own). */
-function pinned(pin: boolean, core: number, cmd: string, args: string[]): [string, string[]] {
-  return pin ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args];
-}
-
-function killGroup(proc: Proc, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-proc.pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** SIGTERM to the process group, then SIGKILL after `graceMs`. */
-async function stop(proc: Proc, graceMs = 10_000): Promise<void> {
-  if (proc.exitCode !== undefined) return;
-  killGroup(proc, 'SIGTERM');
-  const done = await Promise.race([proc.exited.then(() => true), sleep(graceMs).then(() => false)]);
-  if (!done) {
-    killGroup(proc, 'SIGKILL');
-    await proc.exited;
-  }
-}
-
-async function stopAll(): Promise<void> {
-  await Promise.all([...live].map((p) => stop(p, 5000)));
-}
-
-/** Resolves with the first line matching `pick`; rejects when the process exits first or on timeout. */
-function waitForLine<T>(proc: Proc, pick: (line: string) => T | undefined, timeoutMs: number): Promise<T> {
-  return new Promise<T>((res, rej) => {
-    const timer = setTimeout(() => fail(new Error(`${proc.name} not ready after ${timeoutMs} ms`)), timeoutMs);
-    const fail = (e: Error) => {
-      clearTimeout(timer);
-      rej(new Error(`${e.message}\n--- last output of ${proc.name} ---\n${proc.tail.join('\n')}`));
-    };
-    proc.onLine.push((line) => {
-      const v = pick(line);
-      if (v !== undefined) {
-        clearTimeout(timer);
-        res(v);
-      }
-    });
-    void proc.exited.then((code) => fail(new Error(`${proc.name} exited (code ${code}) before it was ready`)));
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// /proc sampling: per-process CPU, per-core CPU, RSS.
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** utime + stime of a process, in seconds. */
-function processCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-interface CoreTimes {
-  total: number;
-  idle: number;
-  steal: number;
-}
-
-/** Jiffies per line of /proc/stat: `cpu` (all cores), `cpu0`, `cpu1`, … */
-function coreTimes(): Map<string, CoreTimes> {
-  const out = new Map<string, CoreTimes>();
-  try {
-    for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
-      if (!line.startsWith('cpu')) continue;
-      const [name, ...rest] = line.trim().split(/\s+/);
-      const v = rest.slice(0, 8).map(Number);
-      const total = v.reduce((a, b) => a + b, 0);
-      out.set(name as string, { total, idle: (v[3] ?? 0) + (v[4] ?? 0), steal: v[7] ?? 0 });
-    }
-  } catch {
-    // Not Linux: no per-core figures.
-  }
-  return out;
-}
-
-/** Busy and steal per cent of each line between two samples. */
-function coreUse(a: Map<string, CoreTimes>, b: Map<string, CoreTimes>, name: string): { busy: number; steal: number } {
-  const x = a.get(name);
-  const y = b.get(name);
-  if (!x || !y || y.total <= x.total) return { busy: Number.NaN, steal: Number.NaN };
-  const dt = y.total - x.total;
-  return { busy: (100 * (dt - (y.idle - x.idle))) / dt, steal: (100 * (y.steal - x.steal)) / dt };
-}
-
-/** VmRSS and VmHWM (peak) of a process, in MiB. */
-function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? Number.NaN);
-    return { rssMiB: kb('VmRSS') / 1024, peakMiB: kb('VmHWM') / 1024 };
-  } catch {
-    return { rssMiB: Number.NaN, peakMiB: Number.NaN };
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -503,20 +332,6 @@ async function createObject(base: string, apiKey: string): Promise<{ body: Buffe
 
 // ---------------------------------------------------------------------------------------------------------------
 // Report.
-
-const median = (xs: number[]): number => {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
-const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
-const fixed = (n: number, d = 1): string => (Number.isFinite(n) ? n.toFixed(d) : '-');
-const pct = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(1)} %` : '-');
-
-function row(cells: string[], widths: number[]): string {
-  return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-}
 
 interface RepInfo {
   rep: number;
@@ -768,19 +583,7 @@ async function profileOurs(
   );
 }
 
-// Ctrl-C or a kill of the harness still takes the servers and the load generator down.
-let exiting = false;
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
-  process.on(signal, () => {
-    if (exiting) return;
-    exiting = true;
-    process.stderr.write(`\n${signal}: stopping the benchmark processes\n`);
-    void stopAll().finally(() => process.exit(130));
-  });
-process.on('exit', () => {
-  for (const p of live) killGroup(p, 'SIGKILL');
-  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
-});
+installCleanup();
 
 main().then(
   (code) => {

@@ -385,6 +385,15 @@ export async function autocannon(
 // ---------------------------------------------------------------------------------------------------------------
 // Report.
 
+/** A numeric option from its flag, else from the environment variable `env`, else `fallback`; at least `min`. */
+export function numberOption(flag: string | undefined, env: string | undefined, fallback: number, min: number): number {
+  const text = flag ?? (env ? process.env[env] : undefined);
+  if (text === undefined || text === '') return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < min) throw new Error(`invalid value "${text}": expected a number >= ${min}`);
+  return n;
+}
+
 export const median = (xs: number[]): number => {
   const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
   if (s.length === 0) return Number.NaN;
