@@ -29,6 +29,88 @@ export interface JobSpec {
   restart: Record<string, string>;
   maxStarts: number | null;
   keepJobs: number | null;
+  // Issue 4 (time and flow). Optional: jobs stored before these existed have none.
+  /** TimeWindow key the job may start in, and the zone it is read in when the window has none. */
+  timeWindow?: string | null;
+  windowZone?: string;
+  /** Events the job waits for (EventWait), and whether starting consumes them. */
+  waitEvents?: Array<{ event: string; clears: boolean }>;
+  /** Events raised when the job reaches a final status. */
+  raiseEvents?: Array<{ event: string; status: string; comment: string | null }>;
+  /** Locks held while the job runs; a job whose lock is taken waits in LockWait. */
+  locks?: string[];
+  /** What happens when the job misses its time window (ActWhenOverdue), and the event raised then. */
+  overdue?: OverdueAction;
+  overdueEvent?: string | null;
+  /** What a recurrence does with occurrences missed while the server was down. */
+  misfire?: MisfirePolicy;
+}
+
+export type OverdueAction = 'Scheduled' | 'Overdue' | 'Canceled' | 'Held';
+export type MisfirePolicy = 'Skip' | 'RunOnce' | 'RunAll';
+
+/**
+ * A job's place in a chain (DESIGN §3). A call of another chain is both a call and a chain. The chain job keeps the
+ * chain's structure as it was at submit, so editing the JobChain later changes only later submits.
+ */
+export interface ChainInfo {
+  /** A call job: its step's index and its own index in the step's Calls. */
+  call?: { step: number; call: number };
+  /** A step job: its index in the chain's Steps, and how often the step ran (restarts, GotoStep). */
+  step?: { index: number; runs: number };
+  /** A chain job: its structure, and how deep it is nested in other chains. */
+  structure?: { steps: ChainStepSpec[]; handlers: ChainHandlerSpec[]; depth: number };
+}
+
+export interface ChainHandlerSpec {
+  Status: string;
+  Action: string;
+  GotoStep?: string | null;
+}
+
+export interface PreconditionSpec {
+  TimeWindow?: string | null;
+  TimeWindowStatus?: string | null;
+  TimeZone?: string | null;
+  Expression?: string | null;
+}
+
+export interface ChainCallSpec {
+  JobDefinition: string;
+  Description?: string | null;
+  Precondition?: PreconditionSpec | null;
+  ParameterMappings?: Array<{
+    Parameter: string;
+    Source: string;
+    Value?: string | null;
+    ChainParameter?: string | null;
+    FromStep?: string | null;
+    FromCall?: number | null;
+    FromParameter?: string | null;
+  }>;
+  Priority?: number | null;
+  Queue?: string | null;
+  HoldOnSubmit?: boolean | null;
+  SubmitDisabled?: boolean | null;
+  TimeWindow?: string | null;
+}
+
+export interface ChainStepSpec {
+  Name: string;
+  Description?: string | null;
+  Precondition?: PreconditionSpec | null;
+  Calls: ChainCallSpec[];
+  StatusHandlers?: ChainHandlerSpec[];
+  MaxRestarts?: number | null;
+}
+
+/** A job of a recurrence: which SubmitFrame, the series' anchor and this job's occurrence. */
+export interface RecurrenceInfo {
+  frame: string;
+  anchor: number;
+  occurrence: number;
+  /** Its successor was submitted (it is submitted once the job's occurrence comes). */
+  next?: boolean;
 }
 
 /** The JSON column of a job: everything not filtered on. */
@@ -46,6 +128,11 @@ export interface JobData {
   runNow?: boolean;
   /** CompletionStrategy External: the script ended; the job waits for updateJob, not for its agent. */
   scriptEnded?: boolean;
+  /** Part of a chain: the chain job, a step job or a call job. */
+  chain?: ChainInfo;
+  recurrence?: RecurrenceInfo;
+  /** Queued while its time window was open: when that opening ends. Still waiting then → overdue. */
+  windowClosesAt?: number;
 }
 
 export interface JobRecord {

@@ -224,3 +224,15 @@ export function applyOutItems(params: JobParameter[], items: unknown, zone: stri
   }
   for (const [p, v] of updates) setOut(p, v);
 }
+
+/** The value a parameter carries on: its Out value once set, else its In value; dates as text. */
+export function currentValue(p: JobParameter): string | number | null {
+  const v = p.OutValueString ?? p.OutValueNumber ?? p.OutValueDate ?? p.InValueString ?? p.InValueNumber ?? p.InValueDate;
+  if (v === null) return null;
+  return typeof v === 'object' ? asText(v) : v;
+}
+
+/** Sets a parameter's In value from a mapped value (a chain mapping), converted to its data type; null clears it. */
+export function setMappedValue(p: JobParameter, value: string | number | null, zone: string): void {
+  setIn(p, value === null ? null : convert(p as unknown as DefinitionParameter, value, zone, 'Mapped value'));
+}

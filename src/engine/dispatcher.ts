@@ -4,7 +4,13 @@ import type { JobRecord } from '../domain/job.ts';
 import { OCCUPYING } from '../domain/job-status.ts';
 import { outNames, parameterEnvironment } from '../domain/parameters.ts';
 import type { Store, StoredObject } from '../store/store.ts';
+import { isOpen, nextChange } from '../domain/time-window.ts';
+import { startChain } from './chains.ts';
 import type { Effects } from './effects.ts';
+import { consumeEvent } from './events.ts';
+import { Gates } from './gates.ts';
+import { settlePending } from './pending.ts';
+import { submitNextOccurrence } from './recurrences.ts';
 
 /** The built-in process server that runs System, JobChain and UserMessage jobs inside the server. */
 export const SYSTEM_SERVER = 'GLOBAL.System';
@@ -29,13 +35,16 @@ async function listAll(tx: Store, type: 'Queue' | 'QueueProvider' | 'ProcessServ
   }
 }
 
-/** Queues, providers and process servers as the planner sees them, read inside the dispatch transaction. */
-export async function loadDispatchState(tx: Store, ctx: DispatchContext): Promise<DispatchState> {
+/**
+ * Queues, providers and process servers as the planner sees them, read inside the dispatch transaction. A queue
+ * whose time window is closed releases nothing (planned as held) until the window opens.
+ */
+export async function loadDispatchState(tx: Store, ctx: DispatchContext, now: number, gates: Gates, fx: Effects): Promise<DispatchState> {
   const queues = new Map<string, QueueState>();
   for (const q of await listAll(tx, 'Queue'))
     queues.set(q.key, {
       key: q.key,
-      held: q.data.Held === true,
+      held: q.data.Held === true || !(await queueWindowOpen(q, now, gates, fx)),
       executionSize: num(q.data.ExecutionSize),
       holdLevel: num(q.data.HoldLevel),
       inclusive: q.data.Inclusive === true,
@@ -62,6 +71,16 @@ export async function loadDispatchState(tx: Store, ctx: DispatchContext): Promis
   return { queues, providers, servers };
 }
 
+async function queueWindowOpen(q: StoredObject, now: number, gates: Gates, fx: Effects): Promise<boolean> {
+  const key = q.data.TimeWindow as string | null;
+  if (!key) return true;
+  const w = await gates.window(key, (q.data.QueueTimeZone as string | null) ?? 'UTC');
+  if (!w) return true;
+  const change = nextChange(w, now);
+  if (change !== undefined) fx.wakeAt.push(change);
+  return isOpen(w, now);
+}
+
 /** The `run` message of an agent job's attempt: parameters as environment variables, never as script text. */
 export function runMessage(job: JobRecord): ServerMessage {
   return {
@@ -76,10 +95,11 @@ export function runMessage(job: JobRecord): ServerMessage {
 }
 
 /**
- * One dispatch pass, inside a transaction holding the dispatch lock: due Scheduled jobs move on, then queued jobs
- * start in the order of DESIGN §8 within every limit. Agent jobs are recorded Dispatched with a new attempt before
- * their `run` is sent (after the commit); System jobs go straight to Running. Returns whether another pass may
- * find more to do.
+ * One dispatch pass, inside a transaction holding the dispatch lock: due Scheduled jobs move on (a recurrence's
+ * next occurrence is submitted then), then queued jobs start in the order of DESIGN §8 within every limit, their
+ * time windows open and their locks free. Agent jobs are recorded Dispatched with a new attempt before their `run`
+ * is sent (after the commit); System jobs go straight to Running, chains to Waiting with their first step started.
+ * Returns whether another pass may find more to do.
  */
 export async function dispatchPass(
   tx: Store,
@@ -90,22 +110,28 @@ export async function dispatchPass(
 ): Promise<{ more: boolean; started: number[] }> {
   await tx.jobs.lockDispatch();
   const due = await tx.jobs.dueScheduled(now, PROMOTIONS_PER_PASS);
-  const state = await loadDispatchState(tx, ctx);
   for (const j of due) {
-    j.status = state.queues.get(j.queue)?.held ? 'QueueHeld' : 'Queued';
-    j.modificationTime = now;
+    if ((await submitNextOccurrence(tx, j, now, fx)) === 'skip') {
+      j.status = 'Skipped';
+      j.runEnd = now;
+      j.modificationTime = now;
+    } else await settlePending(tx, j, now, fx);
   }
   await tx.jobs.updateMany(due);
 
+  const gates = new Gates(tx, now, fx);
+  const state = await loadDispatchState(tx, ctx, now, gates, fx);
   const active = await tx.jobs.countActive(OCCUPYING);
   const candidates = await tx.jobs.dispatchCandidates(openQueues(state, active), CANDIDATES_PER_PASS);
   const urgent = runNow.size === 0 ? [] : (await tx.jobs.getMany([...runNow])).filter((j) => j.status === 'Queued');
   const byId = new Map<number, JobRecord>();
   for (const j of [...urgent, ...candidates]) byId.set(j.jobId, j);
+  const eligible: JobRecord[] = [];
+  for (const j of byId.values()) if (await gates.pass(j)) eligible.push(j);
   const plan = planDispatch(
     state,
     active,
-    [...byId.values()].map((j) => ({
+    eligible.map((j) => ({
       jobId: j.jobId,
       queue: j.queue,
       priority: j.priority,
@@ -113,25 +139,32 @@ export async function dispatchPass(
       runNow: j.data.runNow === true,
     })),
   );
-  const changed: JobRecord[] = [];
+  const changed = gates.changed;
+  const chains: JobRecord[] = [];
   for (const a of plan) {
     const job = byId.get(a.jobId) as JobRecord;
+    gates.take(job);
     job.processServer = a.processServer;
     job.scheduledStart = now;
     job.modificationTime = now;
     delete job.data.runNow;
+    delete job.data.windowClosesAt;
+    await submitNextOccurrence(tx, job, now, fx); // started early (runnow, release): its successor is due now too
+    for (const w of job.data.spec.waitEvents ?? []) if (w.clears) await consumeEvent(tx, w.event, job.jobId, now, fx);
     if (a.processServer === SYSTEM_SERVER) {
       job.status = 'Running';
       job.runStart = now;
-      fx.startSystem.push(job);
+      if (job.data.spec.type === 'JobChain') chains.push(job);
+      else fx.startSystem.push(job);
     } else {
       job.status = 'Dispatched';
       job.attempt += 1;
       fx.messages.push({ processServer: a.processServer, message: runMessage(job) });
     }
-    changed.push(job);
+    changed.set(job.jobId, job);
   }
-  await tx.jobs.updateMany(changed);
+  await tx.jobs.updateMany([...changed.values()]);
+  for (const chain of chains) await startChain(tx, chain, now, fx);
   const more = due.length === PROMOTIONS_PER_PASS || (candidates.length === CANDIDATES_PER_PASS && plan.length > 0);
   return { more, started: plan.map((a) => a.jobId) };
 }

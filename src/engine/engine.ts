@@ -102,8 +102,9 @@ export class Engine {
     this.servers.started(now);
     await this.mutate(async (tx, fx) => {
       // In-server jobs ran inside the process that stopped: their outcome is unknown.
+      // A chain job's state is its children's, which survive in the database: it carries on.
       for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], { processServer: SYSTEM_SERVER, limit: 100_000 }))
-        await finishJob(tx, job, { status: 'Unknown', notes: ['The server stopped while the job ran'] }, now, fx);
+        if (!job.data.chain?.structure) await finishJob(tx, job, { status: 'Unknown', notes: ['The server stopped while the job ran'] }, now, fx);
       for (const job of await tx.jobs.listByStatus(['Queued'], { limit: 1_000_000 })) if (job.data.runNow) this.runNow.add(job.jobId);
       const next = await tx.jobs.nextScheduledStart();
       if (next !== undefined) fx.wakeAt.push(next);
@@ -148,6 +149,7 @@ export class Engine {
    * change to a queue, queue provider or process server may let jobs start.
    */
   objectChanged(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): Promise<void> {
+    if (type === 'TimeWindow' || type === 'Lock') this.requestDispatch();
     if (type !== 'Queue' && type !== 'QueueProvider' && type !== 'ProcessServer') return Promise.resolve();
     this.requestDispatch();
     const held = after?.data.Held === true;
@@ -260,7 +262,19 @@ export class Engine {
     }
   }
 
-  /** Wakes the dispatcher when the earliest Scheduled job is due. */
+  /**
+   * Looks at the time now: due Scheduled jobs move on and time windows that opened or closed are seen. Timers call
+   * it; tests in virtual time call it after moving the clock.
+   */
+  tick(): Promise<void> {
+    return this.mutate(async (tx, fx) => {
+      const next = await tx.jobs.nextScheduledStart();
+      if (next !== undefined && next > this.o.clock.now()) fx.wakeAt.push(next);
+      fx.dispatch = true;
+    }).then(() => this.idle());
+  }
+
+  /** Wakes the dispatcher at `t` (a Scheduled job is due, a time window opens or closes). */
   private wakeAt(t: number): void {
     if (t >= this.wakeAtMs || this.stopped) return;
     this.wakeAtMs = t;
@@ -268,11 +282,7 @@ export class Engine {
     const delay = Math.max(0, Math.min(t - this.o.clock.now(), 2 ** 31 - 1));
     this.wakeTimer = setTimeout(() => {
       this.wakeAtMs = Number.POSITIVE_INFINITY;
-      void this.mutate(async (tx, fx) => {
-        const next = await tx.jobs.nextScheduledStart();
-        if (next !== undefined && next > this.o.clock.now()) fx.wakeAt.push(next);
-        fx.dispatch = true;
-      }).catch(() => {});
+      this.tick().catch(() => {});
     }, delay);
     this.wakeTimer.unref();
   }

@@ -1,8 +1,69 @@
-import type { Store } from '../store/store.ts';
+import { INITIAL, PENDING } from '../domain/job-status.ts';
+import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
+import type { Store, StoredObject } from '../store/store.ts';
 import type { Effects } from './effects.ts';
+import { settlePending } from './pending.ts';
+import { createJob } from './submit.ts';
+
+type Rec = Record<string, unknown>;
 
 /**
- * What an event's becoming Raised does to jobs (EventWait jobs move on, AutoSubmit definitions are submitted).
- * SKELETON: filled in by the engine work of issue 4.
+ * What an event's becoming Raised does to jobs (product §2.1 Wait Events): jobs waiting in EventWait for it move on
+ * once all their events are raised (a job waits for an event only once), and definitions that wait for it with
+ * AutoSubmit Always (or OnlyOne, when none of their jobs has reached Running yet) are submitted.
  */
-export async function onEventRaised(_tx: Store, _definition: string, _now: number, _fx: Effects): Promise<void> {}
+export async function onEventRaised(tx: Store, definition: string, now: number, fx: Effects): Promise<void> {
+  const waiting = await tx.jobs.listByStatus(['EventWait'], { limit: 100_000 });
+  const moving = waiting.filter((j) => (j.data.spec.waitEvents ?? []).some((w) => w.event === definition));
+  for (const j of moving) await settlePending(tx, j, now, fx);
+  const moved = moving.filter((j) => j.status !== 'EventWait');
+  if (moved.length > 0) await tx.jobs.updateMany(moved);
+  for (const d of await autoSubmitters(tx, definition)) await autoSubmit(tx, d.object, d.mode, definition, now, fx);
+}
+
+/** Definitions that wait for `event` with AutoSubmit other than Never. */
+async function autoSubmitters(tx: Store, event: string): Promise<Array<{ object: StoredObject; mode: string }>> {
+  const found: Array<{ object: StoredObject; mode: string }> = [];
+  let afterKey: string | undefined;
+  for (;;) {
+    const page = await tx.listObjects('JobDefinition', { limit: 1000, ...(afterKey ? { afterKey } : {}) });
+    for (const o of page) {
+      const w = ((o.data.WaitEvents as Rec[] | null) ?? []).find((x) => x.EventDefinition === event);
+      if (w && w.AutoSubmit && w.AutoSubmit !== 'Never') found.push({ object: o, mode: w.AutoSubmit as string });
+    }
+    if (page.length < 1000) return found;
+    afterKey = page[page.length - 1]?.key;
+  }
+}
+
+async function autoSubmit(tx: Store, definition: StoredObject, mode: string, event: string, now: number, fx: Effects): Promise<void> {
+  if (mode === 'OnlyOne') {
+    const notStarted = await tx.jobs.listByStatus([...INITIAL, ...PENDING], { definition: definition.key, limit: 1 });
+    if (notStarted.length > 0) return;
+  }
+  const d = definition.data;
+  const zone = (d.TimeZone as string | null) ?? 'UTC';
+  let parameters: ReturnType<typeof buildJobParameters>;
+  try {
+    parameters = buildJobParameters((d.Parameters as DefinitionParameter[] | null) ?? [], undefined, definition.key, zone);
+  } catch {
+    return; // a mandatory parameter without a default: it cannot be submitted unattended
+  }
+  const job = await createJob(
+    tx,
+    {
+      definition,
+      queue: d.DefaultQueue as string,
+      priority: (d.Priority as number | null) ?? 50,
+      zone,
+      parameters,
+      hold: d.HoldOnSubmit === true,
+      description: null,
+      submittedBy: 'system',
+    },
+    now,
+    fx,
+  );
+  job.data.notes.push(`Submitted when event ${event} was raised (AutoSubmit ${mode})`);
+  await tx.jobs.updateMany([job]);
+}

@@ -3,8 +3,8 @@ import type { FinalOutcome } from './transitions.ts';
 
 /**
  * Jobs the server runs itself on GLOBAL.System (DESIGN §7). They need no OS process: System_Sleep is a timer.
- * Chains, user messages, operator messages and imports come with their own capabilities; until then such a job
- * ends in Error saying so, rather than waiting forever.
+ * Chains are run by chains.ts (they only wait for their children). User messages, operator messages and imports
+ * come with their own capabilities; until then such a job ends in Error saying so, rather than waiting forever.
  */
 export class SystemJobs {
   private readonly timers = new Map<number, NodeJS.Timeout>();

@@ -2,29 +2,30 @@ import type { JobRecord } from '../domain/job.ts';
 import { decideRestart } from '../domain/restart.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
+import { onCallFinal } from './chains.ts';
 import type { Effects } from './effects.ts';
+import { raiseEvent } from './events.ts';
+import { createOperatorMessage } from './operator-message.ts';
+import { settlePending } from './pending.ts';
+import { createChainJobs } from './submit.ts';
 
 /**
  * Job transitions shared by the dispatcher, the agent reports, the in-server jobs and the actions. Each runs inside
  * the caller's transaction and records what must happen after the commit in `fx`.
  */
 
-/** Where a job waits once it may run: Scheduled until its start, QueueHeld while its queue is held, else Queued. */
-export function pendingStatus(requestedStart: number, now: number, queueHeld: boolean): JobStatus {
-  if (requestedStart > now) return 'Scheduled';
-  return queueHeld ? 'QueueHeld' : 'Queued';
-}
-
-export async function isQueueHeld(tx: Store, queue: string): Promise<boolean> {
-  const q = await tx.getObject('Queue', queue);
-  return q?.data.Held === true;
-}
-
 /** Inserts a new job; picks its ids from the sequences. */
-export async function insertJob(tx: Store, job: Omit<JobRecord, 'jobId' | 'uniqueId'>, fx: Effects): Promise<JobRecord> {
+export async function insertJob(
+  tx: Store,
+  job: Omit<JobRecord, 'jobId' | 'uniqueId'>,
+  fx: Effects,
+  ownGroup = false,
+): Promise<JobRecord> {
   const [uniqueId] = await tx.nextUniqueIds(1);
   const [jobId] = await tx.jobs.nextJobIds(1);
   const record: JobRecord = { ...job, jobId: jobId as number, uniqueId: uniqueId as number };
+  // The first job of a recurrence names its JobGroup after itself.
+  if (ownGroup) record.jobGroup = record.jobId;
   await tx.jobs.insert(record);
   if (record.status === 'Queued') fx.dispatch = true;
   if (record.status === 'Scheduled') fx.wakeAt.push(record.requestedStart);
@@ -32,31 +33,44 @@ export async function insertJob(tx: Store, job: Omit<JobRecord, 'jobId' | 'uniqu
 }
 
 /**
- * A copy of `job` that starts over (restart, resubmit, automatic restart): same definition snapshot, parameters
- * with their Out values cleared, a fresh status. The original keeps its own.
+ * Submits a copy of `job` that starts over (restart, resubmit of the same values, automatic restart): the same
+ * definition snapshot, parameters with their Out values cleared, a fresh pending status. The original keeps its
+ * own. An automatic restart keeps the job's place (its chain step, its recurrence's group); an operator's restart
+ * makes a job of its own. A chain's copy gets new step and call jobs.
  */
-export function copyForRerun(job: JobRecord, now: number, queueHeld: boolean): Omit<JobRecord, 'jobId' | 'uniqueId'> {
-  const parameters = job.data.parameters.map((p) => ({
-    ...p,
-    OutValueString: null,
-    OutValueNumber: null,
-    OutValueDate: null,
-  }));
-  return {
+export async function rerun(
+  tx: Store,
+  job: JobRecord,
+  now: number,
+  fx: Effects,
+  options: { keepPlace: boolean; submittedBy?: string; starts: number },
+): Promise<JobRecord> {
+  const parameters = job.data.parameters.map((p) => ({ ...p, OutValueString: null, OutValueNumber: null, OutValueDate: null }));
+  const chain = job.data.chain;
+  const place = options.keepPlace ? chain : chain?.structure ? { structure: chain.structure } : undefined;
+  const copy: Omit<JobRecord, 'jobId' | 'uniqueId'> = {
     ...job,
-    status: pendingStatus(now, now, queueHeld),
+    status: 'Queued',
     processServer: null,
     requestedStart: now,
     scheduledStart: null,
     runStart: null,
     runEnd: null,
     returnCode: null,
-    topStart: now,
+    topStart: options.keepPlace ? job.topStart : now,
+    parentJob: options.keepPlace ? job.parentJob : null,
+    jobGroup: options.keepPlace ? job.jobGroup : null,
     attempt: 0,
-    data: { zone: job.data.zone, parameters, notes: [], spec: job.data.spec },
+    starts: options.starts,
+    submittedBy: options.submittedBy ?? job.submittedBy,
+    data: { zone: job.data.zone, parameters, notes: [], spec: job.data.spec, ...(place ? { chain: place } : {}) },
     creationTime: now,
     modificationTime: now,
   };
+  await settlePending(tx, copy as JobRecord, now, fx);
+  const next = await insertJob(tx, copy, fx);
+  await createChainJobs(tx, next, now, fx);
+  return next;
 }
 
 export interface FinalOutcome {
@@ -67,8 +81,10 @@ export interface FinalOutcome {
 }
 
 /**
- * Moves a job to a final status and applies its definition's restart behaviour: Restart-like actions submit a
- * new job (while MaxStarts allows); RequestRestart parks it in ConsoleRestart for an operator.
+ * Moves a job to a final status and applies what follows from it: the definition's restart behaviour
+ * (Restart-like actions submit a new job while MaxStarts allows; RequestRestart parks it in ConsoleRestart for an
+ * operator), its RaiseEvents, the release of its locks, the end of its recurrence (StopSubmitFrame,
+ * RestartNoResubmit), and, for a chain call, its step's next move.
  */
 export async function finishJob(tx: Store, job: JobRecord, outcome: FinalOutcome, now: number, fx: Effects): Promise<void> {
   job.status = outcome.status;
@@ -79,50 +95,75 @@ export async function finishJob(tx: Store, job: JobRecord, outcome: FinalOutcome
   const spec = job.data.spec;
   const decision = decideRestart(outcome.status, spec.restart, job.starts, spec.maxStarts);
   if (decision === 'request') {
-    const messageId = await createOperatorMessage(tx, job, outcome.status, now);
+    const text = `Job:${job.jobId} (${job.definition}) ended ${outcome.status}. Reply Restart to run it again, or NoRestart.`;
+    const messageId = await createOperatorMessage(tx, job, text, now);
     job.data.notes.push(`Ended ${outcome.status}; restart requested: waiting for a reply to OperatorMessage:${messageId}`);
     job.data.pendingFinal = outcome.status;
     job.data.operatorMessage = messageId;
     job.status = 'ConsoleRestart';
   } else if (decision === 'restart') {
-    const next = await insertJob(tx, { ...copyForRerun(job, now, await isQueueHeld(tx, job.queue)), starts: job.starts + 1 }, fx);
+    const next = await rerun(tx, job, now, fx, { keepPlace: true, starts: job.starts + 1 });
     job.data.notes.push(`Ended ${outcome.status}; restarted as Job:${next.jobId}`);
   }
   await tx.jobs.updateMany([job]);
   if (spec.keepJobs !== null) fx.purge.set(job.definition, spec.keepJobs);
   fx.dispatch = true;
+  await afterFinal(tx, job, outcome.status, now, fx, decision === 'none');
 }
 
-/** Replies a RequestRestart operator message accepts. */
-export const RESTART_REPLIES = 'Restart|NoRestart';
+/** What a final status sets off besides restarts; `settled`: no restart follows, the job's place is done. */
+async function afterFinal(tx: Store, job: JobRecord, status: JobStatus, now: number, fx: Effects, settled: boolean): Promise<void> {
+  const spec = job.data.spec;
+  for (const r of spec.raiseEvents ?? [])
+    if (r.status === status) {
+      const comment = substitute(r.comment ?? DEFAULT_RAISE_COMMENT, job, status);
+      await raiseEvent(tx, r.event, { comment, raiser: `Job:${job.jobId}` }, now, fx);
+    }
+  if ((spec.locks ?? []).length > 0) await releaseLockWaiters(tx, spec.locks ?? [], now, fx);
+  const action = spec.restart[status];
+  if (job.jobGroup !== null && (action === 'StopSubmitFrame' || action === 'RestartNoResubmit'))
+    await endRecurrence(tx, job, now, fx);
+  if (settled && job.data.chain?.call) await onCallFinal(tx, job, now, fx);
+}
 
-/** The operator message of a RequestRestart restart behaviour (product §1.4), kept with the other objects. */
-async function createOperatorMessage(tx: Store, job: JobRecord, status: JobStatus, now: number): Promise<number> {
-  const [id] = await tx.nextUniqueIds(1);
-  const at = { ms: now, zone: job.data.zone };
-  await tx.insertObject(
-    {
-      uniqueId: id as number,
-      type: 'OperatorMessage',
-      key: String(id),
-      partition: job.partition,
-      data: {
-        FullText: `Job:${job.jobId} (${job.definition}) ended ${status}. Reply Restart to run it again, or NoRestart.`,
-        ReplyExpression: RESTART_REPLIES,
-        ReplyStatus: 'Required',
-        Reply: null,
-        SenderObject: `Job:${job.jobId}`,
-        CreationTime: at,
-        ReplyTime: null,
-        ReplyUser: null,
-      },
-      protection: null,
-      creationTime: now,
-      modificationTime: now,
-    },
-    [],
-  );
-  return id as number;
+const DEFAULT_RAISE_COMMENT = 'Event raised by process:${jobid} (${jobdescription}) going to status ${jobstatus}';
+
+/** The substitution variables of a raise comment (product §2.1 Raise Events). */
+export function substitute(text: string, job: JobRecord, status: JobStatus): string {
+  const values: Record<string, string> = {
+    jobid: String(job.jobId),
+    jobstatus: status,
+    jobdescription: job.description ?? job.definition,
+    jobdefinition: job.definition,
+    returncode: job.returnCode === null ? '' : String(job.returnCode),
+    partition: job.partition,
+  };
+  return text.replace(/\$\{(\w+)\}/g, (all, name: string) => values[name.toLowerCase()] ?? all);
+}
+
+/** A job holding locks ended: the jobs waiting for any of them go back to Queued and the dispatcher decides again. */
+async function releaseLockWaiters(tx: Store, locks: readonly string[], now: number, fx: Effects): Promise<void> {
+  const waiting = await tx.jobs.listByStatus(['LockWait'], { limit: 100_000 });
+  const moving = waiting.filter((j) => (j.data.spec.locks ?? []).some((l) => locks.includes(l)));
+  for (const j of moving) {
+    j.status = 'Queued';
+    j.modificationTime = now;
+  }
+  if (moving.length > 0) {
+    await tx.jobs.updateMany(moving);
+    fx.dispatch = true;
+  }
+}
+
+/** StopSubmitFrame / RestartNoResubmit: the recurrence's pending jobs are canceled, so nothing is submitted again. */
+async function endRecurrence(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+  const pending = await tx.jobs.listByStatus(['Scheduled', 'QueueHeld', 'Held', 'EventWait', 'Queued'], {
+    jobGroup: job.jobGroup as number,
+    limit: 10_000,
+  });
+  for (const other of pending)
+    if (other.jobId !== job.jobId)
+      await finishJob(tx, other, { status: 'Canceled', notes: [`Recurrence ended by Job:${job.jobId} (${job.status})`] }, now, fx);
 }
 
 /** Ends a job in ConsoleRestart with the final status it reached, after the operator's reply. */
@@ -132,9 +173,10 @@ export async function settleRestartRequest(tx: Store, job: JobRecord, restart: b
   job.status = status;
   job.modificationTime = now;
   if (restart) {
-    const next = await insertJob(tx, { ...copyForRerun(job, now, await isQueueHeld(tx, job.queue)), submittedBy: user, starts: 0 }, fx);
+    const next = await rerun(tx, job, now, fx, { keepPlace: true, submittedBy: user, starts: 0 });
     job.data.notes.push(`${user} replied Restart; restarted as Job:${next.jobId}`);
   } else job.data.notes.push(`${user} replied NoRestart`);
   await tx.jobs.updateMany([job]);
   if (job.data.spec.keepJobs !== null) fx.purge.set(job.definition, job.data.spec.keepJobs);
+  if (!restart && job.data.chain?.call) await onCallFinal(tx, job, now, fx);
 }

@@ -3,7 +3,9 @@ import { actionApplies, isFinal, type JobAction, notApplicableMessage, PENDING }
 import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
 import { SYSTEM_SERVER } from '../engine/dispatcher.ts';
 import type { Effects } from '../engine/effects.ts';
-import { copyForRerun, finishJob, insertJob, isQueueHeld, pendingStatus } from '../engine/transitions.ts';
+import { closeDescendants, killTree } from '../engine/chains.ts';
+import { settlePending } from '../engine/pending.ts';
+import { finishJob, rerun } from '../engine/transitions.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { JobStatus } from '../model/fields.ts';
 import { isPlainObject } from '../model/validate.ts';
@@ -76,21 +78,15 @@ export class JobActions {
         case 'hold':
           return this.save(tx, job, 'Held', now());
         case 'release':
-          return this.save(
-            tx,
-            job,
-            pendingStatus(job.requestedStart, now(), await isQueueHeld(tx, job.queue)),
-            now(),
-            fx,
-          );
+          await settlePending(tx, job, now(), fx);
+          await tx.jobs.updateMany([job]);
+          return job;
         case 'runnow':
           job.data.runNow = true;
           fx.dispatch = true;
           return this.save(tx, job, 'Queued', now(), fx);
-        case 'restart': {
-          const copy = copyForRerun(job, now(), await isQueueHeld(tx, job.queue));
-          return insertJob(tx, { ...copy, submittedBy: p.user, starts: 0 }, fx);
-        }
+        case 'restart':
+          return rerun(tx, job, now(), fx, { keepPlace: false, submittedBy: p.user, starts: 0 });
         case 'resubmit':
           return this.resubmit(tx, p, job, resubmit as NonNullable<typeof resubmit>, fx);
         case 'updateJob':
@@ -131,6 +127,9 @@ export class JobActions {
   }
 
   private async cancel(tx: Store, job: JobRecord, recurrence: boolean, now: number, fx: Effects): Promise<void> {
+    // Cancel reaches a chain's (or step's) children, none of which has started.
+    if (job.data.chain?.structure || job.data.chain?.step)
+      await closeDescendants(tx, job, 'Canceled', now, `Canceled with Job:${job.jobId}`);
     await finishJob(tx, job, { status: 'Canceled' }, now, fx);
     if (!recurrence || job.jobGroup === null) return;
     const cancelable = PENDING.filter((s) => actionApplies('cancel', s));
@@ -139,6 +138,10 @@ export class JobActions {
   }
 
   private async kill(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+    if (job.data.chain?.structure || job.data.chain?.step) {
+      await killTree(tx, job, now, fx);
+      return;
+    }
     if (job.processServer === SYSTEM_SERVER || job.data.scriptEnded) {
       fx.stopSystem.push(job.jobId);
       await finishJob(tx, job, { status: 'Killed' }, now, fx);

@@ -1,8 +1,11 @@
-import type { JobFileRecord, JobRecord, JobSpec } from '../domain/job.ts';
+import type { JobFileRecord, JobRecord } from '../domain/job.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
-import { newEffects } from '../engine/effects.ts';
+import { type Effects, newEffects } from '../engine/effects.ts';
 import type { Engine } from '../engine/engine.ts';
-import { insertJob, pendingStatus } from '../engine/transitions.ts';
+import { loadFrame } from '../engine/frames.ts';
+import { createJob, type NewJob } from '../engine/submit.ts';
+import { loadWindow } from '../engine/windows.ts';
+import { firstOccurrence } from '../domain/recurrence.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import type { Privilege } from '../model/fields.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
@@ -44,6 +47,8 @@ export interface SubmitOptions {
   priority: number | undefined;
   description: string | null | undefined;
   holdOnSubmit: boolean | undefined;
+  /** A recurrence: the job is submitted again at each occurrence of this SubmitFrame. */
+  submitFrame: string | undefined;
 }
 
 export function parseSubmitBody(body: unknown, defaultZone: string): SubmitOptions {
@@ -74,8 +79,8 @@ export function parseSubmitBody(body: unknown, defaultZone: string): SubmitOptio
     throw invalid('Field "Description" must be text of at most 255 characters');
   if (b.HoldOnSubmit !== undefined && b.HoldOnSubmit !== null && typeof b.HoldOnSubmit !== 'boolean')
     throw invalid('Field "HoldOnSubmit" must be true or false');
-  if (b.SubmitFrame !== undefined && b.SubmitFrame !== null)
-    throw invalid('Field "SubmitFrame": recurrences are not available in this version of Millrace');
+  if (b.SubmitFrame !== undefined && b.SubmitFrame !== null && typeof b.SubmitFrame !== 'string')
+    throw invalid('Field "SubmitFrame" must be a SubmitFrame key');
   return {
     parameters: b.JobParameters,
     requestedStart,
@@ -83,20 +88,7 @@ export function parseSubmitBody(body: unknown, defaultZone: string): SubmitOptio
     priority: (p as number | null | undefined) ?? undefined,
     description: b.Description as string | null | undefined,
     holdOnSubmit: (b.HoldOnSubmit as boolean | null | undefined) ?? undefined,
-  };
-}
-
-/** What a job keeps of its definition (see JobSpec). */
-export function specOf(definition: StoredObject): JobSpec {
-  const d = definition.data;
-  return {
-    type: d.JobDefinitionType as string,
-    script: (d.Script as string | null) ?? null,
-    completionStrategy: (d.CompletionStrategy as JobSpec['completionStrategy']) ?? 'Default',
-    returnCodeMap: (d.ReturncodeMapToCompleted as string | null) ?? '0',
-    restart: (d.RestartBehaviour as Record<string, string> | null) ?? {},
-    maxStarts: (d.MaxStarts as number | null) ?? null,
-    keepJobs: (d.KeepJobs as number | null) ?? null,
+    submitFrame: (b.SubmitFrame as string | null | undefined) ?? undefined,
   };
 }
 
@@ -118,12 +110,19 @@ export class JobService {
     if (!can(p, 'JobDefinition', parsed.partition, 'Submit'))
       throw forbidden(`You need the Submit privilege to submit ${businessKey('JobDefinition', parsed.key)}`);
     const options = parseSubmitBody(body, this.d.defaultTimeZone);
-    const fx = newEffects();
-    const job = await this.d.store.transaction(async (tx) => {
+    const create = async (tx: Store, fx: Effects) => {
       const definition = await tx.getObject('JobDefinition', parsed.key);
       if (!definition) throw notFound('JobDefinition', parsed.key);
       return this.createFrom(tx, p, definition, options, fx);
-    });
+    };
+    // A job that waits for events, or a chain, is created in the engine's loop: an event raised at the same
+    // moment is then seen either by the submit or by the release of waiting jobs. Plain jobs take the fast path.
+    const seen = await this.d.store.getObject('JobDefinition', parsed.key);
+    const d = seen?.data;
+    if (d && (d.JobDefinitionType === 'JobChain' || (Array.isArray(d.WaitEvents) && d.WaitEvents.length > 0)))
+      return renderJob(await this.d.engine.mutate(create), []);
+    const fx = newEffects();
+    const job = await this.d.store.transaction((tx) => create(tx, fx));
     this.d.engine.apply(fx);
     return renderJob(job, []);
   }
@@ -134,7 +133,7 @@ export class JobService {
     p: Principal,
     definition: StoredObject,
     options: SubmitOptions,
-    fx: ReturnType<typeof newEffects>,
+    fx: Effects,
     parameters?: JobRecord['data']['parameters'],
   ): Promise<JobRecord> {
     const d = definition.data;
@@ -153,33 +152,37 @@ export class JobService {
         definition.key,
         zone,
       );
-    const start = options.requestedStart?.ms ?? now;
-    const hold = options.holdOnSubmit ?? d.HoldOnSubmit === true;
-    return insertJob(
+    let start = options.requestedStart?.ms ?? now;
+    let recurrence: NewJob['recurrence'];
+    if (options.submitFrame !== undefined) {
+      const frameKey = parseKey('partitioned', options.submitFrame);
+      if (!frameKey || !can(p, 'SubmitFrame', frameKey.partition, 'View'))
+        throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey?.key ?? options.submitFrame)} does not exist`);
+      const frame = await loadFrame(tx, frameKey.key, zone);
+      if (!frame) throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey.key)} does not exist`);
+      const windowKey = d.TimeWindow as string | null;
+      const jobWindow = windowKey ? await loadWindow(tx, windowKey, (d.TimeZone as string | null) ?? zone) : undefined;
+      const first = firstOccurrence(frame, start, jobWindow);
+      if (first === undefined)
+        throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey.key)} never fires after the requested start`);
+      start = first;
+      recurrence = { frame: frameKey.key, anchor: first, occurrence: first };
+    }
+    return createJob(
       tx,
       {
-        definition: definition.key,
-        partition: definition.partition,
-        status: hold ? 'Held' : pendingStatus(start, now, queue.data.Held === true),
-        priority: options.priority ?? (d.Priority as number | null) ?? 50,
+        definition,
         queue: queue.key,
-        processServer: null,
+        priority: options.priority ?? (d.Priority as number | null) ?? 50,
         requestedStart: start,
-        scheduledStart: null,
-        runStart: null,
-        runEnd: null,
-        returnCode: null,
-        parentJob: null,
-        jobGroup: null,
-        topStart: start,
-        attempt: 0,
-        starts: 0,
-        submittedBy: p.user,
+        zone,
+        parameters: params,
+        hold: options.holdOnSubmit ?? d.HoldOnSubmit === true,
         description: options.description ?? null,
-        data: { zone, parameters: params, notes: [], spec: specOf(definition) },
-        creationTime: now,
-        modificationTime: now,
+        submittedBy: p.user,
+        ...(recurrence ? { recurrence, jobGroup: 'self' as const } : {}),
       },
+      now,
       fx,
     );
   }

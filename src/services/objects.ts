@@ -9,6 +9,7 @@ import type { SecretBox } from '../security/secret-box.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import { isUniqueViolation, type ObjectRef, type Store, type StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
+import { checkObject } from './object-checks.ts';
 
 export interface ObjectServiceDeps {
   store: Store;
@@ -105,6 +106,7 @@ export class ObjectService {
       if (await tx.getObject(type.name, parsed.key))
         throw conflict(`Object ${businessKey(type.name, parsed.key)} already exists`);
       const refs = await this.resolveReferences(tx, p, type, values, undefined);
+      await this.checkWithOthers(tx, type, parsed.key, values);
       const [uniqueId] = await tx.nextUniqueIds(1);
       const now = clock.now();
       const object: StoredObject = {
@@ -147,6 +149,7 @@ export class ObjectService {
       const merged = { ...current.data, ...values };
       checkRules(type, merged);
       const refs = await this.resolveReferences(tx, p, type, merged, current.uniqueId);
+      await this.checkWithOthers(tx, type, parsed.key, merged);
       const next = { ...current, data: merged, modificationTime: this.deps.clock.now() };
       await tx.updateObject(next, refs);
       return next;
@@ -171,6 +174,7 @@ export class ObjectService {
       const column = JOB_COLUMN[type.name];
       const job = column ? await tx.jobs.anyReferring(column, parsed.key) : undefined;
       if (job !== undefined) throw conflict(`${businessKey(type.name, parsed.key)} is still referenced by Job:${job}`);
+      if (type.name === 'EventDefinition') await deleteEvents(tx, parsed.key);
       await tx.deleteObject(current.uniqueId);
       return current;
     });
@@ -229,6 +233,12 @@ export class ObjectService {
     return refs;
   }
 
+  /** Structure rules that read other objects (a chain's calls and mappings); runs after the references resolved. */
+  private async checkWithOthers(tx: Store, type: ObjectType, key: string, data: Record<string, unknown>): Promise<void> {
+    const problem = await checkObject(tx, type.name, key, data);
+    if (problem) throw invalid(problem);
+  }
+
   private async withDerived(type: ObjectType, object: StoredObject): Promise<Record<string, unknown>> {
     const derivedFields = type.fields.filter((f) => f.derived);
     if (derivedFields.length === 0) return object.data;
@@ -237,11 +247,18 @@ export class ObjectService {
     return data;
   }
 
-  /** DESIGN §3: creating a JobChain creates its JobDefinition (type JobChain) when there is none. */
+  /**
+   * DESIGN §3: creating a JobChain creates its JobDefinition (type JobChain) when there is none. Chains run inside
+   * the server, on the System process server, which serves the GLOBAL.System queue: that is their default queue.
+   */
   private async afterCreate(tx: Store, type: ObjectType, object: StoredObject): Promise<void> {
     if (type.name !== 'JobChain' || (await tx.getObject('JobDefinition', object.key))) return;
     const defType = requireType('JobDefinition');
-    const data = validateObjectBody(defType, { JobDefinitionType: 'JobChain' }, this.validateOptions('create'));
+    const data = validateObjectBody(
+      defType,
+      { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' },
+      this.validateOptions('create'),
+    );
     Object.assign(data, { Name: object.data.Name, Partition: object.data.Partition });
     const refs = await this.resolveReferences(tx, SYSTEM_PRINCIPAL, defType, data, undefined);
     const [uniqueId] = await tx.nextUniqueIds(1);
@@ -260,6 +277,20 @@ export class ObjectService {
       },
     );
   }
+}
+
+/**
+ * An event definition goes with its Cleared history, but not while an event of it is Raised or Pending (jobs may
+ * wait for it). The engine's lock keeps a raise from slipping in between the check and the delete (PostgreSQL).
+ */
+async function deleteEvents(tx: Store, definition: string): Promise<void> {
+  await tx.jobs.lockDispatch();
+  const live = await tx.events.anyLive(definition);
+  if (live)
+    throw conflict(
+      `${businessKey('EventDefinition', definition)} still has the ${live.status} event ${businessKey('Event', live.eventId)}; clear it first`,
+    );
+  await tx.events.deleteOfDefinition(definition);
 }
 
 /**

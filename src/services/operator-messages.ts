@@ -1,4 +1,5 @@
 import type { Engine } from '../engine/engine.ts';
+import { settleStepRequest } from '../engine/chains.ts';
 import { settleRestartRequest } from '../engine/transitions.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import { requireType } from '../model/registry.ts';
@@ -67,6 +68,8 @@ export class OperatorMessages {
       const job = sender ? await tx.jobs.get(Number(sender[1])) : undefined;
       if (job?.status === 'ConsoleRestart' && job.data.operatorMessage === id)
         await settleRestartRequest(tx, job, reply === 'Restart', p.user, now, fx);
+      else if (job?.status === 'Console' && job.data.chain?.step && job.data.operatorMessage === id)
+        await settleStepRequest(tx, job, reply === 'Restart', p.user, now, fx);
     });
     return this.get(p, String(id));
   }

@@ -14,6 +14,15 @@ export interface ActiveCount {
   count: number;
 }
 
+export interface ListJobsOptions {
+  processServer?: string;
+  queue?: string;
+  jobGroup?: number;
+  definition?: string;
+  afterJobId?: number;
+  limit: number;
+}
+
 export interface JobStore {
   nextJobIds(count: number): Promise<number[]>;
   insert(job: JobRecord): Promise<void>;
@@ -26,8 +35,12 @@ export interface JobStore {
   /** Jobs in any of `statuses`, oldest first, optionally on one process server or queue. */
   listByStatus(
     statuses: readonly JobStatus[],
-    options: { processServer?: string; queue?: string; jobGroup?: number; afterJobId?: number; limit: number },
+    options: ListJobsOptions,
   ): Promise<JobRecord[]>;
+  /** Whether the recurrence `jobGroup` already has a job for the occurrence `requestedStart`. */
+  groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean>;
+  /** The jobs a chain or step job made (steps of a chain, calls of a step), oldest first. */
+  listChildren(parentJob: number): Promise<JobRecord[]>;
   /** Queued jobs of the given queues in dispatch order (DESIGN §8). */
   dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]>;
   /** Jobs in `statuses` counted per queue, process server and status. */

@@ -2,7 +2,7 @@ import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { FINAL } from '../domain/job-status.ts';
 import { JOB_STATUS_NAMES, type JobStatus } from '../model/fields.ts';
 import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
-import type { ActiveCount, JobStore } from './job-store.ts';
+import type { ActiveCount, JobStore, ListJobsOptions } from './job-store.ts';
 import type { Database } from './kysely-store.ts';
 
 /** Row shapes of migration 0002. */
@@ -275,14 +275,31 @@ export class KyselyJobStore implements JobStore {
 
   async listByStatus(
     statuses: readonly JobStatus[],
-    options: { processServer?: string; queue?: string; jobGroup?: number; afterJobId?: number; limit: number },
+    options: ListJobsOptions,
   ): Promise<JobRecord[]> {
     let q = this.db.selectFrom('jobs').selectAll().where('status', 'in', [...statuses]);
+    if (options.definition !== undefined) q = q.where('definition', '=', options.definition);
     if (options.processServer !== undefined) q = q.where('process_server', '=', options.processServer);
     if (options.queue !== undefined) q = q.where('queue', '=', options.queue);
     if (options.jobGroup !== undefined) q = q.where('job_group', '=', options.jobGroup);
     if (options.afterJobId !== undefined) q = q.where('job_id', '>', options.afterJobId);
     return (await q.orderBy('job_id').limit(options.limit).execute()).map(toJob);
+  }
+
+  async groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('jobs')
+      .select('job_id')
+      .where('job_group', '=', jobGroup)
+      .where('requested_start', '=', requestedStart)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async listChildren(parentJob: number): Promise<JobRecord[]> {
+    const rows = await this.db.selectFrom('jobs').selectAll().where('parent_job', '=', parentJob).orderBy('job_id').execute();
+    return rows.map(toJob);
   }
 
   async dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]> {

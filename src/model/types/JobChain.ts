@@ -1,3 +1,4 @@
+import { parseCondition } from '../../domain/chain-logic.ts';
 import {
   bool,
   field,
@@ -98,6 +99,14 @@ function checkPrecondition(p: unknown, at: string): string | undefined {
   const pre = p as Rec | null;
   if (pre && isSet(pre.TimeWindow) && isSet(pre.Expression))
     return `Field "${at}.Expression" cannot be combined with a TimeWindow in one precondition`;
+  // Parsed here so a chain never stores an expression its runtime could not evaluate.
+  if (pre && typeof pre.Expression === 'string') {
+    try {
+      parseCondition(pre.Expression);
+    } catch (e) {
+      return `Field "${at}.Expression": ${(e as Error).message}`;
+    }
+  }
   return undefined;
 }
 

@@ -88,6 +88,17 @@ export default defineType({
       { default: [] },
     ),
     field('Locks', list(ref('Lock'), 100), { default: [] }),
+    field('ActWhenOverdue', oneOf('Scheduled', 'Overdue', 'Canceled', 'Held'), {
+      default: 'Scheduled',
+      description:
+        'A job that misses its time window (it waited through a whole opening): Scheduled waits for the next opening, Overdue waits for an operator, Canceled and Held do so.',
+    }),
+    field('OverdueEvent', ref('EventDefinition'), { description: 'Raised when a job of this definition is overdue.' }),
+    field('MisfirePolicy', oneOf('Skip', 'RunOnce', 'RunAll'), {
+      default: 'RunOnce',
+      description:
+        'Occurrences of a recurrence missed while the server was down: Skip them, run the late one once, or run every missed one.',
+    }),
     field('KeepJobs', int(0, 1_000_000), { description: 'Keep this many finished jobs; empty keeps them all.' }),
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Submit'],

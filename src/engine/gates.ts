@@ -1,0 +1,115 @@
+import type { JobRecord } from '../domain/job.ts';
+import { OCCUPYING } from '../domain/job-status.ts';
+import { isOpen, nextChange, nextOpening, type WindowSpec } from '../domain/time-window.ts';
+import type { Store } from '../store/store.ts';
+import type { Effects } from './effects.ts';
+import { raiseEvent } from './events.ts';
+import { finishJob } from './transitions.ts';
+import { loadWindow } from './windows.ts';
+
+/**
+ * The checks of DESIGN §8 that belong to a job rather than to queues and servers, made once per dispatch pass for
+ * each queued candidate: its time window is open now, and its locks are free. A closed window keeps the job
+ * Queued and wakes the dispatcher when it opens; a job that waited through a whole opening is overdue and its
+ * definition's ActWhenOverdue (or its queue's Overdue) applies. A lock held by a running job sends it to LockWait.
+ */
+export class Gates {
+  private readonly tx: Store;
+  private readonly now: number;
+  private readonly fx: Effects;
+  private readonly windows = new Map<string, WindowSpec | undefined>();
+  private held: Set<string> | undefined;
+  /** Locks claimed by candidates earlier in this pass: one job per lock per pass. */
+  private readonly claimed = new Set<string>();
+  /** Jobs whose row changed (status, or the end of their window's opening noted). */
+  readonly changed = new Map<number, JobRecord>();
+
+  constructor(tx: Store, now: number, fx: Effects) {
+    this.tx = tx;
+    this.now = now;
+    this.fx = fx;
+  }
+
+  async window(key: string, zone: string): Promise<WindowSpec | undefined> {
+    const id = `${key}|${zone}`;
+    if (!this.windows.has(id)) this.windows.set(id, await loadWindow(this.tx, key, zone));
+    return this.windows.get(id);
+  }
+
+  /** Whether the candidate may be planned now. */
+  async pass(job: JobRecord): Promise<boolean> {
+    if (job.data.runNow) return true;
+    return (await this.windowOpen(job)) && (await this.locksFree(job));
+  }
+
+  /** Locks a started job takes: later candidates of the same pass wait. */
+  take(job: JobRecord): void {
+    for (const l of job.data.spec.locks ?? []) this.held?.add(l);
+  }
+
+  private async windowOpen(job: JobRecord): Promise<boolean> {
+    const key = job.data.spec.timeWindow;
+    if (!key) return true;
+    const w = await this.window(key, job.data.spec.windowZone ?? job.data.zone);
+    if (!w) return true;
+    if (isOpen(w, this.now)) {
+      if (job.data.windowClosesAt === undefined || job.data.windowClosesAt <= this.now) {
+        const closes = nextChange(w, this.now);
+        if (closes !== undefined) {
+          job.data.windowClosesAt = closes;
+          this.fx.wakeAt.push(closes);
+          this.changed.set(job.jobId, job);
+        }
+      }
+      return true;
+    }
+    if (job.data.windowClosesAt !== undefined && this.now >= job.data.windowClosesAt) await this.overdue(job);
+    const opens = nextOpening(w, this.now);
+    if (opens === undefined && job.status === 'Queued') {
+      await finishJob(this.tx, job, { status: 'Never', notes: [`Its time window ${key} does not open within two years`] }, this.now, this.fx);
+      this.changed.delete(job.jobId);
+    } else if (opens !== undefined) this.fx.wakeAt.push(opens);
+    return false;
+  }
+
+  /** The job waited through an opening of its window without starting. */
+  private async overdue(job: JobRecord): Promise<void> {
+    delete job.data.windowClosesAt;
+    const queue = await this.tx.getObject('Queue', job.queue);
+    const action = queue?.data.Overdue === true ? 'Overdue' : (job.data.spec.overdue ?? 'Scheduled');
+    job.data.notes.push(`Missed its time window; ActWhenOverdue ${action}`);
+    job.modificationTime = this.now;
+    this.changed.set(job.jobId, job);
+    const event = job.data.spec.overdueEvent;
+    if (event)
+      await raiseEvent(this.tx, event, { comment: `Job:${job.jobId} (${job.definition}) is overdue`, raiser: `Job:${job.jobId}` }, this.now, this.fx);
+    if (action === 'Overdue') job.status = 'Overdue';
+    else if (action === 'Held') job.status = 'Held';
+    else if (action === 'Canceled') {
+      await finishJob(this.tx, job, { status: 'Canceled' }, this.now, this.fx);
+      this.changed.delete(job.jobId);
+    }
+  }
+
+  private async locksFree(job: JobRecord): Promise<boolean> {
+    const locks = job.data.spec.locks ?? [];
+    if (locks.length === 0) return true;
+    this.held ??= await this.lockHolders();
+    if (locks.some((l) => this.held?.has(l))) {
+      job.status = 'LockWait';
+      job.modificationTime = this.now;
+      this.changed.set(job.jobId, job);
+      return false;
+    }
+    if (locks.some((l) => this.claimed.has(l))) return false;
+    for (const l of locks) this.claimed.add(l);
+    return true;
+  }
+
+  /** Locks held by jobs that run (handed to a process server and not final). */
+  private async lockHolders(): Promise<Set<string>> {
+    const held = new Set<string>();
+    for (const j of await this.tx.jobs.listByStatus(OCCUPYING, { limit: 1_000_000 })) for (const l of j.data.spec.locks ?? []) held.add(l);
+    return held;
+  }
+}

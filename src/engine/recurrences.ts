@@ -1,0 +1,89 @@
+import type { JobRecord } from '../domain/job.ts';
+import { nextOccurrence, occurrencesBetween } from '../domain/recurrence.ts';
+import type { Store } from '../store/store.ts';
+import type { Effects } from './effects.ts';
+import { loadFrame } from './frames.ts';
+import { settlePending } from './pending.ts';
+import { createChainJobs } from './submit.ts';
+import { insertJob } from './transitions.ts';
+import { loadWindow } from './windows.ts';
+
+/**
+ * Recurrences at run time. A recurrence keeps exactly one job waiting for its next occurrence: when that job's
+ * occurrence comes (or it is started early by runnow), the next one is submitted, in the same transaction. Every
+ * job of a recurrence carries the same JobGroup; canceling the waiting job (or cancelRecurrence) ends it.
+ */
+
+/** Later than this after its occurrence, a job is a misfire (the server was down): the misfire policy decides. */
+export const MISFIRE_GRACE_MS = 60_000;
+/** RunAll submits at most this many missed occurrences. */
+const RUN_ALL_CAP = 1000;
+
+/**
+ * Submits the successor of a recurrence's job whose occurrence came, once. Returns 'skip' when the misfire
+ * policy Skip says this late job does not run.
+ */
+export async function submitNextOccurrence(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<'run' | 'skip'> {
+  const r = job.data.recurrence;
+  if (!r || r.next || job.jobGroup === null) return 'run';
+  r.next = true;
+  const frame = await loadFrame(tx, r.frame, job.data.zone);
+  if (!frame) {
+    job.data.notes.push(`SubmitFrame ${r.frame} no longer exists: the recurrence ends`);
+    return 'run';
+  }
+  const windowKey = job.data.spec.timeWindow;
+  const jobWindow = windowKey ? await loadWindow(tx, windowKey, job.data.spec.windowZone ?? job.data.zone) : undefined;
+  let verdict: 'run' | 'skip' = 'run';
+  let after = r.occurrence;
+  if (now - r.occurrence > MISFIRE_GRACE_MS) {
+    const policy = job.data.spec.misfire ?? 'RunOnce';
+    after = now;
+    job.data.notes.push(`Occurrence missed by ${Math.round((now - r.occurrence) / 1000)} s; misfire policy ${policy}`);
+    if (policy === 'Skip') verdict = 'skip';
+    if (policy === 'RunAll')
+      for (const t of occurrencesBetween(frame, r.anchor, r.occurrence, now, RUN_ALL_CAP))
+        if (t > r.occurrence && t <= now) await submitOccurrence(tx, job, t, true, now, fx);
+  }
+  const next = nextOccurrence(frame, r.anchor, after, jobWindow);
+  if (next !== undefined) await submitOccurrence(tx, job, next, false, now, fx);
+  return verdict;
+}
+
+/** A job of the recurrence for occurrence `t`, copied from `job`; never two for one occurrence. */
+async function submitOccurrence(tx: Store, job: JobRecord, t: number, missed: boolean, now: number, fx: Effects): Promise<void> {
+  const group = job.jobGroup as number;
+  if (await tx.jobs.groupHasStart(group, t)) return;
+  const r = job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
+  const parameters = job.data.parameters.map((p) => ({ ...p, OutValueString: null, OutValueNumber: null, OutValueDate: null }));
+  const structure = job.data.chain?.structure;
+  const copy: JobRecord = {
+    ...job,
+    jobId: 0,
+    uniqueId: 0,
+    status: 'Queued',
+    processServer: null,
+    requestedStart: t,
+    scheduledStart: null,
+    runStart: null,
+    runEnd: null,
+    returnCode: null,
+    topStart: t,
+    attempt: 0,
+    starts: 0,
+    data: {
+      zone: job.data.zone,
+      parameters,
+      notes: missed ? ['Submitted late for a missed occurrence (misfire policy RunAll)'] : [],
+      spec: job.data.spec,
+      recurrence: { frame: r.frame, anchor: r.anchor, occurrence: t, ...(missed ? { next: true } : {}) },
+      ...(structure ? { chain: { structure } } : {}),
+    },
+    creationTime: now,
+    modificationTime: now,
+  };
+  await settlePending(tx, copy, now, fx);
+  const { jobId: _j, uniqueId: _u, ...fields } = copy;
+  const inserted = await insertJob(tx, fields, fx);
+  await createChainJobs(tx, inserted, now, fx);
+}

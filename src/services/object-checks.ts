@@ -1,0 +1,159 @@
+import type { TypeName } from '../model/fields.ts';
+import type { Store } from '../store/store.ts';
+
+/**
+ * Structure checks that need other objects, so they cannot be pure registry `rules`. ObjectService runs them inside
+ * the create/update transaction, after the references resolved (every referenced object exists), and answers 400
+ * with the message: nothing is stored.
+ */
+
+type Rec = Record<string, unknown>;
+const items = (v: unknown): Rec[] => (Array.isArray(v) ? (v as Rec[]) : []);
+
+/** Chains nest at most this deep, and one check reads at most this many chains: the walk is bounded. */
+export const MAX_CHAIN_NESTING = 50;
+const MAX_CHAINS_READ = 2000;
+
+/** A problem message for an object about to be stored with `data` under `key`, or undefined when it is fine. */
+export async function checkObject(tx: Store, typeName: TypeName, key: string, data: Rec): Promise<string | undefined> {
+  switch (typeName) {
+    case 'JobChain':
+      return checkJobChain(new Reader(tx), key, data);
+    case 'JobDefinition':
+      return checkChainDefinition(tx, key, data);
+    default:
+      return undefined;
+  }
+}
+
+/** The definition that carries a JobChain's parameters and submits it must stay of type JobChain. */
+async function checkChainDefinition(tx: Store, key: string, data: Rec): Promise<string | undefined> {
+  if (data.JobDefinitionType === 'JobChain' || !(await tx.getObject('JobChain', key))) return undefined;
+  return `Field "JobDefinitionType": JobChain ${key} uses this definition, so its type must be JobChain`;
+}
+
+/** Objects read during one check, each once. */
+class Reader {
+  private readonly tx: Store;
+  private readonly cache = new Map<string, Rec | undefined>();
+  chainsRead = 0;
+
+  constructor(tx: Store) {
+    this.tx = tx;
+  }
+
+  async get(type: 'JobDefinition' | 'JobChain', key: string): Promise<Rec | undefined> {
+    const k = `${type}:${key}`;
+    if (!this.cache.has(k)) {
+      if (type === 'JobChain') this.chainsRead++;
+      this.cache.set(k, (await this.tx.getObject(type, key))?.data);
+    }
+    return this.cache.get(k);
+  }
+}
+
+type Direction = 'In' | 'Out' | 'InOut';
+const directionOf = (p: Rec): Direction => (p.Direction as Direction | undefined) ?? 'In';
+const findParameter = (def: Rec | undefined, name: unknown, directions: readonly Direction[]): Rec | undefined =>
+  items(def?.Parameters).find((p) => p.Name === name && directions.includes(directionOf(p)));
+
+const INPUT: readonly Direction[] = ['In', 'InOut'];
+const OUTPUT: readonly Direction[] = ['Out', 'InOut'];
+const ANY: readonly Direction[] = ['In', 'Out', 'InOut'];
+
+async function checkJobChain(r: Reader, key: string, data: Rec): Promise<string | undefined> {
+  // Same key: the definition a chain is submitted through (DESIGN §3); absent on a first create (auto-created).
+  const own = await r.get('JobDefinition', key);
+  if (own && own.JobDefinitionType !== 'JobChain')
+    return `JobDefinition ${key} has JobDefinitionType ${own.JobDefinitionType}; the definition of a JobChain must have JobDefinitionType JobChain`;
+  const steps = items(data.Steps);
+  const searched = new Set<string>(); // nested chains known not to lead back here, shared by all calls
+  for (const [i, step] of steps.entries())
+    for (const [j, call] of items(step.Calls).entries()) {
+      const at = `Steps[${i}].Calls[${j}]`;
+      const problem =
+        (await checkCallTarget(r, key, call, at, searched)) ??
+        (await checkMappings(r, key, own, steps, call, `${at}.ParameterMappings`));
+      if (problem) return problem;
+    }
+  return undefined;
+}
+
+/** A chain must not run itself, directly or through nested chains (its run would never end). */
+async function checkCallTarget(
+  r: Reader,
+  key: string,
+  call: Rec,
+  at: string,
+  searched: Set<string>,
+): Promise<string | undefined> {
+  const target = call.JobDefinition as string;
+  if (target === key) return `Field "${at}.JobDefinition": a chain cannot call itself (${key})`;
+  const path = await findPathBack(r, key, target, [key, target], searched);
+  if (typeof path === 'string') return `Field "${at}.JobDefinition": ${path}`;
+  if (path) return `Field "${at}.JobDefinition": calling ${target} makes a cycle of chains: ${path.join(' → ')}`;
+  return undefined;
+}
+
+/**
+ * Depth-first through the chains `def` calls: the path of keys that leads back to `home`, undefined when none does,
+ * or a message when the walk hits its bounds. `done` holds chains already searched without finding `home`.
+ */
+async function findPathBack(
+  r: Reader,
+  home: string,
+  def: string,
+  path: string[],
+  done: Set<string>,
+): Promise<string[] | string | undefined> {
+  // A loop that does not pass through `home` is not this object's doing (nor reachable through the API): stop there.
+  if (done.has(def) || path.indexOf(def) < path.length - 1) return undefined;
+  if ((await r.get('JobDefinition', def))?.JobDefinitionType !== 'JobChain') return undefined;
+  if (path.length > MAX_CHAIN_NESTING)
+    return `chains nest deeper than ${MAX_CHAIN_NESTING} levels: ${path.slice(0, 5).join(' → ')} → …`;
+  if (r.chainsRead >= MAX_CHAINS_READ)
+    return `calling ${path[1]} reaches more than ${MAX_CHAINS_READ} nested chains; this server does not check that many`;
+  const chain = await r.get('JobChain', def);
+  for (const step of items(chain?.Steps))
+    for (const call of items(step.Calls)) {
+      const next = call.JobDefinition as string;
+      if (next === home) return [...path, home];
+      const found = await findPathBack(r, home, next, [...path, next], done);
+      if (found) return found;
+    }
+  done.add(def);
+  return undefined;
+}
+
+/** Each mapping's names must exist, with a direction that lets the value flow the way the mapping says. */
+async function checkMappings(
+  r: Reader,
+  key: string,
+  own: Rec | undefined,
+  steps: Rec[],
+  call: Rec,
+  at: string,
+): Promise<string | undefined> {
+  const target = call.JobDefinition as string;
+  const called = await r.get('JobDefinition', target);
+  for (const [k, m] of items(call.ParameterMappings).entries()) {
+    const mAt = `${at}[${k}]`;
+    if (!findParameter(called, m.Parameter, INPUT))
+      return `Field "${mAt}.Parameter": ${target} has no In or InOut parameter ${m.Parameter}`;
+    if (m.Source === 'ChainParameter') {
+      if (!own)
+        return `Field "${mAt}.ChainParameter": JobDefinition ${key} does not exist yet, so the chain has no parameter ${m.ChainParameter}; create the JobDefinition ${key} (JobDefinitionType JobChain) with its Parameters first`;
+      if (!findParameter(own, m.ChainParameter, ANY))
+        return `Field "${mAt}.ChainParameter": JobDefinition ${key} has no parameter ${m.ChainParameter}`;
+    }
+    if (m.Source === 'CallOutput') {
+      // The registry rules already checked that FromStep is an earlier step and FromCall one of its calls.
+      const fromStep = steps.find((s) => s.Name === m.FromStep);
+      const fromDef = items(fromStep?.Calls)[(m.FromCall as number) - 1]?.JobDefinition as string | undefined;
+      const source = fromDef === undefined ? undefined : await r.get('JobDefinition', fromDef);
+      if (!findParameter(source, m.FromParameter, OUTPUT))
+        return `Field "${mAt}.FromParameter": ${fromDef} (call ${m.FromCall} of step ${m.FromStep}) has no Out or InOut parameter ${m.FromParameter}`;
+    }
+  }
+  return undefined;
+}
