@@ -12,6 +12,7 @@ import { startRuntimeStats } from './runtime-stats.ts';
 import { SecretBox } from './security/secret-box.ts';
 import { AccountService } from './services/accounts.ts';
 import { Authenticator } from './services/auth.ts';
+import { EventService } from './services/events.ts';
 import { ensureBuiltinObjects, type FirstStartCredentials, initialiseAdmin } from './services/bootstrap.ts';
 import { JobActions } from './services/job-actions.ts';
 import { JobService } from './services/jobs.ts';
@@ -105,6 +106,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       processServerText: (p, key) => objects.getText(p, processServer, key),
     },
     messages: new OperatorMessages(engine, clock),
+    events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
     version: VERSION,
   });
   engine.hub.attach(app.server);

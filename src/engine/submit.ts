@@ -4,6 +4,7 @@ import type { Store, StoredObject } from '../store/store.ts';
 import { chainStructure, createStepJobs } from './chains.ts';
 import type { Effects } from './effects.ts';
 import { settlePending } from './pending.ts';
+import { submitNextOccurrence } from './recurrences.ts';
 import { insertJob } from './transitions.ts';
 
 type Rec = Record<string, unknown>;
@@ -106,6 +107,11 @@ export async function createJob(tx: Store, n: NewJob, now: number, fx: Effects):
   }
   const record = await insertJob(tx, job, fx, n.jobGroup === 'self');
   await createChainJobs(tx, record, now, fx);
+  // A recurrence whose first occurrence is now: its successor is due now too (later ones: when they come).
+  if (record.data.recurrence && record.status !== 'Scheduled' && record.status !== 'Held') {
+    await submitNextOccurrence(tx, record, now, fx);
+    await tx.jobs.updateMany([record]);
+  }
   return record;
 }
 

@@ -5,9 +5,11 @@ import { type Config, interfacePaths } from '../config/config.ts';
 import { definitionTypes, requireType } from '../model/registry.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Authenticator } from '../services/auth.ts';
+import type { EventService } from '../services/events.ts';
 import type { ObjectService } from '../services/objects.ts';
 import type { OperatorMessages } from '../services/operator-messages.ts';
 import { renderError } from './errors.ts';
+import { eventOutputSchema } from './json/event-routes.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
 import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
@@ -25,6 +27,7 @@ export interface AppDeps {
   objects: ObjectService;
   jobs: JobRouteDeps;
   messages: OperatorMessages;
+  events: EventService;
   version: string;
 }
 
@@ -51,6 +54,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   app.addSchema(outputSchema(requireType('Job')));
   app.addSchema(outputSchema(requireType('OperatorMessage')));
+  app.addSchema(eventOutputSchema());
 
   await app.register(fastifySwagger, {
     openapi: {

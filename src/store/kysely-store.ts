@@ -1,11 +1,13 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
+import type { EventStore } from './event-store.ts';
 import type { JobStore } from './job-store.ts';
+import { type EventTables, KyselyEventStore } from './kysely-events.ts';
 import { type JobTables, KyselyJobStore } from './kysely-jobs.ts';
 import type { ApiKey, ListOptions, ObjectRef, Protection, Role, Store, StoredObject, User } from './store.ts';
 
-/** Row shapes of the tables of migrations 0001 and 0002. */
-export interface Database extends JobTables {
+/** Row shapes of the tables of migrations 0001, 0002 and 0004. */
+export interface Database extends JobTables, EventTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -98,6 +100,8 @@ export class KyselyStore implements Store {
   private readonly txState: TxState | undefined;
   /** Jobs and job files, in the same database (and transaction) as this store. */
   readonly jobs: JobStore;
+  /** Events, in the same database (and transaction) as this store. */
+  readonly events: EventStore;
 
   constructor(
     db: Kysely<Database>,
@@ -114,6 +118,7 @@ export class KyselyStore implements Store {
     this.counter = counter;
     // Job writes do not touch object rows, so they leave the object read cache valid.
     this.jobs = new KyselyJobStore(db, dialect, () => {});
+    this.events = new KyselyEventStore(db);
   }
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {

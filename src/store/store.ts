@@ -1,4 +1,5 @@
 import type { Privilege, TypeName } from '../model/fields.ts';
+import type { EventStore } from './event-store.ts';
 import type { JobStore } from './job-store.ts';
 
 /**
@@ -77,6 +78,8 @@ export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
   /** Jobs and job files; inside a transaction, part of it. */
   readonly jobs: JobStore;
+  /** Raised, pending and cleared events; inside a transaction, part of it. */
+  readonly events: EventStore;
   /** Runs `fn` in one transaction; inside a transaction it simply runs `fn` on the same one. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
   /**

@@ -53,6 +53,10 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/ProcessServer/{key}/{action}`, ['put']);
     expected.set(`${t.base}/OperatorMessage/{key}`, ['get']);
     expected.set(`${t.base}/OperatorMessage/{key}/reply`, ['put']);
+    expected.set(`${t.base}/Event/{key}`, ['get', 'post']);
+    expected.set(`${t.base}/Event/{key}/clear`, ['post']);
+    expected.set(`${t.base}/EventDefinition/{key}/clear`, ['post']);
+    expected.set(`${t.base}/EventDefinition/{key}/clearAllPending`, ['post']);
     const actual = new Map(Object.entries(api.paths).map(([p, ops]) => [p, Object.keys(ops).filter((k) => k !== 'parameters').sort()]));
     assert.deepEqual(actual, expected);
   });

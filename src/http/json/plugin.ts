@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../../services/auth.ts';
+import type { EventService } from '../../services/events.ts';
 import type { ObjectService } from '../../services/objects.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
 import type { OperatorMessages } from '../../services/operator-messages.ts';
+import { registerEventRoutes } from './event-routes.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
@@ -12,6 +14,7 @@ export interface JsonInterfaceDeps {
   objects: ObjectService;
   jobs: JobRouteDeps;
   messages: OperatorMessages;
+  events: EventService;
 }
 
 /**
@@ -41,5 +44,6 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerObjectRoutes(app, deps.objects, served);
   registerJobRoutes(app, deps.jobs, served);
   registerMessageRoutes(app, deps.messages, served);
+  registerEventRoutes(app, deps.events, served);
   addMethodNotAllowed(app, served);
 }

@@ -1,0 +1,121 @@
+import type { FastifyInstance } from 'fastify';
+import { MAX_COMMENT } from '../../engine/events.ts';
+import { requireType } from '../../model/registry.ts';
+import type { EventService } from '../../services/events.ts';
+import { errorResponses, outputSchema } from './schemas.ts';
+
+/** The Event schema: the registry's, with the `eventId` the renderer writes first (DESIGN §12). */
+export function eventOutputSchema(): Record<string, unknown> {
+  const base = outputSchema(requireType('Event'));
+  const { uniqueId, businessKey, ...fields } = base.properties as Record<string, unknown>;
+  return {
+    ...base,
+    properties: {
+      eventId: {
+        type: 'string',
+        readOnly: true,
+        example: 'DataReady7',
+        description: '<definition name><RaiseSequence>',
+      },
+      uniqueId,
+      businessKey: { ...(businessKey as object), example: 'Event:DataReady7' },
+      ...fields,
+    },
+  };
+}
+
+type Req = { Params: { key: string }; Body: unknown };
+
+const EVENT = { $ref: 'Event#' };
+const params = (description: string) => ({
+  type: 'object',
+  properties: { key: { type: 'string', description } },
+  required: ['key'],
+});
+const DEFINITION_KEY = params('The event definition `<partition>.<name>`; a bare name means GLOBAL');
+const EVENT_ID = params('The event id `<definition name><RaiseSequence>`, e.g. DataReady7');
+const commentBody = (field: string, description: string) => ({
+  type: 'object',
+  description: 'Optional.',
+  properties: { [field]: { type: 'string', maxLength: MAX_COMMENT, nullable: true, description } },
+  additionalProperties: false,
+});
+const RAISE_BODY = commentBody(
+  'RaiserComment',
+  "Why it is raised; the definition's DefaultRaiseComment when left out, required when RequiresCommentOnRaise",
+);
+const CLEAR_BODY = commentBody(
+  'ClearerComment',
+  "Why it is cleared; the definition's DefaultClearComment when left out, required when RequiresCommentOnClear",
+);
+const ERRORS = errorResponses(400, 401, 403, 404, 409, 413, 415);
+
+/** Spec §4 rows 7–10: raise an event, clear the raised, the pending or one event; and read an event. */
+export function registerEventRoutes(
+  app: FastifyInstance,
+  events: EventService,
+  served: Map<string, Set<string>>,
+): void {
+  served.set('/Event/:key', new Set(['GET', 'POST']));
+  served.set('/Event/:key/clear', new Set(['POST']));
+  served.set('/EventDefinition/:key/clear', new Set(['POST']));
+  served.set('/EventDefinition/:key/clearAllPending', new Set(['POST']));
+
+  app.get<Req>('/Event/:key', {
+    schema: {
+      tags: ['Event'],
+      summary: 'Read an event',
+      params: EVENT_ID,
+      response: { 200: EVENT, ...errorResponses(401, 404) },
+    },
+    handler: (req) => events.get(req.principal, req.params.key),
+  });
+  app.post<Req>('/Event/:key', {
+    schema: {
+      tags: ['Event'],
+      summary: 'Raise an event of the definition: Raised, or Pending while another event of it is Raised',
+      params: DEFINITION_KEY,
+      body: RAISE_BODY,
+      response: { 201: EVENT, ...ERRORS },
+    },
+    handler: async (req, reply) => reply.code(201).send(await events.raise(req.principal, req.params.key, req.body)),
+  });
+  app.post<Req>('/Event/:key/clear', {
+    schema: {
+      tags: ['Event'],
+      summary: 'Clear a Raised or Pending event; clearing the Raised one raises the oldest Pending one',
+      params: EVENT_ID,
+      body: CLEAR_BODY,
+      response: { 200: EVENT, ...ERRORS },
+    },
+    handler: (req) => events.clear(req.principal, req.params.key, req.body),
+  });
+  app.post<Req>('/EventDefinition/:key/clear', {
+    schema: {
+      tags: ['EventDefinition'],
+      summary: 'Clear the Raised event of the definition (409 when none is); the oldest Pending one becomes Raised',
+      params: DEFINITION_KEY,
+      body: CLEAR_BODY,
+      response: { 200: EVENT, ...ERRORS },
+    },
+    handler: (req) => events.clearRaised(req.principal, req.params.key, req.body),
+  });
+  app.post<Req>('/EventDefinition/:key/clearAllPending', {
+    schema: {
+      tags: ['EventDefinition'],
+      summary: 'Clear every Pending event of the definition; the Raised one stays',
+      params: DEFINITION_KEY,
+      body: CLEAR_BODY,
+      response: {
+        200: {
+          type: 'object',
+          properties: { Cleared: { type: 'array', items: EVENT, description: 'The events cleared, oldest first' } },
+          required: ['Cleared'],
+          additionalProperties: false,
+        },
+        ...ERRORS,
+      },
+    },
+    handler: (req) => events.clearAllPending(req.principal, req.params.key, req.body),
+  });
+}

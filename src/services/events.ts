@@ -1,0 +1,152 @@
+import type { Engine } from '../engine/engine.ts';
+import { clearAllPending, clearEvent, clearRaised, MAX_COMMENT, raiseEvent } from '../engine/events.ts';
+import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import { businessKey, parseKey } from '../model/keys.ts';
+import { requireType } from '../model/registry.ts';
+import { renderObject } from '../model/render.ts';
+import { isPlainObject } from '../model/validate.ts';
+import { can, type Principal } from '../security/privileges.ts';
+import type { EventRecord } from '../store/event-store.ts';
+import type { Clock } from '../time/clock.ts';
+
+const EVENT = requireType('Event');
+
+export interface EventServiceDeps {
+  engine: Engine;
+  clock: Clock;
+  defaultTimeZone: string;
+}
+
+/** The JSON of an event (DESIGN §12): its id first, then the registry's Event fields, dates in the event's zone. */
+export function renderEvent(e: EventRecord, defaultZone: string): Record<string, unknown> {
+  const zone = e.data.zone ?? defaultZone;
+  return {
+    eventId: e.eventId,
+    ...renderObject(
+      EVENT,
+      { uniqueId: e.uniqueId, businessKey: businessKey('Event', e.eventId) },
+      {
+        EventDefinition: e.definition,
+        RaiseSequence: e.raiseSequence,
+        Status: e.status,
+        RaiserComment: e.data.raiserComment,
+        RaiseTime: { ms: e.raiseTime, zone },
+        RaiserObject: e.data.raiserObject,
+        ClearTime: e.clearTime === null ? null : { ms: e.clearTime, zone },
+        ClearerComment: e.data.clearerComment,
+        ClearerObject: e.data.clearerObject,
+      },
+    ),
+  };
+}
+
+/** The optional body `{"<field>": "…"}` of a raise or clear: its comment, checked before anything is stored. */
+export function parseCommentBody(body: unknown, field: 'RaiserComment' | 'ClearerComment'): string | null {
+  if (body === undefined || body === null) return null;
+  if (!isPlainObject(body)) throw invalid(`The body must be a JSON object: {"${field}": "…"}`);
+  for (const k of Object.keys(body))
+    if (k !== field) throw invalid(`Unknown field "${k}"; the body is {"${field}": "…"}`);
+  const comment = body[field];
+  if (comment === undefined || comment === null) return null;
+  if (typeof comment !== 'string') throw invalid(`Field "${field}" must be a string`);
+  if (comment.length > MAX_COMMENT) throw invalid(`Field "${field}" must be at most ${MAX_COMMENT} characters`);
+  // The registry declares comments as one line (string(1000)), as for every other comment-like field.
+  if (/[\r\n]/.test(comment)) throw invalid(`Field "${field}" must be a single line`);
+  return comment;
+}
+
+/**
+ * Raising and clearing events (spec §4 rows 7–10) and reading one. Privileges are those of the event definition
+ * in its partition: View to see the definition or its events (else 404, as for a missing one), Control to raise
+ * or clear. Every change runs in the engine's loop, since a raise may release waiting jobs.
+ */
+export class EventService {
+  private readonly d: EventServiceDeps;
+
+  constructor(deps: EventServiceDeps) {
+    this.d = deps;
+  }
+
+  async get(p: Principal, eventIdText: string): Promise<Record<string, unknown>> {
+    return this.render(await this.visibleEvent(p, eventIdText));
+  }
+
+  /** Row 7: `POST /Event/<partition>.<definition>`. */
+  async raise(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
+    const key = await this.controlledDefinition(p, definitionText, 'raise its events');
+    const comment = parseCommentBody(body, 'RaiserComment');
+    const by = { comment, raiser: `User:${p.user}`, zone: this.d.defaultTimeZone };
+    const event = await this.d.engine.mutate((tx, fx) => raiseEvent(tx, key, by, this.d.clock.now(), fx));
+    return this.render(event);
+  }
+
+  /** Row 8: clears the Raised event of a definition; 409 when none is Raised. */
+  async clearRaised(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
+    const key = await this.controlledDefinition(p, definitionText, 'clear its events');
+    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
+    const event = await this.d.engine.mutate(async (tx, fx) => {
+      if (!(await tx.getObject('EventDefinition', key))) throw notFound('EventDefinition', key);
+      const cleared = await clearRaised(tx, key, by, this.d.clock.now(), fx);
+      if (!cleared) throw conflict(`${businessKey('EventDefinition', key)} has no Raised event to clear`);
+      return cleared;
+    });
+    return this.render(event);
+  }
+
+  /** Row 9: clears the Pending events of a definition (possibly none). */
+  async clearAllPending(
+    p: Principal,
+    definitionText: string,
+    body: unknown,
+  ): Promise<{ Cleared: Record<string, unknown>[] }> {
+    const key = await this.controlledDefinition(p, definitionText, 'clear its events');
+    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
+    const events = await this.d.engine.mutate(async (tx, fx) => {
+      if (!(await tx.getObject('EventDefinition', key))) throw notFound('EventDefinition', key);
+      return clearAllPending(tx, key, by, this.d.clock.now(), fx);
+    });
+    return { Cleared: events.map((e) => this.render(e)) };
+  }
+
+  /** Row 10: `POST /Event/<event_id>/clear`; 409 when it is Cleared already. */
+  async clear(p: Principal, eventIdText: string, body: unknown): Promise<Record<string, unknown>> {
+    const seen = await this.visibleEvent(p, eventIdText);
+    if (!can(p, 'EventDefinition', seen.partition, 'Control'))
+      throw forbidden(
+        `You need the Control privilege on ${businessKey('EventDefinition', seen.definition)} to clear ${businessKey('Event', seen.eventId)}`,
+      );
+    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
+    const event = await this.d.engine.mutate(async (tx, fx) => {
+      const current = await tx.events.get(seen.eventId);
+      if (!current) throw notFound('Event', seen.eventId);
+      return clearEvent(tx, current, by, this.d.clock.now(), fx);
+    });
+    return this.render(event);
+  }
+
+  /** The event, when it exists and the caller may view its definition's partition; else 404. */
+  private async visibleEvent(p: Principal, eventIdText: string): Promise<EventRecord> {
+    const parsed = parseKey('eventId', eventIdText);
+    if (!parsed) throw notFound('Event', eventIdText);
+    const event = await this.d.engine.store.events.get(parsed.key);
+    if (!event || !can(p, 'EventDefinition', event.partition, 'View')) throw notFound('Event', parsed.key);
+    return event;
+  }
+
+  /** The canonical key of a definition that exists and that the caller may see (else 404) and control (else 403). */
+  private async controlledDefinition(p: Principal, text: string, what: string): Promise<string> {
+    const parsed = parseKey('partitioned', text);
+    if (!parsed || !can(p, 'EventDefinition', parsed.partition, 'View'))
+      throw notFound('EventDefinition', parsed?.key ?? text);
+    if (!(await this.d.engine.store.getObject('EventDefinition', parsed.key)))
+      throw notFound('EventDefinition', parsed.key);
+    const name = businessKey('EventDefinition', parsed.key);
+    if (!can(p, 'EventDefinition', parsed.partition, 'Control'))
+      throw forbidden(`You need the Control privilege on ${name} to ${what}`);
+    return parsed.key;
+  }
+
+  private render(e: EventRecord): Record<string, unknown> {
+    return renderEvent(e, this.d.defaultTimeZone);
+  }
+}

@@ -1,0 +1,124 @@
+import { type Kysely, sql } from 'kysely';
+import type { EventData, EventRecord, EventStatus, EventStore } from './event-store.ts';
+import type { Database } from './kysely-store.ts';
+
+/** Row shape of migration 0004. */
+export interface EventTables {
+  events: {
+    unique_id: number;
+    event_id: string;
+    definition: string;
+    partition: string;
+    raise_sequence: number;
+    status: string;
+    raise_time: number;
+    clear_time: number | null;
+    data: string;
+  };
+}
+
+type EventRow = EventTables['events'];
+
+const toEvent = (r: EventRow): EventRecord => ({
+  uniqueId: Number(r.unique_id),
+  eventId: r.event_id,
+  definition: r.definition,
+  partition: r.partition,
+  raiseSequence: Number(r.raise_sequence),
+  status: r.status as EventStatus,
+  raiseTime: Number(r.raise_time),
+  clearTime: r.clear_time === null ? null : Number(r.clear_time),
+  data: JSON.parse(r.data) as EventData,
+});
+
+// Literals, not parameters: SQLite uses a partial index only when the query names the index's status itself.
+const RAISED = sql.lit<EventStatus>('Raised');
+const PENDING = sql.lit<EventStatus>('Pending');
+
+/** The EventStore of one Kysely database or transaction. */
+export class KyselyEventStore implements EventStore {
+  private readonly db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
+
+  async insert(e: EventRecord): Promise<void> {
+    await this.db
+      .insertInto('events')
+      .values({
+        unique_id: e.uniqueId,
+        event_id: e.eventId,
+        definition: e.definition,
+        partition: e.partition,
+        raise_sequence: e.raiseSequence,
+        status: e.status,
+        raise_time: e.raiseTime,
+        clear_time: e.clearTime,
+        data: JSON.stringify(e.data),
+      })
+      .execute();
+  }
+
+  async update(e: EventRecord): Promise<void> {
+    await this.db
+      .updateTable('events')
+      .set({ status: e.status, clear_time: e.clearTime, data: JSON.stringify(e.data) })
+      .where('unique_id', '=', e.uniqueId)
+      .execute();
+  }
+
+  async get(eventId: string): Promise<EventRecord | undefined> {
+    const row = await this.db.selectFrom('events').selectAll().where('event_id', '=', eventId).executeTakeFirst();
+    return row ? toEvent(row) : undefined;
+  }
+
+  async raised(definition: string): Promise<EventRecord | undefined> {
+    const row = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('definition', '=', definition)
+      .where('status', '=', RAISED)
+      .executeTakeFirst();
+    return row ? toEvent(row) : undefined;
+  }
+
+  async pending(definition: string, limit: number): Promise<EventRecord[]> {
+    const rows = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('definition', '=', definition)
+      .where('status', '=', PENDING)
+      .orderBy('raise_sequence')
+      .limit(limit)
+      .execute();
+    return rows.map(toEvent);
+  }
+
+  async maxSequence(definition: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('events')
+      .select(sql<number | null>`max(raise_sequence)`.as('m'))
+      .where('definition', '=', definition)
+      .executeTakeFirst();
+    return row?.m === null || row?.m === undefined ? 0 : Number(row.m);
+  }
+
+  async takenIds(eventIds: readonly string[]): Promise<string[]> {
+    if (eventIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('events')
+      .select('event_id')
+      .where('event_id', 'in', [...eventIds])
+      .execute();
+    return rows.map((r) => r.event_id);
+  }
+
+  async anyLive(definition: string): Promise<EventRecord | undefined> {
+    return (await this.raised(definition)) ?? (await this.pending(definition, 1))[0];
+  }
+
+  async deleteOfDefinition(definition: string): Promise<void> {
+    await this.db.deleteFrom('events').where('definition', '=', definition).execute();
+  }
+}
