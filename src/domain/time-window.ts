@@ -1,6 +1,24 @@
 /**
- * Time windows (product §2.3), pure. SKELETON: signatures fixed, bodies to be written.
+ * Time windows (product §2.3), pure functions of a resolved window and an instant.
+ *
+ * Model. Every element opens, on each local calendar day D (in the window's zone) that its day restrictions select,
+ * one local wall-time interval [D + FromTime + h, D + UntilTime + h) (UntilTime on the next day when the range
+ * crosses midnight; h = TimeOffsetHours). The two local ends are turned into instants with DESIGN §5's DST policy
+ * and the element is open on the instant interval between them. Working on instant intervals rather than on the
+ * wall-clock reading of an instant is what makes the DST days behave:
+ * - spring forward: a boundary in the gap moves to the first valid instant (the transition), so a window from 02:30
+ *   on 2024-03-31 in Europe/Amsterdam opens at 03:00 CEST, and one that lies wholly inside the gap does not open;
+ * - fall back: an ambiguous boundary means the earlier instant, so a window 02:00-02:30 opens once (the first
+ *   02:00-02:30), not twice, and a window 01:00-02:30 stays open for exactly 90 minutes of elapsed time.
+ * Note: the gap rule is "first valid instant", which is not the `compatible` rule parseDate uses for typed-in dates
+ * (02:30 → 03:30); for a window boundary it is the one DESIGN §5 and the R14 reliability test ask for ("runs at 03:00").
+ *
+ * Evaluation never steps per minute: isOpen looks at the few element days around the instant; nextChange builds
+ * the merged open intervals of a growing stretch of days (2 days, then 16, 128, ...) until it sees a boundary.
+ * Compiled element predicates are cached per WindowSpec object, so a spec must not be mutated after first use.
  */
+import { civilFromDays, MS_PER_DAY } from '../time/civil.ts';
+import { zoneOffsetMs } from '../time/zone.ts';
 
 /** An instant as stored for `date()` fields. */
 export interface ZonedMs {
@@ -36,20 +54,395 @@ export interface WindowSpec {
   disabledDuring?: WindowSpec;
 }
 
+/** A half-open stretch [start, end) of instants (epoch ms) during which a window is open. */
+export interface OpenInterval {
+  start: number;
+  end: number;
+}
+
 /** How far ahead the "next" functions look: a window that does not open within this is Never (DESIGN / issue 4). */
 export const HORIZON_MS = 2 * 366 * 86_400_000;
 
+/** A caller's horizon is clamped to this, so every loop stays bounded whatever is passed in. */
+const MAX_HORIZON_MS = 10 * 366 * MS_PER_DAY;
+
+const HOUR = 3_600_000;
+const WEEKDAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+const TIME = /^(\d{2}):(\d{2})(?::(\d{2}))?$/;
+
+// An element's local interval lies within [D - 23 h, D + 71 h) of its day D (FromTime + offset ≥ -23 h; the end is
+// at most 24 h after the start, which is < 24 h + 23 h). Zone offsets of the instants involved can differ by up to
+// about 26 h (Pacific/Apia skipped a whole day in 2011), so day D can matter to an instant whose local day is
+// between D - 3 and D + 4; the day loops below look a little wider and a local-time prefilter keeps them cheap.
+const DAYS_BEFORE = 5;
+const DAYS_AFTER = 3;
+const SLACK_MS = 2 * MS_PER_DAY;
+
+// ---------------------------------------------------------------------------------------------
+// Public functions.
+
 /** Whether the window is open at instant `t` (epoch ms). */
-export function isOpen(_w: WindowSpec, _t: number): boolean {
-  throw new Error('not implemented');
+export function isOpen(w: WindowSpec, t: number): boolean {
+  assertInstant(t);
+  return openAt(compile(w), t);
 }
 
 /** The first instant > t at which isOpen differs from isOpen(w, t); undefined when none within `horizonMs`. */
-export function nextChange(_w: WindowSpec, _t: number, _horizonMs: number = HORIZON_MS): number | undefined {
-  throw new Error('not implemented');
+export function nextChange(w: WindowSpec, t: number, horizonMs: number = HORIZON_MS): number | undefined {
+  assertInstant(t);
+  const c = compile(w);
+  const limit = t + clampHorizon(horizonMs);
+  // Look at a short stretch first (most windows change within a day or two) and widen it only when needed; each
+  // pass recomputes from t, which costs at most 1/7 more than knowing the final width up front. Five passes reach
+  // MAX_HORIZON_MS (2 · 8^4 days > 10 years); the pass count only makes the bound obvious.
+  for (let span = 2 * MS_PER_DAY, pass = 0; pass < 8; span *= 8, pass++) {
+    // Intervals are clipped at `to`, so an end at `to` is not a change: `to` is one past the last instant accepted.
+    const to = Math.min(t + span, limit + 1);
+    const iv = intervalsOf(c, t, to);
+    if (iv.length > 0) {
+      const start = iv[0] as number;
+      const end = iv[1] as number;
+      if (start > t) return start; // closed at t, opens at start
+      if (end < to) return end; // open at t, closes at end
+    }
+    if (to > limit) return undefined;
+  }
+  return undefined;
 }
 
 /** t when open at t, else the first instant > t at which it opens; undefined when it does not open within the horizon. */
-export function nextOpening(_w: WindowSpec, _t: number, _horizonMs: number = HORIZON_MS): number | undefined {
-  throw new Error('not implemented');
+export function nextOpening(w: WindowSpec, t: number, horizonMs: number = HORIZON_MS): number | undefined {
+  assertInstant(t);
+  if (openAt(compile(w), t)) return t;
+  // Closed at t, so the next change is an opening.
+  return nextChange(w, t, horizonMs);
+}
+
+/**
+ * The open intervals of the window within [from, to): sorted, disjoint, never touching (touching ones are merged),
+ * clipped to [from, to). An interval starting at `from` or ending at `to` may extend beyond it.
+ */
+export function openIntervals(w: WindowSpec, from: number, to: number): OpenInterval[] {
+  assertInstant(from);
+  assertInstant(to);
+  const out: OpenInterval[] = [];
+  if (!(to > from)) return out;
+  // Bounded like nextChange: a huge range is cut at the maximum horizon.
+  const iv = intervalsOf(compile(w), from, Math.min(to, from + MAX_HORIZON_MS));
+  for (let i = 0; i < iv.length; i += 2) out.push({ start: iv[i] as number, end: iv[i + 1] as number });
+  return out;
+}
+
+/** A NaN or infinite instant is a caller's bug; answering "never opens" to it would hide that. */
+function assertInstant(t: number): void {
+  if (!Number.isFinite(t)) throw new RangeError(`not a finite instant: ${t}`);
+}
+
+function clampHorizon(h: number): number {
+  if (!(h > 0)) return 0; // also NaN
+  return Math.min(Math.floor(h), MAX_HORIZON_MS);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compilation: the element fields turned into numbers once per spec.
+
+/** A from-until range over a cyclic or bounded scale, with both ends filled in; `wrap` when From > Until. */
+interface Range {
+  from: number;
+  until: number;
+  wrap: boolean;
+}
+
+interface CompiledElement {
+  /** First and last element day (local day numbers) the date range allows; ±Infinity when open-ended. */
+  firstDay: number;
+  lastDay: number;
+  months: Range | undefined;
+  /** Day-of-month range (raw 1-31, clamped to the month's length when evaluated) and its offset in days. */
+  daysOfMonth: Range | undefined;
+  dayOfMonthOffset: number;
+  /** Weekday range, Monday = 0 .. Sunday = 6. */
+  weekdays: Range | undefined;
+  weekdayOffset: number;
+  /** Local ms from the element day's midnight: the interval [start, end), TimeOffsetHours included. */
+  start: number;
+  end: number;
+}
+
+interface Compiled {
+  zone: string;
+  elements: CompiledElement[];
+  enabled: Compiled | undefined;
+  disabled: Compiled | undefined;
+}
+
+const compiledSpecs = new WeakMap<WindowSpec, Compiled>();
+
+function compile(w: WindowSpec): Compiled {
+  const hit = compiledSpecs.get(w);
+  if (hit) return hit;
+  const c: Compiled = {
+    zone: w.zone,
+    elements: w.elements.map((e) => compileElement(e, w.zone)),
+    enabled: w.enabledDuring ? compile(w.enabledDuring) : undefined,
+    disabled: w.disabledDuring ? compile(w.disabledDuring) : undefined,
+  };
+  compiledSpecs.set(w, c);
+  return c;
+}
+
+function compileElement(e: WindowElement, zone: string): CompiledElement {
+  const from = e.FromTime == null ? 0 : parseTime(e.FromTime);
+  const until = e.UntilTime == null ? MS_PER_DAY : parseTime(e.UntilTime);
+  // From >= Until crosses midnight: until the Until time of the next day (equal values: a full 24 hours).
+  const end = from < until ? until : until + MS_PER_DAY;
+  const shift = (e.TimeOffsetHours ?? 0) * HOUR;
+  return {
+    firstDay: e.FromDate == null ? Number.NEGATIVE_INFINITY : localDay(zone, e.FromDate.ms),
+    lastDay: e.UntilDate == null ? Number.POSITIVE_INFINITY : localDay(zone, e.UntilDate.ms),
+    months: range(e.FromMonth, e.UntilMonth, 1, 12),
+    // The natural end of a month is its last day; 31 is clamped to it when a day is evaluated.
+    daysOfMonth: range(e.FromDayOfMonth, e.UntilDayOfMonth, 1, 31),
+    dayOfMonthOffset: e.DayOfMonthOffset ?? 0,
+    weekdays: range(weekdayIndex(e.FromWeekday), weekdayIndex(e.UntilWeekday), 0, 6),
+    weekdayOffset: e.WeekdayOffset ?? 0,
+    start: from + shift,
+    end: end + shift,
+  };
+}
+
+/** Both ends null: no restriction. One end null: the scale's natural start or end. From > Until wraps. */
+function range(
+  from: number | null | undefined,
+  until: number | null | undefined,
+  min: number,
+  max: number,
+): Range | undefined {
+  if (from == null && until == null) return undefined;
+  const f = from ?? min;
+  const u = until ?? max;
+  return { from: f, until: u, wrap: f > u };
+}
+
+function weekdayIndex(name: string | null | undefined): number | undefined {
+  if (name == null) return undefined;
+  const i = WEEKDAY_NAMES.indexOf(name);
+  if (i < 0) throw new RangeError(`not a weekday: "${name}"`);
+  return i;
+}
+
+/** `HH:MM`, `HH:MM:SS` or `24:00` as ms after midnight. Stored values are validated, so garbage is a bug: throw. */
+function parseTime(text: string): number {
+  const m = TIME.exec(text);
+  const h = Number(m?.[1]);
+  const min = Number(m?.[2]);
+  const s = Number(m?.[3] ?? 0);
+  const ms = ((h * 60 + min) * 60 + s) * 1000;
+  if (!m || min > 59 || s > 59 || ms > MS_PER_DAY) throw new RangeError(`not a time of day: "${text}"`);
+  return ms;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Day restrictions.
+
+const civil = { year: 0, month: 0, day: 0 };
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function inRange(r: Range, v: number): boolean {
+  return r.wrap ? v >= r.from || v <= r.until : v >= r.from && v <= r.until;
+}
+
+/** Whether the day restrictions of `e` select local day `d` (the date range is checked by the callers' loops). */
+function selects(e: CompiledElement, d: number): boolean {
+  if (e.weekdays) {
+    // 1970-01-01 was a Thursday (index 3). Offset k: d is selected when d - k is.
+    const wd = (((d - e.weekdayOffset + 3) % 7) + 7) % 7;
+    if (!inRange(e.weekdays, wd)) return false;
+  }
+  if (e.months) {
+    civilFromDays(d, civil);
+    if (!inRange(e.months, civil.month)) return false;
+  }
+  if (e.daysOfMonth) {
+    civilFromDays(d - e.dayOfMonthOffset, civil);
+    const last = daysInMonth(civil.year, civil.month);
+    // Past the end of the month means its last day; whether the range wraps was decided on the values as written.
+    const r = e.daysOfMonth;
+    const from = Math.min(r.from, last);
+    const until = Math.min(r.until, last);
+    const dom = civil.day;
+    if (r.wrap ? !(dom >= from || dom <= until) : !(dom >= from && dom <= until)) return false;
+  }
+  return true;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return MONTH_DAYS[month - 1] as number;
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local wall time ↔ instants.
+
+function toLocal(zone: string, t: number): number {
+  return zone === 'UTC' ? t : t + zoneOffsetMs(zone, t);
+}
+
+function localDay(zone: string, t: number): number {
+  return Math.floor(toLocal(zone, t) / MS_PER_DAY);
+}
+
+// Gap boundaries need a search; they recur for every scan over the same DST day, so keep the last few.
+const gapCache = new Map<string, number>();
+const MAX_GAP_CACHE = 256;
+
+/**
+ * The instant of local wall time `local` (ms on the local clock since 1970-01-01) under DESIGN §5: the earlier
+ * instant when the local time occurs twice, the first valid instant (the transition) when it falls in a gap.
+ */
+export function localToInstant(zone: string, local: number): number {
+  if (zone === 'UTC') return local;
+  // The offsets a day either side are the two a transition near `local` switches between (this assumes no zone
+  // changes its offset twice within two days, which tzdb has no example of).
+  const before = zoneOffsetMs(zone, local - MS_PER_DAY);
+  const after = zoneOffsetMs(zone, local + MS_PER_DAY);
+  const tBefore = local - before;
+  const tAfter = local - after;
+  const validBefore = zoneOffsetMs(zone, tBefore) === before;
+  if (before === after && validBefore) return tBefore; // the common case: no transition nearby
+  const validAfter = zoneOffsetMs(zone, tAfter) === after;
+  if (validBefore && validAfter) return Math.min(tBefore, tAfter); // fall-back overlap: the earlier one
+  if (validBefore) return tBefore;
+  if (validAfter) return tAfter;
+  return gapEnd(zone, local, Math.min(tBefore, tAfter), Math.max(tBefore, tAfter));
+}
+
+/** The first instant in (lo, hi] whose local time is at or after `local`: the end of the gap `local` lies in. */
+function gapEnd(zone: string, local: number, lo: number, hi: number): number {
+  const key = `${zone}|${local}`;
+  const hit = gapCache.get(key);
+  if (hit !== undefined) return hit;
+  // Invariant: lo is before the transition, hi at or after it; about 22 halvings for a one-hour gap.
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (mid + zoneOffsetMs(zone, mid) >= local) hi = mid;
+    else lo = mid;
+  }
+  if (gapCache.size >= MAX_GAP_CACHE) gapCache.clear();
+  gapCache.set(key, hi);
+  return hi;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation.
+
+function openAt(c: Compiled, t: number): boolean {
+  if (!elementsOpenAt(c, t)) return false;
+  if (c.enabled && !openAt(c.enabled, t)) return false;
+  if (c.disabled && openAt(c.disabled, t)) return false;
+  return true;
+}
+
+function elementsOpenAt(c: Compiled, t: number): boolean {
+  if (c.elements.length === 0) return false;
+  const lt = toLocal(c.zone, t);
+  const day = Math.floor(lt / MS_PER_DAY);
+  for (const e of c.elements) {
+    const hi = Math.min(day + DAYS_AFTER, e.lastDay);
+    for (let d = Math.max(day - DAYS_BEFORE, e.firstDay); d <= hi; d++) {
+      const ls = d * MS_PER_DAY + e.start;
+      const le = d * MS_PER_DAY + e.end;
+      // Cheap local-time test first: only a day whose interval is near t's local time can contain t.
+      if (ls > lt + SLACK_MS || le < lt - SLACK_MS || !selects(e, d)) continue;
+      if (localToInstant(c.zone, ls) <= t && t < localToInstant(c.zone, le)) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Open intervals of `c` within [from, to) as a flat sorted list [s0, e0, s1, e1, ...]: disjoint, not touching,
+ * clipped to [from, to).
+ */
+function intervalsOf(c: Compiled, from: number, to: number): number[] {
+  let iv = elementIntervals(c, from, to);
+  if (iv.length > 0 && c.enabled) iv = intersect(iv, intervalsOf(c.enabled, from, to));
+  if (iv.length > 0 && c.disabled) iv = subtract(iv, intervalsOf(c.disabled, from, to));
+  return iv;
+}
+
+/** The union of the elements' intervals within [from, to). */
+function elementIntervals(c: Compiled, from: number, to: number): number[] {
+  if (c.elements.length === 0) return [];
+  const lFrom = toLocal(c.zone, from);
+  const lTo = toLocal(c.zone, to);
+  const dayFrom = Math.floor(lFrom / MS_PER_DAY) - DAYS_BEFORE;
+  const dayTo = Math.floor(lTo / MS_PER_DAY) + DAYS_AFTER;
+  const pairs: number[] = [];
+  for (const e of c.elements) {
+    const hi = Math.min(dayTo, e.lastDay);
+    for (let d = Math.max(dayFrom, e.firstDay); d <= hi; d++) {
+      const ls = d * MS_PER_DAY + e.start;
+      const le = d * MS_PER_DAY + e.end;
+      if (ls > lTo + SLACK_MS || le < lFrom - SLACK_MS || !selects(e, d)) continue;
+      const s = Math.max(localToInstant(c.zone, ls), from);
+      const x = Math.min(localToInstant(c.zone, le), to);
+      if (s < x) pairs.push(s, x); // empty when clipped away or wholly inside a DST gap
+    }
+  }
+  return normalize(pairs);
+}
+
+/** Sorts a flat list of [start, end) pairs and merges overlapping and touching ones. */
+function normalize(pairs: number[]): number[] {
+  const n = pairs.length / 2;
+  if (n <= 1) return pairs;
+  const order = Array.from({ length: n }, (_, i) => i);
+  order.sort((a, b) => (pairs[2 * a] as number) - (pairs[2 * b] as number));
+  const out: number[] = [];
+  for (const i of order) {
+    const s = pairs[2 * i] as number;
+    const e = pairs[2 * i + 1] as number;
+    const last = out.length - 1;
+    if (last > 0 && s <= (out[last] as number)) {
+      if (e > (out[last] as number)) out[last] = e;
+    } else out.push(s, e);
+  }
+  return out;
+}
+
+/** Intersection of two normalized lists. */
+function intersect(a: number[], b: number[]): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const s = Math.max(a[i] as number, b[j] as number);
+    const e = Math.min(a[i + 1] as number, b[j + 1] as number);
+    if (s < e) out.push(s, e);
+    // Drop whichever ends first; its rest cannot meet anything further on.
+    if ((a[i + 1] as number) < (b[j + 1] as number)) i += 2;
+    else j += 2;
+  }
+  return out;
+}
+
+/** a minus b, both normalized. */
+function subtract(a: number[], b: number[]): number[] {
+  const out: number[] = [];
+  let j = 0;
+  for (let i = 0; i < a.length; i += 2) {
+    let s = a[i] as number;
+    const e = a[i + 1] as number;
+    // Skip b's intervals that end before this one starts (they end before every later one of a too).
+    while (j < b.length && (b[j + 1] as number) <= s) j += 2;
+    let k = j;
+    while (k < b.length && (b[k] as number) < e) {
+      if ((b[k] as number) > s) out.push(s, b[k] as number);
+      s = Math.max(s, b[k + 1] as number);
+      k += 2;
+    }
+    if (s < e) out.push(s, e);
+  }
+  return out;
 }

@@ -107,6 +107,7 @@ export async function dispatchPass(
   now: number,
   runNow: ReadonlySet<number>,
   fx: Effects,
+  sweepOverdue = false,
 ): Promise<{ more: boolean; started: number[] }> {
   await tx.jobs.lockDispatch();
   const due = await tx.jobs.dueScheduled(now, PROMOTIONS_PER_PASS);
@@ -120,6 +121,7 @@ export async function dispatchPass(
   await tx.jobs.updateMany(due);
 
   const gates = new Gates(tx, now, fx);
+  if (sweepOverdue) await gates.sweepOverdue();
   const state = await loadDispatchState(tx, ctx, now, gates, fx);
   const active = await tx.jobs.countActive(OCCUPYING);
   const candidates = await tx.jobs.dispatchCandidates(openQueues(state, active), CANDIDATES_PER_PASS);

@@ -18,8 +18,10 @@ export interface Effects {
   purge: Map<string, number>;
   /** Run the dispatcher again. */
   dispatch: boolean;
-  /** Wake the dispatcher at these instants (Scheduled jobs). */
+  /** Wake the dispatcher at these instants (Scheduled jobs, time windows opening). */
   wakeAt: number[];
+  /** Instants at which queued jobs' window openings end: look for overdue jobs then. */
+  overdueAt: number[];
 }
 
 export const newEffects = (): Effects => ({
@@ -30,4 +32,5 @@ export const newEffects = (): Effects => ({
   purge: new Map(),
   dispatch: false,
   wakeAt: [],
+  overdueAt: [],
 });

@@ -58,6 +58,8 @@ export class Engine {
   private readonly runNow = new Set<number>();
   private wakeTimer: NodeJS.Timeout | undefined;
   private wakeAtMs = Number.POSITIVE_INFINITY;
+  /** When the next dispatch pass looks for overdue jobs (0: on the first pass, e.g. after a restart). */
+  private overdueCheckAt = 0;
   private watchdog: NodeJS.Timeout | undefined;
   private purgeTimer: NodeJS.Timeout | undefined;
   private readonly purgeQueue = new Map<string, number>();
@@ -189,6 +191,10 @@ export class Engine {
     for (const [definition, keep] of fx.purge) this.purgeQueue.set(definition, keep);
     if (fx.purge.size > 0) setTimeout(() => void this.purgeKept(), 1000).unref();
     for (const t of fx.wakeAt) this.wakeAt(t);
+    for (const t of fx.overdueAt) {
+      this.overdueCheckAt = Math.min(this.overdueCheckAt, t);
+      this.wakeAt(t);
+    }
     if (fx.dispatch) this.requestDispatch();
   }
 
@@ -250,14 +256,18 @@ export class Engine {
   private async dispatch(): Promise<void> {
     const fx = newEffects();
     try {
+      const now = this.o.clock.now();
+      const sweep = now >= this.overdueCheckAt;
+      if (sweep) this.overdueCheckAt = Number.POSITIVE_INFINITY;
       const { more, started } = await this.o.store.transaction((tx) =>
-        dispatchPass(tx, { agentReady: (ps) => this.hub.isReady(ps) }, this.o.clock.now(), this.runNow, fx),
+        dispatchPass(tx, { agentReady: (ps) => this.hub.isReady(ps) }, now, this.runNow, fx, sweep),
       );
       for (const id of started) this.runNow.delete(id);
       if (more) fx.dispatch = true;
       this.apply(fx);
     } catch (err) {
       this.o.logger.error({ err }, 'dispatch pass failed; retrying in 1 s');
+      this.overdueCheckAt = 0;
       setTimeout(() => this.requestDispatch(), 1000).unref();
     }
   }

@@ -7,6 +7,12 @@ import { raiseEvent } from './events.ts';
 import { finishJob } from './transitions.ts';
 import { loadWindow } from './windows.ts';
 
+/** The end of the window's current opening, or of its next one when it is closed at `now`. */
+export function openingEnd(w: WindowSpec, now: number): number | undefined {
+  const opens = nextOpening(w, now);
+  return opens === undefined ? undefined : nextChange(w, opens);
+}
+
 /**
  * The checks of DESIGN §8 that belong to a job rather than to queues and servers, made once per dispatch pass for
  * each queued candidate: its time window is open now, and its locks are free. A closed window keeps the job
@@ -52,29 +58,57 @@ export class Gates {
     if (!key) return true;
     const w = await this.window(key, job.data.spec.windowZone ?? job.data.zone);
     if (!w) return true;
-    if (isOpen(w, this.now)) {
-      if (job.data.windowClosesAt === undefined || job.data.windowClosesAt <= this.now) {
-        const closes = nextChange(w, this.now);
-        if (closes !== undefined) {
-          job.data.windowClosesAt = closes;
-          this.fx.wakeAt.push(closes);
-          this.changed.set(job.jobId, job);
-        }
-      }
-      return true;
-    }
-    if (job.data.windowClosesAt !== undefined && this.now >= job.data.windowClosesAt) await this.overdue(job);
+    if (await this.checkOverdue(job, w)) return false;
+    if (isOpen(w, this.now)) return true;
     const opens = nextOpening(w, this.now);
-    if (opens === undefined && job.status === 'Queued') {
+    if (opens === undefined) {
       await finishJob(this.tx, job, { status: 'Never', notes: [`Its time window ${key} does not open within two years`] }, this.now, this.fx);
       this.changed.delete(job.jobId);
-    } else if (opens !== undefined) this.fx.wakeAt.push(opens);
+    } else this.fx.wakeAt.push(opens);
     return false;
+  }
+
+  /**
+   * Applies ActWhenOverdue when the opening the job waited for is over; notes the end of the opening it waits for
+   * now otherwise. Returns whether the job left Queued.
+   */
+  async checkOverdue(job: JobRecord, w: WindowSpec): Promise<boolean> {
+    const deadline = job.data.windowClosesAt;
+    if (deadline !== undefined && this.now >= deadline) {
+      await this.overdue(job);
+      if (job.status !== 'Queued') return true;
+    }
+    if (job.data.windowClosesAt === undefined) {
+      const end = openingEnd(w, this.now);
+      if (end !== undefined) {
+        job.data.windowClosesAt = end;
+        this.fx.overdueAt.push(end);
+        this.changed.set(job.jobId, job);
+      }
+    }
+    return false;
+  }
+
+  /** Queued jobs whose opening is over, wherever they are in their queue (even one no server serves now). */
+  async sweepOverdue(): Promise<void> {
+    let later = Number.POSITIVE_INFINITY;
+    for (const job of await this.tx.jobs.listByStatus(['Queued'], { limit: 100_000 })) {
+      const key = job.data.spec.timeWindow;
+      if (!key || job.data.windowClosesAt === undefined) continue;
+      if (job.data.windowClosesAt > this.now) {
+        later = Math.min(later, job.data.windowClosesAt); // the next sweep
+        continue;
+      }
+      const w = await this.window(key, job.data.spec.windowZone ?? job.data.zone);
+      if (w) await this.checkOverdue(job, w);
+      else this.changed.set(job.jobId, job);
+    }
+    if (later < Number.POSITIVE_INFINITY) this.fx.overdueAt.push(later);
   }
 
   /** The job waited through an opening of its window without starting. */
   private async overdue(job: JobRecord): Promise<void> {
-    delete job.data.windowClosesAt;
+    delete job.data.windowClosesAt; // Scheduled: the next opening gets its own deadline
     const queue = await this.tx.getObject('Queue', job.queue);
     const action = queue?.data.Overdue === true ? 'Overdue' : (job.data.spec.overdue ?? 'Scheduled');
     job.data.notes.push(`Missed its time window; ActWhenOverdue ${action}`);

@@ -2,6 +2,7 @@ import type { JobRecord } from '../domain/job.ts';
 import { nextOpening } from '../domain/time-window.ts';
 import type { Store } from '../store/store.ts';
 import type { Effects } from './effects.ts';
+import { openingEnd } from './gates.ts';
 import { isRaised } from './events.ts';
 import { loadWindow } from './windows.ts';
 
@@ -24,20 +25,21 @@ export async function settlePending(tx: Store, job: JobRecord, now: number, fx: 
       job.status = 'EventWait';
       return;
     }
-  if (await neverOpens(tx, job, now)) {
+  const key = job.data.spec.timeWindow;
+  const window = key ? await loadWindow(tx, key, job.data.spec.windowZone ?? job.data.zone) : undefined;
+  const deadline = window ? openingEnd(window, now) : undefined;
+  if (window && deadline === undefined && nextOpening(window, now) === undefined) {
     job.status = 'Never';
     job.runEnd = now;
-    job.data.notes.push(`Its time window ${job.data.spec.timeWindow} does not open within two years`);
+    job.data.notes.push(`Its time window ${key} does not open within two years`);
     return;
   }
   const queue = await tx.getObject('Queue', job.queue);
   job.status = queue?.data.Held === true ? 'QueueHeld' : 'Queued';
   if (job.status === 'Queued') fx.dispatch = true;
-}
-
-async function neverOpens(tx: Store, job: JobRecord, now: number): Promise<boolean> {
-  const key = job.data.spec.timeWindow;
-  if (!key) return false;
-  const window = await loadWindow(tx, key, job.data.spec.windowZone ?? job.data.zone);
-  return window !== undefined && nextOpening(window, now) === undefined;
+  // Still waiting when the opening it waits for is over → overdue (the dispatcher looks then).
+  if (deadline !== undefined) {
+    job.data.windowClosesAt = deadline;
+    fx.overdueAt.push(deadline);
+  }
 }
