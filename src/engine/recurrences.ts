@@ -42,7 +42,7 @@ export async function submitNextOccurrence(tx: Store, job: JobRecord, now: numbe
     job.data.notes.push(`Occurrence missed by ${Math.round((now - r.occurrence) / 1000)} s; misfire policy ${policy}`);
     if (policy === 'Skip') verdict = 'skip';
     if (policy === 'RunAll')
-      for (const t of occurrencesBetween(frame, r.anchor, r.occurrence, now, RUN_ALL_CAP))
+      for (const t of occurrencesBetween(frame, r.anchor, r.occurrence, now, RUN_ALL_CAP, jobWindow))
         if (t > r.occurrence && t <= now) await submitOccurrence(tx, job, t, true, now, fx);
   }
   const next = nextOccurrence(frame, r.anchor, after, jobWindow);

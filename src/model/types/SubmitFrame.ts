@@ -1,3 +1,4 @@
+import { cronProblem } from '../../domain/recurrence.ts';
 import { bool, date, field, int, list, oneOf, record, ref, string, timezone } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
@@ -32,6 +33,12 @@ function rules(v: Rec): string | undefined {
   if (cron && elements.length > 0) return 'Field "CronExpression" cannot be combined with Elements';
   if (!cron && elements.length === 0)
     return 'Field "Elements" must hold at least one element, or give a CronExpression';
+  if (cron) {
+    // The pattern above only checks the shape; whether it parses and ever fires needs the cron parser itself.
+    const zone = typeof v.TimeZone === 'string' && v.TimeZone !== '' ? v.TimeZone : 'UTC';
+    const problem = cronProblem(String(v.CronExpression), zone);
+    if (problem !== undefined) return `Field "CronExpression": ${problem}`;
+  }
   for (const [i, e] of elements.entries()) {
     const at = `Elements[${i}]`;
     const need = e.Kind === 'Every' ? ['Every', 'Unit'] : ['TimeWindow'];
