@@ -165,6 +165,7 @@ export async function dispatchPass(
     }
     changed.set(job.jobId, job);
   }
+  gates.settleContenders();
   await tx.jobs.updateMany([...changed.values()]);
   for (const chain of chains) await startChain(tx, chain, now, fx);
   const more = due.length === PROMOTIONS_PER_PASS || (candidates.length === CANDIDATES_PER_PASS && plan.length > 0);

@@ -27,6 +27,8 @@ export class Gates {
   private held: Set<string> | undefined;
   /** Locks claimed by candidates earlier in this pass: one job per lock per pass. */
   private readonly claimed = new Set<string>();
+  /** Candidates that lost a lock to an earlier candidate of this pass. */
+  private readonly contenders: JobRecord[] = [];
   /** Jobs whose row changed (status, or the end of their window's opening noted). */
   readonly changed = new Map<number, JobRecord>();
 
@@ -51,6 +53,16 @@ export class Gates {
   /** Locks a started job takes: later candidates of the same pass wait. */
   take(job: JobRecord): void {
     for (const l of job.data.spec.locks ?? []) this.held?.add(l);
+  }
+
+  /** After the plan: a candidate whose lock went to a job that started waits in LockWait. */
+  settleContenders(): void {
+    for (const job of this.contenders)
+      if ((job.data.spec.locks ?? []).some((l) => this.held?.has(l))) {
+        job.status = 'LockWait';
+        job.modificationTime = this.now;
+        this.changed.set(job.jobId, job);
+      }
   }
 
   private async windowOpen(job: JobRecord): Promise<boolean> {
@@ -135,7 +147,10 @@ export class Gates {
       this.changed.set(job.jobId, job);
       return false;
     }
-    if (locks.some((l) => this.claimed.has(l))) return false;
+    if (locks.some((l) => this.claimed.has(l))) {
+      this.contenders.push(job);
+      return false;
+    }
     for (const l of locks) this.claimed.add(l);
     return true;
   }
