@@ -211,9 +211,10 @@ async function startCalls(
     const spec = step.Calls[c.data.chain?.call?.call ?? -1];
     if (c.status === 'Disabled') {
       closeAs(c, 'Ignored', now, 'Disabled when its step ran');
-    } else if (c.status !== 'Chained' || !spec) {
       continue;
-    } else if (!(await holds(tx, spec.Precondition, chain, now))) {
+    }
+    if (c.status !== 'Chained' || !spec) continue; // canceled by hand before its step ran
+    if (!(await holds(tx, spec.Precondition, chain, now))) {
       closeAs(c, 'Skipped', now, 'Precondition false');
       if (c.data.chain?.structure) await closeDescendants(tx, c, 'Skipped', now, 'Its chain was skipped');
     } else {
@@ -329,7 +330,7 @@ export async function onCallFinal(tx: Store, call: JobRecord, now: number, fx: E
 /** Every call of the step is final: the handlers decide. */
 async function stepDone(tx: Store, stepJob: JobRecord, now: number, fx: Effects): Promise<void> {
   const chain = stepJob.parentJob === null ? undefined : await tx.jobs.get(stepJob.parentJob);
-  if (!chain || chain.status !== 'Waiting') return;
+  if (chain?.status !== 'Waiting') return;
   const structure = structureOf(chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
   const step = structure.steps[index] as ChainStepSpec;

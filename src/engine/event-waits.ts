@@ -29,7 +29,7 @@ async function autoSubmitters(tx: Store, event: string): Promise<Array<{ object:
     const page = await tx.listObjects('JobDefinition', { limit: 1000, ...(afterKey ? { afterKey } : {}) });
     for (const o of page) {
       const w = ((o.data.WaitEvents as Rec[] | null) ?? []).find((x) => x.EventDefinition === event);
-      if (w && w.AutoSubmit && w.AutoSubmit !== 'Never') found.push({ object: o, mode: w.AutoSubmit as string });
+      if (w?.AutoSubmit && w.AutoSubmit !== 'Never') found.push({ object: o, mode: w.AutoSubmit as string });
     }
     if (page.length < 1000) return found;
     afterKey = page[page.length - 1]?.key;

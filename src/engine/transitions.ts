@@ -126,6 +126,7 @@ async function afterFinal(tx: Store, job: JobRecord, status: JobStatus, now: num
   if (settled && job.data.chain?.call) await onCallFinal(tx, job, now, fx);
 }
 
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
 const DEFAULT_RAISE_COMMENT = 'Event raised by process:${jobid} (${jobdescription}) going to status ${jobstatus}';
 
 /** The substitution variables of a raise comment (product §2.1 Raise Events). */
