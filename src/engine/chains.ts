@@ -313,6 +313,15 @@ const asOutcome = (s: JobStatus): CallOutcome =>
     ? (s as CallOutcome)
     : 'Error';
 
+/** The outcome of each call of the step: its newest job's status (a call that could not be created: Error). */
+async function stepOutcomes(tx: Store, stepJob: JobRecord, step: ChainStepSpec): Promise<CallOutcome[]> {
+  const calls = newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot);
+  return step.Calls.map((_, i) => {
+    const c = calls.get(i);
+    return c ? asOutcome(c.status) : 'Error';
+  });
+}
+
 /** A call of a step reached its final status (and will not be restarted): the step may be done. */
 export async function onCallFinal(tx: Store, call: JobRecord, now: number, fx: Effects): Promise<void> {
   if (call.parentJob === null) return;
@@ -334,11 +343,7 @@ async function stepDone(tx: Store, stepJob: JobRecord, now: number, fx: Effects)
   const structure = structureOf(chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
   const step = structure.steps[index] as ChainStepSpec;
-  const calls = newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot);
-  const outcomes = step.Calls.map((_, i) => {
-    const c = calls.get(i);
-    return c ? asOutcome(c.status) : 'Error';
-  });
+  const outcomes = await stepOutcomes(tx, stepJob, step);
   await applyDecision(tx, chain, index, stepJob, decide(outcomes, step, structure), now, fx, outcomes);
 }
 
@@ -448,11 +453,7 @@ export async function settleStepRequest(tx: Store, stepJob: JobRecord, restart: 
   const structure = structureOf(chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
   const step = structure.steps[index] as ChainStepSpec;
-  const calls = newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot);
-  const outcomes = step.Calls.map((_, i) => {
-    const c = calls.get(i);
-    return c ? asOutcome(c.status) : 'Error';
-  });
+  const outcomes = await stepOutcomes(tx, stepJob, step);
   stepJob.status = 'Waiting';
   stepJob.data.notes.push(`${user} replied ${restart ? 'Restart' : 'NoRestart'}`);
   delete stepJob.data.operatorMessage;

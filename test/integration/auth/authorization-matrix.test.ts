@@ -17,6 +17,8 @@ const WRITES = ['POST', 'PUT', 'DELETE'] as const;
 
 /** Fields a type needs beyond its key; every other type is created with an empty body. */
 const REQUIRED_BODY: Record<string, Record<string, unknown>> = {
+  // The JobChain of the same key needs its definition to be of type JobChain.
+  JobDefinition: { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' },
   JobDefinitionAlertSource: { NamePattern: 'Matrix*', Statuses: [{ Status: 'Error' }] },
   Credential: { RealUser: 'matrix' },
   SubmitFrame: { Elements: [{ Kind: 'Every', Every: 1, Unit: 'Hours' }] },
