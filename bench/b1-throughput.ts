@@ -19,7 +19,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -38,7 +38,6 @@ import {
   coreUse,
   finalizers,
   fixed,
-  installCleanup,
   int,
   launch,
   median,
@@ -51,12 +50,14 @@ import {
   quantile,
   ROOT,
   row,
+  runBenchmark,
   type Serve,
   scratch,
   startServe,
   stop,
   stopAll,
   waitForLine,
+  writeResults,
 } from './harness.ts';
 
 const TARGET_SQLITE = 2000;
@@ -696,26 +697,12 @@ async function main(): Promise<number> {
       ` (target >= ${int(target)} jobs/s): ${meets ? 'MEETS TARGET' : 'BELOW TARGET'}`;
     if (profileReport) process.stdout.write(`\n${profileReport}\n`);
     process.stdout.write(`\n${summary}\n`);
-    if (opts.json)
-      writeFileSync(
-        opts.json,
-        `${JSON.stringify(
-          {
-            startedAt: startedAt.toISOString(),
-            command,
-            node: process.version,
-            options: opts,
-            loadavgStart: loadStart,
-            loadavgEnd: loadavg(),
-            reps,
-            measurements: all,
-            medians: { ours: o, ...(a ? { anchor: a } : {}), ratio },
-            meetsTarget: meets,
-          },
-          null,
-          2,
-        )}\n`,
-      );
+    writeResults(opts.json, { command, startedAt, loadStart }, opts, {
+      reps,
+      measurements: all,
+      medians: { ours: o, ...(a ? { anchor: a } : {}), ratio },
+      meetsTarget: meets,
+    });
     return opts.check && !meets ? 2 : 0;
   } finally {
     await stopAll();
@@ -743,14 +730,4 @@ async function profileOurs(setup: OursSetup): Promise<string> {
   );
 }
 
-installCleanup();
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (err: unknown) => {
-    process.stderr.write(`\nbenchmark FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    await stopAll();
-    process.exitCode = 1;
-  },
-);
+runBenchmark(main);

@@ -46,7 +46,6 @@ import {
   coreTimes,
   coreUse,
   fixed,
-  installCleanup,
   int,
   median,
   numberOption,
@@ -56,9 +55,11 @@ import {
   quantile,
   ROOT,
   row,
+  runBenchmark,
   scratch,
   stop,
   stopAll,
+  writeResults,
 } from './harness.ts';
 
 const TARGET_RATIO = 0.8;
@@ -563,25 +564,11 @@ async function main(): Promise<number> {
       `(< ${TARGET_LOOP_P99_MS} ms): ${meets ? 'MEETS TARGETS' : 'BELOW TARGET'}`;
     if (profileReport) process.stdout.write(`\n${profileReport}\n`);
     process.stdout.write(`\n${summary}\n`);
-    if (opts.json)
-      writeFileSync(
-        opts.json,
-        `${JSON.stringify(
-          {
-            startedAt: startedAt.toISOString(),
-            command,
-            node: process.version,
-            options: opts,
-            loadavgStart: loadStart,
-            loadavgEnd: loadavg(),
-            measurements: all,
-            medians: { ours: o, anchor: a, bashAnchor: b, ratio },
-            meetsTarget: meets,
-          },
-          null,
-          2,
-        )}\n`,
-      );
+    writeResults(opts.json, { command, startedAt, loadStart }, opts, {
+      measurements: all,
+      medians: { ours: o, anchor: a, bashAnchor: b, ratio },
+      meetsTarget: meets,
+    });
     return opts.check && !meets ? 2 : 0;
   } finally {
     await stopAll();
@@ -615,14 +602,4 @@ async function profileRun(opts: Options, work: string, apiKey: string): Promise<
   return parts.length ? parts.join('\n\n') : `(no usable .cpuprofile was written to ${dir})`;
 }
 
-installCleanup();
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (err: unknown) => {
-    process.stderr.write(`\nbenchmark FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    await stopAll();
-    process.exitCode = 1;
-  },
-);
+runBenchmark(main);

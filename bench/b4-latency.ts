@@ -17,7 +17,7 @@
  * Exit status: 0 done, 1 failure, 2 the target missed with --check.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,7 +42,6 @@ import {
   coreTimes,
   coreUse,
   fixed,
-  installCleanup,
   int,
   median,
   numberOption,
@@ -50,9 +49,11 @@ import {
   processCpuSeconds,
   quantile,
   row,
+  runBenchmark,
   scratch,
   stop,
   stopAll,
+  writeResults,
 } from './harness.ts';
 
 const TARGET_P99_MS = 50;
@@ -395,26 +396,12 @@ async function main(): Promise<number> {
       `${fixed(b.p99, 0)} / max ${fixed(b.max, 0)} ms | raw spawn→exit p50 ${fixed(an.exitP50, 2)} ms (target p99 < ${TARGET_P99_MS} ms): ` +
       `${meets ? 'MEETS TARGET' : 'BELOW TARGET'}`;
     process.stdout.write(`\n${summary}\n`);
-    if (opts.json)
-      writeFileSync(
-        opts.json,
-        `${JSON.stringify(
-          {
-            startedAt: startedAt.toISOString(),
-            command,
-            node: process.version,
-            options: opts,
-            loadavgStart: loadStart,
-            loadavgEnd: loadavg(),
-            phases,
-            anchors,
-            medians: { system: s, bash: b, anchor: an },
-            meetsTarget: meets,
-          },
-          null,
-          2,
-        )}\n`,
-      );
+    writeResults(opts.json, { command, startedAt, loadStart }, opts, {
+      phases,
+      anchors,
+      medians: { system: s, bash: b, anchor: an },
+      meetsTarget: meets,
+    });
     return opts.check && !meets ? 2 : 0;
   } finally {
     await stopAll();
@@ -423,14 +410,4 @@ async function main(): Promise<number> {
   }
 }
 
-installCleanup();
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (err: unknown) => {
-    process.stderr.write(`\nbenchmark FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    await stopAll();
-    process.exitCode = 1;
-  },
-);
+runBenchmark(main);

@@ -33,7 +33,6 @@ import {
   canPin,
   commandLine,
   fixed,
-  installCleanup,
   int,
   median,
   memoryOf,
@@ -41,6 +40,7 @@ import {
   pct,
   processCpuSeconds,
   row,
+  runBenchmark,
   type Serve,
   scratch,
   startServe,
@@ -490,14 +490,4 @@ async function main(): Promise<number> {
   }
 }
 
-installCleanup();
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (err: unknown) => {
-    process.stderr.write(`\nbenchmark FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    await stopAll();
-    process.exitCode = 1;
-  },
-);
+runBenchmark(main);

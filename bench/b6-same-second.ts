@@ -18,7 +18,7 @@
  * Exit status: 0 done, 1 failure, 2 the target missed with --check.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -44,7 +44,6 @@ import {
   coreTimes,
   coreUse,
   fixed,
-  installCleanup,
   int,
   median,
   numberOption,
@@ -52,9 +51,11 @@ import {
   processCpuSeconds,
   quantile,
   row,
+  runBenchmark,
   scratch,
   stop,
   stopAll,
+  writeResults,
 } from './harness.ts';
 
 const TARGET_LAST_MS = 2000;
@@ -419,26 +420,12 @@ async function main(): Promise<number> {
       `bound ${int(bound)} ms | System last start +${int(s.last)} ms (all Completed +${int(s.allCompletedMs)} ms) ` +
       `(target last < ${TARGET_LAST_MS} ms): ${meets ? 'MEETS TARGET' : 'BELOW TARGET'}`;
     process.stdout.write(`\n${summary}\n`);
-    if (opts.json)
-      writeFileSync(
-        opts.json,
-        `${JSON.stringify(
-          {
-            startedAt: startedAt.toISOString(),
-            command,
-            node: process.version,
-            options: opts,
-            loadavgStart: loadStart,
-            loadavgEnd: loadavg(),
-            phases,
-            anchors,
-            medians: { bash: b, system: s, anchorPerSec: rate, anchorBoundMs: bound },
-            meetsTarget: meets,
-          },
-          null,
-          2,
-        )}\n`,
-      );
+    writeResults(opts.json, { command, startedAt, loadStart }, opts, {
+      phases,
+      anchors,
+      medians: { bash: b, system: s, anchorPerSec: rate, anchorBoundMs: bound },
+      meetsTarget: meets,
+    });
     return opts.check && !meets ? 2 : 0;
   } finally {
     await stopAll();
@@ -447,14 +434,4 @@ async function main(): Promise<number> {
   }
 }
 
-installCleanup();
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (err: unknown) => {
-    process.stderr.write(`\nbenchmark FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    await stopAll();
-    process.exitCode = 1;
-  },
-);
+runBenchmark(main);

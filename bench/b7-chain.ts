@@ -17,7 +17,7 @@
  * alternate which goes first. Exit status: 0 done, 1 failure.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -41,7 +41,6 @@ import {
   canPin,
   commandLine,
   fixed,
-  installCleanup,
   int,
   median,
   numberOption,
@@ -49,9 +48,11 @@ import {
   processCpuSeconds,
   quantile,
   ROOT,
+  runBenchmark,
   scratch,
   stop,
   stopAll,
+  writeResults,
 } from './harness.ts';
 
 const CHAIN = 'GLOBAL.Big';
@@ -454,25 +455,11 @@ async function main(): Promise<number> {
       `no-op submits drained in ${fixed(anchorS, 2)} s | ratio ${fixed(ratio, 2)}`;
     if (profileReport) process.stdout.write(`\n${profileReport}\n`);
     process.stdout.write(`\n${summary}\n`);
-    if (opts.json)
-      writeFileSync(
-        opts.json,
-        `${JSON.stringify(
-          {
-            startedAt: startedAt.toISOString(),
-            command,
-            node: process.version,
-            options: opts,
-            loadavgStart: loadStart,
-            loadavgEnd: loadavg(),
-            chains,
-            anchors,
-            medians: { chainS, anchorS, ratio },
-          },
-          null,
-          2,
-        )}\n`,
-      );
+    writeResults(opts.json, { command, startedAt, loadStart }, opts, {
+      chains,
+      anchors,
+      medians: { chainS, anchorS, ratio },
+    });
     return 0;
   } finally {
     await stopAll();
@@ -512,14 +499,4 @@ async function profileChain(opts: Options, work: string, apiKey: string): Promis
   );
 }
 
-installCleanup();
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (err: unknown) => {
-    process.stderr.write(`\nbenchmark FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    await stopAll();
-    process.exitCode = 1;
-  },
-);
+runBenchmark(main);

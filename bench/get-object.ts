@@ -27,7 +27,6 @@ import {
   coreTimes,
   coreUse,
   fixed,
-  installCleanup,
   int,
   launch,
   median,
@@ -39,10 +38,12 @@ import {
   processCpuSeconds,
   ROOT,
   row,
+  runBenchmark,
   scratch,
   stop,
   stopAll,
   waitForLine,
+  writeResults,
 } from './harness.ts';
 
 const TARGET_RATIO = 0.6;
@@ -516,29 +517,14 @@ async function main(): Promise<number> {
     if (profileReport) process.stdout.write(`\n${profileReport}\n`);
     process.stdout.write(`\n${summary}\n`);
 
-    if (opts.json) {
-      writeFileSync(
-        opts.json,
-        `${JSON.stringify(
-          {
-            startedAt: startedAt.toISOString(),
-            command,
-            node: process.version,
-            options: opts,
-            bodyBytes: body.length,
-            loadavgStart: loadStart,
-            loadavgEnd: loadavg(),
-            reps,
-            measurements: all,
-            medians: { ours: o, anchor: a, ...(f ? { fastify: f } : {}), ratio },
-            memory,
-            meetsTarget: meets,
-          },
-          null,
-          2,
-        )}\n`,
-      );
-    }
+    writeResults(opts.json, { command, startedAt, loadStart }, opts, {
+      bodyBytes: body.length,
+      reps,
+      measurements: all,
+      medians: { ours: o, anchor: a, ...(f ? { fastify: f } : {}), ratio },
+      memory,
+      meetsTarget: meets,
+    });
     return opts.check && !meets ? 2 : 0;
   } finally {
     await stopAll();
@@ -583,15 +569,4 @@ async function profileOurs(
   );
 }
 
-installCleanup();
-
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (err: unknown) => {
-    process.stderr.write(`\nbenchmark FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
-    await stopAll();
-    process.exitCode = 1;
-  },
-);
+runBenchmark(main);

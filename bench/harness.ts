@@ -4,10 +4,10 @@
  * `millrace serve` launcher, autocannon in its own pinned process, and report formatting.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer as createNetServer } from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -174,6 +174,50 @@ export function waitForLine<T>(proc: Proc, pick: (line: string) => T | undefined
     });
     void proc.exited.then((code) => fail(new Error(`${proc.name} exited (code ${code}) before it was ready`)));
   });
+}
+
+/**
+ * Runs a benchmark's `main` (its result is the exit code) with the cleanup hooks installed; a failure is printed,
+ * every started process stopped, and the exit code 1.
+ */
+export function runBenchmark(main: () => Promise<number>): void {
+  installCleanup();
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    async (err: unknown) => {
+      process.stderr.write(`\nbenchmark FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      await stopAll();
+      process.exitCode = 1;
+    },
+  );
+}
+
+/** How a run was started, for its `--json` result file. */
+export interface RunInfo {
+  command: string;
+  startedAt: Date;
+  loadStart: number[];
+}
+
+/** Writes a `--json` result file (when asked): the run's envelope, then the benchmark's own results. */
+export function writeResults(
+  path: string | undefined,
+  run: RunInfo,
+  options: unknown,
+  results: Record<string, unknown>,
+): void {
+  if (!path) return;
+  const envelope = {
+    startedAt: run.startedAt.toISOString(),
+    command: run.command,
+    node: process.version,
+    options,
+    loadavgStart: run.loadStart,
+    loadavgEnd: loadavg(),
+  };
+  writeFileSync(path, `${JSON.stringify({ ...envelope, ...results }, null, 2)}\n`);
 }
 
 /** Ctrl-C or a kill of the harness still takes the servers and the load generators down. */
