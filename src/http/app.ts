@@ -9,7 +9,6 @@ import type { EventService } from '../services/events.ts';
 import type { ObjectService } from '../services/objects.ts';
 import type { OperatorMessages } from '../services/operator-messages.ts';
 import { renderError } from './errors.ts';
-import { eventOutputSchema } from './json/event-routes.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
 import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
@@ -54,7 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   app.addSchema(outputSchema(requireType('Job')));
   app.addSchema(outputSchema(requireType('OperatorMessage')));
-  app.addSchema(eventOutputSchema());
+  app.addSchema(outputSchema(requireType('Event')));
 
   await app.register(fastifySwagger, {
     openapi: {

@@ -1,28 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { MAX_COMMENT } from '../../engine/events.ts';
-import { requireType } from '../../model/registry.ts';
 import type { EventService } from '../../services/events.ts';
-import { errorResponses, outputSchema } from './schemas.ts';
-
-/** The Event schema: the registry's, with the `eventId` the renderer writes first (DESIGN §12). */
-export function eventOutputSchema(): Record<string, unknown> {
-  const base = outputSchema(requireType('Event'));
-  const { uniqueId, businessKey, ...fields } = base.properties as Record<string, unknown>;
-  return {
-    ...base,
-    properties: {
-      eventId: {
-        type: 'string',
-        readOnly: true,
-        example: 'DataReady7',
-        description: '<definition name><RaiseSequence>',
-      },
-      uniqueId,
-      businessKey: { ...(businessKey as object), example: 'Event:DataReady7' },
-      ...fields,
-    },
-  };
-}
+import { errorResponses } from './schemas.ts';
 
 type Req = { Params: { key: string }; Body: unknown };
 

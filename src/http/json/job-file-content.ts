@@ -4,7 +4,10 @@ import { MillraceError } from '../../errors.ts';
 import type { JobService } from '../../services/jobs.ts';
 
 /** A single byte range of `Range: bytes=…` against `size`; undefined for none (or several: the whole file is sent). */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | 'unsatisfiable' | undefined {
   if (header === undefined) return undefined;
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m) return undefined;
@@ -37,12 +40,17 @@ export async function sendJobFile(
   jobs: JobService,
 ): Promise<FastifyReply> {
   const { file, size } = found;
-  const type = file.name.endsWith('.log') || file.format === 'text/plain' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
+  const type =
+    file.name.endsWith('.log') || file.format === 'text/plain'
+      ? 'text/plain; charset=utf-8'
+      : 'application/octet-stream';
   reply.header('Accept-Ranges', 'bytes').type(type);
   reply.header('Content-Disposition', `inline; filename="${file.name.replace(/["\\\r\n]/g, '_')}"`);
   const range = parseRange(req.headers.range, size);
   if (range === 'unsatisfiable')
-    throw new MillraceError(416, 'RANGE_NOT_SATISFIABLE', `The file is ${size} bytes long`, { 'Content-Range': `bytes */${size}` });
+    throw new MillraceError(416, 'RANGE_NOT_SATISFIABLE', `The file is ${size} bytes long`, {
+      'Content-Range': `bytes */${size}`,
+    });
   if (size === 0) return reply.code(200).header('Content-Length', 0).send('');
   const { start, end } = range ?? { start: 0, end: size - 1 };
   if (range) reply.code(206).header('Content-Range', `bytes ${start}-${end}/${size}`);

@@ -6,8 +6,8 @@ import type { JobActions } from '../../services/job-actions.ts';
 import { selectFields } from '../../services/job-render.ts';
 import type { JobService } from '../../services/jobs.ts';
 import { PROCESS_SERVER_ACTIONS, type ProcessServerAction } from '../../services/process-servers.ts';
-import { errorResponses } from './schemas.ts';
 import { sendJobFile } from './job-file-content.ts';
+import { errorResponses } from './schemas.ts';
 
 export interface JobRouteDeps {
   jobs: JobService;
@@ -17,7 +17,11 @@ export interface JobRouteDeps {
 }
 
 const JOB = { $ref: 'Job#' };
-const key = (description: string) => ({ type: 'object', properties: { key: { type: 'string', description } }, required: ['key'] });
+const key = (description: string) => ({
+  type: 'object',
+  properties: { key: { type: 'string', description } },
+  required: ['key'],
+});
 const SUBMIT_BODY = {
   type: 'object',
   description: 'Every field is optional (DESIGN §12).',
@@ -28,7 +32,10 @@ const SUBMIT_BODY = {
         type: 'object',
         properties: {
           Name: { type: 'string' },
-          JobDefinitionParameter: { type: 'string', example: 'JobDefinitionParameter:GLOBAL.System_Sleep.MilliSeconds' },
+          JobDefinitionParameter: {
+            type: 'string',
+            example: 'JobDefinitionParameter:GLOBAL.System_Sleep.MilliSeconds',
+          },
           InValueString: { type: 'string', nullable: true },
           InValueNumber: { type: 'number', nullable: true },
           InValueDate: { type: 'string', nullable: true },
@@ -58,7 +65,9 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
   served.set('/ProcessServer/:key/:action', new Set(['PUT']));
   const jobKey = key('The numeric jobId');
   const submit = async (req: FastifyRequest<Req>, reply: FastifyReply) =>
-    reply.code(201).send(selectFields(await deps.jobs.submit(req.principal, req.params.key, req.body), req.query.fields));
+    reply
+      .code(201)
+      .send(selectFields(await deps.jobs.submit(req.principal, req.params.key, req.body), req.query.fields));
 
   app.post<Req>('/Job/:key', {
     schema: {
@@ -75,7 +84,11 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     schema: {
       tags: ['Job'],
       summary: 'Submit a job (the action must be `submit`)',
-      params: { type: 'object', properties: { key: { type: 'string' }, action: { type: 'string', enum: ['submit'] } }, required: ['key', 'action'] },
+      params: {
+        type: 'object',
+        properties: { key: { type: 'string' }, action: { type: 'string', enum: ['submit'] } },
+        required: ['key', 'action'],
+      },
       querystring: FIELDS_QUERY,
       body: SUBMIT_BODY,
       response: { 201: JOB, ...errorResponses(400, 401, 403, 404, 413, 415) },
@@ -86,7 +99,12 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     },
   });
   app.get<Req>('/Job/:key', {
-    schema: { tags: ['Job'], summary: 'Read a job', params: jobKey, response: { 200: JOB, ...errorResponses(401, 403, 404) } },
+    schema: {
+      tags: ['Job'],
+      summary: 'Read a job',
+      params: jobKey,
+      response: { 200: JOB, ...errorResponses(401, 403, 404) },
+    },
     handler: (req) => deps.jobs.get(req.principal, req.params.key),
   });
   const act = async (req: FastifyRequest<Req>, reply: FastifyReply, action: JobAction) => {
@@ -117,7 +135,8 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     },
     handler: (req, reply) => {
       const action = req.params.action as JobAction;
-      if (!JOB_ACTIONS.includes(action)) throw invalid(`Unknown action "${req.params.action}"; one of ${JOB_ACTIONS.join(', ')}`);
+      if (!JOB_ACTIONS.includes(action))
+        throw invalid(`Unknown action "${req.params.action}"; one of ${JOB_ACTIONS.join(', ')}`);
       return act(req, reply, action);
     },
   });
@@ -136,7 +155,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
   app.get<Req>('/JobFile/:key/content', {
     schema: {
       tags: ['JobFile'],
-      summary: 'Contents of a job file; supports Range, so a running job\'s output can be followed',
+      summary: "Contents of a job file; supports Range, so a running job's output can be followed",
       params: key('The uniqueId of the job file'),
       response: {
         200: { description: 'The file', type: 'string' },
@@ -144,7 +163,8 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
         ...errorResponses(401, 403, 404, 416),
       },
     },
-    handler: async (req, reply) => sendJobFile(req, reply, await deps.jobs.file(req.principal, req.params.key), deps.jobs),
+    handler: async (req, reply) =>
+      sendJobFile(req, reply, await deps.jobs.file(req.principal, req.params.key), deps.jobs),
   });
   app.put<Req>('/ProcessServer/:key/:action', {
     schema: {
@@ -159,9 +179,12 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     },
     handler: async (req, reply) => {
       const action = req.params.action as ProcessServerAction;
-      if (!PROCESS_SERVER_ACTIONS.includes(action)) throw invalid(`Unknown action "${req.params.action}"; one of start, stop, restart`);
+      if (!PROCESS_SERVER_ACTIONS.includes(action))
+        throw invalid(`Unknown action "${req.params.action}"; one of start, stop, restart`);
       await deps.processServerAction(req.principal, req.params.key, action);
-      return reply.type('application/json; charset=utf-8').send(await deps.processServerText(req.principal, req.params.key));
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(await deps.processServerText(req.principal, req.params.key));
     },
   });
 }

@@ -15,11 +15,20 @@ const QP_PARAMS = keyParams('`<ps_partition>.<ps_name>.<queue_partition>.<queue_
 type KeyRequest = { Params: { key: string }; Body: unknown };
 
 /** Spec §4 rows 1, 5, 12, 20, 21, 22 for every definition type of the registry. */
-export function registerObjectRoutes(app: FastifyInstance, objects: ObjectService, served: Map<string, Set<string>>): void {
+export function registerObjectRoutes(
+  app: FastifyInstance,
+  objects: ObjectService,
+  served: Map<string, Set<string>>,
+): void {
   for (const type of definitionTypes()) registerType(app, objects, type, served);
 }
 
-function registerType(app: FastifyInstance, objects: ObjectService, type: ObjectType, served: Map<string, Set<string>>) {
+function registerType(
+  app: FastifyInstance,
+  objects: ObjectService,
+  type: ObjectType,
+  served: Map<string, Set<string>>,
+) {
   const url = `/${type.name}/:key`;
   served.set(url, new Set(['GET', 'POST', 'PUT', 'DELETE']));
   const params = type.key === 'queueProvider' ? QP_PARAMS : KEY_PARAMS;
@@ -40,7 +49,8 @@ function registerType(app: FastifyInstance, objects: ObjectService, type: Object
       body,
       response: { 201: out, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },
-    handler: async (req, reply) => reply.code(201).send(await objects.create(req.principal, type, req.params.key, req.body)),
+    handler: async (req, reply) =>
+      reply.code(201).send(await objects.create(req.principal, type, req.params.key, req.body)),
   });
   app.put<KeyRequest>(url, {
     schema: {

@@ -15,7 +15,11 @@ function kindSchema(kind: FieldKind, mode: 'input' | 'output'): Schema {
   switch (kind.kind) {
     case 'string':
     case 'text':
-      return { type: 'string', maxLength: kind.maxLength, ...(kind.kind === 'string' && kind.pattern ? { pattern: kind.pattern.source } : {}) };
+      return {
+        type: 'string',
+        maxLength: kind.maxLength,
+        ...(kind.kind === 'string' && kind.pattern ? { pattern: kind.pattern.source } : {}),
+      };
     case 'secret':
       return { type: 'string', maxLength: kind.maxLength, writeOnly: true };
     case 'number':
@@ -66,18 +70,29 @@ function recordSchema(fields: ObjectType['fields'], mode: 'input' | 'output'): S
 export const outputSchemaId = (type: ObjectType): string => type.name;
 export const inputSchemaId = (type: ObjectType): string => `${type.name}Input`;
 
+/** Runtime objects addressed by an id of their own (DESIGN §12): the renderer writes it before uniqueId. */
+const ID_FIELDS: Record<string, { name: string; schema: Schema; example: string }> = {
+  Job: { name: 'jobId', schema: { type: 'integer', readOnly: true }, example: '42' },
+  Event: {
+    name: 'eventId',
+    schema: { type: 'string', readOnly: true, example: 'DataReady7', description: '<definition name><RaiseSequence>' },
+    example: 'DataReady7',
+  },
+};
+
 /** The object as GET, POST and PUT answer it. */
 export function outputSchema(type: ObjectType): Schema {
   const base = recordSchema(type.fields, 'output');
+  const id = ID_FIELDS[type.name];
   return {
     $id: outputSchemaId(type),
     title: type.name,
     description: type.description,
     ...base,
     properties: {
-      ...(type.name === 'Job' ? { jobId: { type: 'integer', readOnly: true } } : {}),
+      ...(id ? { [id.name]: id.schema } : {}),
       uniqueId: { type: 'integer', readOnly: true },
-      businessKey: { type: 'string', readOnly: true, example: `${type.name}:GLOBAL.Name` },
+      businessKey: { type: 'string', readOnly: true, example: `${type.name}:${id?.example ?? 'GLOBAL.Name'}` },
       ...(base.properties as Schema),
     },
   };
