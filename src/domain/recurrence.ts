@@ -52,7 +52,7 @@ export interface FrameSpec {
 type EveryElement = Extract<FrameElement, { kind: 'Every' }>;
 
 /** Candidates tried per call, over all elements, before giving up (a hostile frame must still answer quickly). */
-export const MAX_STEPS = 10_000;
+const MAX_STEPS = 10_000;
 /** The last instant the wire format can write (year 9999); nothing later is an occurrence. */
 const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 const MINUTE = 60_000;

@@ -31,7 +31,7 @@ export interface ClearBy {
 }
 
 /** `<definition name><sequence>`: the key is `<partition>.<name>` and neither part holds a dot. */
-export const eventIdOf = (definitionKey: string, sequence: number): string =>
+const eventIdOf = (definitionKey: string, sequence: number): string =>
   `${definitionKey.slice(definitionKey.indexOf('.') + 1)}${sequence}`;
 
 const byJob = (who: string): boolean => who.startsWith('Job:');

@@ -2,7 +2,7 @@ import type { JobRecord } from '../domain/job.ts';
 import type { Store } from '../store/store.ts';
 
 /** Replies a RequestRestart operator message accepts. */
-export const RESTART_REPLIES = 'Restart|NoRestart';
+const RESTART_REPLIES = 'Restart|NoRestart';
 
 /**
  * Creates an operator message sent by `job` (kept with the other objects, key = its unique id) and returns its id.

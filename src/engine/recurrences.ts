@@ -3,9 +3,7 @@ import { nextOccurrence, occurrencesBetween } from '../domain/recurrence.ts';
 import type { Store } from '../store/store.ts';
 import type { Effects } from './effects.ts';
 import { loadFrame } from './frames.ts';
-import { settlePending } from './pending.ts';
-import { createChainJobs } from './submit.ts';
-import { insertJob } from './transitions.ts';
+import { rerun } from './transitions.ts';
 import { loadWindow } from './windows.ts';
 
 /**
@@ -15,7 +13,7 @@ import { loadWindow } from './windows.ts';
  */
 
 /** Later than this after its occurrence, a job is a misfire (the server was down): the misfire policy decides. */
-export const MISFIRE_GRACE_MS = 60_000;
+const MISFIRE_GRACE_MS = 60_000;
 /** RunAll submits at most this many missed occurrences. */
 const RUN_ALL_CAP = 1000;
 
@@ -55,35 +53,11 @@ async function submitOccurrence(tx: Store, job: JobRecord, t: number, missed: bo
   const group = job.jobGroup as number;
   if (await tx.jobs.groupHasStart(group, t)) return;
   const r = job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
-  const parameters = job.data.parameters.map((p) => ({ ...p, OutValueString: null, OutValueNumber: null, OutValueDate: null }));
-  const structure = job.data.chain?.structure;
-  const copy: JobRecord = {
-    ...job,
-    jobId: 0,
-    uniqueId: 0,
-    status: 'Queued',
-    processServer: null,
-    requestedStart: t,
-    scheduledStart: null,
-    runStart: null,
-    runEnd: null,
-    returnCode: null,
-    topStart: t,
-    attempt: 0,
+  await rerun(tx, job, now, fx, {
+    keepPlace: false,
     starts: 0,
-    data: {
-      zone: job.data.zone,
-      parameters,
-      notes: missed ? ['Submitted late for a missed occurrence (misfire policy RunAll)'] : [],
-      spec: job.data.spec,
-      recurrence: { frame: r.frame, anchor: r.anchor, occurrence: t, ...(missed ? { next: true } : {}) },
-      ...(structure ? { chain: { structure } } : {}),
-    },
-    creationTime: now,
-    modificationTime: now,
-  };
-  await settlePending(tx, copy, now, fx);
-  const { jobId: _j, uniqueId: _u, ...fields } = copy;
-  const inserted = await insertJob(tx, fields, fx);
-  await createChainJobs(tx, inserted, now, fx);
+    at: t,
+    recurrence: { frame: r.frame, anchor: r.anchor, occurrence: t, ...(missed ? { next: true } : {}) },
+    notes: missed ? ['Submitted late for a missed occurrence (misfire policy RunAll)'] : [],
+  });
 }

@@ -1,4 +1,4 @@
-import type { JobRecord } from '../domain/job.ts';
+import type { JobRecord, RecurrenceInfo } from '../domain/job.ts';
 import { decideRestart } from '../domain/restart.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
@@ -33,18 +33,20 @@ export async function insertJob(
 }
 
 /**
- * Submits a copy of `job` that starts over (restart, resubmit of the same values, automatic restart): the same
- * definition snapshot, parameters with their Out values cleared, a fresh pending status. The original keeps its
- * own. An automatic restart keeps the job's place (its chain step, its recurrence's group); an operator's restart
- * makes a job of its own. A chain's copy gets new step and call jobs.
+ * Submits a copy of `job` that starts over (restart, resubmit of the same values, automatic restart, the next
+ * occurrence of a recurrence): the same definition snapshot, parameters with their Out values cleared, a fresh
+ * pending status. The original keeps its own. An automatic restart keeps the job's place (its chain step, its
+ * recurrence's group); an operator's restart makes a job of its own; a recurrence's occurrence stays in its group.
+ * A chain's copy gets new step and call jobs.
  */
 export async function rerun(
   tx: Store,
   job: JobRecord,
   now: number,
   fx: Effects,
-  options: { keepPlace: boolean; submittedBy?: string; starts: number },
+  options: { keepPlace: boolean; submittedBy?: string; starts: number; at?: number; recurrence?: RecurrenceInfo; notes?: string[] },
 ): Promise<JobRecord> {
+  const at = options.at ?? now;
   const parameters = job.data.parameters.map((p) => ({ ...p, OutValueString: null, OutValueNumber: null, OutValueDate: null }));
   const chain = job.data.chain;
   const place = options.keepPlace ? chain : chain?.structure ? { structure: chain.structure } : undefined;
@@ -52,18 +54,25 @@ export async function rerun(
     ...job,
     status: 'Queued',
     processServer: null,
-    requestedStart: now,
+    requestedStart: at,
     scheduledStart: null,
     runStart: null,
     runEnd: null,
     returnCode: null,
-    topStart: options.keepPlace ? job.topStart : now,
+    topStart: options.keepPlace ? job.topStart : at,
     parentJob: options.keepPlace ? job.parentJob : null,
-    jobGroup: options.keepPlace ? job.jobGroup : null,
+    jobGroup: options.keepPlace || options.recurrence ? job.jobGroup : null,
     attempt: 0,
     starts: options.starts,
     submittedBy: options.submittedBy ?? job.submittedBy,
-    data: { zone: job.data.zone, parameters, notes: [], spec: job.data.spec, ...(place ? { chain: place } : {}) },
+    data: {
+      zone: job.data.zone,
+      parameters,
+      notes: options.notes ?? [],
+      spec: job.data.spec,
+      ...(place ? { chain: place } : {}),
+      ...(options.recurrence ? { recurrence: options.recurrence } : {}),
+    },
     creationTime: now,
     modificationTime: now,
   };
@@ -130,7 +139,7 @@ async function afterFinal(tx: Store, job: JobRecord, status: JobStatus, now: num
 const DEFAULT_RAISE_COMMENT = 'Event raised by process:${jobid} (${jobdescription}) going to status ${jobstatus}';
 
 /** The substitution variables of a raise comment (product §2.1 Raise Events). */
-export function substitute(text: string, job: JobRecord, status: JobStatus): string {
+function substitute(text: string, job: JobRecord, status: JobStatus): string {
   const values: Record<string, string> = {
     jobid: String(job.jobId),
     jobstatus: status,

@@ -18,7 +18,7 @@ import type { Store } from '../store/store.ts';
  */
 
 /** How many EnabledDuring / DisabledDuring levels below the window itself are followed. */
-export const MAX_NESTING = 8;
+const MAX_NESTING = 8;
 
 /** The window `key` (`Partition.Name`) as a WindowSpec, or undefined when there is no such TimeWindow. */
 export async function loadWindow(tx: Store, key: string, fallbackZone: string): Promise<WindowSpec | undefined> {
