@@ -44,6 +44,17 @@ export interface JobSpec {
   overdueEvent?: string | null;
   /** What a recurrence does with occurrences missed while the server was down. */
   misfire?: MisfirePolicy;
+  // Issue 6 (people in the loop).
+  /** The credential the job runs with: a key `<partition>.<name>` or a VirtualUser, resolved when it starts. */
+  credential?: string | null;
+  /** A UserMessage job's question, answers and participants, as the definition had them at submit. */
+  userMessage?: UserMessageSpec | null;
+}
+
+export interface UserMessageSpec {
+  Text: string;
+  Responses: Array<{ Response: string; Status: 'Completed' | 'Error'; ReturnCode: number }>;
+  Participants: string[];
 }
 
 export type OverdueAction = 'Scheduled' | 'Overdue' | 'Canceled' | 'Held';

@@ -1,4 +1,4 @@
-import type { ChainInfo, JobParameter, JobRecord, JobSpec, MisfirePolicy, OverdueAction, RecurrenceInfo } from '../domain/job.ts';
+import type { ChainInfo, JobParameter, JobRecord, JobSpec, MisfirePolicy, UserMessageSpec, OverdueAction, RecurrenceInfo } from '../domain/job.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import { chainStructure, createStepJobs } from './chains.ts';
@@ -33,6 +33,8 @@ export function specOf(definition: StoredObject, windowOverride?: string | null)
     overdue: (d.ActWhenOverdue as OverdueAction | null) ?? 'Scheduled',
     overdueEvent: (d.OverdueEvent as string | null) ?? null,
     misfire: (d.MisfirePolicy as MisfirePolicy | null) ?? 'RunOnce',
+    credential: (d.Credential as string | null) ?? null,
+    userMessage: (d.UserMessage as UserMessageSpec | null) ?? null,
   };
 }
 

@@ -24,6 +24,31 @@ const parameter = record(
   field('Description', string(255)),
 );
 
+/** What a UserMessage job asks (product §2.8): its text, the answers offered and who may give them. */
+const userMessage = record(
+  field('Text', text(4000), {
+    required: true,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
+    description: 'The question; ${jobid}, ${jobname}, ${queue}, ${requestedstarttime} and ${<parameter>} are substituted.',
+  }),
+  field(
+    'Responses',
+    list(
+      record(
+        field('Response', string(255), { required: true }),
+        field('Status', oneOf('Completed', 'Error'), { default: 'Completed' }),
+        field('ReturnCode', int(-2_147_483_648, 2_147_483_647), { default: 0 }),
+      ),
+      50,
+    ),
+    { default: [] },
+  ),
+  field('Participants', list(string(255), 200), {
+    default: [],
+    description: 'User names, or role names written role:<name>; only they may reply.',
+  }),
+);
+
 const restartBehaviour = record(
   ...HANDLED_FINAL_STATUSES.map((s) => field(s, oneOf(...RESTART_ACTIONS), { default: 'Continue' })),
 );
@@ -40,6 +65,17 @@ function rules(v: Record<string, unknown>): string | undefined {
     if (dv !== null && p.DataType === 'Number' && (dv.trim() === '' || !Number.isFinite(Number(dv))))
       return `Field "${at}.DefaultValue" must be a number for a Number parameter`;
   }
+  const um = v.UserMessage as { Responses: Array<{ Response: string }>; Participants: string[] } | null;
+  if (v.JobDefinitionType === 'UserMessage') {
+    if (!um) return 'Field "UserMessage" is required for a UserMessage definition';
+    if (um.Responses.length === 0) return 'Field "UserMessage.Responses" must offer at least one response';
+    if (um.Participants.length === 0) return 'Field "UserMessage.Participants" must name at least one user or role';
+    const names = new Set<string>();
+    for (const [i, r] of um.Responses.entries()) {
+      if (names.has(r.Response.toLowerCase())) return `Field "UserMessage.Responses[${i}].Response": ${r.Response} is offered twice`;
+      names.add(r.Response.toLowerCase());
+    }
+  } else if (um) return 'Field "UserMessage" is only for a UserMessage definition';
   const rc = v.ReturncodeMapToCompleted as string | null;
   if (rc !== null && !RETURN_CODE_MAP.test(rc))
     return 'Field "ReturncodeMapToCompleted" must be a list of return codes and ranges such as 0,3-5,100-';
@@ -99,6 +135,11 @@ export default defineType({
       description:
         'Occurrences of a recurrence missed while the server was down: Skip them, run the late one once, or run every missed one.',
     }),
+    field('Credential', string(255), {
+      description:
+        'A credential the job runs with, by key (<partition>.<name>) or by VirtualUser: its job receives CREDENTIAL_USER and CREDENTIAL_PASSWORD.',
+    }),
+    field('UserMessage', userMessage, { description: 'For a UserMessage definition: what it asks and whom.' }),
     field('KeepJobs', int(0, 1_000_000), { description: 'Keep this many finished jobs; empty keeps them all.' }),
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Submit'],
