@@ -1,4 +1,6 @@
 import { resolve } from 'node:path';
+import type { SmtpSettings } from '../alerts/mail.ts';
+import { allowEntryProblem } from '../alerts/ssrf.ts';
 
 /** Everything `millrace serve` can be told. Flags win over environment variables, which win over defaults. */
 export interface Config {
@@ -26,6 +28,12 @@ export interface Config {
   killGraceMs: number;
   /** Finished jobs older than this many days are purged (the system keep clause). */
   historyRetentionDays: number;
+  /** Webhook targets allowed although internal: host names, IP addresses or CIDR ranges (SSRF protection). */
+  webhookAllow: string[];
+  /** Key of the webhook signatures; when unset, `<data>/webhook.key` (generated on first use). */
+  webhookSecret?: string;
+  /** Alert e-mail goes out through this server; without it, e-mail recipients get nothing. */
+  smtp?: SmtpSettings;
 }
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -44,7 +52,10 @@ export const DEFAULTS: Config = {
   localAgent: true,
   killGraceMs: 5000,
   historyRetentionDays: 30,
+  webhookAllow: [],
 };
+
+export const DEFAULT_MAIL_FROM = 'millrace@localhost';
 
 /** Strips slashes at both ends and checks each segment, so `/acme/prod/` and `acme/prod` mean the same. */
 export function normalizeContext(text: string): string {
@@ -88,6 +99,56 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.
     defaultTimeZone: flags.timeZone ?? env.MILLRACE_TIME_ZONE ?? DEFAULTS.defaultTimeZone,
     logLevel: flags.logLevel ?? env.MILLRACE_LOG_LEVEL ?? DEFAULTS.logLevel,
     historyRetentionDays: positive(env.MILLRACE_HISTORY_DAYS, 'MILLRACE_HISTORY_DAYS') ?? DEFAULTS.historyRetentionDays,
+    webhookAllow: webhookAllow(env.MILLRACE_WEBHOOK_ALLOW),
+    ...webhookSecret(env.MILLRACE_WEBHOOK_SECRET),
+    ...smtpSettings(env.MILLRACE_SMTP_URL, env.MILLRACE_MAIL_FROM),
+  };
+}
+
+function webhookAllow(text: string | undefined): string[] {
+  const entries = (text ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  for (const e of entries) {
+    const problem = allowEntryProblem(e);
+    if (problem) throw new Error(`invalid MILLRACE_WEBHOOK_ALLOW: ${problem}`);
+  }
+  return entries;
+}
+
+function webhookSecret(text: string | undefined): { webhookSecret?: string } {
+  if (text === undefined || text === '') return {};
+  // Receivers hold the same key; a short one could be guessed from a captured signature offline.
+  if (text.length < 16) throw new Error('invalid MILLRACE_WEBHOOK_SECRET: at least 16 characters');
+  return { webhookSecret: text };
+}
+
+/** `smtp://[user[:password]@]host[:port]` (STARTTLS when offered, port 25) or `smtps://…` (TLS, port 465). */
+function smtpSettings(url: string | undefined, from: string | undefined): { smtp?: SmtpSettings } {
+  if (url === undefined || url === '') return {};
+  let u: URL | undefined;
+  try {
+    u = new URL(url);
+  } catch {
+    u = undefined;
+  }
+  // Never echo the URL: it may hold the password.
+  if (!u || (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') || u.hostname === '')
+    throw new Error('invalid MILLRACE_SMTP_URL: smtp://[user[:password]@]host[:port] or smtps://…');
+  const sender = from ?? DEFAULT_MAIL_FROM;
+  if (!/^[^\r\n\0@]+@[^\r\n\0@]+$/.test(sender) || sender.length > 320)
+    throw new Error(`invalid MILLRACE_MAIL_FROM "${sender.replace(/[\r\n]/g, ' ')}": one e-mail address`);
+  const secure = u.protocol === 'smtps:';
+  return {
+    smtp: {
+      host: u.hostname.replace(/^\[|\]$/g, ''),
+      port: u.port ? Number(u.port) : secure ? 465 : 25,
+      secure,
+      ...(u.username ? { user: decodeURIComponent(u.username) } : {}),
+      ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+      from: sender,
+    },
   };
 }
 
