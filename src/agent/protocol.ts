@@ -42,6 +42,11 @@ export interface RunMessage {
   env: Record<string, string>;
   /** Names of Out and InOut parameters the agent collects after the script ends. */
   outNames: string[];
+  /**
+   * Secret values (a credential's password, also in `env`): every occurrence in stdout.log, stderr.log and the Out
+   * values becomes `***`. The agent never writes them to its disk in clear (its spool keeps no `env`).
+   */
+  mask?: string[];
 }
 
 /** Kill the attempt's whole process group (TERM, then KILL after the grace period). */

@@ -1,5 +1,7 @@
+import { rmSync } from 'node:fs';
 import { listJobFiles } from './job-files.ts';
 import { type Log, reason } from './log.ts';
+import { maskText } from './mask.ts';
 import { encode, type FinishedMessage, MAX_LINE_BYTES } from './protocol.ts';
 import type { Attempt, ProcessEnd } from './runner.ts';
 import { collectOut } from './scripts.ts';
@@ -15,6 +17,14 @@ export function finalReport(a: Attempt, end: ProcessEnd, log: Log): FinishedMess
   if (started && a.run) {
     try {
       out = collectOut(a.run.scriptType, a.run.outNames, a.paths);
+      // Masked before the report is spooled: the spool on disk never holds a secret in clear. The files the values
+      // were read from go at once rather than with the work folder once the server acknowledges.
+      const mask = a.run.mask ?? [];
+      if (mask.length > 0) {
+        for (const [name, value] of Object.entries(out)) out[name] = maskText(value, mask);
+        rmSync(a.paths.out, { force: true });
+        rmSync(a.paths.outVars, { force: true });
+      }
     } catch (err) {
       log(`${a.jobId}.${a.attempt}: cannot read Out parameters: ${reason(err)}`);
     }

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { badParameter, jobEnvironment } from './environment.ts';
 import { type Log, reason } from './log.ts';
+import { copyMasked, type MaskedCopy } from './masked-output.ts';
 import type { FinishedMessage, RunMessage } from './protocol.ts';
 import { prepareLaunch, type WorkPaths } from './scripts.ts';
 
@@ -64,13 +65,26 @@ export type Spawned =
   | { kind: 'failing' };
 
 /**
- * Prepares the work folder and spawns the attempt's process in its own process group, stdin ignored and
- * stdout/stderr written by the process itself straight into the work folder's log files. `onEnd` is called once
- * with how it ended (also when it could not be started). The caller has written the spool entry already.
+ * After a masked job's process exits, how long its pipes may stay open (a background process it left holds them)
+ * before the agent stops reading and completes the log files.
+ */
+const PIPE_GRACE_MS = 2000;
+
+/**
+ * Prepares the work folder and spawns the attempt's process in its own process group, stdin ignored. `onEnd` is
+ * called once with how it ended (also when it could not be started). The caller has written the spool entry already.
+ *
+ * stdout/stderr: without `mask` values the process writes straight into the work folder's log files (no copy, and
+ * the job outlives its agent). With them the agent reads them through pipes and writes them masked
+ * (masked-output.ts); `onEnd` then waits until the files are complete, so the report's sizes cover every byte. Such
+ * a job depends on its agent: when the agent stops or crashes, the job's next write to stdout or stderr gets SIGPIPE
+ * (it ends, usually), and whatever it writes is never stored unmasked. Its attempt is reported `lost` by the next
+ * agent, as every attempt running when its agent stopped is.
  */
 export function spawnAttempt(run: RunMessage, paths: WorkPaths, onEnd: (end: ProcessEnd) => void): Spawned {
   const bad = badParameter(run.env);
   if (bad) return { kind: 'failed', error: bad };
+  const mask = (run.mask ?? []).filter((v) => v.length > 0);
   let launch: ReturnType<typeof prepareLaunch>;
   let stdout: number | undefined;
   let stderr: number | undefined;
@@ -92,23 +106,42 @@ export function spawnAttempt(run: RunMessage, paths: WorkPaths, onEnd: (end: Pro
       cwd: paths.dir,
       env,
       detached: true,
-      stdio: ['ignore', stdout, stderr],
+      stdio: mask.length > 0 ? ['ignore', 'pipe', 'pipe'] : ['ignore', stdout, stderr],
     });
+    const copies: MaskedCopy[] = [];
+    if (mask.length > 0 && child.stdout && child.stderr) {
+      // The copies own the fds from here on (they close them once the files are complete).
+      copies.push(copyMasked(child.stdout, stdout, mask), copyMasked(child.stderr, stderr, mask));
+      stdout = undefined;
+      stderr = undefined;
+    }
     let ended = false;
     const end = (e: ProcessEnd) => {
       if (ended) return;
       ended = true;
-      onEnd(e);
+      if (copies.length === 0) {
+        onEnd(e);
+        return;
+      }
+      const complete = Promise.all(copies.map((c) => c.done));
+      const grace = setTimeout(() => {
+        for (const c of copies) c.cut();
+      }, PIPE_GRACE_MS);
+      void complete.then(() => {
+        clearTimeout(grace);
+        onEnd(e);
+      });
     };
     if (child.pid === undefined) {
-      child.once('error', (err) =>
+      child.once('error', (err) => {
+        for (const c of copies) c.cut();
         end({
           endTime: Date.now(),
           returnCode: null,
           signal: null,
           error: `cannot start ${launch.command}: ${err.message}`,
-        }),
-      );
+        });
+      });
       return { kind: 'failing' };
     }
     child.on('error', () => {

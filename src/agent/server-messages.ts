@@ -22,6 +22,9 @@ export function toServerMessage(value: unknown): ServerMessage | string {
       const outNames = m.outNames ?? [];
       if (!Array.isArray(outNames) || outNames.some((n) => typeof n !== 'string'))
         return `run ${m.jobId}.${m.attempt}: bad outNames`;
+      const mask = m.mask ?? [];
+      if (!Array.isArray(mask) || mask.some((v) => typeof v !== 'string'))
+        return `run ${m.jobId}.${m.attempt}: bad mask`;
       return {
         type: 'run',
         jobId: m.jobId,
@@ -30,6 +33,7 @@ export function toServerMessage(value: unknown): ServerMessage | string {
         script: m.script,
         env: { ...(env as Record<string, string>) },
         outNames: [...(outNames as string[])],
+        ...(mask.length > 0 ? { mask: [...(mask as string[])] } : {}),
       };
     }
     case 'kill':

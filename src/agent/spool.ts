@@ -17,6 +17,9 @@ import type { FinishedMessage } from './protocol.ts';
  * What the agent keeps on disk about one attempt, in `<data>/spool/<jobId>.<attempt>.json`. The entry is written
  * before the process is spawned (so an attempt missing from the spool was never started) and rewritten with the
  * final report when the process ends; it is deleted once the server acknowledges that report.
+ *
+ * It keeps nothing of the `run` message but its ids: the run's `env` may hold a credential's password, which must
+ * never reach the disk in clear (the report's Out values are masked before they are spooled, reports.ts).
  */
 export interface SpoolEntry {
   jobId: number;

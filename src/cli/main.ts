@@ -9,13 +9,15 @@ export async function buildProgram(): Promise<Command> {
     .version(VERSION)
     .showHelpAfterError();
   // Loaded on demand: `millrace agent` (below) must not load the server's libraries.
-  const [{ registerServe }, { registerAccountCommands }] = await Promise.all([
+  const [{ registerServe }, { registerAccountCommands }, { registerSecretCommands }] = await Promise.all([
     import('./serve.ts'),
     import('./accounts.ts'),
+    import('./secrets.ts'),
   ]);
   registerServe(program);
   registerAgent(program);
   registerAccountCommands(program);
+  registerSecretCommands(program);
   return program;
 }
 

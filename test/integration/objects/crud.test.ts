@@ -96,7 +96,7 @@ for (const backend of backends()) {
       const stored = await t.server.store.getObject('Credential', 'Finance.LedgerDb');
       assert.ok(stored);
       assert.equal(JSON.stringify(stored.data).includes('s3cret!'), false, 'encrypted at rest');
-      assert.match(String(stored.data.Password), /^v1:/);
+      assert.match(String(stored.data.Password), /^v2:[0-9a-f]{12}:/);
     });
 
     test('creating a JobChain creates its JobDefinition of type JobChain', async () => {

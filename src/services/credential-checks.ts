@@ -1,0 +1,31 @@
+import { businessKey, parseKey } from '../model/keys.ts';
+import { can, type Principal } from '../security/privileges.ts';
+import type { Store } from '../store/store.ts';
+
+/**
+ * A JobDefinition's `Credential`, checked when the definition is stored.
+ *
+ * - A key (`<partition>.<name>`) must name an existing Credential: a typo shows now, not when a job fails. Jobs of
+ *   the definition get its password, so naming a credential of another partition than the definition's own or
+ *   GLOBAL (which serves every partition) needs the View privilege on it; without it the answer is the same
+ *   "does not exist" as for a missing one.
+ * - A bare name is a VirtualUser (or a GLOBAL credential's name): each environment maps it to its own credential and
+ *   may create that later, so it is resolved when a job starts, in the definition's partition and GLOBAL; a job
+ *   that finds none ends in Error with a note.
+ */
+export async function checkCredentialUse(
+  tx: Store,
+  data: Record<string, unknown>,
+  p: Principal | undefined,
+): Promise<string | undefined> {
+  const name = data.Credential;
+  if (typeof name !== 'string' || name === '') return undefined;
+  const key = parseKey('partitioned', name);
+  if (!key)
+    return `Field "Credential": "${name}" is neither a Credential key <partition>.<name> nor a VirtualUser name`;
+  if (!name.includes('.')) return undefined;
+  const shared = key.partition === data.Partition || key.partition === 'GLOBAL';
+  const visible = shared || !p || can(p, 'Credential', key.partition, 'View');
+  if (visible && (await tx.getObject('Credential', key.key))) return undefined;
+  return `Field "Credential": ${businessKey('Credential', key.key)} does not exist`;
+}
