@@ -17,7 +17,12 @@ import { ensureBuiltinObjects, type FirstStartCredentials, initialiseAdmin } fro
 import { JobActions } from './services/job-actions.ts';
 import { JobService } from './services/jobs.ts';
 import { ObjectService } from './services/objects.ts';
+import { Alerts } from './services/alerts.ts';
+import { loadWebhookSecret, postWebhook } from './alerts/webhook.ts';
+import { sendMail } from './alerts/mail.ts';
+import type { AlertSenders } from './engine/alert-worker.ts';
 import { OperatorMessages } from './services/operator-messages.ts';
+import { UserMessages } from './services/user-messages.ts';
 import { processServerAction } from './services/process-servers.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/store.ts';
@@ -70,6 +75,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     rootPath: paths.root,
     killGraceMs: config.killGraceMs,
     historyRetentionMs: config.historyRetentionDays * 24 * 3600 * 1000,
+    secrets,
+    alertSenders: alertSenders(config, options.env ?? process.env),
     async verifyAgentSecret(ps, secret) {
       const sealed = (await store.getObject('ProcessServer', ps))?.data.AgentSecret;
       if (typeof sealed !== 'string' || secret === '') return false;
@@ -85,6 +92,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     clock,
     secrets,
     defaultTimeZone: config.defaultTimeZone,
+    webhookAllow: config.webhookAllow,
     onChange: (type, before, after) => engine.objectChanged(type, before, after),
   });
   const firstStart = await initialiseAdmin(store, accounts, options.env ?? process.env);
@@ -105,7 +113,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       processServerAction: (p, key, action) => processServerAction({ store, engine }, p, key, action),
       processServerText: (p, key) => objects.getText(p, processServer, key),
     },
-    messages: new OperatorMessages(engine, clock),
+    messages: { operator: new OperatorMessages(engine, clock), user: new UserMessages(engine, clock), alerts: new Alerts(engine, clock) },
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
     version: VERSION,
   });
@@ -168,4 +176,15 @@ function safeDecrypt(secrets: SecretBox, sealed: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Alert deliveries as configured: webhooks signed with the webhook secret, mail through MILLRACE_SMTP_URL. */
+function alertSenders(config: Config, env: NodeJS.ProcessEnv): AlertSenders {
+  const secret = config.webhookSecret ?? loadWebhookSecret(config.dataDir, env);
+  const smtp = config.smtp;
+  return {
+    webhook: (url, body) => postWebhook({ url, body, secret, allow: config.webhookAllow }),
+    mail: (to, subject, text) =>
+      smtp ? sendMail(smtp, { to, subject, text }) : Promise.reject(new Error('e-mail delivery is not configured (MILLRACE_SMTP_URL)')),
+  };
 }

@@ -131,8 +131,10 @@ export interface JobData {
   parameters: JobParameter[];
   notes: string[];
   spec: JobSpec;
-  /** Operator message waiting for a reply (RequestRestart), by id. */
+  /** Operator message waiting for a reply (RequestRestart, System_OperatorMessage), by id. */
   operatorMessage?: number;
+  /** User message waiting for a participant's reply (a UserMessage job in Console), by id. */
+  userMessage?: number;
   /** In ConsoleRestart: the final status the job reached, taken if the operator declines the restart. */
   pendingFinal?: JobStatus;
   /** `runnow` was asked: dispatch ignoring queue holds and limits. */

@@ -3,14 +3,18 @@ import { type DispatchState, openQueues, planDispatch, type ProviderState, type 
 import type { JobRecord } from '../domain/job.ts';
 import { OCCUPYING } from '../domain/job-status.ts';
 import { outNames, parameterEnvironment } from '../domain/parameters.ts';
+import type { SecretOpener } from '../security/secret-box.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import { isOpen, nextChange } from '../domain/time-window.ts';
 import { startChain } from './chains.ts';
+import { CREDENTIAL_PASSWORD, CREDENTIAL_USER, CredentialResolver, type OpenCredential } from './credentials.ts';
+import { asks, startAsking } from './ask.ts';
 import type { Effects } from './effects.ts';
 import { consumeEvent } from './events.ts';
 import { Gates } from './gates.ts';
 import { settlePending } from './pending.ts';
 import { submitNextOccurrence } from './recurrences.ts';
+import { finishJob } from './transitions.ts';
 
 /** The built-in process server that runs System, JobChain and UserMessage jobs inside the server. */
 export const SYSTEM_SERVER = 'GLOBAL.System';
@@ -22,6 +26,8 @@ const PROMOTIONS_PER_PASS = 1000;
 export interface DispatchContext {
   /** Whether an agent for this process server is connected to this node and accepts work. */
   agentReady(processServer: string): boolean;
+  /** Opens credential passwords for the jobs that run with one; without it such jobs end in Error. */
+  secrets?: SecretOpener;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
@@ -81,16 +87,26 @@ async function queueWindowOpen(q: StoredObject, now: number, gates: Gates, fx: E
   return isOpen(w, now);
 }
 
-/** The `run` message of an agent job's attempt: parameters as environment variables, never as script text. */
-export function runMessage(job: JobRecord): ServerMessage {
+/**
+ * The `run` message of an agent job's attempt: parameters as environment variables, never as script text. A
+ * credential adds CREDENTIAL_USER and CREDENTIAL_PASSWORD (over parameters of those names), and its password is
+ * to be masked in the job's output. The message lives in memory only: it is sent after the commit, never stored.
+ */
+export function runMessage(job: JobRecord, credential?: OpenCredential): ServerMessage {
+  const env = parameterEnvironment(job.data.parameters);
+  if (credential) {
+    env[CREDENTIAL_USER] = credential.user;
+    env[CREDENTIAL_PASSWORD] = credential.password;
+  }
   return {
     type: 'run',
     jobId: job.jobId,
     attempt: job.attempt,
     scriptType: job.data.spec.type as 'BASH',
     script: job.data.spec.script ?? '',
-    env: parameterEnvironment(job.data.parameters),
+    env,
     outNames: outNames(job.data.parameters),
+    ...(credential && credential.password !== '' ? { mask: [credential.password] } : {}),
   };
 }
 
@@ -143,8 +159,20 @@ export async function dispatchPass(
   );
   const changed = gates.changed;
   const chains: JobRecord[] = [];
+  const asking: JobRecord[] = [];
+  const credentials = new CredentialResolver(tx, ctx.secrets);
   for (const a of plan) {
     const job = byId.get(a.jobId) as JobRecord;
+    const credential = a.processServer === SYSTEM_SERVER ? null : (job.data.spec.credential ?? null);
+    const found = credential ? await credentials.lookup(credential, job.partition) : undefined;
+    if (found && !found.ok) {
+      // It never starts: no lock or event taken; a recurrence it belongs to goes on.
+      delete job.data.runNow;
+      await submitNextOccurrence(tx, job, now, fx);
+      await finishJob(tx, job, { status: 'Error', notes: [found.note] }, now, fx);
+      changed.delete(job.jobId);
+      continue;
+    }
     gates.take(job);
     job.processServer = a.processServer;
     job.scheduledStart = now;
@@ -157,17 +185,20 @@ export async function dispatchPass(
       job.status = 'Running';
       job.runStart = now;
       if (job.data.spec.type === 'JobChain') chains.push(job);
+      else if (asks(job)) asking.push(job);
       else fx.startSystem.push(job);
     } else {
       job.status = 'Dispatched';
       job.attempt += 1;
-      fx.messages.push({ processServer: a.processServer, message: runMessage(job) });
+      const message = runMessage(job, found?.ok ? found.credential : undefined);
+      fx.messages.push({ processServer: a.processServer, message });
     }
     changed.set(job.jobId, job);
   }
   gates.settleContenders();
   await tx.jobs.updateMany([...changed.values()]);
   for (const chain of chains) await startChain(tx, chain, now, fx);
+  for (const job of asking) await startAsking(tx, job, now, fx);
   const more = due.length === PROMOTIONS_PER_PASS || (candidates.length === CANDIDATES_PER_PASS && plan.length > 0);
   return { more, started: plan.map((a) => a.jobId) };
 }

@@ -2,9 +2,12 @@ import type { Logger } from 'pino';
 import type { AgentMessage, WelcomeMessage } from '../agent/protocol.ts';
 import { isFinal } from '../domain/job-status.ts';
 import type { TypeName } from '../model/fields.ts';
+import type { SecretOpener } from '../security/secret-box.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { AgentHub } from './agent-hub.ts';
+import { type AlertSenders, AlertWorker } from './alert-worker.ts';
+import { AlertSources, onJobStatusChanges, onServerStatus } from './alerts.ts';
 import { applyAgentLost, applyFinished, applyHello, applyLost, applyStarted } from './agent-reports.ts';
 import { dispatchPass, SYSTEM_SERVER } from './dispatcher.ts';
 import { type Effects, newEffects } from './effects.ts';
@@ -25,7 +28,16 @@ export interface EngineOptions {
   killGraceMs: number;
   /** Finished jobs older than this are purged (the system keep clause). */
   historyRetentionMs: number;
+  /** Opens the passwords of credentials jobs run with. */
+  secrets?: SecretOpener;
+  /** How alerts are delivered; without it deliveries fail (and are retried) saying nothing is configured. */
+  alertSenders?: AlertSenders;
 }
+
+const NO_SENDERS: AlertSenders = {
+  webhook: () => Promise.reject(new Error('webhook delivery is not configured')),
+  mail: () => Promise.reject(new Error('e-mail delivery is not configured (MILLRACE_SMTP_URL)')),
+};
 
 type Work = {
   /** Agent and in-server reports: many share one transaction. User actions run alone (their errors are theirs). */
@@ -51,6 +63,8 @@ export class Engine {
   private readonly o: EngineOptions;
   private readonly system: SystemJobs;
   private readonly servers: ServerStatusKeeper;
+  readonly alertSources = new AlertSources();
+  readonly alerts: AlertWorker;
   private readonly work: Work[] = [];
   private dispatchWanted = false;
   private looping = false;
@@ -77,7 +91,17 @@ export class Engine {
         await finishJob(tx, job, outcome, this.o.clock.now(), fx);
       }),
     );
-    this.servers = new ServerStatusKeeper(options.store, () => this.hub, options.clock);
+    this.servers = new ServerStatusKeeper(options.store, () => this.hub, options.clock, async (tx, server, from, to) => {
+      await onServerStatus(tx, server, from, to, options.clock.now());
+      this.alertsPlanned();
+    });
+    this.alerts = new AlertWorker({
+      store: options.store,
+      clock: options.clock,
+      logger: options.logger,
+      senders: options.alertSenders ?? NO_SENDERS,
+      mutate: (fn) => this.mutate((tx) => fn(tx)),
+    });
     this.hub = new AgentHub(
       options.rootPath,
       {
@@ -101,6 +125,10 @@ export class Engine {
   /** Recovers after a restart, then starts the timers. */
   async start(): Promise<void> {
     const now = this.o.clock.now();
+    this.o.store.onStatusChanges(async (tx, changes) => {
+      if (await onJobStatusChanges(tx, this.alertSources, changes, this.o.clock.now())) this.alertsPlanned();
+    });
+    this.alerts.start();
     this.servers.started(now);
     await this.mutate(async (tx, fx) => {
       // In-server jobs ran inside the process that stopped: their outcome is unknown.
@@ -123,6 +151,8 @@ export class Engine {
   /** Stops timers and in-server jobs, lets the loop finish what it has, and closes agent sessions. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.alerts.stop();
+    this.o.store.onStatusChanges(undefined);
     clearInterval(this.watchdog);
     clearInterval(this.purgeTimer);
     clearTimeout(this.wakeTimer);
@@ -151,6 +181,7 @@ export class Engine {
    * change to a queue, queue provider or process server may let jobs start.
    */
   objectChanged(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): Promise<void> {
+    if (type === 'JobDefinitionAlertSource') this.alertSources.invalidate();
     if (type === 'TimeWindow' || type === 'Lock') this.requestDispatch();
     if (type !== 'Queue' && type !== 'QueueProvider' && type !== 'ProcessServer') return Promise.resolve();
     this.requestDispatch();
@@ -168,6 +199,11 @@ export class Engine {
       await tx.jobs.updateMany(moving);
       fx.dispatch = true;
     });
+  }
+
+  /** A transaction planned alert work: the worker looks once it has committed. */
+  alertsPlanned(): void {
+    setTimeout(() => this.alerts.kick(), 20).unref();
   }
 
   /** Marks a job for `runnow`: the next pass starts it ignoring queue holds and limits. */
@@ -260,7 +296,7 @@ export class Engine {
       const sweep = now >= this.overdueCheckAt;
       if (sweep) this.overdueCheckAt = Number.POSITIVE_INFINITY;
       const { more, started } = await this.o.store.transaction((tx) =>
-        dispatchPass(tx, { agentReady: (ps) => this.hub.isReady(ps) }, now, this.runNow, fx, sweep),
+        dispatchPass(tx, { agentReady: (ps) => this.hub.isReady(ps), secrets: this.o.secrets }, now, this.runNow, fx, sweep),
       );
       for (const id of started) this.runNow.delete(id);
       if (more) fx.dispatch = true;

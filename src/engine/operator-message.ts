@@ -4,32 +4,33 @@ import type { Store } from '../store/store.ts';
 /** Replies a RequestRestart operator message accepts. */
 const RESTART_REPLIES = 'Restart|NoRestart';
 
-/**
- * Creates an operator message sent by `job` (kept with the other objects, key = its unique id) and returns its id.
- * Used by RequestRestart restart behaviours and chain steps.
- */
-export async function createOperatorMessage(
-  tx: Store,
-  job: JobRecord,
-  fullText: string,
-  now: number,
-  replyExpression = RESTART_REPLIES,
-): Promise<number> {
-  const [id] = await tx.nextUniqueIds(1);
-  const at = { ms: now, zone: job.data.zone };
+export interface NewOperatorMessage {
+  partition: string;
+  /** Business key of what sent it: `Job:42`, `Alert:7`. */
+  sender: string;
+  text: string;
+  /** Null: no reply is required. */
+  replyExpression: string | null;
+  /** Zone its times are written in. */
+  zone: string;
+}
+
+/** Stores an operator message (kept with the other objects, key = its unique id) and returns its id. */
+export async function insertOperatorMessage(tx: Store, m: NewOperatorMessage, now: number, id?: number): Promise<number> {
+  const uniqueId = id ?? ((await tx.nextUniqueIds(1))[0] as number);
   await tx.insertObject(
     {
-      uniqueId: id as number,
+      uniqueId,
       type: 'OperatorMessage',
-      key: String(id),
-      partition: job.partition,
+      key: String(uniqueId),
+      partition: m.partition,
       data: {
-        FullText: fullText,
-        ReplyExpression: replyExpression,
-        ReplyStatus: 'Required',
+        FullText: m.text,
+        ReplyExpression: m.replyExpression,
+        ReplyStatus: m.replyExpression === null ? 'NotRequired' : 'Required',
         Reply: null,
-        SenderObject: `Job:${job.jobId}`,
-        CreationTime: at,
+        SenderObject: m.sender,
+        CreationTime: { ms: now, zone: m.zone },
         ReplyTime: null,
         ReplyUser: null,
       },
@@ -39,5 +40,20 @@ export async function createOperatorMessage(
     },
     [],
   );
-  return id as number;
+  return uniqueId;
+}
+
+/** An operator message sent by `job`, by default asking Restart or NoRestart (RequestRestart, chain steps). */
+export function createOperatorMessage(
+  tx: Store,
+  job: JobRecord,
+  fullText: string,
+  now: number,
+  replyExpression = RESTART_REPLIES,
+): Promise<number> {
+  return insertOperatorMessage(
+    tx,
+    { partition: job.partition, sender: `Job:${job.jobId}`, text: fullText, replyExpression, zone: job.data.zone },
+    now,
+  );
 }

@@ -1,8 +1,11 @@
 import { OCCUPYING } from '../domain/job-status.ts';
-import type { Store } from '../store/store.ts';
+import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import type { AgentHub } from './agent-hub.ts';
 import { SYSTEM_SERVER } from './dispatcher.ts';
+
+/** Told of a process server's Status change inside the transaction that writes it (alert sources). */
+export type StatusChangeListener = (tx: Store, server: StoredObject, from: string | null, to: string) => Promise<void>;
 
 /**
  * Keeps each process server's Status (Running, Connecting, Unknown, ShuttingDown, Shutdown) in step with its
@@ -16,11 +19,13 @@ export class ServerStatusKeeper {
   private readonly awaySince = new Map<string, number>();
   private readonly declaredLost = new Set<string>();
   private startedAt = 0;
+  private readonly onChange: StatusChangeListener;
 
-  constructor(store: Store, hub: () => AgentHub, clock: Clock) {
+  constructor(store: Store, hub: () => AgentHub, clock: Clock, onChange: StatusChangeListener) {
     this.store = store;
     this.hub = hub;
     this.clock = clock;
+    this.onChange = onChange;
   }
 
   started(now: number): void {
@@ -80,7 +85,9 @@ export class ServerStatusKeeper {
       if (ps.data.Status === status) continue;
       await this.store.transaction(async (tx) => {
         const current = await tx.getObject('ProcessServer', ps.key);
-        if (current && current.data.Status !== status) await tx.patchObjectData(current.uniqueId, { ...current.data, Status: status });
+        if (!current || current.data.Status === status) return;
+        await tx.patchObjectData(current.uniqueId, { ...current.data, Status: status });
+        await this.onChange(tx, current, (current.data.Status as string | null) ?? null, status);
       });
     }
   }

@@ -3,8 +3,9 @@ import type { FinalOutcome } from './transitions.ts';
 
 /**
  * Jobs the server runs itself on GLOBAL.System (DESIGN §7). They need no OS process: System_Sleep is a timer.
- * Chains are run by chains.ts (they only wait for their children). User messages, operator messages and imports
- * come with their own capabilities; until then such a job ends in Error saying so, rather than waiting forever.
+ * Chains are run by chains.ts (they only wait for their children), and jobs that ask people (System_OperatorMessage,
+ * UserMessage) by ask.ts. Imports come with their own capability; until then such a job ends in Error saying so,
+ * rather than waiting forever.
  */
 export class SystemJobs {
   private readonly timers = new Map<number, NodeJS.Timeout>();

@@ -1,7 +1,9 @@
 import type { JobRecord, RecurrenceInfo } from '../domain/job.ts';
 import { decideRestart } from '../domain/restart.ts';
+import { substitute as substituteVariables } from '../domain/substitute.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
+import { closeQuestion } from './ask.ts';
 import { onCallFinal } from './chains.ts';
 import type { Effects } from './effects.ts';
 import { raiseEvent } from './events.ts';
@@ -123,9 +125,10 @@ export async function finishJob(tx: Store, job: JobRecord, outcome: FinalOutcome
 /** What a final status sets off besides restarts; `settled`: no restart follows, the job's place is done. */
 async function afterFinal(tx: Store, job: JobRecord, status: JobStatus, now: number, fx: Effects, settled: boolean): Promise<void> {
   const spec = job.data.spec;
+  if (job.data.userMessage !== undefined || job.data.operatorMessage !== undefined) await closeQuestion(tx, job, now);
   for (const r of spec.raiseEvents ?? [])
     if (r.status === status) {
-      const comment = substitute(r.comment ?? DEFAULT_RAISE_COMMENT, job, status);
+      const comment = raiseComment(r.comment ?? DEFAULT_RAISE_COMMENT, job, status);
       await raiseEvent(tx, r.event, { comment, raiser: `Job:${job.jobId}` }, now, fx);
     }
   if ((spec.locks ?? []).length > 0) await releaseLockWaiters(tx, spec.locks ?? [], now, fx);
@@ -139,7 +142,7 @@ async function afterFinal(tx: Store, job: JobRecord, status: JobStatus, now: num
 const DEFAULT_RAISE_COMMENT = 'Event raised by process:${jobid} (${jobdescription}) going to status ${jobstatus}';
 
 /** The substitution variables of a raise comment (product §2.1 Raise Events). */
-function substitute(text: string, job: JobRecord, status: JobStatus): string {
+function raiseComment(text: string, job: JobRecord, status: JobStatus): string {
   const values: Record<string, string> = {
     jobid: String(job.jobId),
     jobstatus: status,
@@ -148,7 +151,7 @@ function substitute(text: string, job: JobRecord, status: JobStatus): string {
     returncode: job.returnCode === null ? '' : String(job.returnCode),
     partition: job.partition,
   };
-  return text.replace(/\$\{(\w+)\}/g, (all, name: string) => values[name.toLowerCase()] ?? all);
+  return substituteVariables(text, values);
 }
 
 /** A job holding locks ended: the jobs waiting for any of them go back to Queued and the dispatcher decides again. */

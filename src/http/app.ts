@@ -7,7 +7,7 @@ import type { Principal } from '../security/privileges.ts';
 import type { Authenticator } from '../services/auth.ts';
 import type { EventService } from '../services/events.ts';
 import type { ObjectService } from '../services/objects.ts';
-import type { OperatorMessages } from '../services/operator-messages.ts';
+import type { MessageServices } from './json/message-routes.ts';
 import { renderError } from './errors.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
@@ -25,7 +25,7 @@ export interface AppDeps {
   auth: Authenticator;
   objects: ObjectService;
   jobs: JobRouteDeps;
-  messages: OperatorMessages;
+  messages: MessageServices;
   events: EventService;
   version: string;
 }
@@ -52,7 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addSchema(inputSchema(type));
   }
   app.addSchema(outputSchema(requireType('Job')));
-  app.addSchema(outputSchema(requireType('OperatorMessage')));
+  for (const kind of ['OperatorMessage', 'UserMessage', 'Alert'] as const) app.addSchema(outputSchema(requireType(kind)));
   app.addSchema(outputSchema(requireType('Event')));
 
   await app.register(fastifySwagger, {

@@ -1,5 +1,8 @@
+import { type LookupAll, resolveWebhookTarget } from '../alerts/ssrf.ts';
 import type { TypeName } from '../model/fields.ts';
+import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
+import { checkCredentialUse } from './credential-checks.ts';
 
 /**
  * Structure checks that need other objects, so they cannot be pure registry `rules`. ObjectService runs them inside
@@ -10,17 +13,37 @@ import type { Store } from '../store/store.ts';
 type Rec = Record<string, unknown>;
 const items = (v: unknown): Rec[] => (Array.isArray(v) ? (v as Rec[]) : []);
 
+export interface PrecheckDeps {
+  webhookAllow: readonly string[];
+  lookup?: LookupAll;
+}
+
+/**
+ * Checks that wait on the network (DNS), so ObjectService runs them before its transaction, never inside one.
+ * `data` is the body as given (on update, only the fields it changes). A problem message, or undefined.
+ */
+export async function precheckObject(typeName: TypeName, data: Rec, deps: PrecheckDeps): Promise<string | undefined> {
+  if (typeName !== 'AlertEscalation') return undefined;
+  // Only well-formed webhook URLs: the registry rules word the message for anything else.
+  const checks = items(data.Recipients).map(async (r, i) => {
+    if (r.Kind !== 'Webhook' || typeof r.Address !== 'string' || !/^https?:\/\/\S+$/i.test(r.Address)) return undefined;
+    const target = await resolveWebhookTarget(r.Address, deps.webhookAllow, deps.lookup);
+    return 'problem' in target ? `Field "Recipients[${i}].Address": ${target.problem}` : undefined;
+  });
+  return (await Promise.all(checks)).find((p) => p !== undefined);
+}
+
 /** Chains nest at most this deep, and one check reads at most this many chains: the walk is bounded. */
 export const MAX_CHAIN_NESTING = 50;
 const MAX_CHAINS_READ = 2000;
 
 /** A problem message for an object about to be stored with `data` under `key`, or undefined when it is fine. */
-export async function checkObject(tx: Store, typeName: TypeName, key: string, data: Rec): Promise<string | undefined> {
+export async function checkObject(tx: Store, typeName: TypeName, key: string, data: Rec, p?: Principal): Promise<string | undefined> {
   switch (typeName) {
     case 'JobChain':
       return checkJobChain(new Reader(tx), key, data);
     case 'JobDefinition':
-      return checkChainDefinition(tx, key, data);
+      return (await checkChainDefinition(tx, key, data)) ?? (await checkCredentialUse(tx, data, p));
     default:
       return undefined;
   }

@@ -9,13 +9,15 @@ import type { SecretBox } from '../security/secret-box.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import { isUniqueViolation, type ObjectRef, type Store, type StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
-import { checkObject } from './object-checks.ts';
+import { checkObject, precheckObject } from './object-checks.ts';
 
 export interface ObjectServiceDeps {
   store: Store;
   clock: Clock;
   secrets: SecretBox;
   defaultTimeZone: string;
+  /** Webhook targets allowed although internal (SSRF allow-list), checked when an AlertEscalation is stored. */
+  webhookAllow: readonly string[];
   /** Told after a commit that changed an object (the engine re-evaluates queues and process servers). */
   onChange?: (type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined) => Promise<void> | void;
 }
@@ -98,6 +100,7 @@ export class ObjectService {
     const values = validateObjectBody(type, body ?? {}, this.validateOptions('create'));
     this.applyIdentity(type, parsed, values);
     checkRules(type, values);
+    await this.precheck(type, values);
     this.sealSecrets(type, values);
     const { store, clock } = this.deps;
     const created = await store.transaction(async (tx) => {
@@ -106,7 +109,7 @@ export class ObjectService {
       if (await tx.getObject(type.name, parsed.key))
         throw conflict(`Object ${businessKey(type.name, parsed.key)} already exists`);
       const refs = await this.resolveReferences(tx, p, type, values, undefined);
-      await this.checkWithOthers(tx, type, parsed.key, values);
+      await this.checkWithOthers(tx, p, type, parsed.key, values);
       const [uniqueId] = await tx.nextUniqueIds(1);
       const now = clock.now();
       const object: StoredObject = {
@@ -138,6 +141,7 @@ export class ObjectService {
     this.require(p, type, parsed.partition, 'Edit', `change ${businessKey(type.name, parsed.key)}`);
     const values = validateObjectBody(type, body ?? {}, this.validateOptions('update'));
     this.applyIdentity(type, parsed, values);
+    await this.precheck(type, values);
     this.sealSecrets(type, values);
     let before: StoredObject | undefined;
     const updated = await this.deps.store.transaction(async (tx) => {
@@ -149,7 +153,7 @@ export class ObjectService {
       const merged = { ...current.data, ...values };
       checkRules(type, merged);
       const refs = await this.resolveReferences(tx, p, type, merged, current.uniqueId);
-      await this.checkWithOthers(tx, type, parsed.key, merged);
+      await this.checkWithOthers(tx, p, type, parsed.key, merged);
       const next = { ...current, data: merged, modificationTime: this.deps.clock.now() };
       await tx.updateObject(next, refs);
       return next;
@@ -234,8 +238,14 @@ export class ObjectService {
   }
 
   /** Structure rules that read other objects (a chain's calls and mappings); runs after the references resolved. */
-  private async checkWithOthers(tx: Store, type: ObjectType, key: string, data: Record<string, unknown>): Promise<void> {
-    const problem = await checkObject(tx, type.name, key, data);
+  private async checkWithOthers(tx: Store, p: Principal, type: ObjectType, key: string, data: Record<string, unknown>): Promise<void> {
+    const problem = await checkObject(tx, type.name, key, data, p);
+    if (problem) throw invalid(problem);
+  }
+
+  /** Checks that resolve host names: before the transaction, so no lock is held while DNS answers. */
+  private async precheck(type: ObjectType, values: Record<string, unknown>): Promise<void> {
+    const problem = await precheckObject(type.name, values, { webhookAllow: this.deps.webhookAllow });
     if (problem) throw invalid(problem);
   }
 

@@ -1,49 +1,40 @@
-import type { Engine } from '../engine/engine.ts';
+import { OPERATOR_MESSAGE_DEFINITION } from '../engine/ask.ts';
+import { answerAlert } from '../engine/alerts.ts';
 import { settleStepRequest } from '../engine/chains.ts';
-import { settleRestartRequest } from '../engine/transitions.ts';
-import { conflict, forbidden, invalid, notFound } from '../errors.ts';
-import { requireType } from '../model/registry.ts';
-import { renderObject } from '../model/render.ts';
-import { can, type Principal } from '../security/privileges.ts';
+import type { Engine } from '../engine/engine.ts';
+import { finishJob, settleRestartRequest } from '../engine/transitions.ts';
+import { applyOutText } from '../domain/parameters.ts';
+import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
+import type { Principal } from '../security/privileges.ts';
 import type { Clock } from '../time/clock.ts';
-import { parseJobId } from './jobs.ts';
+import { type MessageKind, readMessage, replyBody, visibleForReply } from './messages.ts';
 
-const TYPE = requireType('OperatorMessage');
 const MAX_REPLY = 1000;
-
-/** A reply as stored and matched: trimmed, every run of white space one space (product §2.7). */
-export const normalizeReply = (text: string): string => text.trim().replace(/\s+/g, ' ');
 
 /**
  * Operator messages (spec §4 row 14): read one, and reply to it. A reply must match the message's ReplyExpression
- * as a whole; a message is answered once. A reply to a restart request ends the waiting job and, for Restart,
- * submits it again.
+ * as a whole (bounded in time, reply-match.ts); a message is answered once. The reply then reaches what sent the
+ * message: a restart request ends the waiting job (and, for Restart, submits it again), a System_OperatorMessage
+ * job completes with the reply as its Out parameter, an alert is acknowledged.
  */
 export class OperatorMessages {
   private readonly engine: Engine;
   private readonly clock: Clock;
+  private static readonly KIND: MessageKind = 'OperatorMessage';
 
   constructor(engine: Engine, clock: Clock) {
     this.engine = engine;
     this.clock = clock;
   }
 
-  async get(p: Principal, idText: string): Promise<Record<string, unknown>> {
-    const id = parseJobId(idText, 'OperatorMessage');
-    const m = await this.engine.store.getObject('OperatorMessage', String(id));
-    if (!m || !can(p, 'OperatorMessage', m.partition, 'View')) throw notFound('OperatorMessage', id);
-    return renderObject(TYPE, { uniqueId: m.uniqueId, businessKey: `OperatorMessage:${id}` }, m.data);
+  get(p: Principal, idText: string): Promise<Record<string, unknown>> {
+    return readMessage(this.engine.store, p, OperatorMessages.KIND, idText);
   }
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
-    const id = parseJobId(idText, 'OperatorMessage');
-    const seen = await this.engine.store.getObject('OperatorMessage', String(id));
-    if (!seen || !can(p, 'OperatorMessage', seen.partition, 'View')) throw notFound('OperatorMessage', id);
-    if (!can(p, 'OperatorMessage', seen.partition, 'Reply'))
-      throw forbidden(`You need the Reply privilege to reply to OperatorMessage:${id}`);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('The body must be {"Reply": "…"}');
-    for (const k of Object.keys(body)) if (k !== 'Reply') throw invalid(`Unknown field "${k}"; the body is {"Reply": "…"}`);
-    const raw = (body as { Reply?: unknown }).Reply;
+    const id = await visibleForReply(this.engine.store, p, OperatorMessages.KIND, idText);
+    const raw = replyBody(body, ['Reply'], 'Reply').Reply;
     if (typeof raw !== 'string') throw invalid('Field "Reply" must be a string');
     const reply = normalizeReply(raw);
     if (reply === '') throw invalid('Field "Reply" must not be empty');
@@ -53,9 +44,10 @@ export class OperatorMessages {
       if (!m) throw notFound('OperatorMessage', id);
       if (m.data.ReplyStatus !== 'Required')
         throw conflict(`OperatorMessage:${id} is ${m.data.ReplyStatus === 'Replied' ? 'answered already' : 'not waiting for a reply'}`);
-      const expression = (m.data.ReplyExpression as string | null) ?? '.*';
-      if (!new RegExp(`^(?:${expression})$`).test(reply))
-        throw invalid(`Field "Reply": "${reply}" does not match the reply expression ${expression}`);
+      const expression = (m.data.ReplyExpression as string | null) ?? '.+';
+      const matches = replyMatches(expression, reply);
+      if (matches === 'timeout') throw invalid(`Field "Reply": the reply expression ${expression} took too long to match`);
+      if (!matches) throw invalid(`Field "Reply": "${reply}" does not match the reply expression ${expression}`);
       const now = this.clock.now();
       await tx.patchObjectData(m.uniqueId, {
         ...m.data,
@@ -64,12 +56,20 @@ export class OperatorMessages {
         ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
         ReplyUser: p.user,
       });
-      const sender = /^Job:(\d+)$/.exec(String(m.data.SenderObject ?? ''));
-      const job = sender ? await tx.jobs.get(Number(sender[1])) : undefined;
-      if (job?.status === 'ConsoleRestart' && job.data.operatorMessage === id)
-        await settleRestartRequest(tx, job, reply === 'Restart', p.user, now, fx);
-      else if (job?.status === 'Console' && job.data.chain?.step && job.data.operatorMessage === id)
-        await settleStepRequest(tx, job, reply === 'Restart', p.user, now, fx);
+      const sender = /^(Job|Alert):(\d+)$/.exec(String(m.data.SenderObject ?? ''));
+      if (sender?.[1] === 'Alert') {
+        const alert = await tx.getObject('Alert', sender[2] as string);
+        if (alert) await answerAlert(tx, alert, reply, p.user, now);
+        return;
+      }
+      const job = sender ? await tx.jobs.get(Number(sender[2])) : undefined;
+      if (!job || job.data.operatorMessage !== id) return;
+      if (job.status === 'ConsoleRestart') await settleRestartRequest(tx, job, reply === 'Restart', p.user, now, fx);
+      else if (job.status === 'Console' && job.data.chain?.step) await settleStepRequest(tx, job, reply === 'Restart', p.user, now, fx);
+      else if (job.status === 'Console' && job.definition === OPERATOR_MESSAGE_DEFINITION) {
+        applyOutText(job.data.parameters, { Reply: reply }, job.data.zone);
+        await finishJob(tx, job, { status: 'Completed', returnCode: 0, notes: [`${p.user} replied ${JSON.stringify(reply)}`] }, now, fx);
+      }
     });
     return this.get(p, String(id));
   }

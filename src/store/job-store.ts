@@ -23,6 +23,13 @@ export interface ListJobsOptions {
   limit: number;
 }
 
+/** A job's status written differently from how it was read (from null: inserted, or not read in this store). */
+export interface StatusChange {
+  job: JobRecord;
+  from: JobStatus | null;
+  to: JobStatus;
+}
+
 export interface JobStore {
   nextJobIds(count: number): Promise<number[]>;
   insert(job: JobRecord): Promise<void>;
@@ -60,6 +67,9 @@ export interface JobStore {
   updateFiles(files: readonly JobFileRecord[]): Promise<void>;
   listFiles(jobId: number): Promise<JobFileRecord[]>;
   getFile(uniqueId: number): Promise<JobFileRecord | undefined>;
+
+  /** The status changes written through this store since the last call (a transaction's, for alert sources). */
+  takeStatusChanges(): StatusChange[];
 
   /** Serialises dispatch decisions across server nodes for the rest of the transaction (PostgreSQL). */
   lockDispatch(): Promise<void>;

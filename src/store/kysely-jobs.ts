@@ -2,7 +2,7 @@ import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { FINAL } from '../domain/job-status.ts';
 import { JOB_STATUS_NAMES, type JobStatus } from '../model/fields.ts';
 import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
-import type { ActiveCount, JobStore, ListJobsOptions } from './job-store.ts';
+import type { ActiveCount, JobStore, ListJobsOptions, StatusChange } from './job-store.ts';
 import type { Database } from './kysely-store.ts';
 
 /** Row shapes of migration 0002. */
@@ -206,13 +206,39 @@ export class KyselyJobStore implements JobStore {
   private readonly db: Kysely<Database>;
   private readonly dialect: 'sqlite' | 'postgres';
   private readonly onWrite: () => void;
+  private readonly tracking: boolean;
   private readonly hot: ReturnType<typeof hotStatements>;
+  /** The status each job record had when this store read it, so writes can tell status changes (alerts). */
+  private readonly seen = new WeakMap<JobRecord, JobStatus>();
+  private changes: StatusChange[] = [];
 
-  constructor(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', onWrite: () => void) {
+  /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
+  constructor(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', onWrite: () => void, tracking = false) {
     this.db = db;
     this.dialect = dialect;
     this.onWrite = onWrite;
+    this.tracking = tracking;
     this.hot = HOT[dialect];
+  }
+
+  private load = (row: JobRow): JobRecord => {
+    const job = toJob(row);
+    if (this.tracking) this.seen.set(job, job.status);
+    return job;
+  };
+
+  private noteStatus(job: JobRecord): void {
+    if (!this.tracking) return;
+    const before = this.seen.get(job);
+    if (before === job.status) return;
+    this.changes.push({ job, from: before ?? null, to: job.status });
+    this.seen.set(job, job.status);
+  }
+
+  takeStatusChanges(): StatusChange[] {
+    const taken = this.changes;
+    this.changes = [];
+    return taken;
   }
 
   private run<R>(text: string, parameters: unknown[]) {
@@ -239,18 +265,19 @@ export class KyselyJobStore implements JobStore {
       this.hot.insert,
       COLUMNS.map((c) => row[c]),
     );
+    this.noteStatus(job);
     this.onWrite();
   }
 
   async get(jobId: number): Promise<JobRecord | undefined> {
     const row = (await this.run<JobRow>(this.hot.get, [jobId])).rows[0];
-    return row ? toJob(row) : undefined;
+    return row ? this.load(row) : undefined;
   }
 
   async getMany(jobIds: readonly number[]): Promise<JobRecord[]> {
     if (jobIds.length === 0) return [];
     const rows = await this.db.selectFrom('jobs').selectAll().where('job_id', 'in', [...jobIds]).execute();
-    return rows.map(toJob);
+    return rows.map(this.load);
   }
 
   async updateMany(jobs: readonly JobRecord[]): Promise<void> {
@@ -263,6 +290,7 @@ export class KyselyJobStore implements JobStore {
         const row = toRow(j);
         await this.run(this.hot.update, [...UPDATED.map((c) => row[c]), row.job_id]);
       }
+    for (const j of jobs) this.noteStatus(j);
     if (jobs.length > 0) this.onWrite();
   }
 
@@ -283,7 +311,7 @@ export class KyselyJobStore implements JobStore {
     if (options.queue !== undefined) q = q.where('queue', '=', options.queue);
     if (options.jobGroup !== undefined) q = q.where('job_group', '=', options.jobGroup);
     if (options.afterJobId !== undefined) q = q.where('job_id', '>', options.afterJobId);
-    return (await q.orderBy('job_id').limit(options.limit).execute()).map(toJob);
+    return (await q.orderBy('job_id').limit(options.limit).execute()).map(this.load);
   }
 
   async groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean> {
@@ -299,7 +327,7 @@ export class KyselyJobStore implements JobStore {
 
   async listChildren(parentJob: number): Promise<JobRecord[]> {
     const rows = await this.db.selectFrom('jobs').selectAll().where('parent_job', '=', parentJob).orderBy('job_id').execute();
-    return rows.map(toJob);
+    return rows.map(this.load);
   }
 
   async dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]> {
@@ -315,7 +343,7 @@ export class KyselyJobStore implements JobStore {
       .orderBy('job_id')
       .limit(limit)
       .execute();
-    return rows.map(toJob);
+    return rows.map(this.load);
   }
 
   async countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]> {
@@ -343,7 +371,7 @@ export class KyselyJobStore implements JobStore {
       .orderBy('job_id')
       .limit(limit)
       .execute();
-    return rows.map(toJob);
+    return rows.map(this.load);
   }
 
   async nextScheduledStart(): Promise<number | undefined> {

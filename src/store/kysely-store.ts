@@ -1,13 +1,15 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
+import type { AlertWorkStore } from './alert-work-store.ts';
 import type { JobStore } from './job-store.ts';
+import { type AlertWorkTables, KyselyAlertWorkStore } from './kysely-alert-work.ts';
 import { type EventTables, KyselyEventStore } from './kysely-events.ts';
 import { type JobTables, KyselyJobStore } from './kysely-jobs.ts';
-import type { ApiKey, ListOptions, ObjectRef, Protection, Role, Store, StoredObject, User } from './store.ts';
+import type { ApiKey, ListOptions, ObjectRef, Protection, Role, StatusChangeHook, Store, StoredObject, User } from './store.ts';
 
 /** Row shapes of the tables of migrations 0001, 0002 and 0004. */
-export interface Database extends JobTables, EventTables {
+export interface Database extends JobTables, EventTables, AlertWorkTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -74,9 +76,13 @@ const toApiKey = (r: Database['api_keys']): ApiKey => ({
   revokedTime: r.revoked_time === null ? null : Number(r.revoked_time),
 });
 
-/** Shared by a store and its transactions: counts committed object writes for `dataVersion`. */
+/**
+ * Shared by a store and its transactions: counts committed object writes for `dataVersion`, and holds the hook
+ * that sees each transaction's job status changes before it commits.
+ */
 interface WriteCounter {
   writes: number;
+  beforeCommit?: StatusChangeHook;
 }
 
 /** Whether a transaction wrote object rows: only those change what the object read cache holds. */
@@ -102,6 +108,7 @@ export class KyselyStore implements Store {
   readonly jobs: JobStore;
   /** Events, in the same database (and transaction) as this store. */
   readonly events: EventStore;
+  readonly alertWork: AlertWorkStore;
 
   constructor(
     db: Kysely<Database>,
@@ -117,8 +124,9 @@ export class KyselyStore implements Store {
     this.txState = txState;
     this.counter = counter;
     // Job writes do not touch object rows, so they leave the object read cache valid.
-    this.jobs = new KyselyJobStore(db, dialect, () => {});
+    this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined);
     this.events = new KyselyEventStore(db);
+    this.alertWork = new KyselyAlertWorkStore(db);
   }
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
@@ -127,12 +135,25 @@ export class KyselyStore implements Store {
     try {
       return await this.db
         .transaction()
-        .execute((trx: Transaction<Database>) => fn(new KyselyStore(trx, this.dialect, {}, state, this.counter)));
+        .execute(async (trx: Transaction<Database>) => {
+          const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter);
+          const result = await fn(tx);
+          const hook = this.counter.beforeCommit;
+          if (hook)
+            // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
+            for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges())
+              await hook(tx, changes);
+          return result;
+        });
     } finally {
       // Counted after the commit (or rollback), never before: a reader that saw the old token cannot have
       // cached data newer than it, and one that cached older data under the old token misses next time.
       if (state.wroteObjects) this.counter.writes += 1;
     }
+  }
+
+  onStatusChanges(hook: StatusChangeHook | undefined): void {
+    this.counter.beforeCommit = hook;
   }
 
   dataVersion(): string | undefined {

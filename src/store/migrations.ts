@@ -214,6 +214,30 @@ const m0004: Migration = {
   },
 };
 
+/** Alert work (checks, escalations, deliveries) due at a time; the pending ones are read by due time. */
+const m0005: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('alert_work')
+      .addColumn('id', 'bigint', (c) => c.primaryKey())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('due_at', 'bigint', (c) => c.notNull())
+      .addColumn('alert_id', 'bigint')
+      .addColumn('attempts', 'integer', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('last_error', 'text')
+      .addColumn('data', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createIndex('alert_work_pending')
+      .on('alert_work')
+      .column('due_at')
+      .where(sql<boolean>`state = 'pending'`)
+      .execute();
+    await db.schema.createIndex('alert_work_alert').on('alert_work').column('alert_id').execute();
+  },
+};
+
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
   async getMigrations() {
     return {
@@ -221,6 +245,7 @@ export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
       '0002_jobs': m0002(dialect),
       '0003_job_indexes': m0003,
       '0004_events': m0004,
+      '0005_alert_work': m0005,
     };
   },
 });

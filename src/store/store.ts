@@ -1,6 +1,7 @@
 import type { Privilege, TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
-import type { JobStore } from './job-store.ts';
+import type { AlertWorkStore } from './alert-work-store.ts';
+import type { JobStore, StatusChange } from './job-store.ts';
 
 /**
  * The persistence contract. The services and the engine depend on this interface only; one Kysely
@@ -80,8 +81,15 @@ export interface Store {
   readonly jobs: JobStore;
   /** Raised, pending and cleared events; inside a transaction, part of it. */
   readonly events: EventStore;
+  /** Alert work to do at a time (delayed checks, escalations, deliveries); inside a transaction, part of it. */
+  readonly alertWork: AlertWorkStore;
   /** Runs `fn` in one transaction; inside a transaction it simply runs `fn` on the same one. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /**
+   * Sets the hook that sees every transaction's job status changes just before it commits, in the same
+   * transaction (alert sources). Changes written outside a transaction are not seen.
+   */
+  onStatusChanges(hook: StatusChangeHook | undefined): void;
   /**
    * A token that changes whenever committed object data may have changed (own writes and, on SQLite, other
    * connections' commits), read before the data it validates. Undefined when the store cannot tell (PostgreSQL
@@ -140,3 +148,5 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'SQLITE_BUSY'].includes(code)
   );
 }
+
+export type StatusChangeHook = (tx: Store, changes: StatusChange[]) => Promise<void>;

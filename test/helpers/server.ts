@@ -1,4 +1,4 @@
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { type Config, DEFAULTS, interfacePaths } from '../../src/config/config.ts';
 import { once } from 'node:events';
 import { createServer, listen, type MillraceServer } from '../../src/main.ts';
@@ -33,6 +33,8 @@ export interface TestServer {
   base: string;
   /** Sends a request through the real HTTP app; `path` is relative to the JSON base unless it starts with `//`. */
   req(method: string, path: string, options?: RequestOptions): Promise<Response>;
+  /** Stops the server (as a crash-free shutdown) and starts a new one on the same database and data folder. */
+  restart(): Promise<void>;
   /** Creates a user holding a custom role with these grants (`Type:Partition:Priv,…`) and returns an API key. */
   keyWithGrants(user: string, grants: string[]): Promise<string>;
   /** Creates a user with built-in roles and returns an API key. */
@@ -44,7 +46,7 @@ export interface TestServer {
 export async function startTestServer(
   backend: Backend,
   overrides: Partial<Config> = {},
-  options: { clock?: Clock; listen?: boolean } = {},
+  options: { clock?: Clock; listen?: boolean; logger?: Logger } = {},
 ): Promise<TestServer> {
   const db = await backend.create();
   const config: Config = {
@@ -58,13 +60,16 @@ export async function startTestServer(
     ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}),
   };
   let server: MillraceServer;
-  try {
+  const start = async () => {
     server = await createServer(config, {
-      logger: pino({ level: 'silent' }),
+      logger: options.logger ?? pino({ level: 'silent' }),
       env: { MILLRACE_ADMIN_API_KEY: ADMIN_KEY },
       ...(options.clock ? { clock: options.clock } : {}),
     });
     if (options.listen) await listen(server, config);
+  };
+  try {
+    await start();
   } catch (err) {
     await db.cleanup();
     throw err;
@@ -96,9 +101,24 @@ export async function startTestServer(
     return { status: res.statusCode, headers: res.headers, body: res.body, json };
   };
 
+  const stop = async () => {
+    const agent = server.localAgent?.current();
+    const running = agent !== undefined && agent.exitCode === null && agent.signalCode === null;
+    const exited = running ? once(agent, 'exit') : undefined;
+    await server.close();
+    // The local agent leaves once told to stop and nothing runs; make sure before its folder goes.
+    if (exited) {
+      const timer = setTimeout(() => agent?.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+
   let roleCount = 0;
   return {
-    server,
+    get server() {
+      return server;
+    },
     config,
     base,
     req,
@@ -113,18 +133,13 @@ export async function startTestServer(
       await server.accounts.addUser(user, { roles });
       return (await server.accounts.createApiKey(user, {})).key;
     },
+    async restart() {
+      await stop();
+      await start();
+    },
     async close() {
       try {
-        const agent = server.localAgent?.current();
-        const running = agent !== undefined && agent.exitCode === null && agent.signalCode === null;
-        const exited = running ? once(agent, 'exit') : undefined;
-        await server.close();
-        // The local agent leaves once told to stop and nothing runs; make sure before its folder goes.
-        if (exited) {
-          const timer = setTimeout(() => agent?.kill('SIGKILL'), 5000);
-          await exited;
-          clearTimeout(timer);
-        }
+        await stop();
       } finally {
         await db.cleanup();
       }

@@ -51,8 +51,12 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/Job/{key}/{action}`, ['post', 'put']);
     expected.set(`${t.base}/JobFile/{key}/content`, ['get']);
     expected.set(`${t.base}/ProcessServer/{key}/{action}`, ['put']);
-    expected.set(`${t.base}/OperatorMessage/{key}`, ['get']);
-    expected.set(`${t.base}/OperatorMessage/{key}/reply`, ['put']);
+    for (const kind of ['OperatorMessage', 'UserMessage', 'Alert']) {
+      expected.set(`${t.base}/${kind}/{key}`, ['get']);
+      expected.set(`${t.base}/${kind}/{key}/reply`, ['put']);
+    }
+    for (const source of ['ProcessServerAlertSource', 'JobDefinitionAlertSource'])
+      for (const action of ['enable', 'disable']) expected.set(`${t.base}/${source}/{key}/${action}`, ['put']);
     expected.set(`${t.base}/Event/{key}`, ['get', 'post']);
     expected.set(`${t.base}/Event/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clear`, ['post']);

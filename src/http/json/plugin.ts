@@ -2,18 +2,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../../services/auth.ts';
 import type { EventService } from '../../services/events.ts';
 import type { ObjectService } from '../../services/objects.ts';
-import type { OperatorMessages } from '../../services/operator-messages.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
 import { registerEventRoutes } from './event-routes.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
-import { registerMessageRoutes } from './message-routes.ts';
+import { type MessageServices, registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
 
 export interface JsonInterfaceDeps {
   auth: Authenticator;
   objects: ObjectService;
   jobs: JobRouteDeps;
-  messages: OperatorMessages;
+  messages: MessageServices;
   events: EventService;
 }
 

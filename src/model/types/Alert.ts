@@ -1,4 +1,4 @@
-import { date, field, oneOf, ref, string, text } from '../fields.ts';
+import { date, field, int, oneOf, ref, string, text } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
 /** An alert raised by an alert source; acknowledged by a reply (`Acknowledge`) or escalated when not in time. */
@@ -18,6 +18,9 @@ export default defineType({
     field('Status', oneOf(...ALERT_STATUSES), { readOnly: true }),
     field('Message', text(4000), { readOnly: true }),
     field('SourceObject', string(255), { readOnly: true, description: 'What it is about, e.g. Job:42.' }),
+    field('ReplyExpression', string(1000), { readOnly: true, description: 'The replies it accepts; Acknowledge by default.' }),
+    field('OperatorMessage', int(1), { readOnly: true, description: 'The id of the operator message it sent.' }),
+    field('EscalationTime', date(), { readOnly: true, description: 'When it escalates unless acknowledged before.' }),
     field('CreationTime', date(), { readOnly: true }),
     field('Reply', string(1000), { readOnly: true }),
     field('ReplyTime', date(), { readOnly: true }),

@@ -1,0 +1,51 @@
+import type { JobRecord } from './job.ts';
+
+/**
+ * Which alert sources a change concerns (product §2.6), as pure functions over the sources' stored data. Name
+ * and partition patterns are globs (`*` any run, `?` one character), matched without regard to case.
+ */
+
+export function globMatch(pattern: string, text: string): boolean {
+  const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${re}$`, 'is').test(text);
+}
+
+const UNIT_MS = { Seconds: 1000, Minutes: 60_000, Hours: 3_600_000, Days: 86_400_000 } as const;
+
+export interface JobAlertStatus {
+  Status: string;
+  DelayAmount: number | null;
+  DelayUnits: keyof typeof UNIT_MS | null;
+  Message: string | null;
+}
+
+/** What kind of job a JobDefinitionAlertSource's Applies… flags see it as. */
+export function jobKind(job: JobRecord): 'AppliesToChains' | 'AppliesToSteps' | 'AppliesToProcesses' {
+  if (job.data.chain?.step) return 'AppliesToSteps';
+  if (job.data.spec.type === 'JobChain') return 'AppliesToChains';
+  return 'AppliesToProcesses';
+}
+
+/** The entry of `source` (a JobDefinitionAlertSource's data) for `job` reaching `status`, or undefined. */
+export function jobSourceEntry(source: Record<string, unknown>, job: JobRecord, status: string): JobAlertStatus | undefined {
+  if (source.Enabled === false || source[jobKind(job)] !== true) return undefined;
+  const dot = job.definition.indexOf('.');
+  const partition = job.definition.slice(0, dot);
+  const name = job.definition.slice(dot + 1);
+  if (!globMatch(String(source.NamePattern ?? '*'), name)) return undefined;
+  if (!globMatch(String(source.PartitionPattern ?? '*'), partition)) return undefined;
+  return ((source.Statuses as JobAlertStatus[] | null) ?? []).find((s) => s.Status === status);
+}
+
+export function delayMs(entry: JobAlertStatus): number {
+  return (entry.DelayAmount ?? 0) * UNIT_MS[entry.DelayUnits ?? 'Minutes'];
+}
+
+/** Whether a ProcessServerAlertSource (its data) watches process server `key` entering `status`. */
+export function serverSourceMatches(source: Record<string, unknown>, key: string, status: string): boolean {
+  if (source.Enabled === false) return false;
+  const dot = key.indexOf('.');
+  if (!globMatch(String(source.NamePattern ?? '*'), key.slice(dot + 1))) return false;
+  if (!globMatch(String(source.PartitionPattern ?? '*'), key.slice(0, dot))) return false;
+  return ((source.Statuses as string[] | null) ?? []).includes(status);
+}

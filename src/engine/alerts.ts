@@ -1,0 +1,259 @@
+import { delayMs, type JobAlertStatus, jobSourceEntry, serverSourceMatches } from '../domain/alert-match.ts';
+import type { JobRecord } from '../domain/job.ts';
+import { substitute } from '../domain/substitute.ts';
+import { isOpen } from '../domain/time-window.ts';
+import type { AlertWorkItem } from '../store/alert-work-store.ts';
+import type { StatusChange } from '../store/job-store.ts';
+import type { Store, StoredObject } from '../store/store.ts';
+import { insertOperatorMessage } from './operator-message.ts';
+import { loadWindow } from './windows.ts';
+
+/**
+ * Alerts (product §2.6): alert sources say when one is raised, escalations say who receives it, how long to wait
+ * for an acknowledgement and where to go next. An alert is an Alert object plus the operator message it sends;
+ * its deliveries and its escalation are alert work rows (store/alert-work-store.ts), carried out by the
+ * AlertWorker after the commit, so a crash neither loses nor half-sends one.
+ */
+
+export const DEFAULT_ALERT_REPLY = 'Acknowledge';
+const OPEN_STATUSES = new Set(['NotAcknowledged', 'Escalated']);
+
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
+const DEFAULT_JOB_TEXT = 'Job:${jobid} (${jobdefinition}) went from ${oldStatus} to ${newStatus}';
+
+/** What the engine keeps between transactions: the enabled job alert sources, read once until one changes. */
+export class AlertSources {
+  private jobSources: StoredObject[] | undefined;
+
+  invalidate(): void {
+    this.jobSources = undefined;
+  }
+
+  async forJobs(tx: Store): Promise<StoredObject[]> {
+    if (!this.jobSources) {
+      const all: StoredObject[] = [];
+      for (;;) {
+        const page = await tx.listObjects('JobDefinitionAlertSource', { limit: 1000, ...(all.length ? { afterKey: all.at(-1)?.key } : {}) });
+        all.push(...page);
+        if (page.length < 1000) break;
+      }
+      this.jobSources = all.filter((s) => s.data.Enabled !== false);
+    }
+    return this.jobSources;
+  }
+}
+
+/** A transaction's job status changes, seen just before it commits: raise alerts now or check back after a delay. */
+export async function onJobStatusChanges(tx: Store, sources: AlertSources, changes: StatusChange[], now: number): Promise<boolean> {
+  const all = await sources.forJobs(tx);
+  if (all.length === 0) return false;
+  let planned = false;
+  const later: Array<Omit<AlertWorkItem, 'attempts' | 'state' | 'lastError'>> = [];
+  for (const { job, from, to } of changes)
+    for (const source of all) {
+      const entry = jobSourceEntry(source.data, job, to);
+      if (!entry) continue;
+      const delay = delayMs(entry);
+      planned = true;
+      if (delay === 0) await raiseJobAlert(tx, source, entry, job, from, now);
+      else later.push({ id: 0, kind: 'check', dueAt: now + delay, alertId: null, data: { jobId: job.jobId, status: to, from, source: source.key } });
+    }
+  if (later.length > 0) {
+    const ids = await tx.nextUniqueIds(later.length);
+    await tx.alertWork.add(later.map((w, i) => ({ ...w, id: ids[i] as number })));
+  }
+  return planned;
+}
+
+/** A delayed check came due: the alert is raised only if the job is still in the status, and the source still on. */
+export async function runCheck(tx: Store, item: AlertWorkItem, now: number): Promise<void> {
+  const d = item.data as { jobId: number; status: string; from: string | null; source: string };
+  const job = await tx.jobs.get(d.jobId);
+  const source = await tx.getObject('JobDefinitionAlertSource', d.source);
+  if (!job || !source || job.status !== d.status) return;
+  const entry = jobSourceEntry(source.data, job, d.status);
+  if (entry) await raiseJobAlert(tx, source, entry, job, d.from, now);
+}
+
+function raiseJobAlert(tx: Store, source: StoredObject, entry: JobAlertStatus, job: JobRecord, from: string | null, now: number) {
+  const vars = {
+    jobid: String(job.jobId),
+    jobdefinition: job.definition,
+    jobdescription: job.description ?? job.definition,
+    partition: job.partition,
+    queue: job.queue,
+    returncode: job.returnCode === null ? '' : String(job.returnCode),
+    oldStatus: from ?? '',
+    newStatus: entry.Status,
+    alertSource: source.key,
+  };
+  return raiseAlert(tx, {
+    source,
+    sourceObject: `Job:${job.jobId}`,
+    text: substitute(entry.Message ?? DEFAULT_JOB_TEXT, vars),
+    replyExpression: DEFAULT_ALERT_REPLY,
+    vars,
+    zone: job.data.zone,
+    address: null,
+  }, now);
+}
+
+/** A process server's Status changed: alerts for every enabled ProcessServerAlertSource watching it. */
+export async function onServerStatus(tx: Store, server: StoredObject, from: string | null, to: string, now: number): Promise<void> {
+  for (const source of await tx.listObjects('ProcessServerAlertSource', { limit: 10_000 })) {
+    if (!serverSourceMatches(source.data, server.key, to)) continue;
+    const windowKey = source.data.TimeWindow as string | null;
+    const zone = (source.data.TimeZone as string | null) ?? 'UTC';
+    if (windowKey) {
+      const window = await loadWindow(tx, windowKey, zone);
+      if (window && isOpen(window, now) !== ((source.data.TimeWindowStatus ?? 'Open') === 'Open')) continue;
+    }
+    const vars = { processServer: server.key, oldStatus: from ?? '', newStatus: to, alertSource: source.key };
+    await raiseAlert(tx, {
+      source,
+      sourceObject: `ProcessServer:${server.key}`,
+      text: substitute((source.data.OperatorMessageExpression as string | null) ?? DEFAULT_ALERT_REPLY, vars),
+      replyExpression: (source.data.ReplyExpression as string | null) ?? DEFAULT_ALERT_REPLY,
+      vars,
+      zone,
+      address: (source.data.Address as string | null) ?? null,
+    }, now);
+  }
+}
+
+interface NewAlert {
+  source: StoredObject;
+  sourceObject: string;
+  text: string;
+  replyExpression: string;
+  vars: Record<string, string>;
+  zone: string;
+  /** The source's own Address (an e-mail address), sent to besides the escalation. */
+  address: string | null;
+}
+
+/** Stores an alert and its operator message, and plans its deliveries and its escalation. */
+async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> {
+  const escalation = await chooseEscalation(tx, a.source, a.vars);
+  const [alertId, messageId] = (await tx.nextUniqueIds(2)) as [number, number];
+  await insertOperatorMessage(
+    tx,
+    { partition: a.source.partition, sender: `Alert:${alertId}`, text: a.text, replyExpression: a.replyExpression, zone: a.zone },
+    now,
+    messageId,
+  );
+  const at = (ms: number) => ({ ms, zone: a.zone });
+  const within = escalation ? ((escalation.data.AcknowledgeWithin as number | null) ?? null) : null;
+  const escalatesAt = within !== null && escalation?.data.EscalateTo ? now + within * 1000 : null;
+  await tx.insertObject(
+    {
+      uniqueId: alertId,
+      type: 'Alert',
+      key: String(alertId),
+      partition: a.source.partition,
+      data: {
+        AlertSource: `${a.source.type}:${a.source.key}`,
+        AlertEscalation: escalation?.key ?? null,
+        Status: 'NotAcknowledged',
+        Message: a.text,
+        SourceObject: a.sourceObject,
+        ReplyExpression: a.replyExpression,
+        OperatorMessage: messageId,
+        EscalationTime: escalatesAt === null ? null : at(escalatesAt),
+        CreationTime: at(now),
+        Reply: null,
+        ReplyTime: null,
+        ReplyUser: null,
+      },
+      protection: null,
+      creationTime: now,
+      modificationTime: now,
+    },
+    [],
+  );
+  const extra = a.address ? [{ Kind: 'Email', Address: a.address }] : [];
+  await planDeliveries(tx, alertId, escalation, now, extra);
+  return alertId;
+}
+
+/** The source's EscalationExpression, when it names an existing escalation, else its DefaultAlertEscalation. */
+async function chooseEscalation(tx: Store, source: StoredObject, vars: Record<string, string>): Promise<StoredObject | undefined> {
+  const expression = source.data.EscalationExpression as string | null;
+  if (expression) {
+    const name = substitute(expression, vars).trim();
+    const found =
+      (await tx.getObject('AlertEscalation', name.includes('.') ? name : `${source.partition}.${name}`)) ??
+      (name.includes('.') ? undefined : await tx.getObject('AlertEscalation', `GLOBAL.${name}`));
+    if (found) return found;
+  }
+  const fallback = source.data.DefaultAlertEscalation as string | null;
+  return fallback ? tx.getObject('AlertEscalation', fallback) : undefined;
+}
+
+/** One delivery row per recipient of `escalation` (and `extra`), and the escalation's own timer. */
+async function planDeliveries(
+  tx: Store,
+  alertId: number,
+  escalation: StoredObject | undefined,
+  now: number,
+  extra: Array<{ Kind: string; Address: string }> = [],
+): Promise<void> {
+  const recipients = [...((escalation?.data.Recipients as Array<{ Kind: string; Address: string }> | null) ?? []), ...extra];
+  const within = escalation ? ((escalation.data.AcknowledgeWithin as number | null) ?? null) : null;
+  const next = escalation ? ((escalation.data.EscalateTo as string | null) ?? null) : null;
+  const work: Array<Omit<AlertWorkItem, 'attempts' | 'state' | 'lastError'>> = recipients.map((r) => ({
+    id: 0,
+    kind: 'deliver',
+    dueAt: now,
+    alertId,
+    data: { kind: r.Kind, address: r.Address, escalation: escalation?.key ?? null },
+  }));
+  if (escalation && within !== null && next !== null)
+    work.push({ id: 0, kind: 'escalate', dueAt: now + within * 1000, alertId, data: { from: escalation.key } });
+  if (work.length === 0) return;
+  const ids = await tx.nextUniqueIds(work.length);
+  await tx.alertWork.add(work.map((w, i) => ({ ...w, id: ids[i] as number })));
+}
+
+/** Nobody acknowledged the alert in time: it moves to the next escalation, whose recipients hear of it. */
+export async function runEscalation(tx: Store, item: AlertWorkItem, now: number): Promise<void> {
+  const alert = await tx.getObject('Alert', String(item.alertId));
+  if (!alert || !OPEN_STATUSES.has(String(alert.data.Status)) || alert.data.AlertEscalation !== item.data.from) return;
+  const from = await tx.getObject('AlertEscalation', String(item.data.from));
+  const nextKey = from?.data.EscalateTo as string | null | undefined;
+  const next = nextKey ? await tx.getObject('AlertEscalation', nextKey) : undefined;
+  if (!next) return;
+  const zone = (alert.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC';
+  const within = (next.data.AcknowledgeWithin as number | null) ?? null;
+  const escalatesAt = within !== null && next.data.EscalateTo ? now + within * 1000 : null;
+  await tx.patchObjectData(alert.uniqueId, {
+    ...alert.data,
+    Status: 'Escalated',
+    AlertEscalation: next.key,
+    EscalationTime: escalatesAt === null ? null : { ms: escalatesAt, zone },
+  });
+  await planDeliveries(tx, alert.uniqueId, next, now);
+}
+
+/**
+ * A reply to an alert (or to its operator message): `Acknowledge` acknowledges it, another accepted reply marks it
+ * Replied; either way it stops escalating. Returns false when the alert no longer waits for a reply.
+ */
+export async function answerAlert(tx: Store, alert: StoredObject, reply: string, user: string, now: number): Promise<boolean> {
+  if (!OPEN_STATUSES.has(String(alert.data.Status))) return false;
+  const zone = (alert.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC';
+  await tx.patchObjectData(alert.uniqueId, {
+    ...alert.data,
+    Status: reply.toLowerCase() === DEFAULT_ALERT_REPLY.toLowerCase() ? 'Acknowledged' : 'Replied',
+    Reply: reply,
+    ReplyTime: { ms: now, zone },
+    ReplyUser: user,
+    EscalationTime: null,
+  });
+  for (const w of await tx.alertWork.ofAlert(alert.uniqueId, 'escalate')) await tx.alertWork.update({ ...w, state: 'canceled' });
+  const messageId = alert.data.OperatorMessage as number | null;
+  const message = messageId === null ? undefined : await tx.getObject('OperatorMessage', String(messageId));
+  if (message && message.data.ReplyStatus === 'Required')
+    await tx.patchObjectData(message.uniqueId, { ...message.data, ReplyStatus: 'Replied', Reply: reply, ReplyTime: { ms: now, zone }, ReplyUser: user });
+  return true;
+}

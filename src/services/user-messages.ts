@@ -1,0 +1,76 @@
+import type { Engine } from '../engine/engine.ts';
+import { finishJob } from '../engine/transitions.ts';
+import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import type { UserMessageSpec } from '../domain/job.ts';
+import type { Principal } from '../security/privileges.ts';
+import type { Clock } from '../time/clock.ts';
+import { readMessage, replyBody, visibleForReply } from './messages.ts';
+
+const MAX_COMMENT = 1000;
+
+/** Whether the caller is one of the participants: named as a user, or holding a role written `role:<name>`. */
+export function isParticipant(p: Principal, participants: readonly string[]): boolean {
+  return participants.some((who) => {
+    const role = /^role:(.+)$/i.exec(who);
+    return role ? p.roles.includes(role[1] as string) : who === p.user;
+  });
+}
+
+/**
+ * User messages (spec §4 row 15, product §2.8): a participant picks one of the offered responses, with a comment
+ * of at most 1,000 characters; the waiting job then ends with that response's status and return code, and a
+ * chain waiting on it as a call goes on.
+ */
+export class UserMessages {
+  private readonly engine: Engine;
+  private readonly clock: Clock;
+
+  constructor(engine: Engine, clock: Clock) {
+    this.engine = engine;
+    this.clock = clock;
+  }
+
+  get(p: Principal, idText: string): Promise<Record<string, unknown>> {
+    return readMessage(this.engine.store, p, 'UserMessage', idText);
+  }
+
+  async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
+    const id = await visibleForReply(this.engine.store, p, 'UserMessage', idText);
+    const b = replyBody(body, ['Response', 'ReplyComment'], 'Response');
+    if (typeof b.Response !== 'string') throw invalid('Field "Response" must be a string');
+    const comment = b.ReplyComment ?? null;
+    if (comment !== null && typeof comment !== 'string') throw invalid('Field "ReplyComment" must be a string');
+    if (comment !== null && comment.length > MAX_COMMENT) throw invalid(`Field "ReplyComment" must be at most ${MAX_COMMENT} characters`);
+    const asked = b.Response.trim();
+    await this.engine.mutate(async (tx, fx) => {
+      const m = await tx.getObject('UserMessage', String(id));
+      if (!m) throw notFound('UserMessage', id);
+      if (!isParticipant(p, (m.data.Participants as string[] | null) ?? []))
+        throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
+      if (m.data.Status !== 'ManualTask') throw conflict(`UserMessage:${id} is answered already (${m.data.Status})`);
+      const responses = (m.data.Responses as UserMessageSpec['Responses'] | null) ?? [];
+      const chosen = responses.find((r) => r.Response.toLowerCase() === asked.toLowerCase());
+      if (!chosen)
+        throw invalid(`Field "Response": "${asked}" is not one of the responses offered (${responses.map((r) => r.Response).join(', ')})`);
+      const now = this.clock.now();
+      await tx.patchObjectData(m.uniqueId, {
+        ...m.data,
+        Status: chosen.Status,
+        Response: chosen.Response,
+        ReplyComment: comment,
+        ReplyUser: p.user,
+        ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
+      });
+      const job = await tx.jobs.get(Number(m.data.Job));
+      if (job?.status === 'Console' && job.data.userMessage === id)
+        await finishJob(
+          tx,
+          job,
+          { status: chosen.Status, returnCode: chosen.ReturnCode, notes: [`${p.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`] },
+          now,
+          fx,
+        );
+    });
+    return this.get(p, String(id));
+  }
+}

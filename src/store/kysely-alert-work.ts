@@ -1,0 +1,96 @@
+import type { Kysely } from 'kysely';
+import type { AlertWorkItem, AlertWorkKind, AlertWorkStore } from './alert-work-store.ts';
+import type { Database } from './kysely-store.ts';
+
+/** Row shape of migration 0005. */
+export interface AlertWorkTables {
+  alert_work: {
+    id: number;
+    kind: string;
+    due_at: number;
+    alert_id: number | null;
+    attempts: number;
+    state: string;
+    last_error: string | null;
+    data: string;
+  };
+}
+
+type Row = AlertWorkTables['alert_work'];
+
+const toItem = (r: Row): AlertWorkItem => ({
+  id: Number(r.id),
+  kind: r.kind as AlertWorkKind,
+  dueAt: Number(r.due_at),
+  alertId: r.alert_id === null ? null : Number(r.alert_id),
+  attempts: Number(r.attempts),
+  state: r.state as AlertWorkItem['state'],
+  lastError: r.last_error,
+  data: JSON.parse(r.data) as Record<string, unknown>,
+});
+
+/** The AlertWorkStore of one Kysely database or transaction. */
+export class KyselyAlertWorkStore implements AlertWorkStore {
+  private readonly db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
+
+  async add(items: ReadonlyArray<Omit<AlertWorkItem, 'attempts' | 'state' | 'lastError'>>): Promise<void> {
+    if (items.length === 0) return;
+    await this.db
+      .insertInto('alert_work')
+      .values(
+        items.map((i) => ({
+          id: i.id,
+          kind: i.kind,
+          due_at: i.dueAt,
+          alert_id: i.alertId,
+          attempts: 0,
+          state: 'pending',
+          last_error: null,
+          data: JSON.stringify(i.data),
+        })),
+      )
+      .execute();
+  }
+
+  async due(now: number, limit: number): Promise<AlertWorkItem[]> {
+    const rows = await this.db
+      .selectFrom('alert_work')
+      .selectAll()
+      .where('state', '=', 'pending')
+      .where('due_at', '<=', now)
+      .orderBy('due_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toItem);
+  }
+
+  async nextDue(): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('alert_work')
+      .select('due_at')
+      .where('state', '=', 'pending')
+      .orderBy('due_at')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? Number(row.due_at) : undefined;
+  }
+
+  async update(item: AlertWorkItem): Promise<void> {
+    await this.db
+      .updateTable('alert_work')
+      .set({ state: item.state, due_at: item.dueAt, attempts: item.attempts, last_error: item.lastError })
+      .where('id', '=', item.id)
+      .execute();
+  }
+
+  async ofAlert(alertId: number, kind?: AlertWorkKind): Promise<AlertWorkItem[]> {
+    let q = this.db.selectFrom('alert_work').selectAll().where('alert_id', '=', alertId).where('state', '=', 'pending');
+    if (kind) q = q.where('kind', '=', kind);
+    return (await q.orderBy('id').execute()).map(toItem);
+  }
+}

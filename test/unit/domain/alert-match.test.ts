@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { delayMs, globMatch, jobKind, jobSourceEntry, serverSourceMatches } from '../../../src/domain/alert-match.ts';
+import type { JobRecord } from '../../../src/domain/job.ts';
+
+const job = (definition: string, extra: Partial<JobRecord['data']> = {}, type = 'BASH') =>
+  ({ definition, data: { spec: { type }, ...extra } }) as unknown as JobRecord;
+
+const source = (over: Record<string, unknown> = {}) => ({
+  NamePattern: 'Load*',
+  PartitionPattern: '*',
+  Statuses: [{ Status: 'Error', DelayAmount: 0, DelayUnits: 'Minutes', Message: null }],
+  AppliesToChains: true,
+  AppliesToSteps: false,
+  AppliesToProcesses: true,
+  Enabled: true,
+  ...over,
+});
+
+test('globs: * any run, ? one character, case-insensitive, regex characters literal', () => {
+  assert.ok(globMatch('Load*', 'LoadSales'));
+  assert.ok(globMatch('load*', 'LoadSales'));
+  assert.ok(globMatch('L?ad', 'Lead'));
+  assert.ok(!globMatch('L?ad', 'Leaad'));
+  assert.ok(globMatch('*', ''));
+  assert.ok(!globMatch('a.c', 'abc'), 'a dot is a dot');
+  assert.ok(!globMatch('(a+)+', 'aaaa'), 'no regular expressions');
+});
+
+test('a job source matches on definition name, partition, status and the kind of job', () => {
+  assert.equal(jobSourceEntry(source(), job('GLOBAL.LoadSales'), 'Error')?.Status, 'Error');
+  assert.equal(jobSourceEntry(source(), job('GLOBAL.LoadSales'), 'Completed'), undefined);
+  assert.equal(jobSourceEntry(source(), job('GLOBAL.Unload'), 'Error'), undefined);
+  assert.equal(jobSourceEntry(source({ PartitionPattern: 'FIN*' }), job('GLOBAL.LoadSales'), 'Error'), undefined);
+  assert.ok(jobSourceEntry(source({ PartitionPattern: 'FIN*' }), job('FINANCE.LoadSales'), 'Error'));
+  assert.equal(jobSourceEntry(source({ Enabled: false }), job('GLOBAL.LoadSales'), 'Error'), undefined);
+  const step = job('GLOBAL.LoadChain', { chain: { step: { index: 0, runs: 1 } } }, 'JobChain');
+  assert.equal(jobKind(step), 'AppliesToSteps');
+  assert.equal(jobSourceEntry(source(), step, 'Error'), undefined, 'steps only when AppliesToSteps');
+  assert.ok(jobSourceEntry(source({ AppliesToSteps: true }), step, 'Error'));
+  assert.equal(jobKind(job('GLOBAL.LoadChain', {}, 'JobChain')), 'AppliesToChains');
+  assert.equal(jobSourceEntry(source({ AppliesToChains: false }), job('GLOBAL.LoadChain', {}, 'JobChain'), 'Error'), undefined);
+});
+
+test('delays in their units', () => {
+  assert.equal(delayMs({ Status: 'Queued', DelayAmount: 2, DelayUnits: 'Seconds', Message: null }), 2000);
+  assert.equal(delayMs({ Status: 'Queued', DelayAmount: 3, DelayUnits: null, Message: null }), 180_000);
+  assert.equal(delayMs({ Status: 'Queued', DelayAmount: null, DelayUnits: 'Days', Message: null }), 0);
+});
+
+test('a process server source matches name and partition globs and the statuses listed', () => {
+  const s = { NamePattern: 'Agent_*', PartitionPattern: 'GLOBAL', Statuses: ['Unknown', 'Shutdown'], Enabled: true };
+  assert.ok(serverSourceMatches(s, 'GLOBAL.Agent_7', 'Unknown'));
+  assert.ok(!serverSourceMatches(s, 'GLOBAL.Agent_7', 'Running'));
+  assert.ok(!serverSourceMatches(s, 'OTHER.Agent_7', 'Unknown'));
+  assert.ok(!serverSourceMatches({ ...s, Enabled: false }, 'GLOBAL.Agent_7', 'Unknown'));
+});
