@@ -5,9 +5,18 @@ import type { JobRecord } from './job.ts';
  * and partition patterns are globs (`*` any run, `?` one character), matched without regard to case.
  */
 
+/** Compiled globs: every status change of every job is matched against the sources' patterns. */
+const compiled = new Map<string, RegExp>();
+
 export function globMatch(pattern: string, text: string): boolean {
-  const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${re}$`, 'is').test(text);
+  let re = compiled.get(pattern);
+  if (!re) {
+    if (compiled.size > 10_000) compiled.clear();
+    const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+    re = new RegExp(`^${body}$`, 'is');
+    compiled.set(pattern, re);
+  }
+  return re.test(text);
 }
 
 const UNIT_MS = { Seconds: 1000, Minutes: 60_000, Hours: 3_600_000, Days: 86_400_000 } as const;

@@ -1,10 +1,8 @@
 import { answerAlert } from '../engine/alerts.ts';
-import type { Engine } from '../engine/engine.ts';
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import { can, type Principal } from '../security/privileges.ts';
-import type { Clock } from '../time/clock.ts';
-import { readMessage, replyBody, visibleForReply } from './messages.ts';
+import { MessageService, replyBody, visibleForReply } from './messages.ts';
 
 type SourceType = 'ProcessServerAlertSource' | 'JobDefinitionAlertSource';
 
@@ -12,18 +10,8 @@ type SourceType = 'ProcessServerAlertSource' | 'JobDefinitionAlertSource';
  * Alerts (spec §4 rows 16, 18, 19): read one, reply to it (`Acknowledge` stops its escalation), and switch alert
  * sources on and off with the Control privilege.
  */
-export class Alerts {
-  private readonly engine: Engine;
-  private readonly clock: Clock;
-
-  constructor(engine: Engine, clock: Clock) {
-    this.engine = engine;
-    this.clock = clock;
-  }
-
-  get(p: Principal, idText: string): Promise<Record<string, unknown>> {
-    return readMessage(this.engine.store, p, 'Alert', idText);
-  }
+export class Alerts extends MessageService {
+  protected readonly kind = 'Alert' as const;
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await visibleForReply(this.engine.store, p, 'Alert', idText);

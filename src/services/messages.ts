@@ -1,8 +1,10 @@
+import type { Engine } from '../engine/engine.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import { requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
+import type { Clock } from '../time/clock.ts';
 import { parseJobId } from './jobs.ts';
 
 /**
@@ -35,4 +37,22 @@ export function replyBody(body: unknown, fields: readonly string[], required: st
   const b = body as Record<string, unknown>;
   if (b[required] === undefined) throw invalid(`Field "${required}" is required`);
   return b;
+}
+
+/** A service for one kind of message: read one, and reply to it as the kind's body says. */
+export abstract class MessageService {
+  protected readonly engine: Engine;
+  protected readonly clock: Clock;
+  protected abstract readonly kind: MessageKind;
+
+  constructor(engine: Engine, clock: Clock) {
+    this.engine = engine;
+    this.clock = clock;
+  }
+
+  get(p: Principal, idText: string): Promise<Record<string, unknown>> {
+    return readMessage(this.engine.store, p, this.kind, idText);
+  }
+
+  abstract reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>>;
 }

@@ -1,14 +1,12 @@
 import { OPERATOR_MESSAGE_DEFINITION } from '../engine/ask.ts';
 import { answerAlert } from '../engine/alerts.ts';
 import { settleStepRequest } from '../engine/chains.ts';
-import type { Engine } from '../engine/engine.ts';
 import { finishJob, settleRestartRequest } from '../engine/transitions.ts';
 import { applyOutText } from '../domain/parameters.ts';
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { Principal } from '../security/privileges.ts';
-import type { Clock } from '../time/clock.ts';
-import { type MessageKind, readMessage, replyBody, visibleForReply } from './messages.ts';
+import { MessageService, replyBody, visibleForReply } from './messages.ts';
 
 const MAX_REPLY = 1000;
 
@@ -18,22 +16,11 @@ const MAX_REPLY = 1000;
  * message: a restart request ends the waiting job (and, for Restart, submits it again), a System_OperatorMessage
  * job completes with the reply as its Out parameter, an alert is acknowledged.
  */
-export class OperatorMessages {
-  private readonly engine: Engine;
-  private readonly clock: Clock;
-  private static readonly KIND: MessageKind = 'OperatorMessage';
-
-  constructor(engine: Engine, clock: Clock) {
-    this.engine = engine;
-    this.clock = clock;
-  }
-
-  get(p: Principal, idText: string): Promise<Record<string, unknown>> {
-    return readMessage(this.engine.store, p, OperatorMessages.KIND, idText);
-  }
+export class OperatorMessages extends MessageService {
+  protected readonly kind = 'OperatorMessage' as const;
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
-    const id = await visibleForReply(this.engine.store, p, OperatorMessages.KIND, idText);
+    const id = await visibleForReply(this.engine.store, p, this.kind, idText);
     const raw = replyBody(body, ['Reply'], 'Reply').Reply;
     if (typeof raw !== 'string') throw invalid('Field "Reply" must be a string');
     const reply = normalizeReply(raw);

@@ -1,10 +1,8 @@
-import type { Engine } from '../engine/engine.ts';
 import { finishJob } from '../engine/transitions.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { UserMessageSpec } from '../domain/job.ts';
 import type { Principal } from '../security/privileges.ts';
-import type { Clock } from '../time/clock.ts';
-import { readMessage, replyBody, visibleForReply } from './messages.ts';
+import { MessageService, replyBody, visibleForReply } from './messages.ts';
 
 const MAX_COMMENT = 1000;
 
@@ -21,18 +19,8 @@ export function isParticipant(p: Principal, participants: readonly string[]): bo
  * of at most 1,000 characters; the waiting job then ends with that response's status and return code, and a
  * chain waiting on it as a call goes on.
  */
-export class UserMessages {
-  private readonly engine: Engine;
-  private readonly clock: Clock;
-
-  constructor(engine: Engine, clock: Clock) {
-    this.engine = engine;
-    this.clock = clock;
-  }
-
-  get(p: Principal, idText: string): Promise<Record<string, unknown>> {
-    return readMessage(this.engine.store, p, 'UserMessage', idText);
-  }
+export class UserMessages extends MessageService {
+  protected readonly kind = 'UserMessage' as const;
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await visibleForReply(this.engine.store, p, 'UserMessage', idText);

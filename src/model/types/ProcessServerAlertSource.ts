@@ -1,4 +1,5 @@
 import { bool, field, list, oneOf, ref, string, timezone } from '../fields.ts';
+import { expressionProblem } from '../../domain/reply-match.ts';
 import { defineType } from '../object-type.ts';
 import { PROCESS_SERVER_STATUSES } from './ProcessServer.ts';
 
@@ -32,6 +33,8 @@ export default defineType({
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Control'],
   rules: (v) => {
     const statuses = (v.Statuses as unknown[] | null) ?? [];
-    return new Set(statuses).size === statuses.length ? undefined : 'Field "Statuses" names a status twice';
+    if (new Set(statuses).size !== statuses.length) return 'Field "Statuses" names a status twice';
+    const problem = typeof v.ReplyExpression === 'string' ? expressionProblem(v.ReplyExpression) : undefined;
+    return problem ? `Field "ReplyExpression": ${problem}` : undefined;
   },
 });

@@ -191,6 +191,37 @@ for (const backend of backends()) {
       await waitFor('the escalation after the restart', async () => directors.deliveries.find(about), 8000);
     });
 
+    test('a failed delivery is tried again with backoff, with the same delivery id', async () => {
+      const flaky = await startWebhookReceiver({ status: (n) => (n === 1 ? 500 : 204) });
+      try {
+        await post(t, '/AlertEscalation/GLOBAL.Flaky', { Recipients: [{ Kind: 'Webhook', Address: flaky.url }] });
+        await post(t, '/JobDefinition/GLOBAL.FailFlaky', { JobDefinitionType: 'System', DefaultQueue: 'GLOBAL.System' });
+        await post(t, '/JobDefinitionAlertSource/GLOBAL.FlakyFailures', {
+          NamePattern: 'FailFlaky',
+          Statuses: [{ Status: 'Error' }],
+          DefaultAlertEscalation: 'GLOBAL.Flaky',
+        });
+        await submit(t, 'GLOBAL.FailFlaky');
+        const [first, second] = [
+          await waitFor('the first attempt', async () => flaky.deliveries[0], 5000),
+          await waitFor('the retry (5 s later)', async () => flaky.deliveries[1], 10_000),
+        ];
+        assert.equal(first.status, 500);
+        const id = (d: { json: unknown }) => (d.json as { deliveryId: number }).deliveryId;
+        assert.equal(id(second), id(first));
+        await pause(300);
+        assert.equal(flaky.deliveries.length, 2, 'delivered once it succeeded');
+      } finally {
+        await flaky.close();
+      }
+    });
+
+    test('an alert source with a reply expression that is not a regular expression is refused', async () => {
+      const res = await t.req('POST', '/ProcessServerAlertSource/GLOBAL.BadReply', { body: { Statuses: ['Unknown'], ReplyExpression: '(oops' } });
+      assertError(res, 400, /"ReplyExpression": "\(oops" is not a valid regular expression/);
+      assert.equal((await t.req('GET', '/ProcessServerAlertSource/GLOBAL.BadReply')).status, 404);
+    });
+
     test('a process server that is stopped raises a ProcessServerAlertSource alert', async () => {
       await post(t, '/ProcessServer/GLOBAL.RemoteBox', { DefinitionTypes: ['BASH'] });
       await post(t, '/ProcessServerAlertSource/GLOBAL.ServersDown', {
