@@ -25,7 +25,7 @@ export interface AlertWorkStore {
   due(now: number, limit: number): Promise<AlertWorkItem[]>;
   /** The earliest due time of a pending item. */
   nextDue(): Promise<number | undefined>;
-  /** Writes state, due time, attempts and last error. */
+  /** Writes state, due time, attempts and last error; done and canceled items are removed. */
   update(item: AlertWorkItem): Promise<void>;
   /** Pending items of an alert, optionally of one kind. */
   ofAlert(alertId: number, kind?: AlertWorkKind): Promise<AlertWorkItem[]>;

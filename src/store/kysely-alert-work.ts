@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { AlertWorkItem, AlertWorkKind, AlertWorkStore } from './alert-work-store.ts';
 import type { Database } from './kysely-store.ts';
 
@@ -17,6 +17,9 @@ export interface AlertWorkTables {
 }
 
 type Row = AlertWorkTables['alert_work'];
+
+// A literal, not a parameter: SQLite uses the partial index only when the query names its state itself.
+const PENDING = sql.lit('pending');
 
 const toItem = (r: Row): AlertWorkItem => ({
   id: Number(r.id),
@@ -60,7 +63,7 @@ export class KyselyAlertWorkStore implements AlertWorkStore {
     const rows = await this.db
       .selectFrom('alert_work')
       .selectAll()
-      .where('state', '=', 'pending')
+      .where('state', '=', PENDING)
       .where('due_at', '<=', now)
       .orderBy('due_at')
       .orderBy('id')
@@ -73,7 +76,7 @@ export class KyselyAlertWorkStore implements AlertWorkStore {
     const row = await this.db
       .selectFrom('alert_work')
       .select('due_at')
-      .where('state', '=', 'pending')
+      .where('state', '=', PENDING)
       .orderBy('due_at')
       .limit(1)
       .executeTakeFirst();
@@ -81,6 +84,11 @@ export class KyselyAlertWorkStore implements AlertWorkStore {
   }
 
   async update(item: AlertWorkItem): Promise<void> {
+    // Done and canceled work is of no further use; failed deliveries stay, with their last error, for inspection.
+    if (item.state === 'done' || item.state === 'canceled') {
+      await this.db.deleteFrom('alert_work').where('id', '=', item.id).execute();
+      return;
+    }
     await this.db
       .updateTable('alert_work')
       .set({ state: item.state, due_at: item.dueAt, attempts: item.attempts, last_error: item.lastError })
@@ -89,7 +97,7 @@ export class KyselyAlertWorkStore implements AlertWorkStore {
   }
 
   async ofAlert(alertId: number, kind?: AlertWorkKind): Promise<AlertWorkItem[]> {
-    let q = this.db.selectFrom('alert_work').selectAll().where('alert_id', '=', alertId).where('state', '=', 'pending');
+    let q = this.db.selectFrom('alert_work').selectAll().where('alert_id', '=', alertId).where('state', '=', PENDING);
     if (kind) q = q.where('kind', '=', kind);
     return (await q.orderBy('id').execute()).map(toItem);
   }
