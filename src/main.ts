@@ -113,7 +113,12 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       processServerAction: (p, key, action) => processServerAction({ store, engine }, p, key, action),
       processServerText: (p, key) => objects.getText(p, processServer, key),
     },
-    messages: { operator: new OperatorMessages(engine, clock), user: new UserMessages(engine, clock), alerts: new Alerts(engine, clock) },
+    messages: {
+      operator: new OperatorMessages(engine, clock),
+      user: new UserMessages(engine, clock),
+      alerts: new Alerts(engine, clock),
+      objects,
+    },
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
     version: VERSION,
   });

@@ -8,7 +8,8 @@ import { runCheck, runEscalation } from './alerts.ts';
 
 /** How alerts leave the server; wired to webhook.ts and mail.ts, or to nothing when not configured. */
 export interface AlertSenders {
-  webhook(url: string, body: Record<string, unknown>, deliveryId: number): Promise<void>;
+  /** `body` carries the `deliveryId` a receiver deduplicates by (delivery is at least once). */
+  webhook(url: string, body: Record<string, unknown>): Promise<void>;
   mail(to: string, subject: string, text: string): Promise<void>;
 }
 
@@ -138,7 +139,7 @@ export class AlertWorker {
       CreationTime: created ? formatInstant(created.ms, created.zone) : null,
     };
     const address = String(item.data.address);
-    if (item.data.kind === 'Webhook') await this.senders.webhook(address, body, item.id);
+    if (item.data.kind === 'Webhook') await this.senders.webhook(address, body);
     else
       await this.senders.mail(
         address,

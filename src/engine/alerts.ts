@@ -2,6 +2,7 @@ import { delayMs, type JobAlertStatus, jobSourceEntry, serverSourceMatches } fro
 import type { JobRecord } from '../domain/job.ts';
 import { substitute } from '../domain/substitute.ts';
 import { isOpen } from '../domain/time-window.ts';
+import { allObjects, listAllObjects } from '../store/all-objects.ts';
 import type { AlertWorkItem } from '../store/alert-work-store.ts';
 import type { StatusChange } from '../store/job-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
@@ -30,15 +31,7 @@ export class AlertSources {
   }
 
   async forJobs(tx: Store): Promise<StoredObject[]> {
-    if (!this.jobSources) {
-      const all: StoredObject[] = [];
-      for (;;) {
-        const page = await tx.listObjects('JobDefinitionAlertSource', { limit: 1000, ...(all.length ? { afterKey: all.at(-1)?.key } : {}) });
-        all.push(...page);
-        if (page.length < 1000) break;
-      }
-      this.jobSources = all.filter((s) => s.data.Enabled !== false);
-    }
+    this.jobSources ??= (await listAllObjects(tx, 'JobDefinitionAlertSource')).filter((s) => s.data.Enabled !== false);
     return this.jobSources;
   }
 }
@@ -100,7 +93,7 @@ function raiseJobAlert(tx: Store, source: StoredObject, entry: JobAlertStatus, j
 
 /** A process server's Status changed: alerts for every enabled ProcessServerAlertSource watching it. */
 export async function onServerStatus(tx: Store, server: StoredObject, from: string | null, to: string, now: number): Promise<void> {
-  for (const source of await tx.listObjects('ProcessServerAlertSource', { limit: 10_000 })) {
+  for await (const source of allObjects(tx, 'ProcessServerAlertSource')) {
     if (!serverSourceMatches(source.data, server.key, to)) continue;
     const windowKey = source.data.TimeWindow as string | null;
     const zone = (source.data.TimeZone as string | null) ?? 'UTC';
@@ -143,8 +136,7 @@ async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> 
     messageId,
   );
   const at = (ms: number) => ({ ms, zone: a.zone });
-  const within = escalation ? ((escalation.data.AcknowledgeWithin as number | null) ?? null) : null;
-  const escalatesAt = within !== null && escalation?.data.EscalateTo ? now + within * 1000 : null;
+  const escalatesAt = escalationDue(escalation, now);
   await tx.insertObject(
     {
       uniqueId: alertId,
@@ -190,6 +182,12 @@ async function chooseEscalation(tx: Store, source: StoredObject, vars: Record<st
   return fallback ? tx.getObject('AlertEscalation', fallback) : undefined;
 }
 
+/** When an alert that reached `escalation` now moves on unless acknowledged; null when it stays there. */
+function escalationDue(escalation: StoredObject | undefined, now: number): number | null {
+  const within = (escalation?.data.AcknowledgeWithin as number | null | undefined) ?? null;
+  return within !== null && escalation?.data.EscalateTo ? now + within * 1000 : null;
+}
+
 /** One delivery row per recipient of `escalation` (and `extra`), and the escalation's own timer. */
 async function planDeliveries(
   tx: Store,
@@ -199,8 +197,7 @@ async function planDeliveries(
   extra: Array<{ Kind: string; Address: string }> = [],
 ): Promise<void> {
   const recipients = [...((escalation?.data.Recipients as Array<{ Kind: string; Address: string }> | null) ?? []), ...extra];
-  const within = escalation ? ((escalation.data.AcknowledgeWithin as number | null) ?? null) : null;
-  const next = escalation ? ((escalation.data.EscalateTo as string | null) ?? null) : null;
+  const escalatesAt = escalationDue(escalation, now);
   const work: Array<Omit<AlertWorkItem, 'attempts' | 'state' | 'lastError'>> = recipients.map((r) => ({
     id: 0,
     kind: 'deliver',
@@ -208,8 +205,8 @@ async function planDeliveries(
     alertId,
     data: { kind: r.Kind, address: r.Address, escalation: escalation?.key ?? null },
   }));
-  if (escalation && within !== null && next !== null)
-    work.push({ id: 0, kind: 'escalate', dueAt: now + within * 1000, alertId, data: { from: escalation.key } });
+  if (escalation && escalatesAt !== null)
+    work.push({ id: 0, kind: 'escalate', dueAt: escalatesAt, alertId, data: { from: escalation.key } });
   if (work.length === 0) return;
   const ids = await tx.nextUniqueIds(work.length);
   await tx.alertWork.add(work.map((w, i) => ({ ...w, id: ids[i] as number })));
@@ -224,8 +221,7 @@ export async function runEscalation(tx: Store, item: AlertWorkItem, now: number)
   const next = nextKey ? await tx.getObject('AlertEscalation', nextKey) : undefined;
   if (!next) return;
   const zone = (alert.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC';
-  const within = (next.data.AcknowledgeWithin as number | null) ?? null;
-  const escalatesAt = within !== null && next.data.EscalateTo ? now + within * 1000 : null;
+  const escalatesAt = escalationDue(next, now);
   await tx.patchObjectData(alert.uniqueId, {
     ...alert.data,
     Status: 'Escalated',
@@ -244,7 +240,7 @@ export async function answerAlert(tx: Store, alert: StoredObject, reply: string,
   const zone = (alert.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC';
   await tx.patchObjectData(alert.uniqueId, {
     ...alert.data,
-    Status: reply.toLowerCase() === DEFAULT_ALERT_REPLY.toLowerCase() ? 'Acknowledged' : 'Replied',
+    Status: reply === DEFAULT_ALERT_REPLY ? 'Acknowledged' : 'Replied',
     Reply: reply,
     ReplyTime: { ms: now, zone },
     ReplyUser: user,

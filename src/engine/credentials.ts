@@ -1,5 +1,6 @@
 import { businessKey, parseKey } from '../model/keys.ts';
 import type { SecretOpener } from '../security/secret-box.ts';
+import { allObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 
 /** A credential a job runs with, opened: what its `run` message carries. */
@@ -14,8 +15,6 @@ export type CredentialLookup = { ok: true; credential: OpenCredential } | { ok: 
 /** Environment variables a job's credential reaches its script in. */
 export const CREDENTIAL_USER = 'CREDENTIAL_USER';
 export const CREDENTIAL_PASSWORD = 'CREDENTIAL_PASSWORD';
-
-const PAGE = 500;
 
 /**
  * Finds and opens the credentials of the jobs one dispatch pass starts, each credential once per pass. A job's
@@ -81,12 +80,6 @@ export async function findCredential(tx: Store, name: string, partition: string)
 }
 
 async function byVirtualUser(tx: Store, virtualUser: string, partition: string): Promise<StoredObject | undefined> {
-  let afterKey: string | undefined;
-  for (;;) {
-    const page = await tx.listObjects('Credential', { partition, limit: PAGE, ...(afterKey ? { afterKey } : {}) });
-    const hit = page.find((c) => c.data.VirtualUser === virtualUser);
-    if (hit) return hit;
-    if (page.length < PAGE) return undefined;
-    afterKey = page[page.length - 1]?.key;
-  }
+  for await (const c of allObjects(tx, 'Credential', partition)) if (c.data.VirtualUser === virtualUser) return c;
+  return undefined;
 }

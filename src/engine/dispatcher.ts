@@ -4,6 +4,7 @@ import type { JobRecord } from '../domain/job.ts';
 import { OCCUPYING } from '../domain/job-status.ts';
 import { outNames, parameterEnvironment } from '../domain/parameters.ts';
 import type { SecretOpener } from '../security/secret-box.ts';
+import { listAllObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import { isOpen, nextChange } from '../domain/time-window.ts';
 import { startChain } from './chains.ts';
@@ -32,14 +33,6 @@ export interface DispatchContext {
 
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
-async function listAll(tx: Store, type: 'Queue' | 'QueueProvider' | 'ProcessServer'): Promise<StoredObject[]> {
-  const all: StoredObject[] = [];
-  for (;;) {
-    const page = await tx.listObjects(type, { limit: 1000, ...(all.length ? { afterKey: all[all.length - 1]?.key } : {}) });
-    all.push(...page);
-    if (page.length < 1000) return all;
-  }
-}
 
 /**
  * Queues, providers and process servers as the planner sees them, read inside the dispatch transaction. A queue
@@ -47,7 +40,7 @@ async function listAll(tx: Store, type: 'Queue' | 'QueueProvider' | 'ProcessServ
  */
 export async function loadDispatchState(tx: Store, ctx: DispatchContext, now: number, gates: Gates, fx: Effects): Promise<DispatchState> {
   const queues = new Map<string, QueueState>();
-  for (const q of await listAll(tx, 'Queue'))
+  for (const q of await listAllObjects(tx, 'Queue'))
     queues.set(q.key, {
       key: q.key,
       held: q.data.Held === true || !(await queueWindowOpen(q, now, gates, fx)),
@@ -56,7 +49,7 @@ export async function loadDispatchState(tx: Store, ctx: DispatchContext, now: nu
       inclusive: q.data.Inclusive === true,
       inclusiveConsole: q.data.InclusiveConsoleJobs === true,
     });
-  const providers: ProviderState[] = (await listAll(tx, 'QueueProvider')).map((p) => ({
+  const providers: ProviderState[] = (await listAllObjects(tx, 'QueueProvider')).map((p) => ({
     queue: p.data.Queue as string,
     processServer: p.data.ProcessServer as string,
     held: p.data.Held === true,
@@ -65,7 +58,7 @@ export async function loadDispatchState(tx: Store, ctx: DispatchContext, now: nu
     inclusive: p.data.Inclusive === true,
   }));
   const servers = new Map<string, ServerState>();
-  for (const s of await listAll(tx, 'ProcessServer')) {
+  for (const s of await listAllObjects(tx, 'ProcessServer')) {
     const started = s.data.DesiredStatus !== 'Shutdown';
     servers.set(s.key, {
       key: s.key,

@@ -30,14 +30,9 @@ export interface EngineOptions {
   historyRetentionMs: number;
   /** Opens the passwords of credentials jobs run with. */
   secrets?: SecretOpener;
-  /** How alerts are delivered; without it deliveries fail (and are retried) saying nothing is configured. */
-  alertSenders?: AlertSenders;
+  /** How alerts leave the server (webhooks, mail); deliveries that fail are tried again later. */
+  alertSenders: AlertSenders;
 }
-
-const NO_SENDERS: AlertSenders = {
-  webhook: () => Promise.reject(new Error('webhook delivery is not configured')),
-  mail: () => Promise.reject(new Error('e-mail delivery is not configured (MILLRACE_SMTP_URL)')),
-};
 
 type Work = {
   /** Agent and in-server reports: many share one transaction. User actions run alone (their errors are theirs). */
@@ -63,7 +58,7 @@ export class Engine {
   private readonly o: EngineOptions;
   private readonly system: SystemJobs;
   private readonly servers: ServerStatusKeeper;
-  readonly alertSources = new AlertSources();
+  private readonly alertSources = new AlertSources();
   readonly alerts: AlertWorker;
   private readonly work: Work[] = [];
   private dispatchWanted = false;
@@ -99,7 +94,7 @@ export class Engine {
       store: options.store,
       clock: options.clock,
       logger: options.logger,
-      senders: options.alertSenders ?? NO_SENDERS,
+      senders: options.alertSenders,
       mutate: (fn) => this.mutate((tx) => fn(tx)),
     });
     this.hub = new AgentHub(

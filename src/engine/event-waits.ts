@@ -1,5 +1,6 @@
 import { INITIAL, PENDING } from '../domain/job-status.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
+import { allObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Effects } from './effects.ts';
 import { settlePending } from './pending.ts';
@@ -24,16 +25,11 @@ export async function onEventRaised(tx: Store, definition: string, now: number, 
 /** Definitions that wait for `event` with AutoSubmit other than Never. */
 async function autoSubmitters(tx: Store, event: string): Promise<Array<{ object: StoredObject; mode: string }>> {
   const found: Array<{ object: StoredObject; mode: string }> = [];
-  let afterKey: string | undefined;
-  for (;;) {
-    const page = await tx.listObjects('JobDefinition', { limit: 1000, ...(afterKey ? { afterKey } : {}) });
-    for (const o of page) {
-      const w = ((o.data.WaitEvents as Rec[] | null) ?? []).find((x) => x.EventDefinition === event);
-      if (w?.AutoSubmit && w.AutoSubmit !== 'Never') found.push({ object: o, mode: w.AutoSubmit as string });
-    }
-    if (page.length < 1000) return found;
-    afterKey = page[page.length - 1]?.key;
+  for await (const o of allObjects(tx, 'JobDefinition')) {
+    const w = ((o.data.WaitEvents as Rec[] | null) ?? []).find((x) => x.EventDefinition === event);
+    if (w?.AutoSubmit && w.AutoSubmit !== 'Never') found.push({ object: o, mode: w.AutoSubmit as string });
   }
+  return found;
 }
 
 async function autoSubmit(tx: Store, definition: StoredObject, mode: string, event: string, now: number, fx: Effects): Promise<void> {

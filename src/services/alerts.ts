@@ -1,15 +1,10 @@
 import { answerAlert } from '../engine/alerts.ts';
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
-import { conflict, forbidden, invalid, notFound } from '../errors.ts';
-import { can, type Principal } from '../security/privileges.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
+import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody, visibleForReply } from './messages.ts';
 
-type SourceType = 'ProcessServerAlertSource' | 'JobDefinitionAlertSource';
-
-/**
- * Alerts (spec §4 rows 16, 18, 19): read one, reply to it (`Acknowledge` stops its escalation), and switch alert
- * sources on and off with the Control privilege.
- */
+/** Alerts (spec §4 row 16): read one, reply to it (`Acknowledge` stops its escalation). */
 export class Alerts extends MessageService {
   protected readonly kind = 'Alert' as const;
 
@@ -30,18 +25,5 @@ export class Alerts extends MessageService {
         throw conflict(`Alert:${id} is ${String(alert.data.Status)} already`);
     });
     return this.get(p, String(id));
-  }
-
-  /** `PUT …AlertSource/<key>/enable|disable`: answers the source as it is now. */
-  async setEnabled(p: Principal, type: SourceType, key: string, enabled: boolean): Promise<Record<string, unknown>> {
-    await this.engine.mutate(async (tx) => {
-      const source = await tx.getObject(type, key);
-      if (!source || !can(p, type, source.partition, 'View')) throw notFound(type, key);
-      if (!can(p, type, source.partition, 'Control'))
-        throw forbidden(`You need the Control privilege to ${enabled ? 'enable' : 'disable'} ${type}:${key}`);
-      if (source.data.Enabled !== enabled) await tx.patchObjectData(source.uniqueId, { ...source.data, Enabled: enabled });
-    });
-    this.engine.alertSources.invalidate();
-    return { businessKey: `${type}:${key}`, Enabled: enabled };
   }
 }

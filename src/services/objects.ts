@@ -162,6 +162,26 @@ export class ObjectService {
     return this.render(type, updated, await this.withDerived(type, updated));
   }
 
+  /**
+   * `PUT <type>/<key>/enable|disable` (alert sources, spec §4 rows 18–19): switches the read-only `Enabled` state
+   * with the Control privilege, leaving the definition and its modification time alone. Answers the object.
+   */
+  async setEnabled(p: Principal, type: ObjectType, pathKey: string, enabled: boolean): Promise<Record<string, unknown>> {
+    const { parsed } = await this.find(p, type, pathKey);
+    this.require(p, type, parsed.partition, 'Control', `${enabled ? 'enable' : 'disable'} ${businessKey(type.name, parsed.key)}`);
+    let before: StoredObject | undefined;
+    const after = await this.deps.store.transaction(async (tx) => {
+      const current = await tx.getObject(type.name, parsed.key);
+      if (!current) throw notFound(type.name, parsed.key);
+      before = current;
+      const next = { ...current, data: { ...current.data, Enabled: enabled } };
+      if (current.data.Enabled !== enabled) await tx.patchObjectData(current.uniqueId, next.data);
+      return next;
+    });
+    await this.deps.onChange?.(type.name, before, after);
+    return this.render(type, after, await this.withDerived(type, after));
+  }
+
   async delete(p: Principal, type: ObjectType, pathKey: string): Promise<void> {
     const { parsed } = await this.find(p, type, pathKey);
     this.require(p, type, parsed.partition, 'Delete', `delete ${businessKey(type.name, parsed.key)}`);

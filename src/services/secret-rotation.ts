@@ -2,6 +2,7 @@ import type { TypeName } from '../model/fields.ts';
 import { definitionTypes } from '../model/registry.ts';
 import type { Key, Keyring } from '../security/keyring.ts';
 import { open, seal, sealedKeyId } from '../security/secret-box.ts';
+import { allObjects } from '../store/all-objects.ts';
 import type { Store } from '../store/store.ts';
 
 /**
@@ -16,8 +17,6 @@ export function secretFields(): Array<{ type: TypeName; fields: string[] }> {
     .filter((t) => t.fields.length > 0);
 }
 
-const PAGE = 500;
-
 /** Calls `fn` for every stored secret value: its object's id and data, and the field. */
 async function eachSecret(
   tx: Store,
@@ -29,17 +28,11 @@ async function eachSecret(
   ) => void,
 ): Promise<void> {
   for (const { type, fields } of secretFields()) {
-    let afterKey: string | undefined;
-    for (;;) {
-      const page = await tx.listObjects(type, { limit: PAGE, ...(afterKey ? { afterKey } : {}) });
-      for (const object of page)
-        for (const field of fields) {
-          const sealed = object.data[field];
-          if (typeof sealed === 'string') fn(object, type, field, sealed);
-        }
-      if (page.length < PAGE) break;
-      afterKey = page[page.length - 1]?.key;
-    }
+    for await (const object of allObjects(tx, type))
+      for (const field of fields) {
+        const sealed = object.data[field];
+        if (typeof sealed === 'string') fn(object, type, field, sealed);
+      }
   }
 }
 

@@ -73,6 +73,12 @@ export async function staysIn(t: TestServer, jobId: number, status: string, ms =
 }
 
 /** Asserts an error record of DESIGN §9: the status, `code` as text, and a message matching `message`. */
+/** POSTs an object (or anything answering 201) and fails the test with the answer's body otherwise. */
+export async function postCreated(t: TestServer, path: string, body: unknown = {}): Promise<void> {
+  const res = await t.req('POST', path, { body });
+  assert.equal(res.status, 201, `POST ${path}: ${res.body}`);
+}
+
 export function assertError(res: Response, status: number, message: RegExp | string): void {
   assert.equal(res.status, status, res.body);
   assert.equal(res.json?.code, String(status), res.body);

@@ -1,14 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { Alerts } from '../../services/alerts.ts';
+import { requireType } from '../../model/registry.ts';
 import type { MessageKind } from '../../services/messages.ts';
+import type { ObjectService } from '../../services/objects.ts';
 import type { OperatorMessages } from '../../services/operator-messages.ts';
 import type { UserMessages } from '../../services/user-messages.ts';
-import { errorResponses } from './schemas.ts';
+import { errorResponses, outputSchemaId } from './schemas.ts';
 
 export interface MessageServices {
   operator: OperatorMessages;
   user: UserMessages;
   alerts: Alerts;
+  /** Alert sources are switched like other objects are changed (key parsing, privileges, rendering). */
+  objects: ObjectService;
 }
 
 type Req = { Params: { key: string }; Body: unknown };
@@ -18,6 +22,12 @@ const idParams = (what: string) => ({
   properties: { key: { type: 'string', description: `The ${what} id` } },
   required: ['key'],
 });
+
+const SOURCE_PARAMS = {
+  type: 'object',
+  properties: { key: { type: 'string', description: 'Business key `<partition>.<name>`; a bare name means GLOBAL' } },
+  required: ['key'],
+};
 
 /** The reply body of each kind (spec §2.4). */
 const REPLY_BODIES: Record<MessageKind, { properties: Record<string, unknown>; required: string[]; summary: string }> = {
@@ -38,7 +48,7 @@ const REPLY_BODIES: Record<MessageKind, { properties: Record<string, unknown>; r
   },
 };
 
-/** Spec §4 rows 14–16 (read and reply to operator messages, user messages and alerts) and 18–19. */
+/** Spec §4 rows 14–16 (read and reply to operator messages, user messages and alerts) and 18–19 (alert sources). */
 export function registerMessageRoutes(app: FastifyInstance, services: MessageServices, served: Map<string, Set<string>>): void {
   const byKind: Record<MessageKind, OperatorMessages | UserMessages | Alerts> = {
     OperatorMessage: services.operator,
@@ -67,24 +77,19 @@ export function registerMessageRoutes(app: FastifyInstance, services: MessageSer
       handler: (req) => service.reply(req.principal, req.params.key, req.body),
     });
   }
-  for (const type of ['ProcessServerAlertSource', 'JobDefinitionAlertSource'] as const)
+  for (const name of ['ProcessServerAlertSource', 'JobDefinitionAlertSource'] as const) {
+    const type = requireType(name);
     for (const action of ['enable', 'disable'] as const) {
-      served.set(`/${type}/:key/${action}`, new Set(['PUT']));
-      app.put<Req>(`/${type}/:key/${action}`, {
+      served.set(`/${name}/:key/${action}`, new Set(['PUT']));
+      app.put<Req>(`/${name}/:key/${action}`, {
         schema: {
-          tags: [type],
+          tags: [name],
           summary: `${action === 'enable' ? 'Enable' : 'Disable'} the alert source (Control privilege)`,
-          params: idParams(`${type} business key <partition>.<name>; a bare name means GLOBAL`),
-          response: {
-            200: {
-              type: 'object',
-              properties: { businessKey: { type: 'string' }, Enabled: { type: 'boolean' } },
-              required: ['businessKey', 'Enabled'],
-            },
-            ...errorResponses(401, 403, 404),
-          },
+          params: SOURCE_PARAMS,
+          response: { 200: { $ref: `${outputSchemaId(type)}#` }, ...errorResponses(401, 403, 404) },
         },
-        handler: (req) => services.alerts.setEnabled(req.principal, type, req.params.key, action === 'enable'),
+        handler: (req) => services.objects.setEnabled(req.principal, type, req.params.key, action === 'enable'),
       });
     }
+  }
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { act, getJob, pause, submit, waitForStatus } from '../../helpers/jobs.ts';
+import { act, getJob, pause, postCreated as post, submit, waitForStatus } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
@@ -11,10 +11,6 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
  * chains, each once as a user would meet them.
  */
 
-async function post(t: TestServer, path: string, body: unknown = {}): Promise<void> {
-  const res = await t.req('POST', path, { body });
-  assert.equal(res.status, 201, `POST ${path}: ${res.body}`);
-}
 
 const bash = (script: string, extra: Record<string, unknown> = {}) => ({ JobDefinitionType: 'BASH', Script: script, ...extra });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { act, getJob, type JobJson, submit, waitForStatus } from '../../helpers/jobs.ts';
+import { act, getJob, type JobJson, postCreated as post, submit, waitForStatus } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
@@ -16,10 +16,6 @@ const sleepCall = (ms: number | string, extra: Record<string, unknown> = {}) => 
   ...extra,
 });
 
-async function post(t: TestServer, path: string, body: unknown): Promise<void> {
-  const res = await t.req('POST', path, { body });
-  assert.equal(res.status, 201, `POST ${path}: ${res.body}`);
-}
 
 /** A chain definition with parameters, and its steps. */
 async function chain(t: TestServer, name: string, steps: unknown[], extra: Record<string, unknown> = {}, params: unknown[] = []) {

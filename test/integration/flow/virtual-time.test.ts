@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { getJob, type JobJson, submit, utcMillis, waitForStatus } from '../../helpers/jobs.ts';
+import { getJob, type JobJson, postCreated as post, submit, utcMillis, waitForStatus } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { FakeClock } from '../../../src/time/clock.ts';
 
@@ -14,10 +14,6 @@ import { FakeClock } from '../../../src/time/clock.ts';
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 2, 28, 12, 0, 0); // Saturday 28 March 2026, 13:00 in Amsterdam; DST starts the next night
 
-async function post(t: TestServer, path: string, body: unknown = {}): Promise<void> {
-  const res = await t.req('POST', path, { body });
-  assert.equal(res.status, 201, `POST ${path}: ${res.body}`);
-}
 
 /** The jobs of the recurrence whose first job is `group`, by jobId (other recurrences interleave). */
 async function groupJobs(t: TestServer, group: number): Promise<JobJson[]> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { verifyWebhookSignature } from '../../../src/alerts/webhook.ts';
 import { backends } from '../../helpers/backends.ts';
-import { assertError, pause, submit, waitForStatus } from '../../helpers/jobs.ts';
+import { assertError, pause, postCreated as post, submit, waitForStatus } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { type SmtpReceiver, startSmtpReceiver } from '../../helpers/smtp-receiver.ts';
 import { waitFor } from '../../helpers/wait.ts';
@@ -17,10 +17,6 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhoo
 
 const SECRET = 'test-webhook-secret-0123456789';
 
-async function post(t: TestServer, path: string, body: unknown): Promise<void> {
-  const res = await t.req('POST', path, { body });
-  assert.equal(res.status, 201, `POST ${path}: ${res.body}`);
-}
 
 const deliveredAlertId = async (hook: WebhookReceiver, n = 1): Promise<number> => {
   const d = await waitFor(`webhook delivery ${n}`, async () => hook.deliveries[n - 1], 5000);
@@ -118,6 +114,24 @@ for (const backend of backends()) {
       assertError(await t.req('PUT', `/Alert/${alertId}/reply`, { body: { Response: 'Acknowledge' } }), 409, /Acknowledged already/);
     });
 
+    test('bad alert replies: unknown alert 404, unknown field or wrong type 400, no Reply privilege 403; nothing changes', async () => {
+      const before = oncall.deliveries.length;
+      await submit(t, 'GLOBAL.FailNow');
+      const alertId = await deliveredAlertId(oncall, before + 1);
+      const reply = (body: unknown, key?: string) => t.req('PUT', `/Alert/${alertId}/reply`, { body, ...(key ? { key } : {}) });
+      assertError(await t.req('PUT', '/Alert/987654/reply', { body: { Response: 'Acknowledge' } }), 404, /Alert:987654/);
+      assertError(await reply({ Response: 'Acknowledge', Reply: 'x' }), 400, /Unknown field "Reply"/);
+      assertError(await reply({ Response: 7 }), 400, /"Response" must be a string/);
+      assertError(await reply({ Response: '  ' }), 400, /must not be empty/);
+      const viewer = await t.keyWithGrants('alert-reader', ['Alert:GLOBAL:View']);
+      assertError(await reply({ Response: 'Acknowledge' }, viewer), 403, /Reply privilege/);
+      const stranger = await t.keyWithGrants('alert-stranger', ['Queue:GLOBAL:View']);
+      assertError(await t.req('GET', `/Alert/${alertId}`, { key: stranger }), 404, /Alert/);
+      assert.equal((await t.req('GET', `/Alert/${alertId}`)).json.Status, 'NotAcknowledged');
+      assertError(await reply({ Response: 'acknowledge' }), 400, /does not match the reply expression Acknowledge/);
+      assert.equal((await reply({ Response: ' Acknowledge ' })).json.Status, 'Acknowledged');
+    });
+
     test('replying Acknowledge to the alert\'s operator message acknowledges the alert', async () => {
       const before = oncall.deliveries.length;
       await submit(t, 'GLOBAL.FailNow');
@@ -155,9 +169,11 @@ for (const backend of backends()) {
       assertError(await t.req('PUT', '/JobDefinitionAlertSource/GLOBAL.Nope/disable'), 404, /JobDefinitionAlertSource/);
       const viewer = await t.keyWithGrants('alert-viewer', ['JobDefinitionAlertSource:GLOBAL:View']);
       assertError(await t.req('PUT', '/JobDefinitionAlertSource/GLOBAL.Failures/disable', { key: viewer }), 403, /Control privilege/);
-      const off = await t.req('PUT', '/JobDefinitionAlertSource/GLOBAL.Failures/disable');
+      const off = await t.req('PUT', '/JobDefinitionAlertSource/Failures/disable'); // a bare name means GLOBAL
       assert.equal(off.status, 200, off.body);
       assert.equal(off.json.Enabled, false);
+      assert.equal(off.json.businessKey, 'JobDefinitionAlertSource:GLOBAL.Failures');
+      assert.equal(off.json.NamePattern, 'Fail*', 'the answer is the source itself');
       assert.equal((await t.req('GET', '/JobDefinitionAlertSource/GLOBAL.Failures')).json.Enabled, false);
       const before = oncall.deliveries.length;
       const job = await submit(t, 'GLOBAL.FailNow');
@@ -229,6 +245,7 @@ for (const backend of backends()) {
         Statuses: ['Shutdown'],
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax
         OperatorMessageExpression: '${processServer} went from ${oldStatus} to ${newStatus}',
+        ReplyExpression: 'Acknowledge|Later',
         DefaultAlertEscalation: 'GLOBAL.Servers',
       });
       assert.equal((await t.req('PUT', '/ProcessServer/GLOBAL.RemoteBox/stop')).status, 200);
@@ -237,6 +254,9 @@ for (const backend of backends()) {
       assert.match(alert.Message, /^GLOBAL\.RemoteBox went from \w+ to Shutdown$/);
       assert.equal(alert.SourceObject, 'ProcessServer:GLOBAL.RemoteBox');
       assert.equal(alert.AlertSource, 'ProcessServerAlertSource:GLOBAL.ServersDown');
+      const later = await t.req('PUT', `/Alert/${alertId}/reply`, { body: { Response: 'Later' } });
+      assert.equal(later.json.Status, 'Replied', 'an accepted reply other than Acknowledge');
+      assert.equal(later.json.Reply, 'Later');
       assert.equal((await t.req('PUT', '/ProcessServerAlertSource/GLOBAL.ServersDown/disable')).json.Enabled, false);
     });
   });

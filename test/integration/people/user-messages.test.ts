@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { act, assertError, getJob, type JobJson, submit, waitForStatus } from '../../helpers/jobs.ts';
+import { act, assertError, getJob, type JobJson, postCreated as post, submit, waitForStatus } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
@@ -10,10 +10,6 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
  * also as a call inside a chain.
  */
 
-async function post(t: TestServer, path: string, body: unknown): Promise<void> {
-  const res = await t.req('POST', path, { body });
-  assert.equal(res.status, 201, `POST ${path}: ${res.body}`);
-}
 
 const approval = (participants: string[]) => ({
   JobDefinitionType: 'UserMessage',
