@@ -40,6 +40,9 @@ export const tooLarge = (message: string): MillraceError => new MillraceError(41
 export const unsupportedMediaType = (message: string): MillraceError =>
   new MillraceError(415, 'UNSUPPORTED_MEDIA_TYPE', message);
 
+/** 422: the body is well formed but its content cannot be processed (e.g. an unsafe or malformed CAR archive). */
+export const unprocessable = (message: string): MillraceError => new MillraceError(422, 'UNPROCESSABLE', message);
+
 /** 429: too many failed authentications from one address. */
 export const tooManyRequests = (retryAfterSeconds: number): MillraceError =>
   new MillraceError(429, 'TOO_MANY_REQUESTS', 'Too many failed attempts; try again later', {

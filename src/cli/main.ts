@@ -9,15 +9,13 @@ export async function buildProgram(): Promise<Command> {
     .version(VERSION)
     .showHelpAfterError();
   // Loaded on demand: `millrace agent` (below) must not load the server's libraries.
-  const [{ registerServe }, { registerAccountCommands }, { registerSecretCommands }] = await Promise.all([
-    import('./serve.ts'),
-    import('./accounts.ts'),
-    import('./secrets.ts'),
-  ]);
+  const [{ registerServe }, { registerAccountCommands }, { registerSecretCommands }, { registerCarCommands }] =
+    await Promise.all([import('./serve.ts'), import('./accounts.ts'), import('./secrets.ts'), import('./car.ts')]);
   registerServe(program);
   registerAgent(program);
   registerAccountCommands(program);
   registerSecretCommands(program);
+  registerCarCommands(program);
   return program;
 }
 
