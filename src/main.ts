@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { type Config, interfacePaths } from './config/config.ts';
@@ -27,7 +28,11 @@ import { processServerAction } from './services/process-servers.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/store.ts';
 import { type Clock, systemClock } from './time/clock.ts';
-import { VERSION } from './version.ts';
+import { VERSION, VERSION_STRING } from './version.ts';
+import { loadTrustedKeys } from './car/signing.ts';
+import { CarExporter } from './services/car-export.ts';
+import { IMPORT_DEFINITION, ImportService } from './services/car-import.ts';
+import { discardFinishedArchives, importRunner } from './services/import-job.ts';
 
 export interface ServerOptions {
   clock?: Clock;
@@ -102,6 +107,13 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
   const processServer = requireType('ProcessServer');
+  const imports = new ImportService({ store, engine, jobs, trustedKeys: () => loadTrustedKeys([join(config.dataDir, 'trusted-keys'), ...config.trustedKeys]),
+  });
+  engine.registerSystemRunner(
+    IMPORT_DEFINITION,
+    importRunner({ store, engine, objects, clock, logger, principalOf: (user) => auth.principalOf(user) }),
+  );
+  const exporter = new CarExporter({ store, objects, sourceAddress: `http://${config.host}:${config.port}${paths.root}` });
   const app = await buildApp({
     config,
     logger,
@@ -120,10 +132,16 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       objects,
     },
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
+    imports,
+    exporter,
+    store,
     version: VERSION,
+    versionString: VERSION_STRING,
   });
   engine.hub.attach(app.server);
   await engine.start();
+  // Archives of imports that ended while the server was down (a running import ends Unknown on restart).
+  await discardFinishedArchives(store);
   const flushTimer = setInterval(() => {
     auth.flushUses().catch((err: unknown) => logger.warn({ err }, 'could not record API key use'));
   }, 30_000);

@@ -34,6 +34,8 @@ export interface Config {
   webhookSecret?: string;
   /** Alert e-mail goes out through this server; without it, e-mail recipients get nothing. */
   smtp?: SmtpSettings;
+  /** Public keys (files, or folders of `*.pem`/`*.pub`) trusted for signed CARs, besides `<data>/trusted-keys`. */
+  trustedKeys: string[];
 }
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -53,6 +55,7 @@ export const DEFAULTS: Config = {
   killGraceMs: 5000,
   historyRetentionDays: 30,
   webhookAllow: [],
+  trustedKeys: [],
 };
 
 export const DEFAULT_MAIL_FROM = 'millrace@localhost';
@@ -102,6 +105,11 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.
     webhookAllow: webhookAllow(env.MILLRACE_WEBHOOK_ALLOW),
     ...webhookSecret(env.MILLRACE_WEBHOOK_SECRET),
     ...smtpSettings(env.MILLRACE_SMTP_URL, env.MILLRACE_MAIL_FROM),
+    trustedKeys: (env.MILLRACE_TRUSTED_KEYS ?? '')
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== '')
+      .map((e) => resolve(e)),
   };
 }
 

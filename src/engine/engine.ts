@@ -13,7 +13,7 @@ import { dispatchPass, SYSTEM_SERVER } from './dispatcher.ts';
 import { type Effects, newEffects } from './effects.ts';
 import type { JobFileStore } from './job-files.ts';
 import { ServerStatusKeeper } from './server-status.ts';
-import { SystemJobs } from './system-jobs.ts';
+import { type SystemRunner, SystemJobs } from './system-jobs.ts';
 import { finishJob } from './transitions.ts';
 
 export interface EngineOptions {
@@ -115,6 +115,11 @@ export class Engine {
       options.logger,
       () => options.clock.now(),
     );
+  }
+
+  /** Lets a capability outside the engine run the jobs of a System definition (see SystemRunner). */
+  registerSystemRunner(definition: string, runner: SystemRunner): void {
+    this.system.register(definition, runner);
   }
 
   /** Recovers after a restart, then starts the timers. */

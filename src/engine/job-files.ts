@@ -1,5 +1,5 @@
 import { constants, createReadStream, type ReadStream } from 'node:fs';
-import { mkdir, open, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** A job file name an agent may report: a plain name, never a path. Checked again here: agents are not trusted. */
@@ -32,6 +32,14 @@ export class JobFileStore {
     } finally {
       await handle.close();
     }
+  }
+
+  /** Writes a whole file written by the server itself (an import's log), replacing any earlier version at once. */
+  async replace(jobId: number, name: string, data: Buffer): Promise<void> {
+    const file = this.path(jobId, name);
+    await mkdir(join(this.root, String(jobId)), { recursive: true });
+    await writeFile(`${file}.tmp`, data, { mode: 0o640 });
+    await rename(`${file}.tmp`, file);
   }
 
   /** Current size in bytes; 0 when the job wrote nothing (no file is made for empty output). */

@@ -2,20 +2,40 @@ import type { JobRecord } from '../domain/job.ts';
 import type { FinalOutcome } from './transitions.ts';
 
 /**
+ * Runs one in-server job to its end. The runner finishes the job itself (usually in the transaction that commits
+ * its work, so a crash leaves either both or neither); a runner that throws ends the job in Error.
+ */
+export type SystemRunner = (job: JobRecord) => Promise<void>;
+
+/**
  * Jobs the server runs itself on GLOBAL.System (DESIGN §7). They need no OS process: System_Sleep is a timer.
  * Chains are run by chains.ts (they only wait for their children), and jobs that ask people (System_OperatorMessage,
- * UserMessage) by ask.ts. Imports come with their own capability; until then such a job ends in Error saying so,
- * rather than waiting forever.
+ * UserMessage) by ask.ts. Capabilities outside the engine (imports) register a runner for their definition; a System
+ * job nobody runs ends in Error saying so, rather than waiting forever.
  */
 export class SystemJobs {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly done: (jobId: number, outcome: FinalOutcome) => Promise<void>;
+  private readonly runners = new Map<string, SystemRunner>();
 
   constructor(done: (jobId: number, outcome: FinalOutcome) => Promise<void>) {
     this.done = done;
   }
 
+  /** Registers the runner of a System definition (by key, e.g. `GLOBAL.System_Import_Archive`). */
+  register(definition: string, runner: SystemRunner): void {
+    this.runners.set(definition, runner);
+  }
+
   start(job: JobRecord): void {
+    const runner = this.runners.get(job.definition);
+    if (runner) {
+      runner(job).catch((err: unknown) => {
+        const why = err instanceof Error ? err.message : String(err);
+        void this.done(job.jobId, { status: 'Error', returnCode: null, notes: [`The job failed: ${why}`] }).catch(() => {});
+      });
+      return;
+    }
     if (job.definition === 'GLOBAL.System_Sleep') {
       const ms = Math.max(0, job.data.parameters.find((p) => p.Name === 'MilliSeconds')?.InValueNumber ?? 1000);
       const finish = () => {

@@ -8,6 +8,10 @@ import type { Authenticator } from '../services/auth.ts';
 import type { EventService } from '../services/events.ts';
 import type { ObjectService } from '../services/objects.ts';
 import type { MessageServices } from './json/message-routes.ts';
+import type { CarExporter } from '../services/car-export.ts';
+import type { ImportService } from '../services/car-import.ts';
+import type { Store } from '../store/store.ts';
+import { xmlInterface } from './xml/plugin.ts';
 import { renderError } from './errors.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
@@ -27,7 +31,12 @@ export interface AppDeps {
   jobs: JobRouteDeps;
   messages: MessageServices;
   events: EventService;
+  imports: ImportService;
+  exporter: CarExporter;
+  store: Store;
   version: string;
+  /** The XML interface's version string, `<dotted_version>-<date>-<time>_<digits>`. */
+  versionString: string;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -85,5 +94,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const jsonPlugin: FastifyPluginAsync = (scope) => jsonInterface(scope, deps);
   await app.register(jsonPlugin, { prefix: paths.jsonBase });
+  const xmlPlugin: FastifyPluginAsync = (scope) =>
+    xmlInterface(scope, {
+      auth: deps.auth,
+      objects: deps.objects,
+      jobs: deps.jobs.jobs,
+      exporter: deps.exporter,
+      imports: deps.imports,
+      store: deps.store,
+      logger: deps.logger,
+      version: deps.versionString,
+      vendor: deps.config.vendor,
+      xmlBase: paths.xmlBase,
+    });
+  await app.register(xmlPlugin, { prefix: paths.xmlBase });
   return app;
 }

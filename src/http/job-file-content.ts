@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { JobFileRecord } from '../../domain/job.ts';
-import { MillraceError } from '../../errors.ts';
-import type { JobService } from '../../services/jobs.ts';
+import type { JobFileRecord } from '../domain/job.ts';
+import { MillraceError } from '../errors.ts';
+import type { JobService } from '../services/jobs.ts';
 
 /** A single byte range of `Range: bytes=…` against `size`; undefined for none (or several: the whole file is sent). */
 export function parseRange(

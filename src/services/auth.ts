@@ -1,10 +1,22 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import { tooManyRequests, unauthenticated } from '../errors.ts';
 import { hashApiKey, sameDigest } from '../security/api-keys.ts';
+import { verifyPassword } from '../security/passwords.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { ApiKey, Grant, Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 
 export const API_KEY_CHALLENGE = 'APIKey header="X-API-Key"';
+export const BASIC_CHALLENGE = 'Basic realm="Millrace", charset="UTF-8"';
+
+/** A verified user and password: the hash it was checked against, so a password change invalidates it. */
+interface CachedLogin {
+  user: string;
+  passwordHash: string;
+  principal: Principal;
+  verifiedAt: number;
+  fetchedAt: number;
+}
 
 interface CachedKey {
   key: ApiKey;
@@ -26,6 +38,12 @@ export class Authenticator {
   private readonly cache = new Map<string, CachedKey>();
   private readonly pendingUses = new Map<string, number>();
   private readonly failures = new Map<string, { count: number; windowStart: number }>();
+  /** Keyed by HMAC(user:password) under a key of this process, so the cache never holds a password. */
+  private readonly logins = new Map<string, CachedLogin>();
+  private readonly inFlight = new Map<string, Promise<CachedLogin | undefined>>();
+  private readonly loginKey = randomBytes(32);
+  /** A verified password is trusted this long without running scrypt again (ecosystem §1.1: ~100 ms each). */
+  static readonly LOGIN_CACHE_MS = 60_000;
 
   constructor(store: Store, clock: Clock, options: { idleLapseMs: number; failuresPerMinute: number }) {
     this.store = store;
@@ -72,6 +90,65 @@ export class Authenticator {
     return principal;
   }
 
+  /**
+   * Basic authentication (DESIGN §10): `Authorization: Basic base64(user:password)`. Unknown users and wrong
+   * passwords cost the same scrypt run and get the same 401; failures count toward the same per-address limit
+   * as API keys. A success is cached for LOGIN_CACHE_MS, re-checked against the stored user every CACHE_MS so
+   * that a password change, a disabled user or a role change takes effect at once.
+   */
+  async authenticateBasic(header: string | undefined, clientAddress: string): Promise<Principal> {
+    const now = this.clock.now();
+    this.checkRateLimit(clientAddress, now);
+    const credentials = parseBasic(header);
+    if (!credentials) {
+      this.recordFailure(clientAddress, now);
+      throw unauthenticated(BASIC_CHALLENGE);
+    }
+    const cacheKey = createHmac('sha256', this.loginKey).update(`${credentials.user}\0${credentials.password}`).digest('base64');
+    let login = this.logins.get(cacheKey);
+    if (login && (now - login.verifiedAt > Authenticator.LOGIN_CACHE_MS || !(await this.stillValid(login, now)))) {
+      this.logins.delete(cacheKey);
+      login = undefined;
+    }
+    if (!login) {
+      let pending = this.inFlight.get(cacheKey);
+      if (!pending) {
+        pending = this.verifyLogin(credentials.user, credentials.password, now).finally(() => this.inFlight.delete(cacheKey));
+        this.inFlight.set(cacheKey, pending);
+      }
+      login = await pending;
+      if (!login) {
+        this.recordFailure(clientAddress, now);
+        throw unauthenticated(BASIC_CHALLENGE);
+      }
+      if (this.logins.size > 10_000) this.logins.clear();
+      this.logins.set(cacheKey, login);
+    }
+    return login.principal;
+  }
+
+  private async verifyLogin(userName: string, password: string, now: number): Promise<CachedLogin | undefined> {
+    const user = await this.store.getUser(userName);
+    // verifyPassword(…, null) runs scrypt on a dummy hash, so an unknown user takes as long as a wrong password.
+    const ok = await verifyPassword(password, user?.passwordHash ?? null);
+    if (!ok || !user || user.passwordHash === null || user.disabled) return undefined;
+    const principal = await this.principalOf(user.name);
+    if (!principal) return undefined;
+    return { user: user.name, passwordHash: user.passwordHash, principal, verifiedAt: now, fetchedAt: now };
+  }
+
+  /** Re-reads the user (at most every CACHE_MS): same password hash, not disabled; refreshes the roles. */
+  private async stillValid(login: CachedLogin, now: number): Promise<boolean> {
+    if (now - login.fetchedAt <= Authenticator.CACHE_MS) return true;
+    const user = await this.store.getUser(login.user);
+    if (!user || user.disabled || user.passwordHash !== login.passwordHash) return false;
+    const principal = await this.principalOf(user.name);
+    if (!principal) return false;
+    login.principal = principal;
+    login.fetchedAt = now;
+    return true;
+  }
+
   /** The principal of a user, or null when the user is missing or disabled. */
   async principalOf(userName: string): Promise<Principal | null> {
     const user = await this.store.getUser(userName);
@@ -109,4 +186,15 @@ export class Authenticator {
       this.failures.set(address, { count: 1, windowStart: now });
     } else f.count += 1;
   }
+}
+
+/** `Basic <base64(user:password)>` → its parts; undefined when malformed (no colon, empty user, oversized). */
+export function parseBasic(header: string | undefined): { user: string; password: string } | undefined {
+  if (!header || header.length > 2048) return undefined;
+  const m = /^Basic +([A-Za-z0-9+/]+={0,2})$/i.exec(header.trim());
+  if (!m?.[1]) return undefined;
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }

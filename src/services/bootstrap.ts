@@ -49,6 +49,9 @@ export const BUILTIN_OBJECTS: readonly Builtin[] = [
   ]),
   systemDefinition('System_Import_Archive', 'Imports a CAR archive', [
     { Name: 'FileName', Direction: 'In', DataType: 'String', Optional: true, Description: 'Name of the CAR file' },
+    { Name: 'TargetPartition', Direction: 'In', DataType: 'String', Optional: true, Description: 'Partition to import into' },
+    { Name: 'ImportRuleSet', Direction: 'In', DataType: 'String', Optional: true, Description: 'Import rule set to apply' },
+    { Name: 'RuleSetProperties', Direction: 'In', DataType: 'String', Optional: true, Description: 'Rule-set parameters, p1=v1,p2=v2' },
   ]),
 ];
 

@@ -4,12 +4,14 @@ import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { JobStore } from './job-store.ts';
 import { type AlertWorkTables, KyselyAlertWorkStore } from './kysely-alert-work.ts';
+import { type BlobTables, KyselyBlobStore } from './kysely-blobs.ts';
+import type { BlobStore } from './blob-store.ts';
 import { type EventTables, KyselyEventStore } from './kysely-events.ts';
 import { type JobTables, KyselyJobStore } from './kysely-jobs.ts';
 import type { ApiKey, ListOptions, ObjectRef, Protection, Role, StatusChangeHook, Store, StoredObject, User } from './store.ts';
 
 /** Row shapes of the tables of migrations 0001, 0002 and 0004. */
-export interface Database extends JobTables, EventTables, AlertWorkTables {
+export interface Database extends JobTables, EventTables, AlertWorkTables, BlobTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -109,6 +111,7 @@ export class KyselyStore implements Store {
   /** Events, in the same database (and transaction) as this store. */
   readonly events: EventStore;
   readonly alertWork: AlertWorkStore;
+  readonly blobs: BlobStore;
 
   constructor(
     db: Kysely<Database>,
@@ -127,6 +130,7 @@ export class KyselyStore implements Store {
     this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined);
     this.events = new KyselyEventStore(db);
     this.alertWork = new KyselyAlertWorkStore(db);
+    this.blobs = new KyselyBlobStore(db);
   }
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {

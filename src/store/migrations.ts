@@ -238,6 +238,23 @@ const m0005: Migration = {
   },
 };
 
+/** Binary content: library files and CAR archives waiting for their import job. */
+const m0006 = (dialect: Dialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('blobs')
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('data', dialect === 'postgres' ? 'bytea' : 'blob', (c) => c.notNull())
+      .addColumn('size', 'bigint', (c) => c.notNull())
+      .addColumn('sha256', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('blobs_pk', ['kind', 'owner', 'name'])
+      .execute();
+  },
+});
+
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
   async getMigrations() {
     return {
@@ -246,6 +263,7 @@ export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
       '0003_job_indexes': m0003,
       '0004_events': m0004,
       '0005_alert_work': m0005,
+      '0006_blobs': m0006(dialect),
     };
   },
 });

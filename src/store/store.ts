@@ -1,6 +1,7 @@
 import type { Privilege, TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
+import type { BlobStore } from './blob-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
 
 /**
@@ -83,6 +84,8 @@ export interface Store {
   readonly events: EventStore;
   /** Alert work to do at a time (delayed checks, escalations, deliveries); inside a transaction, part of it. */
   readonly alertWork: AlertWorkStore;
+  /** Library files and staged CAR archives; inside a transaction, part of it. */
+  readonly blobs: BlobStore;
   /** Runs `fn` in one transaction; inside a transaction it simply runs `fn` on the same one. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
   /**

@@ -6,6 +6,17 @@ import type { Clock } from '../../src/time/clock.ts';
 import type { Backend } from './backends.ts';
 
 export const ADMIN_KEY = 'admin-test-key-0123456789abcdef';
+export const ADMIN_PASSWORD = 'admin-test-password-0123';
+
+/** `Authorization: Basic …` of a user and password. */
+export const basicAuth = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+export interface XmlRequestOptions {
+  /** [user, password] for basic auth; `null` sends none. Defaults to the admin. */
+  auth?: [string, string] | null;
+  payload?: string | Buffer;
+  headers?: Record<string, string>;
+}
 
 export interface Response {
   status: number;
@@ -14,6 +25,8 @@ export interface Response {
   /** The parsed JSON body, or undefined when the body is empty or not JSON. */
   // biome-ignore lint/suspicious/noExplicitAny: tests read response fields directly, as a client would
   json: any;
+  /** The body's bytes (XML interface: zips). */
+  raw?: Buffer;
 }
 
 export interface RequestOptions {
@@ -33,6 +46,12 @@ export interface TestServer {
   base: string;
   /** Sends a request through the real HTTP app; `path` is relative to the JSON base unless it starts with `//`. */
   req(method: string, path: string, options?: RequestOptions): Promise<Response>;
+  /** Path of the XML interface's base, e.g. `/millrace/api-rest`. */
+  xmlBase: string;
+  /** Sends a request to the XML interface (`path` relative to its base) with basic auth. */
+  xml(method: string, path: string, options?: XmlRequestOptions): Promise<Response>;
+  /** Creates a user with a password holding a custom role with these grants (`Type:Partition:Priv,…`). */
+  loginWithGrants(user: string, password: string, grants: string[]): Promise<void>;
   /** Stops the server (as a crash-free shutdown) and starts a new one on the same database and data folder. */
   restart(): Promise<void>;
   /** Creates a user holding a custom role with these grants (`Type:Partition:Priv,…`) and returns an API key. */
@@ -63,7 +82,7 @@ export async function startTestServer(
   const start = async () => {
     server = await createServer(config, {
       logger: options.logger ?? pino({ level: 'silent' }),
-      env: { MILLRACE_ADMIN_API_KEY: ADMIN_KEY },
+      env: { MILLRACE_ADMIN_API_KEY: ADMIN_KEY, MILLRACE_ADMIN_PASSWORD: ADMIN_PASSWORD },
       ...(options.clock ? { clock: options.clock } : {}),
     });
     if (options.listen) await listen(server, config);
@@ -75,6 +94,7 @@ export async function startTestServer(
     throw err;
   }
   const base = interfacePaths(config).jsonBase;
+  const xmlBase = interfacePaths(config).xmlBase;
 
   const req = async (method: string, path: string, o: RequestOptions = {}): Promise<Response> => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
@@ -101,6 +121,14 @@ export async function startTestServer(
     return { status: res.statusCode, headers: res.headers, body: res.body, json };
   };
 
+  const xml = async (method: string, path: string, o: XmlRequestOptions = {}): Promise<Response> => {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    const auth = o.auth === undefined ? (['admin', ADMIN_PASSWORD] as [string, string]) : o.auth;
+    if (auth !== null) headers.authorization = basicAuth(auth[0], auth[1]);
+    const res = await server.app.inject({ method: method as 'GET', url: `${xmlBase}${path}`, headers, ...(o.payload !== undefined ? { payload: o.payload } : {}) });
+    return { status: res.statusCode, headers: res.headers, body: res.body, json: undefined, raw: res.rawPayload };
+  };
+
   const stop = async () => {
     const agent = server.localAgent?.current();
     const running = agent !== undefined && agent.exitCode === null && agent.signalCode === null;
@@ -122,6 +150,14 @@ export async function startTestServer(
     config,
     base,
     req,
+    xmlBase,
+    xml,
+    async loginWithGrants(user, password, grants) {
+      roleCount += 1;
+      const role = `TestRole${roleCount}`;
+      await server.accounts.putRole(role, grants);
+      await server.accounts.addUser(user, { password, roles: [role] });
+    },
     async keyWithGrants(user, grants) {
       roleCount += 1;
       const role = `TestRole${roleCount}`;

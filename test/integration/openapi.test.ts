@@ -58,6 +58,7 @@ describe('the description document (swagger.yml)', () => {
     for (const source of ['ProcessServerAlertSource', 'JobDefinitionAlertSource'])
       for (const action of ['enable', 'disable']) expected.set(`${t.base}/${source}/{key}/${action}`, ['put']);
     expected.set(`${t.base}/Event/{key}`, ['get', 'post']);
+    expected.set(`${t.base}/Import`, ['post']);
     expected.set(`${t.base}/Event/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clearAllPending`, ['post']);

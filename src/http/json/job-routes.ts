@@ -6,7 +6,7 @@ import type { JobActions } from '../../services/job-actions.ts';
 import { selectFields } from '../../services/job-render.ts';
 import type { JobService } from '../../services/jobs.ts';
 import { PROCESS_SERVER_ACTIONS, type ProcessServerAction } from '../../services/process-servers.ts';
-import { sendJobFile } from './job-file-content.ts';
+import { sendJobFile } from '../job-file-content.ts';
 import { errorResponses } from './schemas.ts';
 
 export interface JobRouteDeps {

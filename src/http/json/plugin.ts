@@ -3,7 +3,9 @@ import type { Authenticator } from '../../services/auth.ts';
 import type { EventService } from '../../services/events.ts';
 import type { ObjectService } from '../../services/objects.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
+import type { ImportService } from '../../services/car-import.ts';
 import { registerEventRoutes } from './event-routes.ts';
+import { registerImportRoute } from './import-route.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { type MessageServices, registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
@@ -14,6 +16,7 @@ export interface JsonInterfaceDeps {
   jobs: JobRouteDeps;
   messages: MessageServices;
   events: EventService;
+  imports: ImportService;
 }
 
 /**
@@ -44,5 +47,6 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerJobRoutes(app, deps.jobs, served);
   registerMessageRoutes(app, deps.messages, served);
   registerEventRoutes(app, deps.events, served);
+  await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
   addMethodNotAllowed(app, served);
 }

@@ -7,9 +7,9 @@ import { defineType } from '../object-type.ts';
  * becomes the `To` of the mapping whose `From` names it, else TargetPartition when set. PropertyOverrides are applied
  * last, in order, to objects of a matching type that have the field.
  */
-const OBJECT_GLOB = /^[A-Za-z*?]+:[A-Za-z0-9_*?]+\.[A-Za-z0-9_*?%]+$/;
+const OBJECT_GLOB = /^[A-Za-z*?]+:[A-Za-z0-9_*?.%]+$/;
 const objectGlob = () =>
-  string(255, OBJECT_GLOB, '<Type>:<partition>.<name> with the wildcards * and ?, such as JobDefinition:GLOBAL.Load_*');
+  string(255, OBJECT_GLOB, '<Type>:<partition>.<name> with the wildcards * and ?, such as JobDefinition:GLOBAL.Load_* or Queue:*');
 
 export default defineType({
   name: 'ImportRuleSet',

@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Authenticator } from '../../services/auth.ts';
+import type { CarExporter } from '../../services/car-export.ts';
+import type { ImportService } from '../../services/car-import.ts';
+import type { JobService } from '../../services/jobs.ts';
+import type { ObjectService } from '../../services/objects.ts';
+import type { Store } from '../../store/store.ts';
+import { renderError } from '../errors.ts';
+import { addMethodNotAllowed } from '../method-not-allowed.ts';
+import { errorDocument, XML_TYPE } from './documents.ts';
+import { XML_BODY_LIMIT, xmlRoutes } from './routes.ts';
+import { wadl } from './wadl.ts';
+
+export interface XmlInterfaceDeps {
+  auth: Authenticator;
+  objects: ObjectService;
+  jobs: JobService;
+  exporter: CarExporter;
+  imports: ImportService;
+  store: Store;
+  logger: Logger;
+  /** `<dotted_version>-<date>-<time>_<digits>`. */
+  version: string;
+  /** Header prefix `X-<vendor>-`. */
+  vendor: string;
+  /** Absolute path of the interface (`/<context>/api-rest`), for URLs in answers. */
+  xmlBase: string;
+  /** The WADL of the routes served (set by the plugin itself). */
+  wadl(): string;
+}
+
+/**
+ * The XML interface of spec document 2 (`api-rest`), with basic authentication on every service and errors as
+ * `<error><code/><message/></error>` (DESIGN §9), 401s included. Bodies are taken as bytes by every service and
+ * checked by it: XML ones for content type, size and safety before parsing; archives for being zips.
+ */
+export async function xmlInterface(app: FastifyInstance, deps: Omit<XmlInterfaceDeps, 'wadl'>): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err, req, reply) => {
+    const e = renderError(err, XML_BODY_LIMIT);
+    if (e.unexpected) deps.logger.error({ err, method: req.method, url: req.url }, 'request failed');
+    return reply.code(e.status).headers(e.headers).type(XML_TYPE).send(errorDocument(e.status, e.message));
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).type(XML_TYPE).send(errorDocument(404, `No resource at ${req.method} ${req.url.split('?')[0]}`)),
+  );
+
+  app.addHook('onRequest', async (req, reply) => {
+    const h = req.headers.authorization;
+    req.principal = await deps.auth.authenticateBasic(typeof h === 'string' ? h : undefined, req.ip);
+    reply.header('Cache-Control', 'no-store');
+  });
+
+  const full: XmlInterfaceDeps = { ...deps, wadl: () => document };
+  const routes = xmlRoutes(full);
+  const document = wadl(deps.xmlBase, routes);
+  const served = new Map<string, Set<string>>();
+  for (const r of routes) {
+    // The spec writes `PUT {base_url}/car/`: the trailing slash is served too.
+    for (const url of r.methods.includes('PUT') ? [r.path, `${r.path}/`] : [r.path]) {
+      served.set(url, new Set(r.methods));
+      app.route({
+        method: r.methods,
+        url,
+        schema: { hide: true },
+        ...(r.bodyLimit ? { bodyLimit: r.bodyLimit } : {}),
+        handler: (req, reply) => r.handler(req, reply),
+      });
+    }
+  }
+  addMethodNotAllowed(app, served);
+}

@@ -1,0 +1,285 @@
+import type { Logger } from 'pino';
+import { readCar } from '../car/archive.ts';
+import { type ArchiveObject, applyRules, parseRuleSetProperties, type RuledObject, rulesOf } from '../car/import-rules.ts';
+import { readLayout } from '../car/layout.ts';
+import { elementToBody, typeOfElement } from '../car/object-xml.ts';
+import { parseXml } from '../car/xml.ts';
+import type { JobRecord } from '../domain/job.ts';
+import { isFinal } from '../domain/job-status.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { SystemRunner } from '../engine/system-jobs.ts';
+import { finishJob } from '../engine/transitions.ts';
+import { MillraceError, forbidden, invalid } from '../errors.ts';
+import type { TypeName } from '../model/fields.ts';
+import { businessKey, parseKey } from '../model/keys.ts';
+import type { ObjectType } from '../model/object-type.ts';
+import { requireType } from '../model/registry.ts';
+import { collectReferences } from '../model/validate.ts';
+import { can, type Principal } from '../security/privileges.ts';
+import type { Store } from '../store/store.ts';
+import type { Clock } from '../time/clock.ts';
+import { IMPORT_NOT_PERMITTED, IMPORT_REFUSED } from './car-import.ts';
+import type { ImportOutcome, ObjectService } from './objects.ts';
+
+export interface ImportJobDeps {
+  store: Store;
+  engine: Engine;
+  objects: ObjectService;
+  clock: Clock;
+  logger: Logger;
+  /** The importing user's privileges, read when the job runs (an import runs as the user who sent it). */
+  principalOf(user: string): Promise<Principal | null>;
+}
+
+/** An object entry may be as large as a script allows (1,000,000 characters, escaped). */
+const ENTRY_XML_LIMITS = { maxBytes: 16 * 1024 * 1024 };
+
+/** Thrown inside the import transaction to roll it back when the job was killed meanwhile. */
+class NoLongerRunning extends Error {}
+
+/**
+ * Runs System_Import_Archive jobs (DESIGN §14): reads the archive kept with the job, turns every object entry into
+ * a registry object, applies the import rule set and target partition, and writes everything in ONE transaction
+ * that also finishes the job, so an import is all or nothing, even across a crash (a job that was running when the
+ * server stopped ends Unknown and its transaction never committed). The job's stdout.log lists what was created,
+ * changed, left unchanged, skipped or refused.
+ */
+export function importRunner(d: ImportJobDeps): SystemRunner {
+  return async (job: JobRecord) => {
+    const log = new ImportLog(job);
+    try {
+      const p = await d.principalOf(job.submittedBy);
+      if (!p) throw forbidden(`User ${job.submittedBy} no longer exists or is disabled`);
+      const bytes = await d.store.blobs.get('archive', String(job.jobId), 'car');
+      if (!bytes) throw invalid('The archive of this import is gone (it was imported or discarded before)');
+      const plan = await planImport(d, job, p, bytes, log);
+      const results = await d.engine.mutate(async (tx, fx) => {
+        const current = await tx.jobs.get(job.jobId);
+        if (current?.status !== 'Running') throw new NoLongerRunning();
+        const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
+        for (const o of plan.objects) {
+          try {
+            done.push({ type: o.type, result: await d.objects.importObject(tx, p, requireType(o.type), o.key, o.body) });
+          } catch (e) {
+            log.refused(businessKey(o.type, o.key), e);
+            throw e;
+          }
+        }
+        for (const r of done) log.outcome(businessKey(r.type, r.result.after.key), r.result.outcome);
+        await writeLibraryFiles(tx, p, plan.libraryFiles, d.clock.now(), log);
+        await tx.blobs.delete('archive', String(job.jobId));
+        const summary = log.summary('Completed');
+        await attachLog(d, tx, job.jobId, log);
+        await finishJob(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), fx);
+        return done;
+      });
+      for (const r of results) await d.objects.importCommitted(requireType(r.type), r.result);
+    } catch (e) {
+      if (!(e instanceof MillraceError) && !(e instanceof NoLongerRunning)) d.logger.error({ err: e, jobId: job.jobId }, 'import failed');
+      await fail(d, job, log, e);
+    }
+  };
+}
+
+interface ImportPlan {
+  objects: RuledObject[];
+  libraryFiles: Array<{ library: string; file: string; data: Buffer }>;
+}
+
+/** Everything that needs no transaction: reading, parsing, rules, field checks, host-name checks. */
+async function planImport(d: ImportJobDeps, job: JobRecord, p: Principal, bytes: Buffer, log: ImportLog): Promise<ImportPlan> {
+  const param = (name: string) => job.data.parameters.find((x) => x.Name === name)?.InValueString ?? null;
+  const layout = readLayout(await readCar(bytes));
+  const parsed: ArchiveObject[] = [];
+  for (const entry of layout.objects) {
+    try {
+      const root = parseXml(entry.data, ENTRY_XML_LIMITS);
+      const type = typeOfElement(root);
+      if (type.name !== entry.type) throw invalid(`The entry holds a ${type.name}, not a ${entry.type}`);
+      const body = elementToBody(type, root);
+      checkIdentity(type, entry.key, body);
+      parsed.push({ type: type.name, key: entry.key, body });
+    } catch (e) {
+      log.refused(entry.entry, e);
+    }
+  }
+  const ruleSetKey = param('ImportRuleSet');
+  const ruleSet = ruleSetKey ? await d.store.getObject('ImportRuleSet', ruleSetKey) : undefined;
+  if (ruleSetKey && (!ruleSet || !can(p, 'ImportRuleSet', ruleSet.partition, 'View')))
+    throw invalid(`Import rule set ${businessKey('ImportRuleSet', ruleSetKey)} does not exist`);
+  const rules = rulesOf(ruleSet?.data, param('TargetPartition'), parseRuleSetProperties(param('RuleSetProperties') ?? undefined));
+  const { imported, skipped } = applyRules(parsed, rules);
+  for (const s of skipped) log.line('skipped', businessKey(s.type, s.key), 'left out by the import rule set');
+  for (const o of imported) {
+    try {
+      await d.objects.precheckImport(requireType(o.type), o.key, o.body);
+    } catch (e) {
+      log.refused(businessKey(o.type, o.key), e);
+    }
+  }
+  if (log.refusals > 0) throw new ImportRefused(log.refusals);
+  const libraryKeys = new Map(imported.filter((o) => o.type === 'Library').map((o) => [o.archiveKey, o.key]));
+  const movePartition = (key: string) => {
+    const pk = parseKey('partitioned', key);
+    if (!pk) return key;
+    const to = rules.mappings.get(pk.partition) ?? rules.targetPartition ?? pk.partition;
+    return `${to}.${pk.identity.Name}`;
+  };
+  return {
+    objects: dependencyOrder(imported),
+    libraryFiles: layout.libraryFiles.map((f) => ({ ...f, library: libraryKeys.get(f.library) ?? movePartition(f.library) })),
+  };
+}
+
+/** The identity fields an entry carries must name the object its entry name names. */
+function checkIdentity(type: ObjectType, key: string, body: Record<string, unknown>): void {
+  const identity = parseKey(type.key, key)?.identity ?? {};
+  for (const name of type.identity) {
+    const given = body[name];
+    if (given === undefined || given === null) continue;
+    const kind = type.byName.get(name)?.kind;
+    const canonical = kind?.kind === 'reference' ? parseKey(requireType(kind.type).key, String(given))?.key : String(given);
+    if (canonical !== identity[name]) throw invalid(`Field "${name}" (${String(given)}) does not match the entry's name`);
+  }
+}
+
+class ImportRefused extends MillraceError {
+  constructor(count: number) {
+    super(422, 'UNPROCESSABLE', `${count} ${count === 1 ? 'entry was' : 'entries were'} refused; nothing was imported`);
+  }
+}
+
+/** Drops kept archives whose import job is final or gone (after a restart); queued imports keep theirs. */
+export async function discardFinishedArchives(store: Store): Promise<void> {
+  for (const b of await store.blobs.list('archive')) {
+    const job = await store.jobs.get(Number(b.owner));
+    if (!job || isFinal(job.status)) await store.blobs.delete('archive', b.owner);
+  }
+}
+
+/** Objects the archive holds are written before the objects that refer to them (cycles keep archive order). */
+export function dependencyOrder<T extends { type: TypeName; key: string; body: Record<string, unknown> }>(objects: readonly T[]): T[] {
+  const byLabel = new Map(objects.map((o) => [businessKey(o.type, o.key), o]));
+  const state = new Map<string, 'visiting' | 'done'>();
+  const out: T[] = [];
+  const visit = (o: T) => {
+    const label = businessKey(o.type, o.key);
+    if (state.has(label)) return;
+    state.set(label, 'visiting');
+    const deps = collectReferences(requireType(o.type).fields, o.body).map((r) => {
+      const k = parseKey(requireType(r.type).key, r.key);
+      return k ? businessKey(r.type, k.key) : '';
+    });
+    // A chain's JobChain goes after the JobDefinition of the same name (creating the chain would make one).
+    if (o.type === 'JobChain') deps.push(businessKey('JobDefinition', o.key));
+    for (const dep of deps) {
+      const target = byLabel.get(dep);
+      if (target && state.get(dep) === undefined) visit(target);
+    }
+    state.set(label, 'done');
+    out.push(o);
+  };
+  for (const o of objects) visit(o);
+  return out;
+}
+
+/** Library files go into the database with the objects; the Library lists them (Name, Size, Sha256). */
+async function writeLibraryFiles(tx: Store, p: Principal, files: ImportPlan['libraryFiles'], now: number, log: ImportLog): Promise<void> {
+  const touched = new Set<string>();
+  for (const f of files) {
+    const library = await tx.getObject('Library', f.library);
+    const label = businessKey('Library', f.library);
+    try {
+      if (!library || !can(p, 'Library', library.partition, 'View')) throw invalid(`${label} does not exist`);
+      if (!can(p, 'Library', library.partition, 'Edit')) throw forbidden(`You need the Edit privilege to change ${label}`);
+    } catch (e) {
+      log.refused(`${label} file ${f.file}`, e);
+      throw e;
+    }
+    await tx.blobs.put('library', library.key, f.file, f.data, now);
+    log.line('stored', `${label} file ${f.file}`, `${f.data.length} bytes`);
+    touched.add(library.key);
+  }
+  for (const key of touched) await refreshLibraryFiles(tx, key);
+}
+
+/** Rewrites a Library's read-only Files list from the files stored for it. */
+export async function refreshLibraryFiles(tx: Store, key: string): Promise<void> {
+  const library = await tx.getObject('Library', key);
+  if (!library) return;
+  const files = (await tx.blobs.list('library', key)).map((b) => ({ Name: b.name, Size: b.size, Sha256: b.sha256 }));
+  await tx.patchObjectData(library.uniqueId, { ...library.data, Files: files });
+}
+
+async function attachLog(d: ImportJobDeps, tx: Store, jobId: number, log: ImportLog): Promise<void> {
+  const text = Buffer.from(log.text());
+  await d.engine.files.replace(jobId, 'stdout.log', text);
+  const existing = (await tx.jobs.listFiles(jobId)).find((f) => f.name === 'stdout.log');
+  if (existing) {
+    await tx.jobs.updateFiles([{ ...existing, size: text.length }]);
+    return;
+  }
+  const [uniqueId] = await tx.nextUniqueIds(1);
+  await tx.jobs.insertFiles([
+    { uniqueId: uniqueId as number, jobId, name: 'stdout.log', fileOrder: 1, type: 'Output', format: 'text/plain', size: text.length },
+  ]);
+}
+
+/** Ends the job in Error with the log, and drops the archive; nothing of it was imported. */
+async function fail(d: ImportJobDeps, job: JobRecord, log: ImportLog, e: unknown): Promise<void> {
+  const permitted = !(e instanceof MillraceError && e.status === 403);
+  if (!(e instanceof ImportRefused) && !(e instanceof NoLongerRunning) && log.refusals === 0) log.refused('archive', e);
+  await d.engine.mutate(async (tx, fx) => {
+    await tx.blobs.delete('archive', String(job.jobId));
+    const current = await tx.jobs.get(job.jobId);
+    if (current?.status !== 'Running') return;
+    const summary = log.summary('Error');
+    await attachLog(d, tx, job.jobId, log);
+    await finishJob(tx, current, { status: 'Error', returnCode: permitted ? IMPORT_REFUSED : IMPORT_NOT_PERMITTED, notes: [summary] }, d.clock.now(), fx);
+  });
+}
+
+/** The import's log: one line per object, and the counts that make the job's note. */
+class ImportLog {
+  private readonly lines: string[] = [];
+  private readonly counts = new Map<string, number>();
+  private firstRefusal: string | undefined;
+  refusals = 0;
+
+  constructor(job: JobRecord) {
+    const file = job.data.parameters.find((x) => x.Name === 'FileName')?.InValueString ?? 'the archive';
+    this.lines.push(`Import of ${file} (Job:${job.jobId}) for ${job.submittedBy}`);
+  }
+
+  line(what: string, subject: string, detail?: string): void {
+    this.counts.set(what, (this.counts.get(what) ?? 0) + 1);
+    this.lines.push(`${what.padEnd(9)} ${subject}${detail ? `: ${detail}` : ''}`);
+  }
+
+  outcome(subject: string, outcome: ImportOutcome['outcome']): void {
+    this.line(outcome, subject, outcome === 'kept' ? 'built in, left as it is' : undefined);
+  }
+
+  refused(subject: string, e: unknown): void {
+    this.refusals += 1;
+    const message = e instanceof MillraceError ? e.message : 'unexpected error (see the server log)';
+    this.firstRefusal ??= `${subject}: ${message}`;
+    this.line('refused', subject, message);
+  }
+
+  /** The closing line (also written to the log) and the job's note. */
+  summary(status: 'Completed' | 'Error'): string {
+    const parts = ['created', 'changed', 'unchanged', 'kept', 'skipped', 'stored', 'refused']
+      .filter((k) => this.counts.has(k))
+      .map((k) => `${this.counts.get(k)} ${k}`);
+    const counts = parts.length > 0 ? parts.join(', ') : 'no objects';
+    const first = this.firstRefusal ? ` (${this.firstRefusal})` : '';
+    const text = status === 'Completed' ? `Import completed: ${counts}` : `Import failed, nothing was imported: ${counts}${first}`;
+    this.lines.push(text);
+    return text;
+  }
+
+  text(): string {
+    return `${this.lines.join('\n')}\n`;
+  }
+}
