@@ -15,6 +15,7 @@
  * dropped, CDATA becomes text. Whitespace-only text between child elements is ignored; any other text is kept
  * exactly (line ends are normalised to \n, as XML 1.0 requires of every parser).
  */
+import { codePointText, NOT_XML_CHAR } from '../model/characters.ts';
 import { invalid, tooLarge } from '../errors.ts';
 
 export interface XmlElement {
@@ -32,9 +33,6 @@ export interface XmlLimits {
 
 export const XML_LIMITS: XmlLimits = Object.freeze({ maxBytes: 1024 * 1024, maxDepth: 64, maxElements: 200_000 });
 
-/** Characters XML 1.0 cannot carry at all, not even as character references (lone surrogates via \p{Cs}). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this finds
-const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|\p{Cs}/u;
 
 // XML 1.0 (5th edition) Name production.
 const NAME_START =
@@ -77,7 +75,6 @@ function decode(input: string | Buffer, maxBytes: number): string {
   }
 }
 
-const codePointText = (c: string): string => `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 
 const isXmlCodePoint = (n: number): boolean =>
   n === 0x9 ||

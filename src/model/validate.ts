@@ -1,6 +1,7 @@
 import { invalid } from '../errors.ts';
 import { parseDate } from '../time/date-format.ts';
 import { isValidTimeZone } from '../time/zone.ts';
+import { codePointText, NOT_XML_CHAR } from './characters.ts';
 import type { Field, FieldKind, TypeName } from './fields.ts';
 import { parseKey } from './keys.ts';
 import type { ObjectType } from './object-type.ts';
@@ -41,6 +42,8 @@ function value(kind: FieldKind, input: unknown, path: string, opts: ValidateOpti
     case 'secret': {
       if (typeof input !== 'string') return fail(path, 'must be a string');
       if (input.length > kind.maxLength) return fail(path, `must be at most ${kind.maxLength} characters`);
+      const unstorable = NOT_XML_CHAR.exec(input);
+      if (unstorable) return fail(path, `must not hold the control character ${codePointText(unstorable[0])}`);
       if (kind.kind === 'string' && /[\r\n]/.test(input)) return fail(path, 'must be a single line');
       if (kind.kind === 'string' && kind.pattern && !kind.pattern.test(input))
         return fail(path, `must consist of ${kind.patternText}`);

@@ -74,6 +74,9 @@ for (const backend of backends()) {
       await expectRejected('PUT', '/Queue/Batch', { body: { QueueTimeZone: 'Mars/Olympus' } }, 400, /"QueueTimeZone" must be a time zone/);
       await expectRejected('PUT', '/Queue/Batch', { body: { Description: 'x'.repeat(256) } }, 400, /"Description" must be at most 255/);
       await expectRejected('PUT', '/JobDefinition/Load', { body: { ReturncodeMapToCompleted: 'zero' } }, 400, /"ReturncodeMapToCompleted"/);
+      // Characters no XML can carry would make the object impossible to export (api-rest object, CAR).
+      await expectRejected('PUT', '/Queue/Batch', { body: { Description: 'bell\u0007' } }, 400, /"Description" must not hold the control character U\+0007/);
+      await expectRejected('PUT', '/JobDefinition/Load', { body: { Script: 'echo \ud800' } }, 400, /"Script" must not hold/);
       await expectRejected(
         'PUT',
         '/JobDefinition/Load',

@@ -1,0 +1,10 @@
+/**
+ * Characters XML 1.0 cannot carry at all, not even as character references: U+0000–U+0008, U+000B, U+000C,
+ * U+000E–U+001F, U+FFFE, U+FFFF and lone surrogates. Values are refused with them on input (both interfaces), so
+ * every stored object has an XML form (object, CAR export).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this finds
+export const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|\p{Cs}/u;
+
+/** `U+0001`: how a refused character is named in messages. */
+export const codePointText = (c: string): string => `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
