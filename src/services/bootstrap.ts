@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { TypeName } from '../model/fields.ts';
-import { requireType } from '../model/registry.ts';
+import { keyShapeOf, requireType } from '../model/registry.ts';
+import { validateObjectBody } from '../model/validate.ts';
 import { AGENT_DEFINITION_TYPES, SERVER_DEFINITION_TYPES } from '../model/types/ProcessServer.ts';
 import type { Protection, Store } from '../store/store.ts';
 import type { AccountService } from './accounts.ts';
@@ -55,10 +57,18 @@ export const BUILTIN_OBJECTS: readonly Builtin[] = [
   ]),
 ];
 
-/** Creates the built-in objects that are missing; safe to run on every start. */
+/**
+ * Creates the built-in objects that are missing; safe to run on every start. A System definition made by an older
+ * version gets this version's parameters (System_Import_Archive gained some), since nobody else may change it.
+ */
 export async function ensureBuiltinObjects(store: Store, objects: ObjectService): Promise<void> {
   for (const b of BUILTIN_OBJECTS) {
-    if (await store.getObject(b.type, b.key)) continue;
+    const existing = await store.getObject(b.type, b.key);
+    if (existing && b.protection === 'locked' && b.type === 'JobDefinition') {
+      const wanted = validateObjectBody(requireType('JobDefinition'), b.body, { mode: 'create', defaultZone: 'UTC', keyShapeOf }).Parameters;
+      if (!isDeepStrictEqual(existing.data.Parameters, wanted)) await store.patchObjectData(existing.uniqueId, { ...existing.data, Parameters: wanted });
+    }
+    if (existing) continue;
     await objects.create(SYSTEM_PRINCIPAL, requireType(b.type), b.key, b.body);
     const created = await store.getObject(b.type, b.key);
     if (created) await store.setProtection(created.uniqueId, b.protection);

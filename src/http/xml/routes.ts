@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { writeCar } from '../../car/archive.ts';
+import { readCar, writeCar } from '../../car/archive.ts';
 import { libraryEntryName } from '../../car/layout.ts';
 import { elementToBody, objectToXml, typeOfElement } from '../../car/object-xml.ts';
 import { parseXml } from '../../car/xml.ts';
@@ -233,6 +233,10 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
           throw invalid(`X-${d.vendor}-FileName "${fileName}" must be a file name of letters, digits, _ . and -`);
         const jar = bodyBytes(req);
         if (jar.length < 22 || !jar.subarray(0, 4).equals(ZIP_MAGIC)) throw invalid('The body is not a JAR (zip) file');
+        // Read once with the archive caps (never expanded anywhere): a broken or hostile jar is refused here.
+        await readCar(jar).catch((e: unknown) => {
+          throw invalid(`The body is not a readable JAR (zip) file: ${e instanceof Error ? e.message : String(e)}`);
+        });
         // A jar is carried as an opaque library entry of a one-entry CAR: the same job, checks and log as car-put.
         const car = await writeCar([{ name: libraryEntryName(library.key, fileName), data: jar }]);
         return startImport(req, reply, car, { fileName, description: `Store ${fileName} in ${businessKey('Library', library.key)}` });

@@ -236,6 +236,9 @@ for (const backend of backends()) {
       delete noName['X-Vendor-FileName'];
       assert.match((await t.xml('PUT', '/jar', { payload: jar, headers: noName })).body, /FileName header is required/);
       assert.match((await t.xml('PUT', '/jar', { payload: Buffer.from('not a jar at all, just text'), headers })).body, /not a JAR/);
+      const broken = await t.xml('PUT', '/jar', { payload: Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(40)]), headers });
+      assert.equal(broken.status, 400, broken.body);
+      assert.match(broken.body, /not a readable JAR/);
       const res = await t.xml('PUT', '/jar/', { payload: jar, headers });
       assert.equal(res.status, 200, res.body);
       assert.equal(statusOf(res.body), 'Completed');
@@ -264,6 +267,27 @@ for (const backend of backends()) {
       const missingLib = await t.xml('PUT', '/jar', { payload: jar, headers: { ...headers, 'X-Vendor-Library': 'GLOBAL.NoSuchLib' } });
       assert.equal(missingLib.status, 422, missingLib.body);
       assert.match(missingLib.body, /Library:GLOBAL\.NoSuchLib does not exist/);
+    });
+  });
+}
+
+for (const backend of backends()) {
+  describe(`${backend.name}: upgrade`, () => {
+    test('a database made before imports had their parameters gets them on the next start, and imports work', async () => {
+      const t = await startTestServer(backend);
+      try {
+        const def = await t.server.store.getObject('JobDefinition', 'GLOBAL.System_Import_Archive');
+        assert.ok(def);
+        const old = (def.data.Parameters as Array<{ Name: string }>).filter((p) => p.Name === 'FileName');
+        await t.server.store.patchObjectData(def.uniqueId, { ...def.data, Parameters: old });
+        await t.restart();
+        const names = (await t.req('GET', '/JobDefinition/GLOBAL.System_Import_Archive')).json.Parameters.map((p: { Name: string }) => p.Name);
+        assert.deepEqual(names, ['FileName', 'TargetPartition', 'ImportRuleSet', 'RuleSetProperties']);
+        const res = await t.xml('PUT', '/car', { payload: await writeCar([queueEntry('GLOBAL', 'AfterUpgrade')]), headers: { ...ZIP, 'X-Vendor-TargetPartition': 'GLOBAL' } });
+        assert.equal(statusOf(res.body), 'Completed', res.body);
+      } finally {
+        await t.close();
+      }
     });
   });
 }
