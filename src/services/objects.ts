@@ -127,34 +127,12 @@ export class ObjectService {
     checkRules(type, values);
     await this.precheck(type, values);
     this.sealSecrets(type, values);
-    const { store, clock } = this.deps;
-    const created = await store.transaction(async (tx) => {
+    const created = await this.deps.store.transaction(async (tx) => {
       if (partitionType && !(await tx.getObject('Partition', parsed.partition)))
         throw notFound('Partition', parsed.partition);
       if (await tx.getObject(type.name, parsed.key))
         throw conflict(`Object ${businessKey(type.name, parsed.key)} already exists`);
-      const refs = await this.resolveReferences(tx, p, type, values, undefined);
-      await this.checkWithOthers(tx, p, type, parsed.key, values);
-      const [uniqueId] = await tx.nextUniqueIds(1);
-      const now = clock.now();
-      const object: StoredObject = {
-        uniqueId: uniqueId as number,
-        type: type.name,
-        key: parsed.key,
-        partition: parsed.partition,
-        data: values,
-        protection: null,
-        creationTime: now,
-        modificationTime: now,
-      };
-      try {
-        await tx.insertObject(object, refs);
-      } catch (e) {
-        if (isUniqueViolation(e)) throw conflict(`Object ${businessKey(type.name, parsed.key)} already exists`);
-        throw e;
-      }
-      await this.afterCreate(tx, type, object);
-      return object;
+      return this.insertNew(tx, p, type, parsed, values);
     });
     await this.deps.onChange?.(type.name, undefined, created);
     const data = await this.withDerived(type, created);
@@ -247,23 +225,7 @@ export class ObjectService {
       if (!can(p, type.name, parsed.partition, 'Create'))
         throw forbidden(`You need the Create privilege to create ${what}`);
       if (partitionType && !(await tx.getObject('Partition', parsed.partition))) throw invalid(`Partition ${parsed.partition} does not exist`);
-      const refs = await this.resolveReferences(tx, p, type, values, undefined);
-      await this.checkWithOthers(tx, p, type, parsed.key, values);
-      const [uniqueId] = await tx.nextUniqueIds(1);
-      const now = this.deps.clock.now();
-      const object: StoredObject = {
-        uniqueId: uniqueId as number,
-        type: type.name,
-        key: parsed.key,
-        partition: parsed.partition,
-        data: values,
-        protection: null,
-        creationTime: now,
-        modificationTime: now,
-      };
-      await tx.insertObject(object, refs);
-      await this.afterCreate(tx, type, object);
-      return { outcome: 'created', after: object };
+      return { outcome: 'created', after: await this.insertNew(tx, p, type, parsed, values) };
     }
     // Read-only state (a process server's status, an alert source's Enabled) and secrets stay as they are.
     const merged = { ...current.data };
@@ -277,6 +239,32 @@ export class ObjectService {
     const next = { ...current, data: merged, modificationTime: this.deps.clock.now() };
     await tx.updateObject(next, refs);
     return { outcome: 'changed', before: current, after: next };
+  }
+
+  /** Inserts a checked new object (references resolved, cross-object rules run) and what its creation implies. */
+  private async insertNew(tx: Store, p: Principal, type: ObjectType, parsed: ParsedKey, values: Record<string, unknown>): Promise<StoredObject> {
+    const refs = await this.resolveReferences(tx, p, type, values, undefined);
+    await this.checkWithOthers(tx, p, type, parsed.key, values);
+    const [uniqueId] = await tx.nextUniqueIds(1);
+    const now = this.deps.clock.now();
+    const object: StoredObject = {
+      uniqueId: uniqueId as number,
+      type: type.name,
+      key: parsed.key,
+      partition: parsed.partition,
+      data: values,
+      protection: null,
+      creationTime: now,
+      modificationTime: now,
+    };
+    try {
+      await tx.insertObject(object, refs);
+    } catch (e) {
+      if (isUniqueViolation(e)) throw conflict(`Object ${businessKey(type.name, parsed.key)} already exists`);
+      throw e;
+    }
+    await this.afterCreate(tx, type, object);
+    return object;
   }
 
   /** The checks of an imported object that need no database: fields, cross-field rules, host names (DNS). */
