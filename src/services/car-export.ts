@@ -41,7 +41,8 @@ export class CarExporter {
   async exportMany(p: Principal, roots: ReadonlyArray<{ type: TypeName; key: string }>, options: { references: boolean }): Promise<Buffer> {
     const seen = new Map<string, { type: TypeName; key: string; data: Record<string, unknown> }>();
     const queue = [...roots];
-    for (let next = queue.shift(); next; next = queue.shift()) {
+    for (let i = 0; i < queue.length; i++) {
+      const next = queue[i] as { type: TypeName; key: string };
       const type = requireType(next.type);
       const canonical = parseKey(type.key, next.key)?.key ?? next.key;
       const label = businessKey(type.name, canonical);
