@@ -29,8 +29,6 @@ export interface ImportRules {
   properties: Readonly<Record<string, string>>;
 }
 
-export const NO_RULES: ImportRules = { targetPartition: null, mappings: new Map(), includes: [], excludes: [], overrides: [], properties: {} };
-
 /** The rules of a stored ImportRuleSet, with the request's target partition (which wins) and properties. */
 export function rulesOf(ruleSet: Record<string, unknown> | undefined, target: string | null, properties: Record<string, string>): ImportRules {
   const list = <T>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);

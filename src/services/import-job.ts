@@ -158,7 +158,7 @@ export async function discardFinishedArchives(store: Store): Promise<void> {
 }
 
 /** Objects the archive holds are written before the objects that refer to them (cycles keep archive order). */
-export function dependencyOrder<T extends { type: TypeName; key: string; body: Record<string, unknown> }>(objects: readonly T[]): T[] {
+function dependencyOrder<T extends { type: TypeName; key: string; body: Record<string, unknown> }>(objects: readonly T[]): T[] {
   const byLabel = new Map(objects.map((o) => [businessKey(o.type, o.key), o]));
   const state = new Map<string, 'visiting' | 'done'>();
   const out: T[] = [];
@@ -204,7 +204,7 @@ async function writeLibraryFiles(tx: Store, p: Principal, files: ImportPlan['lib
 }
 
 /** Rewrites a Library's read-only Files list from the files stored for it. */
-export async function refreshLibraryFiles(tx: Store, key: string): Promise<void> {
+async function refreshLibraryFiles(tx: Store, key: string): Promise<void> {
   const library = await tx.getObject('Library', key);
   if (!library) return;
   const files = (await tx.blobs.list('library', key)).map((b) => ({ Name: b.name, Size: b.size, Sha256: b.sha256 }));
