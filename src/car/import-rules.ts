@@ -63,9 +63,13 @@ export interface RuledObject extends ArchiveObject {
 /**
  * Applies the rules: objects left out by Includes/Excludes are returned as `skipped`; the others move to their
  * partitions, references to moved objects follow them (and references into a mapped partition always do), and
- * property overrides are applied last. Throws 400 for an override value that does not fit its field.
+ * property overrides are applied last. Also returns where a reference ends up (for entries that are not objects,
+ * such as a library's files). Throws 400 for an override value that does not fit its field.
  */
-export function applyRules(objects: readonly ArchiveObject[], rules: ImportRules): { imported: RuledObject[]; skipped: ArchiveObject[] } {
+export function applyRules(
+  objects: readonly ArchiveObject[],
+  rules: ImportRules,
+): { imported: RuledObject[]; skipped: ArchiveObject[]; reference: (type: TypeName, key: string) => string } {
   const label = (o: ArchiveObject) => businessKey(o.type, o.key);
   const included = (o: ArchiveObject) =>
     (rules.includes.length === 0 || rules.includes.some((g) => globMatch(g, label(o)))) && !rules.excludes.some((g) => globMatch(g, label(o)));
@@ -105,7 +109,7 @@ export function applyRules(objects: readonly ArchiveObject[], rules: ImportRules
     applyOverrides(type, body, rules);
     return { type: o.type, key, body, archiveKey: o.key };
   });
-  return { imported, skipped: objects.filter((o) => !included(o)) };
+  return { imported, skipped: objects.filter((o) => !included(o)), reference };
 }
 
 function rewriteReferences(

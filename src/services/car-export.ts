@@ -2,7 +2,6 @@ import { hostname } from 'node:os';
 import { type CarEntry, writeCar } from '../car/archive.ts';
 import { EXPORT_INFO, exportInfoXml, libraryEntryName, objectEntryName } from '../car/layout.ts';
 import { objectToXml } from '../car/object-xml.ts';
-import { notFound } from '../errors.ts';
 import type { TypeName } from '../model/fields.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
 import { getType, requireType } from '../model/registry.ts';
@@ -31,13 +30,7 @@ export class CarExporter {
     this.d = deps;
   }
 
-  /** One object; with `references`, also every object it refers to, and theirs in turn. */
-  async exportObject(p: Principal, typeName: string, key: string, options: { references: boolean }): Promise<Buffer> {
-    const type = getType(typeName);
-    if (type?.storage !== 'definition') throw notFound(typeName, key);
-    return this.exportMany(p, [{ type: type.name, key }], options);
-  }
-
+  /** The objects named; with `references`, also every object they refer to, and theirs in turn. */
   async exportMany(p: Principal, roots: ReadonlyArray<{ type: TypeName; key: string }>, options: { references: boolean }): Promise<Buffer> {
     const seen = new Map<string, { type: TypeName; key: string; data: Record<string, unknown> }>();
     const queue = [...roots];

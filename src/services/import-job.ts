@@ -108,7 +108,7 @@ async function planImport(d: ImportJobDeps, job: JobRecord, p: Principal, bytes:
   if (ruleSetKey && (!ruleSet || !can(p, 'ImportRuleSet', ruleSet.partition, 'View')))
     throw invalid(`Import rule set ${businessKey('ImportRuleSet', ruleSetKey)} does not exist`);
   const rules = rulesOf(ruleSet?.data, param('TargetPartition'), parseRuleSetProperties(param('RuleSetProperties') ?? undefined));
-  const { imported, skipped } = applyRules(parsed, rules);
+  const { imported, skipped, reference } = applyRules(parsed, rules);
   for (const s of skipped) log.line('skipped', businessKey(s.type, s.key), 'left out by the import rule set');
   for (const o of imported) {
     try {
@@ -118,16 +118,10 @@ async function planImport(d: ImportJobDeps, job: JobRecord, p: Principal, bytes:
     }
   }
   if (log.refusals > 0) throw new ImportRefused(log.refusals);
-  const libraryKeys = new Map(imported.filter((o) => o.type === 'Library').map((o) => [o.archiveKey, o.key]));
-  const movePartition = (key: string) => {
-    const pk = parseKey('partitioned', key);
-    if (!pk) return key;
-    const to = rules.mappings.get(pk.partition) ?? rules.targetPartition ?? pk.partition;
-    return `${to}.${pk.identity.Name}`;
-  };
   return {
     objects: dependencyOrder(imported),
-    libraryFiles: layout.libraryFiles.map((f) => ({ ...f, library: libraryKeys.get(f.library) ?? movePartition(f.library) })),
+    // A library's files go where the archive's Library goes (or where a mapping sends its partition).
+    libraryFiles: layout.libraryFiles.map((f) => ({ ...f, library: reference('Library', f.library) })),
   };
 }
 
@@ -183,9 +177,8 @@ function dependencyOrder<T extends { type: TypeName; key: string; body: Record<s
   return out;
 }
 
-/** Library files go into the database with the objects; the Library lists them (Name, Size, Sha256). */
+/** Library files go into the database with the objects (a Library's Files are read from them). */
 async function writeLibraryFiles(tx: Store, p: Principal, files: ImportPlan['libraryFiles'], now: number, log: ImportLog): Promise<void> {
-  const touched = new Set<string>();
   for (const f of files) {
     const library = await tx.getObject('Library', f.library);
     const label = businessKey('Library', f.library);
@@ -198,17 +191,7 @@ async function writeLibraryFiles(tx: Store, p: Principal, files: ImportPlan['lib
     }
     await tx.blobs.put('library', library.key, f.file, f.data, now);
     log.line('stored', `${label} file ${f.file}`, `${f.data.length} bytes`);
-    touched.add(library.key);
   }
-  for (const key of touched) await refreshLibraryFiles(tx, key);
-}
-
-/** Rewrites a Library's read-only Files list from the files stored for it. */
-async function refreshLibraryFiles(tx: Store, key: string): Promise<void> {
-  const library = await tx.getObject('Library', key);
-  if (!library) return;
-  const files = (await tx.blobs.list('library', key)).map((b) => ({ Name: b.name, Size: b.size, Sha256: b.sha256 }));
-  await tx.patchObjectData(library.uniqueId, { ...library.data, Files: files });
 }
 
 async function attachLog(d: ImportJobDeps, tx: Store, jobId: number, log: ImportLog): Promise<void> {
@@ -227,7 +210,7 @@ async function attachLog(d: ImportJobDeps, tx: Store, jobId: number, log: Import
 
 /** Ends the job in Error with the log, and drops the archive; nothing of it was imported. */
 async function fail(d: ImportJobDeps, job: JobRecord, log: ImportLog, e: unknown): Promise<void> {
-  const permitted = !(e instanceof MillraceError && e.status === 403);
+  const notPermitted = e instanceof MillraceError && e.status === 403;
   if (!(e instanceof ImportRefused) && !(e instanceof NoLongerRunning) && log.refusals === 0) log.refused('archive', e);
   await d.engine.mutate(async (tx, fx) => {
     await tx.blobs.delete('archive', String(job.jobId));
@@ -235,7 +218,7 @@ async function fail(d: ImportJobDeps, job: JobRecord, log: ImportLog, e: unknown
     if (current?.status !== 'Running') return;
     const summary = log.summary('Error');
     await attachLog(d, tx, job.jobId, log);
-    await finishJob(tx, current, { status: 'Error', returnCode: permitted ? IMPORT_REFUSED : IMPORT_NOT_PERMITTED, notes: [summary] }, d.clock.now(), fx);
+    await finishJob(tx, current, { status: 'Error', returnCode: notPermitted ? IMPORT_NOT_PERMITTED : IMPORT_REFUSED, notes: [summary] }, d.clock.now(), fx);
   });
 }
 

@@ -54,6 +54,8 @@ const referencePartition = (r: { type: TypeName; key: string }): string => parse
 type Deriver = (store: Store, object: StoredObject) => Promise<unknown>;
 const DERIVED: Record<string, Deriver> = {
   'ProcessServer.QueueProviders': (store, ps) => store.referrerKeys(ps.uniqueId, 'QueueProvider', 'ProcessServer'),
+  'Library.Files': async (store, library) =>
+    (await store.blobs.list('library', library.key)).map((b) => ({ Name: b.name, Size: b.size, Sha256: b.sha256 })),
 };
 
 /**
@@ -202,6 +204,7 @@ export class ObjectService {
       const job = column ? await tx.jobs.anyReferring(column, parsed.key) : undefined;
       if (job !== undefined) throw conflict(`${businessKey(type.name, parsed.key)} is still referenced by Job:${job}`);
       if (type.name === 'EventDefinition') await deleteEvents(tx, parsed.key);
+      if (type.name === 'Library') await tx.blobs.delete('library', parsed.key);
       await tx.deleteObject(current.uniqueId);
       return current;
     });

@@ -26,9 +26,12 @@ const info = (r: { owner: string; name: string; size: number; sha256: string; cr
 
 export class KyselyBlobStore implements BlobStore {
   private readonly db: Kysely<Database>;
+  private readonly onWrite: () => void;
 
-  constructor(db: Kysely<Database>) {
+  /** `onWrite` is told of every change: a library's files show in its (cached) rendering. */
+  constructor(db: Kysely<Database>, onWrite: () => void) {
     this.db = db;
+    this.onWrite = onWrite;
   }
 
   async put(kind: BlobKind, owner: string, name: string, data: Buffer, createdAt: number): Promise<BlobInfo> {
@@ -40,6 +43,7 @@ export class KyselyBlobStore implements BlobStore {
         oc.columns(['kind', 'owner', 'name']).doUpdateSet({ data, size: row.size, sha256: row.sha256, created_at: createdAt }),
       )
       .execute();
+    this.onWrite();
     return info(row);
   }
 
@@ -64,5 +68,6 @@ export class KyselyBlobStore implements BlobStore {
     let q = this.db.deleteFrom('blobs').where('kind', '=', kind).where('owner', '=', owner);
     if (name !== undefined) q = q.where('name', '=', name);
     await q.execute();
+    this.onWrite();
   }
 }

@@ -130,7 +130,7 @@ export class KyselyStore implements Store {
     this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined);
     this.events = new KyselyEventStore(db);
     this.alertWork = new KyselyAlertWorkStore(db);
-    this.blobs = new KyselyBlobStore(db);
+    this.blobs = new KyselyBlobStore(db, () => this.wrote());
   }
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {

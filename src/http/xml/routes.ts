@@ -175,10 +175,11 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       doc: 'An object as a CAR file; references=true adds every object it refers to.',
       query: [{ name: 'references', doc: 'also export the objects it refers to', options: ['true', 'false'] }],
       async handler(req, reply) {
-        const { type, key } = params(req) as { type: string; key: string };
+        const type = definitionType(params(req).type ?? '');
+        const key = params(req).key ?? '';
         const references = flag(query(req).references, 'references', false);
-        const car = await d.exporter.exportObject(req.principal, type, key, { references });
-        const file = `${type}_${key}.car`.replace(/[^A-Za-z0-9_.-]/g, '_');
+        const car = await d.exporter.exportMany(req.principal, [{ type: type.name, key }], { references });
+        const file = `${type.name}_${key}.car`.replace(/[^A-Za-z0-9_.-]/g, '_');
         return reply.type('application/zip').header('Content-Disposition', `attachment; filename="${file}"`).send(car);
       },
     },

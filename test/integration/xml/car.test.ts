@@ -99,6 +99,31 @@ for (const backend of backends()) {
       assert.match(log2, /unchanged JobDefinition:PROD\.Load/);
     });
 
+    test('car-put refuses bad headers and bodies with 400 before any job or archive is stored', async () => {
+      const car = await writeCar([queueEntry('GLOBAL', 'BadHeaders')]);
+      const jobsBefore = await t.server.store.jobs.listByStatus(['Completed', 'Error'], { limit: 10_000 });
+      const cases: Array<[Record<string, string>, Buffer, RegExp]> = [
+        [{ async: 'maybe' }, car, /async header must be true or false/],
+        [{ 'X-Vendor-Signed-Car': 'yes' }, car, /Signed-Car must be true or false/],
+        [{ 'X-Vendor-TargetPartition': 'not a name' }, car, /TargetPartition "not a name" is not a partition name/],
+        [{ 'X-Vendor-TargetPartition': 'NoSuchPartition' }, car, /does not exist|refused/],
+        [{ 'X-Vendor-FileName': 'x'.repeat(256) }, car, /file name/],
+        [{ 'X-Vendor-Description': 'd'.repeat(256) }, car, /description/],
+        [{}, Buffer.alloc(0), /empty/],
+      ];
+      for (const [headers, body, pattern] of cases) {
+        const res = await putCar(body, headers);
+        if (res.status === 200) assert.fail(`${JSON.stringify(headers)} was accepted: ${res.body}`);
+        assert.ok([400, 422].includes(res.status), `${JSON.stringify(headers)}: ${res.status} ${res.body}`);
+        assert.match(res.body, pattern, JSON.stringify(headers));
+      }
+      assert.deepEqual(await t.server.store.blobs.list('archive'), []);
+      assert.equal((await t.req('GET', '/Queue/BadHeaders')).status, 404);
+      const jobsAfter = await t.server.store.jobs.listByStatus(['Completed', 'Error'], { limit: 10_000 });
+      // Only the unknown target partition gets as far as a job (which refuses it); the others never make one.
+      assert.equal(jobsAfter.length - jobsBefore.length, 1);
+    });
+
     test('async=true answers once the job is submitted; GET /Job follows it to the end', async () => {
       const car = await writeCar([queueEntry('GLOBAL', 'AsyncQ')]);
       const res = await putCar(car, { async: 'true' });
@@ -264,6 +289,15 @@ for (const backend of backends()) {
       const moved = await putCar(exported, { 'X-Vendor-TargetPartition': 'PROD' });
       assert.equal(statusOf(moved.body), 'Completed', moved.body);
       assert.equal((await t.req('GET', '/Library/PROD.Tools')).json.Files[0].Name, 'tools.jar');
+      // Files is computed from the stored files: a body cannot set it, and deleting the library deletes them.
+      await postCreated(t, '/Library/GLOBAL.Gone', { Files: [{ Name: 'fake.jar', Size: 1 }] });
+      assert.deepEqual((await t.req('GET', '/Library/GLOBAL.Gone')).json.Files, []);
+      await t.xml('PUT', '/jar', { payload: jar, headers: { ...headers, 'X-Vendor-Library': 'GLOBAL.Gone' } });
+      assert.equal((await t.req('GET', '/Library/GLOBAL.Gone')).json.Files.length, 1);
+      assert.equal((await t.req('DELETE', '/Library/GLOBAL.Gone')).status, 204);
+      await postCreated(t, '/Library/GLOBAL.Gone', {});
+      assert.deepEqual((await t.req('GET', '/Library/GLOBAL.Gone')).json.Files, [], 'a new library of the same name starts empty');
+      assert.ok(!(await readCar((await t.xml('GET', '/api-libs')).raw as Buffer)).some((e) => e.name.startsWith('GLOBAL.Gone/')));
       const missingLib = await t.xml('PUT', '/jar', { payload: jar, headers: { ...headers, 'X-Vendor-Library': 'GLOBAL.NoSuchLib' } });
       assert.equal(missingLib.status, 422, missingLib.body);
       assert.match(missingLib.body, /Library:GLOBAL\.NoSuchLib does not exist/);
