@@ -173,7 +173,10 @@ function erfc(x: number): number {
               (0.37409196 +
                 t *
                   (0.09678418 +
-                    t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? r : 2 - r;
 }
@@ -244,7 +247,11 @@ function permutationMedianTest(a: readonly number[], b: readonly number[], permu
  * confidence interval at 1 − alpha from the normal approximation of U: what the data still allows, i.e. how large a
  * difference this run could have missed.
  */
-function hodgesLehmann(a: readonly number[], b: readonly number[], z: number): { shift: number; lo: number; hi: number } {
+function hodgesLehmann(
+  a: readonly number[],
+  b: readonly number[],
+  z: number,
+): { shift: number; lo: number; hi: number } {
   const d = new Float64Array(a.length * b.length);
   let i = 0;
   for (const x of a) for (const y of b) d[i++] = x - y;

@@ -365,8 +365,7 @@ async function checkList(c: Client, n: number, when: string): Promise<{ bytes: n
   if (r.status !== 200) throw new Error(`GET /api-rest/list/JobDefinition ${when}: ${r.status} ${text.slice(0, 300)}`);
   const ours = text.split(`<business-key>JobDefinition:GLOBAL.${PREFIX}`).length - 1;
   const count = Number(/<rest-list [^>]*count="(\d+)"/.exec(text)?.[1]);
-  if (ours !== n)
-    throw new Error(`${when}: the list holds ${ours} of our JobDefinitions (count="${count}"), not ${n}`);
+  if (ours !== n) throw new Error(`${when}: the list holds ${ours} of our JobDefinitions (count="${count}"), not ${n}`);
   return { bytes: r.body.length, count };
 }
 
@@ -460,22 +459,20 @@ async function measureLoad(
 const mib = (n: number) => `${fixed(n, 0)} MiB`;
 
 function phaseLine(p: Phase, extra = ''): string {
-  return (
-    `${row(
-      [
-        p.name,
-        fixed(p.seconds, 2),
-        mib(p.rssBeforeMiB),
-        mib(p.peakMiB),
-        `+${fixed(p.peakMiB - p.rssBeforeMiB, 0)}`,
-        fixed(p.serverCpuS, 2),
-        int(p.loopMaxMs),
-        `${fixed(p.requestBytes / MiB, 2)}/${fixed(p.responseBytes / MiB, 2)}`,
-        fixed(p.background, 0),
-      ],
-      PHASE_WIDTHS,
-    )}${extra}\n`
-  );
+  return `${row(
+    [
+      p.name,
+      fixed(p.seconds, 2),
+      mib(p.rssBeforeMiB),
+      mib(p.peakMiB),
+      `+${fixed(p.peakMiB - p.rssBeforeMiB, 0)}`,
+      fixed(p.serverCpuS, 2),
+      int(p.loopMaxMs),
+      `${fixed(p.requestBytes / MiB, 2)}/${fixed(p.responseBytes / MiB, 2)}`,
+      fixed(p.background, 0),
+    ],
+    PHASE_WIDTHS,
+  )}${extra}\n`;
 }
 const PHASE_WIDTHS = [16, 8, 9, 9, 6, 8, 9, 13, 4];
 
@@ -560,12 +557,15 @@ async function main(): Promise<number> {
         ...(await call(`${c.xml}/scripts-get`, { method: 'POST', headers: { Authorization: c.basic } })),
         requestBytes: 0,
       }));
-      if (phase.status !== 200) throw new Error(`POST /api-rest/scripts-get: ${phase.status} ${body.toString().slice(0, 300)}`);
+      if (phase.status !== 200)
+        throw new Error(`POST /api-rest/scripts-get: ${phase.status} ${body.toString().slice(0, 300)}`);
       const entries = await readCar(body);
       exportEntries = entries.filter((e) => e.name.startsWith('JobDefinition/')).length;
       const ours = entries.filter((e) => e.name.startsWith(`JobDefinition/GLOBAL.${PREFIX}`)).length;
       if (exportEntries !== opts.objects || ours !== opts.objects)
-        throw new Error(`export ${rep}: the CAR holds ${exportEntries} JobDefinition entries (${ours} ours), not ${opts.objects}`);
+        throw new Error(
+          `export ${rep}: the CAR holds ${exportEntries} JobDefinition entries (${ours} ours), not ${opts.objects}`,
+        );
       phases.push(phase);
       process.stdout.write(phaseLine(phase, `  (${int(entries.length)} entries, ${int(exportEntries)} JobDefinition)`));
     }
@@ -579,8 +579,18 @@ async function main(): Promise<number> {
     const basic = { Authorization: c.basic };
     const targets: Array<{ target: Target; url: string; headers: Record<string, string>; connections: number }> = [
       { target: 'list', url: `${c.xml}/list/JobDefinition`, headers: basic, connections: opts.connections },
-      { target: 'xml-get', url: `${c.xml}/object/JobDefinition/${one}`, headers: basic, connections: opts.getConnections },
-      { target: 'json-get', url: `${c.json}/JobDefinition/${one}`, headers: { 'X-API-Key': apiKey }, connections: opts.getConnections },
+      {
+        target: 'xml-get',
+        url: `${c.xml}/object/JobDefinition/${one}`,
+        headers: basic,
+        connections: opts.getConnections,
+      },
+      {
+        target: 'json-get',
+        url: `${c.json}/JobDefinition/${one}`,
+        headers: { 'X-API-Key': apiKey },
+        connections: opts.getConnections,
+      },
     ];
     const sizes = new Map<Target, number>();
     for (const t of targets) {
@@ -694,7 +704,10 @@ async function main(): Promise<number> {
       sizes: Object.fromEntries(sizes),
       loads,
       medians: { list, xmlGet, jsonGet },
-      ratios: { listOverXmlGet: list.reqPerSec / xmlGet.reqPerSec, listOverJsonGet: list.reqPerSec / jsonGet.reqPerSec },
+      ratios: {
+        listOverXmlGet: list.reqPerSec / xmlGet.reqPerSec,
+        listOverJsonGet: list.reqPerSec / jsonGet.reqPerSec,
+      },
     });
     return 0;
   } finally {

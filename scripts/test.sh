@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# `npm test`: type check, lint, start a throwaway PostgreSQL cluster, run the node:test suite.
+# `npm test`: type check, lint, format check, start a throwaway PostgreSQL cluster, run the node:test suite.
 #
 #   bash scripts/test.sh [FILE...]     with FILE arguments only those test files run,
 #                                      otherwise every test/**/*.test.ts.
 #
 # Environment:
-#   MILLRACE_SKIP_CHECKS=1   skip `tsc --noEmit` and `biome lint` (escape hatch while src/ is mid-edit;
+#   MILLRACE_SKIP_CHECKS=1   skip `tsc --noEmit`, `biome lint` and the `biome format` check (escape hatch while src/ is mid-edit;
 #                            never set it in CI - .ci/run unsets it).
 #   MILLRACE_REQUIRE_PG=1    fail instead of skipping the PostgreSQL suite when initdb/pg_ctl are missing.
 #   PG_BINDIR                where to find initdb/pg_ctl (see scripts/pg-cluster.sh).
@@ -33,6 +33,8 @@ else
   run_bin tsc --noEmit
   echo "== biome lint"
   run_bin biome lint .
+  echo "== biome format (check)"
+  run_bin biome format .
 fi
 
 pg_dir=

@@ -107,13 +107,21 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
   const processServer = requireType('ProcessServer');
-  const imports = new ImportService({ store, engine, jobs, trustedKeys: () => loadTrustedKeys([join(config.dataDir, 'trusted-keys'), ...config.trustedKeys]),
+  const imports = new ImportService({
+    store,
+    engine,
+    jobs,
+    trustedKeys: () => loadTrustedKeys([join(config.dataDir, 'trusted-keys'), ...config.trustedKeys]),
   });
   engine.registerSystemRunner(
     IMPORT_DEFINITION,
     importRunner({ store, engine, objects, clock, logger, principalOf: (user) => auth.principalOf(user) }),
   );
-  const exporter = new CarExporter({ store, objects, sourceAddress: `http://${config.host}:${config.port}${paths.root}` });
+  const exporter = new CarExporter({
+    store,
+    objects,
+    sourceAddress: `http://${config.host}:${config.port}${paths.root}`,
+  });
   const app = await buildApp({
     config,
     logger,
@@ -208,6 +216,8 @@ function alertSenders(config: Config, env: NodeJS.ProcessEnv): AlertSenders {
   return {
     webhook: (url, body) => postWebhook({ url, body, secret, allow: config.webhookAllow }),
     mail: (to, subject, text) =>
-      smtp ? sendMail(smtp, { to, subject, text }) : Promise.reject(new Error('e-mail delivery is not configured (MILLRACE_SMTP_URL)')),
+      smtp
+        ? sendMail(smtp, { to, subject, text })
+        : Promise.reject(new Error('e-mail delivery is not configured (MILLRACE_SMTP_URL)')),
   };
 }

@@ -30,10 +30,14 @@ export interface ImportRules {
 }
 
 /** The rules of a stored ImportRuleSet, with the request's target partition (which wins) and properties. */
-export function rulesOf(ruleSet: Record<string, unknown> | undefined, target: string | null, properties: Record<string, string>): ImportRules {
+export function rulesOf(
+  ruleSet: Record<string, unknown> | undefined,
+  target: string | null,
+  properties: Record<string, string>,
+): ImportRules {
   const list = <T>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
   return {
-    targetPartition: target ?? ((ruleSet?.TargetPartition as string | null | undefined) ?? null),
+    targetPartition: target ?? (ruleSet?.TargetPartition as string | null | undefined) ?? null,
     mappings: new Map(list<{ From: string; To: string }>(ruleSet?.PartitionMappings).map((m) => [m.From, m.To])),
     includes: list<string>(ruleSet?.Includes),
     excludes: list<string>(ruleSet?.Excludes),
@@ -72,7 +76,8 @@ export function applyRules(
 ): { imported: RuledObject[]; skipped: ArchiveObject[]; reference: (type: TypeName, key: string) => string } {
   const label = (o: ArchiveObject) => businessKey(o.type, o.key);
   const included = (o: ArchiveObject) =>
-    (rules.includes.length === 0 || rules.includes.some((g) => globMatch(g, label(o)))) && !rules.excludes.some((g) => globMatch(g, label(o)));
+    (rules.includes.length === 0 || rules.includes.some((g) => globMatch(g, label(o)))) &&
+    !rules.excludes.some((g) => globMatch(g, label(o)));
   const kept = objects.filter(included);
   const inArchive = new Set(kept.map(label));
   const movePartition = (partition: string) => rules.mappings.get(partition) ?? rules.targetPartition ?? partition;
@@ -86,7 +91,9 @@ export function applyRules(
     }
     if (shape === 'queueProvider') {
       const p = parseKey('queueProvider', key);
-      return p ? `${reference('ProcessServer', p.identity.ProcessServer ?? '')}.${reference('Queue', p.identity.Queue ?? '')}` : key;
+      return p
+        ? `${reference('ProcessServer', p.identity.ProcessServer ?? '')}.${reference('Queue', p.identity.Queue ?? '')}`
+        : key;
     }
     return key;
   };
@@ -141,7 +148,8 @@ function applyOverrides(type: ObjectType, body: Record<string, unknown>, rules: 
     if (!globMatch(o.TypePattern, type.name)) continue;
     const f = type.byName.get(o.Field);
     if (!f || f.readOnly || f.derived || type.identity.includes(f.name)) continue;
-    body[f.name] = o.Value === null ? null : overrideValue(f.kind, substitute(o.Value, rules.properties), `${type.name}.${f.name}`);
+    body[f.name] =
+      o.Value === null ? null : overrideValue(f.kind, substitute(o.Value, rules.properties), `${type.name}.${f.name}`);
   }
 }
 
@@ -150,11 +158,13 @@ function overrideValue(kind: FieldKind, text: string, where: string): unknown {
   switch (kind.kind) {
     case 'number': {
       const n = Number(text);
-      if (text.trim() === '' || !Number.isFinite(n)) throw invalid(`Property override of ${where}: "${text}" is not a number`);
+      if (text.trim() === '' || !Number.isFinite(n))
+        throw invalid(`Property override of ${where}: "${text}" is not a number`);
       return n;
     }
     case 'boolean':
-      if (text !== 'true' && text !== 'false') throw invalid(`Property override of ${where}: "${text}" is not true or false`);
+      if (text !== 'true' && text !== 'false')
+        throw invalid(`Property override of ${where}: "${text}" is not true or false`);
       return text === 'true';
     case 'list':
     case 'record':

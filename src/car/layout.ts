@@ -46,16 +46,27 @@ export function readLayout(entries: ReadonlyArray<{ name: string; data: Buffer }
       }
     }
     if (parts[0] === 'Library' && parts.length === 3 && parts[2] && parseKey('partitioned', parts[1] ?? '')) {
-      layout.libraryFiles.push({ library: parseKey('partitioned', parts[1] ?? '')?.key as string, file: parts[2], data });
+      layout.libraryFiles.push({
+        library: parseKey('partitioned', parts[1] ?? '')?.key as string,
+        file: parts[2],
+        data,
+      });
       continue;
     }
-    throw unprocessable(`The archive holds the unexpected entry "${name}": a CAR holds META-INF/, <Type>/<partition>.<name>.xml and Library/<key>/<file> entries`);
+    throw unprocessable(
+      `The archive holds the unexpected entry "${name}": a CAR holds META-INF/, <Type>/<partition>.<name>.xml and Library/<key>/<file> entries`,
+    );
   }
   return layout;
 }
 
 /** `META-INF/export-info.xml` (product §5). */
-export function exportInfoXml(info: { sourceSystem: string; sourceAddress: string; user: string; date: string }): string {
+export function exportInfoXml(info: {
+  sourceSystem: string;
+  sourceAddress: string;
+  user: string;
+  date: string;
+}): string {
   const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',

@@ -33,7 +33,6 @@ export interface XmlLimits {
 
 export const XML_LIMITS: XmlLimits = Object.freeze({ maxBytes: 1024 * 1024, maxDepth: 64, maxElements: 200_000 });
 
-
 // XML 1.0 (5th edition) Name production.
 const NAME_START =
   'A-Z_a-z:\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD\\u{10000}-\\u{EFFFF}';
@@ -74,7 +73,6 @@ function decode(input: string | Buffer, maxBytes: number): string {
     return notUtf8('it holds a byte sequence that is not valid UTF-8');
   }
 }
-
 
 const isXmlCodePoint = (n: number): boolean =>
   n === 0x9 ||

@@ -45,7 +45,9 @@ export function parseDuration(text: string): number {
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -73,7 +75,17 @@ export function registerAccountCommands(program: Command): void {
       withAccounts(f, async (a) => {
         out(['ID', 'USER', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED', 'DESCRIPTION'].join('\t'));
         for (const k of await a.listApiKeys(f.user))
-          out([k.id, k.userName, when(k.creationTime), when(k.expiryTime), when(k.lastUsedTime), when(k.revokedTime), k.description].join('\t'));
+          out(
+            [
+              k.id,
+              k.userName,
+              when(k.creationTime),
+              when(k.expiryTime),
+              when(k.lastUsedTime),
+              when(k.revokedTime),
+              k.description,
+            ].join('\t'),
+          );
       }),
     );
   withDb(apikey.command('revoke <id>').description('revoke a key at once')).action(async (id: string, f: DbFlags) =>
@@ -98,7 +110,8 @@ export function registerAccountCommands(program: Command): void {
   withDb(user.command('list').description('list users')).action(async (f: DbFlags) =>
     withAccounts(f, async (a) => {
       out(['USER', 'ROLES', 'PASSWORD', 'DISABLED'].join('\t'));
-      for (const u of await a.listUsers()) out([u.name, u.roles.join(','), u.passwordHash ? 'set' : '-', u.disabled ? 'yes' : 'no'].join('\t'));
+      for (const u of await a.listUsers())
+        out([u.name, u.roles.join(','), u.passwordHash ? 'set' : '-', u.disabled ? 'yes' : 'no'].join('\t'));
     }),
   );
   withDb(user.command('passwd <name>').description('set a user’s password'))
@@ -119,7 +132,10 @@ export function registerAccountCommands(program: Command): void {
         out(`${u.name}: ${u.roles.join(', ') || '(no roles)'}`);
       }),
   );
-  for (const [verb, disabled] of [['disable', true], ['enable', false]] as const)
+  for (const [verb, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const)
     withDb(user.command(`${verb} <name>`).description(`${verb} a user (its keys stop or start working)`)).action(
       async (name: string, f: DbFlags) =>
         withAccounts(f, async (a) => {
@@ -128,7 +144,12 @@ export function registerAccountCommands(program: Command): void {
         }),
     );
   withDb(user.command('role-set <role>').description('create or replace a custom role'))
-    .option('--grant <grant>', 'Type:Partition:Privilege[,Privilege…], * for any type or partition (repeatable)', collect, [])
+    .option(
+      '--grant <grant>',
+      'Type:Partition:Privilege[,Privilege…], * for any type or partition (repeatable)',
+      collect,
+      [],
+    )
     .option('--description <text>', 'what the role is for', '')
     .action(async (role: string, f: DbFlags & { grant: string[]; description: string }) =>
       withAccounts(f, async (a) => {
@@ -139,7 +160,9 @@ export function registerAccountCommands(program: Command): void {
   withDb(user.command('role-list').description('list roles and their grants')).action(async (f: DbFlags) =>
     withAccounts(f, async (a) => {
       for (const r of await a.listRoles())
-        out(`${r.name}${r.builtin ? ' (built in)' : ''}\t${r.grants.map((g) => `${g.type}:${g.partition}:${g.privileges.join(',')}`).join(' ')}`);
+        out(
+          `${r.name}${r.builtin ? ' (built in)' : ''}\t${r.grants.map((g) => `${g.type}:${g.partition}:${g.privileges.join(',')}`).join(' ')}`,
+        );
     }),
   );
   withDb(user.command('role-delete <role>').description('delete a custom role no user holds')).action(

@@ -89,7 +89,8 @@ export interface ConfigInput {
 /** Builds the configuration from flags and the environment (MILLRACE_DATA, MILLRACE_PORT, …). */
 export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(flags.port ?? env.MILLRACE_PORT ?? DEFAULTS.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port "${flags.port ?? env.MILLRACE_PORT}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`invalid port "${flags.port ?? env.MILLRACE_PORT}"`);
   const databaseUrl = flags.database ?? env.MILLRACE_DATABASE_URL;
   return {
     ...DEFAULTS,

@@ -12,7 +12,10 @@ export function globMatch(pattern: string, text: string): boolean {
   let re = compiled.get(pattern);
   if (!re) {
     if (compiled.size > 10_000) compiled.clear();
-    const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+    const body = pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.');
     re = new RegExp(`^${body}$`, 'is');
     compiled.set(pattern, re);
   }
@@ -36,7 +39,11 @@ export function jobKind(job: JobRecord): 'AppliesToChains' | 'AppliesToSteps' | 
 }
 
 /** The entry of `source` (a JobDefinitionAlertSource's data) for `job` reaching `status`, or undefined. */
-export function jobSourceEntry(source: Record<string, unknown>, job: JobRecord, status: string): JobAlertStatus | undefined {
+export function jobSourceEntry(
+  source: Record<string, unknown>,
+  job: JobRecord,
+  status: string,
+): JobAlertStatus | undefined {
   if (source.Enabled === false || source[jobKind(job)] !== true) return undefined;
   const dot = job.definition.indexOf('.');
   const partition = job.definition.slice(0, dot);

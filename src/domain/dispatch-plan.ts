@@ -77,7 +77,8 @@ class Slots {
       if (c.processServer === null) continue;
       add(this.server, c.processServer, c.count);
       const p = state.providers.find((x) => x.queue === c.queue && x.processServer === c.processServer);
-      if (counts(p?.inclusive ?? false, true, c.status)) add(this.provider, providerId(c.processServer, c.queue), c.count);
+      if (counts(p?.inclusive ?? false, true, c.status))
+        add(this.provider, providerId(c.processServer, c.queue), c.count);
     }
   }
 
@@ -110,7 +111,11 @@ export function openQueues(state: DispatchState, active: readonly SlotCount[]): 
  * queue through an unheld provider is available, offers the definition's type, and is below its own and the
  * provider's limits (the most restrictive wins). Among those the least busy server is chosen.
  */
-export function planDispatch(state: DispatchState, active: readonly SlotCount[], candidates: readonly Candidate[]): Assignment[] {
+export function planDispatch(
+  state: DispatchState,
+  active: readonly SlotCount[],
+  candidates: readonly Candidate[],
+): Assignment[] {
   const slots = new Slots(state, active);
   const result: Assignment[] = [];
   for (const c of candidates) {

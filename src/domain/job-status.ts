@@ -42,7 +42,11 @@ export const FINAL: readonly JobStatus[] = [
  * Jobs that hold a slot of their queue and process server: handed to a process server and not yet final. A job in
  * ConsoleRestart has ended and only waits for an operator, so it holds none.
  */
-export const OCCUPYING: readonly JobStatus[] = ['Dispatched', 'Assigned', ...ACTIVE.filter((s) => s !== 'ConsoleRestart')];
+export const OCCUPYING: readonly JobStatus[] = [
+  'Dispatched',
+  'Assigned',
+  ...ACTIVE.filter((s) => s !== 'ConsoleRestart'),
+];
 
 const finalSet = new Set<JobStatus>(FINAL);
 export const isFinal = (s: JobStatus): boolean => finalSet.has(s);

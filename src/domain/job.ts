@@ -188,4 +188,3 @@ export interface JobFileRecord {
   format: string;
   size: number;
 }
-

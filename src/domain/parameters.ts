@@ -227,7 +227,8 @@ export function applyOutItems(params: JobParameter[], items: unknown, zone: stri
 
 /** The value a parameter carries on: its Out value once set, else its In value; dates as text. */
 export function currentValue(p: JobParameter): string | number | null {
-  const v = p.OutValueString ?? p.OutValueNumber ?? p.OutValueDate ?? p.InValueString ?? p.InValueNumber ?? p.InValueDate;
+  const v =
+    p.OutValueString ?? p.OutValueNumber ?? p.OutValueDate ?? p.InValueString ?? p.InValueNumber ?? p.InValueDate;
   if (v === null) return null;
   return typeof v === 'object' ? asText(v) : v;
 }

@@ -37,4 +37,3 @@ export function replyMatches(expression: string, reply: string): boolean | 'time
     context.reply = undefined;
   }
 }
-

@@ -20,7 +20,10 @@ import {
 
 export interface HubHandlers {
   /** The `welcome` for an accepted agent, or the HTTP status and reason to refuse it with. */
-  authenticate(processServer: string, secret: string): Promise<{ welcome: WelcomeMessage } | { status: number; reason: string }>;
+  authenticate(
+    processServer: string,
+    secret: string,
+  ): Promise<{ welcome: WelcomeMessage } | { status: number; reason: string }>;
   onMessage(processServer: string, message: AgentMessage): Promise<void>;
   onConnect(processServer: string): void;
   onClose(processServer: string): void;
@@ -37,7 +40,13 @@ interface Session {
   chain: Promise<void>;
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 409: 'Conflict', 503: 'Service Unavailable' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  404: 'Not Found',
+  409: 'Conflict',
+  503: 'Service Unavailable',
+};
 
 function refuse(socket: Duplex, status: number, reason: string): void {
   socket.end(
@@ -56,11 +65,21 @@ function wellFormed(m: unknown): m is AgentMessage {
     case 'draining':
       return true;
     case 'hello':
-      return Array.isArray(x.known) && x.known.every((k) => isInt((k as KnownLike)?.jobId) && isInt((k as KnownLike)?.attempt));
+      return (
+        Array.isArray(x.known) &&
+        x.known.every((k) => isInt((k as KnownLike)?.jobId) && isInt((k as KnownLike)?.attempt))
+      );
     case 'started':
       return isInt(x.jobId) && isInt(x.attempt) && isInt(x.startTime);
     case 'output':
-      return isInt(x.jobId) && isInt(x.attempt) && typeof x.file === 'string' && isInt(x.offset) && (x.offset as number) >= 0 && typeof x.data === 'string';
+      return (
+        isInt(x.jobId) &&
+        isInt(x.attempt) &&
+        typeof x.file === 'string' &&
+        isInt(x.offset) &&
+        (x.offset as number) >= 0 &&
+        typeof x.data === 'string'
+      );
     case 'finished':
       return (
         isInt(x.jobId) &&
@@ -138,7 +157,8 @@ export class AgentHub {
   private async accept(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = (req.url ?? '').split('?')[0];
     if (url !== this.path) return refuse(socket, 404, 'no such endpoint');
-    if ((req.headers.upgrade ?? '').toLowerCase() !== UPGRADE_PROTOCOL) return refuse(socket, 400, `expected Upgrade: ${UPGRADE_PROTOCOL}`);
+    if ((req.headers.upgrade ?? '').toLowerCase() !== UPGRADE_PROTOCOL)
+      return refuse(socket, 400, `expected Upgrade: ${UPGRADE_PROTOCOL}`);
     const ps = String(req.headers[HEADER_PROCESS_SERVER] ?? '');
     const auth = String(req.headers.authorization ?? '');
     const secret = auth.startsWith('Bearer ') ? auth.slice(7) : '';

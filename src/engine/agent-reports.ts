@@ -38,7 +38,13 @@ async function markRunning(tx: Store, job: JobRecord, startTime: number, now: nu
 }
 
 /** Reconciles the agent's spool with the jobs this process server holds, right after it (re)connects. */
-export async function applyHello(tx: Store, ps: string, known: readonly KnownAttempt[], now: number, fx: Effects): Promise<void> {
+export async function applyHello(
+  tx: Store,
+  ps: string,
+  known: readonly KnownAttempt[],
+  now: number,
+  fx: Effects,
+): Promise<void> {
   const byJob = new Map(known.map((k) => [k.jobId, k]));
   const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
   const changed: JobRecord[] = [];
@@ -62,7 +68,13 @@ export async function applyHello(tx: Store, ps: string, known: readonly KnownAtt
       changed.push(job);
       fx.dispatch = true;
     } else if (!(job.status === 'Running' && job.data.scriptEnded)) {
-      await finishJob(tx, job, { status: 'Unknown', notes: [`Agent of ${ps} no longer knows attempt ${job.attempt}`] }, now, fx);
+      await finishJob(
+        tx,
+        job,
+        { status: 'Unknown', notes: [`Agent of ${ps} no longer knows attempt ${job.attempt}`] },
+        now,
+        fx,
+      );
     }
   }
   await tx.jobs.updateMany(changed);
@@ -118,7 +130,13 @@ function outcomeOf(job: JobRecord, m: FinishedMessage): { status: JobStatus; not
   return { status: completes(m.returnCode) ? 'Completed' : 'Error' };
 }
 
-export async function applyFinished(tx: Store, ps: string, m: FinishedMessage, now: number, fx: Effects): Promise<void> {
+export async function applyFinished(
+  tx: Store,
+  ps: string,
+  m: FinishedMessage,
+  now: number,
+  fx: Effects,
+): Promise<void> {
   fx.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
   const job = await tx.jobs.get(m.jobId);
   if (!isCurrent(job, ps, m.attempt) || job.data.scriptEnded) return;
@@ -143,7 +161,13 @@ export async function applyLost(tx: Store, ps: string, m: LostMessage, now: numb
   fx.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
   const job = await tx.jobs.get(m.jobId);
   if (!isCurrent(job, ps, m.attempt)) return;
-  await finishJob(tx, job, { status: 'Unknown', notes: ['The agent restarted while the job ran; its outcome is unknown'] }, now, fx);
+  await finishJob(
+    tx,
+    job,
+    { status: 'Unknown', notes: ['The agent restarted while the job ran; its outcome is unknown'] },
+    now,
+    fx,
+  );
 }
 
 /** The agent has been away longer than its timeout: every job it held becomes Unknown. */

@@ -112,7 +112,10 @@ export class AlertWorker {
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       const last = attempts >= MAX_DELIVERY_ATTEMPTS;
-      this.logger.warn({ alert: item.alertId, to: item.data.address, attempts, reason }, last ? 'alert delivery failed for good' : 'alert delivery failed; will retry');
+      this.logger.warn(
+        { alert: item.alertId, to: item.data.address, attempts, reason },
+        last ? 'alert delivery failed for good' : 'alert delivery failed; will retry',
+      );
       await this.store.alertWork.update({
         ...item,
         attempts,
@@ -143,7 +146,9 @@ export class AlertWorker {
     else
       await this.senders.mail(
         address,
-        `Millrace alert ${alert.uniqueId}: ${String(d.Message ?? '').split('\n')[0]?.slice(0, 150)}`,
+        `Millrace alert ${alert.uniqueId}: ${String(d.Message ?? '')
+          .split('\n')[0]
+          ?.slice(0, 150)}`,
         [
           String(d.Message ?? ''),
           '',

@@ -37,7 +37,12 @@ export class AlertSources {
 }
 
 /** A transaction's job status changes, seen just before it commits: raise alerts now or check back after a delay. */
-export async function onJobStatusChanges(tx: Store, sources: AlertSources, changes: StatusChange[], now: number): Promise<boolean> {
+export async function onJobStatusChanges(
+  tx: Store,
+  sources: AlertSources,
+  changes: StatusChange[],
+  now: number,
+): Promise<boolean> {
   const all = await sources.forJobs(tx);
   if (all.length === 0) return false;
   let planned = false;
@@ -49,7 +54,14 @@ export async function onJobStatusChanges(tx: Store, sources: AlertSources, chang
       const delay = delayMs(entry);
       planned = true;
       if (delay === 0) await raiseJobAlert(tx, source, entry, job, from, now);
-      else later.push({ id: 0, kind: 'check', dueAt: now + delay, alertId: null, data: { jobId: job.jobId, status: to, from, source: source.key } });
+      else
+        later.push({
+          id: 0,
+          kind: 'check',
+          dueAt: now + delay,
+          alertId: null,
+          data: { jobId: job.jobId, status: to, from, source: source.key },
+        });
     }
   if (later.length > 0) {
     const ids = await tx.nextUniqueIds(later.length);
@@ -68,7 +80,14 @@ export async function runCheck(tx: Store, item: AlertWorkItem, now: number): Pro
   if (entry) await raiseJobAlert(tx, source, entry, job, d.from, now);
 }
 
-function raiseJobAlert(tx: Store, source: StoredObject, entry: JobAlertStatus, job: JobRecord, from: string | null, now: number) {
+function raiseJobAlert(
+  tx: Store,
+  source: StoredObject,
+  entry: JobAlertStatus,
+  job: JobRecord,
+  from: string | null,
+  now: number,
+) {
   const vars = {
     jobid: String(job.jobId),
     jobdefinition: job.definition,
@@ -80,19 +99,29 @@ function raiseJobAlert(tx: Store, source: StoredObject, entry: JobAlertStatus, j
     newStatus: entry.Status,
     alertSource: source.key,
   };
-  return raiseAlert(tx, {
-    source,
-    sourceObject: `Job:${job.jobId}`,
-    text: substitute(entry.Message ?? DEFAULT_JOB_TEXT, vars),
-    replyExpression: DEFAULT_ALERT_REPLY,
-    vars,
-    zone: job.data.zone,
-    address: null,
-  }, now);
+  return raiseAlert(
+    tx,
+    {
+      source,
+      sourceObject: `Job:${job.jobId}`,
+      text: substitute(entry.Message ?? DEFAULT_JOB_TEXT, vars),
+      replyExpression: DEFAULT_ALERT_REPLY,
+      vars,
+      zone: job.data.zone,
+      address: null,
+    },
+    now,
+  );
 }
 
 /** A process server's Status changed: alerts for every enabled ProcessServerAlertSource watching it. */
-export async function onServerStatus(tx: Store, server: StoredObject, from: string | null, to: string, now: number): Promise<void> {
+export async function onServerStatus(
+  tx: Store,
+  server: StoredObject,
+  from: string | null,
+  to: string,
+  now: number,
+): Promise<void> {
   for await (const source of allObjects(tx, 'ProcessServerAlertSource')) {
     if (!serverSourceMatches(source.data, server.key, to)) continue;
     const windowKey = source.data.TimeWindow as string | null;
@@ -102,15 +131,19 @@ export async function onServerStatus(tx: Store, server: StoredObject, from: stri
       if (window && isOpen(window, now) !== ((source.data.TimeWindowStatus ?? 'Open') === 'Open')) continue;
     }
     const vars = { processServer: server.key, oldStatus: from ?? '', newStatus: to, alertSource: source.key };
-    await raiseAlert(tx, {
-      source,
-      sourceObject: `ProcessServer:${server.key}`,
-      text: substitute((source.data.OperatorMessageExpression as string | null) ?? DEFAULT_ALERT_REPLY, vars),
-      replyExpression: (source.data.ReplyExpression as string | null) ?? DEFAULT_ALERT_REPLY,
-      vars,
-      zone,
-      address: (source.data.Address as string | null) ?? null,
-    }, now);
+    await raiseAlert(
+      tx,
+      {
+        source,
+        sourceObject: `ProcessServer:${server.key}`,
+        text: substitute((source.data.OperatorMessageExpression as string | null) ?? DEFAULT_ALERT_REPLY, vars),
+        replyExpression: (source.data.ReplyExpression as string | null) ?? DEFAULT_ALERT_REPLY,
+        vars,
+        zone,
+        address: (source.data.Address as string | null) ?? null,
+      },
+      now,
+    );
   }
 }
 
@@ -131,7 +164,13 @@ async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> 
   const [alertId, messageId] = (await tx.nextUniqueIds(2)) as [number, number];
   await insertOperatorMessage(
     tx,
-    { partition: a.source.partition, sender: `Alert:${alertId}`, text: a.text, replyExpression: a.replyExpression, zone: a.zone },
+    {
+      partition: a.source.partition,
+      sender: `Alert:${alertId}`,
+      text: a.text,
+      replyExpression: a.replyExpression,
+      zone: a.zone,
+    },
     now,
     messageId,
   );
@@ -169,7 +208,11 @@ async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> 
 }
 
 /** The source's EscalationExpression, when it names an existing escalation, else its DefaultAlertEscalation. */
-async function chooseEscalation(tx: Store, source: StoredObject, vars: Record<string, string>): Promise<StoredObject | undefined> {
+async function chooseEscalation(
+  tx: Store,
+  source: StoredObject,
+  vars: Record<string, string>,
+): Promise<StoredObject | undefined> {
   const expression = source.data.EscalationExpression as string | null;
   if (expression) {
     const name = substitute(expression, vars).trim();
@@ -196,7 +239,10 @@ async function planDeliveries(
   now: number,
   extra: Array<{ Kind: string; Address: string }> = [],
 ): Promise<void> {
-  const recipients = [...((escalation?.data.Recipients as Array<{ Kind: string; Address: string }> | null) ?? []), ...extra];
+  const recipients = [
+    ...((escalation?.data.Recipients as Array<{ Kind: string; Address: string }> | null) ?? []),
+    ...extra,
+  ];
   const escalatesAt = escalationDue(escalation, now);
   const work: Array<Omit<AlertWorkItem, 'attempts' | 'state' | 'lastError'>> = recipients.map((r) => ({
     id: 0,
@@ -235,7 +281,13 @@ export async function runEscalation(tx: Store, item: AlertWorkItem, now: number)
  * A reply to an alert (or to its operator message): `Acknowledge` acknowledges it, another accepted reply marks it
  * Replied; either way it stops escalating. Returns false when the alert no longer waits for a reply.
  */
-export async function answerAlert(tx: Store, alert: StoredObject, reply: string, user: string, now: number): Promise<boolean> {
+export async function answerAlert(
+  tx: Store,
+  alert: StoredObject,
+  reply: string,
+  user: string,
+  now: number,
+): Promise<boolean> {
   if (!OPEN_STATUSES.has(String(alert.data.Status))) return false;
   const zone = (alert.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC';
   await tx.patchObjectData(alert.uniqueId, {
@@ -246,10 +298,17 @@ export async function answerAlert(tx: Store, alert: StoredObject, reply: string,
     ReplyUser: user,
     EscalationTime: null,
   });
-  for (const w of await tx.alertWork.ofAlert(alert.uniqueId, 'escalate')) await tx.alertWork.update({ ...w, state: 'canceled' });
+  for (const w of await tx.alertWork.ofAlert(alert.uniqueId, 'escalate'))
+    await tx.alertWork.update({ ...w, state: 'canceled' });
   const messageId = alert.data.OperatorMessage as number | null;
   const message = messageId === null ? undefined : await tx.getObject('OperatorMessage', String(messageId));
   if (message && message.data.ReplyStatus === 'Required')
-    await tx.patchObjectData(message.uniqueId, { ...message.data, ReplyStatus: 'Replied', Reply: reply, ReplyTime: { ms: now, zone }, ReplyUser: user });
+    await tx.patchObjectData(message.uniqueId, {
+      ...message.data,
+      ReplyStatus: 'Replied',
+      Reply: reply,
+      ReplyTime: { ms: now, zone },
+      ReplyUser: user,
+    });
   return true;
 }

@@ -56,7 +56,13 @@ async function askOperator(tx: Store, job: JobRecord, now: number): Promise<stri
   if (problem) return `Parameter ReplyExpression: ${problem}`;
   job.data.operatorMessage = await insertOperatorMessage(
     tx,
-    { partition: job.partition, sender: `Job:${job.jobId}`, text: substitute(text, jobVariables(job)), replyExpression: expression, zone: job.data.zone },
+    {
+      partition: job.partition,
+      sender: `Job:${job.jobId}`,
+      text: substitute(text, jobVariables(job)),
+      replyExpression: expression,
+      zone: job.data.zone,
+    },
     now,
   );
   job.data.notes.push(`Waiting for a reply to OperatorMessage:${job.data.operatorMessage}`);
@@ -104,11 +110,19 @@ export async function closeQuestion(tx: Store, job: JobRecord, now: number): Pro
   if (job.data.userMessage !== undefined) {
     const m = await tx.getObject('UserMessage', String(job.data.userMessage));
     if (m && m.data.Status === 'ManualTask')
-      await tx.patchObjectData(m.uniqueId, { ...m.data, Status: 'Error', ReplyComment: `Job:${job.jobId} ended ${job.status}` });
+      await tx.patchObjectData(m.uniqueId, {
+        ...m.data,
+        Status: 'Error',
+        ReplyComment: `Job:${job.jobId} ended ${job.status}`,
+      });
   }
   if (job.data.operatorMessage !== undefined && job.definition === OPERATOR_MESSAGE_DEFINITION) {
     const m = await tx.getObject('OperatorMessage', String(job.data.operatorMessage));
     if (m && m.data.ReplyStatus === 'Required')
-      await tx.patchObjectData(m.uniqueId, { ...m.data, ReplyStatus: 'NotRequired', ReplyTime: { ms: now, zone: job.data.zone } });
+      await tx.patchObjectData(m.uniqueId, {
+        ...m.data,
+        ReplyStatus: 'NotRequired',
+        ReplyTime: { ms: now, zone: job.data.zone },
+      });
   }
 }

@@ -1,4 +1,11 @@
-import { type CallOutcome, decideStep, evalCondition, parseCondition, type StepDecision, stepStatus } from '../domain/chain-logic.ts';
+import {
+  type CallOutcome,
+  decideStep,
+  evalCondition,
+  parseCondition,
+  type StepDecision,
+  stepStatus,
+} from '../domain/chain-logic.ts';
 import type { ChainCallSpec, ChainInfo, ChainStepSpec, JobRecord, PreconditionSpec } from '../domain/job.ts';
 import { INITIAL, isFinal, PENDING } from '../domain/job-status.ts';
 import { buildJobParameters, currentValue, type DefinitionParameter, setMappedValue } from '../domain/parameters.ts';
@@ -32,7 +39,10 @@ type Structure = NonNullable<ChainInfo['structure']>;
 /** The structure a chain job keeps (its JobChain as it is now); 400 when the chain has no JobChain or nests too deep. */
 export async function chainStructure(tx: Store, definition: StoredObject, depth: number): Promise<Structure> {
   const chain = await tx.getObject('JobChain', definition.key);
-  if (!chain) throw invalid(`JobDefinition:${definition.key} is a JobChain definition without steps: create JobChain:${definition.key}`);
+  if (!chain)
+    throw invalid(
+      `JobDefinition:${definition.key} is a JobChain definition without steps: create JobChain:${definition.key}`,
+    );
   if (depth > MAX_DEPTH) throw invalid(`Chains call each other more than ${MAX_DEPTH} deep (at ${definition.key})`);
   return {
     steps: structuredClone((chain.data.Steps as ChainStepSpec[] | null) ?? []),
@@ -79,7 +89,16 @@ export async function createStepJobs(
         zone: chain.data.zone,
         parameters: [],
         notes: [],
-        spec: { ...chain.data.spec, type: 'JobChainStep', restart: {}, keepJobs: null, waitEvents: [], raiseEvents: [], locks: [], timeWindow: null },
+        spec: {
+          ...chain.data.spec,
+          type: 'JobChainStep',
+          restart: {},
+          keepJobs: null,
+          waitEvents: [],
+          raiseEvents: [],
+          locks: [],
+          timeWindow: null,
+        },
         chain: { step: { index, runs } },
       },
       creationTime: now,
@@ -131,7 +150,10 @@ async function createCallJob(
 }
 
 /** The newest job of each slot (step index or call index) among `children`. */
-function newestBySlot(children: readonly JobRecord[], slot: (j: JobRecord) => number | undefined): Map<number, JobRecord> {
+function newestBySlot(
+  children: readonly JobRecord[],
+  slot: (j: JobRecord) => number | undefined,
+): Map<number, JobRecord> {
   const m = new Map<number, JobRecord>();
   for (const c of children) {
     const s = slot(c);
@@ -175,7 +197,13 @@ async function startStep(tx: Store, chain: JobRecord, index: number, now: number
     stepJob = await createStepJobs(tx, chain, index, now, fx, stepJob?.data.chain?.step?.runs ?? 0);
   if (stepJob.status === 'Disabled' || !(await holds(tx, step.Precondition, chain, now))) {
     const status = stepJob.status === 'Disabled' ? 'Ignored' : 'Skipped';
-    await closeDescendants(tx, stepJob, status, now, `Step ${step.Name} ${status === 'Ignored' ? 'disabled' : 'precondition false'}`);
+    await closeDescendants(
+      tx,
+      stepJob,
+      status,
+      now,
+      `Step ${step.Name} ${status === 'Ignored' ? 'disabled' : 'precondition false'}`,
+    );
     await finishJob(tx, stepJob, { status }, now, fx);
     await startStep(tx, chain, index + 1, now, fx);
     return;
@@ -239,9 +267,18 @@ function closeAs(job: JobRecord, status: JobStatus, now: number, note: string): 
 }
 
 /** Sets every not yet started descendant of `job` to `status` (canceling or skipping what a chain will not run). */
-export async function closeDescendants(tx: Store, job: JobRecord, status: JobStatus, now: number, note: string): Promise<void> {
+export async function closeDescendants(
+  tx: Store,
+  job: JobRecord,
+  status: JobStatus,
+  now: number,
+  note: string,
+): Promise<void> {
   for (const child of await tx.jobs.listChildren(job.jobId)) {
-    if (!INITIAL.includes(child.status) && !(PENDING.includes(child.status) && child.status !== 'Dispatched' && child.status !== 'Assigned'))
+    if (
+      !INITIAL.includes(child.status) &&
+      !(PENDING.includes(child.status) && child.status !== 'Dispatched' && child.status !== 'Assigned')
+    )
       continue;
     closeAs(child, status, now, note);
     await save(tx, [child]);
@@ -250,7 +287,12 @@ export async function closeDescendants(tx: Store, job: JobRecord, status: JobSta
 }
 
 /** A precondition: none holds; a time window must be open (or closed, as asked) now; an expression must be true. */
-async function holds(tx: Store, pre: PreconditionSpec | null | undefined, chain: JobRecord, now: number): Promise<boolean> {
+async function holds(
+  tx: Store,
+  pre: PreconditionSpec | null | undefined,
+  chain: JobRecord,
+  now: number,
+): Promise<boolean> {
   if (!pre) return true;
   if (pre.TimeWindow) {
     const window = await loadWindow(tx, pre.TimeWindow, pre.TimeZone ?? chain.data.zone);
@@ -271,7 +313,12 @@ async function holds(tx: Store, pre: PreconditionSpec | null | undefined, chain:
 }
 
 /** Sets the call's In values from its mappings; returns why it cannot run, or undefined. */
-async function applyMappings(tx: Store, chain: JobRecord, spec: ChainCallSpec, call: JobRecord): Promise<string | undefined> {
+async function applyMappings(
+  tx: Store,
+  chain: JobRecord,
+  spec: ChainCallSpec,
+  call: JobRecord,
+): Promise<string | undefined> {
   const structure = structureOf(chain);
   let steps: Map<number, JobRecord> | undefined;
   for (const m of spec.ParameterMappings ?? []) {
@@ -413,7 +460,9 @@ async function rerunCalls(
 ): Promise<void> {
   const index = stepJob.data.chain?.step?.index ?? 0;
   stepJob.data.chain = { step: { index, runs } };
-  stepJob.data.notes.push(`Step ${step.Name} runs again (run ${runs}${failedOnly ? ', calls that did not complete' : ''})`);
+  stepJob.data.notes.push(
+    `Step ${step.Name} runs again (run ${runs}${failedOnly ? ', calls that did not complete' : ''})`,
+  );
   stepJob.modificationTime = now;
   await save(tx, [stepJob]);
   const calls: JobRecord[] = [];
@@ -447,7 +496,14 @@ async function endChain(tx: Store, chain: JobRecord, status: JobStatus, now: num
 }
 
 /** The operator's reply to a step's RequestRestart: run the step again, or take the default. */
-export async function settleStepRequest(tx: Store, stepJob: JobRecord, restart: boolean, user: string, now: number, fx: Effects): Promise<void> {
+export async function settleStepRequest(
+  tx: Store,
+  stepJob: JobRecord,
+  restart: boolean,
+  user: string,
+  now: number,
+  fx: Effects,
+): Promise<void> {
   const chain = stepJob.parentJob === null ? undefined : await tx.jobs.get(stepJob.parentJob);
   if (!chain) return;
   const structure = structureOf(chain);
@@ -457,7 +513,16 @@ export async function settleStepRequest(tx: Store, stepJob: JobRecord, restart: 
   stepJob.status = 'Waiting';
   stepJob.data.notes.push(`${user} replied ${restart ? 'Restart' : 'NoRestart'}`);
   delete stepJob.data.operatorMessage;
-  await applyDecision(tx, chain, index, stepJob, restart ? { action: 'RestartStep' } : { action: 'MarkError' }, now, fx, outcomes);
+  await applyDecision(
+    tx,
+    chain,
+    index,
+    stepJob,
+    restart ? { action: 'RestartStep' } : { action: 'MarkError' },
+    now,
+    fx,
+    outcomes,
+  );
 }
 
 /**
@@ -470,7 +535,10 @@ export async function killTree(tx: Store, job: JobRecord, now: number, fx: Effec
   await save(tx, [job]);
   for (const child of await tx.jobs.listChildren(job.jobId)) {
     if (isFinal(child.status)) continue;
-    if (INITIAL.includes(child.status) || (PENDING.includes(child.status) && child.status !== 'Dispatched' && child.status !== 'Assigned')) {
+    if (
+      INITIAL.includes(child.status) ||
+      (PENDING.includes(child.status) && child.status !== 'Dispatched' && child.status !== 'Assigned')
+    ) {
       closeAs(child, 'Canceled', now, `Canceled: Job:${job.jobId} was killed`);
       await save(tx, [child]);
       await closeDescendants(tx, child, 'Canceled', now, `Canceled: Job:${job.jobId} was killed`);
@@ -481,7 +549,10 @@ export async function killTree(tx: Store, job: JobRecord, now: number, fx: Effec
       closeAs(child, 'Killed', now, `Killed with Job:${job.jobId}`);
       await save(tx, [child]);
     } else if (child.processServer !== null && child.status !== 'Killing') {
-      fx.messages.push({ processServer: child.processServer, message: { type: 'kill', jobId: child.jobId, attempt: child.attempt } });
+      fx.messages.push({
+        processServer: child.processServer,
+        message: { type: 'kill', jobId: child.jobId, attempt: child.attempt },
+      });
       child.status = 'Killing';
       child.modificationTime = now;
       await save(tx, [child]);

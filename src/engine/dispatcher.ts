@@ -1,5 +1,12 @@
 import type { ServerMessage } from '../agent/protocol.ts';
-import { type DispatchState, openQueues, planDispatch, type ProviderState, type QueueState, type ServerState } from '../domain/dispatch-plan.ts';
+import {
+  type DispatchState,
+  openQueues,
+  planDispatch,
+  type ProviderState,
+  type QueueState,
+  type ServerState,
+} from '../domain/dispatch-plan.ts';
 import type { JobRecord } from '../domain/job.ts';
 import { OCCUPYING } from '../domain/job-status.ts';
 import { outNames, parameterEnvironment } from '../domain/parameters.ts';
@@ -33,12 +40,17 @@ export interface DispatchContext {
 
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
-
 /**
  * Queues, providers and process servers as the planner sees them, read inside the dispatch transaction. A queue
  * whose time window is closed releases nothing (planned as held) until the window opens.
  */
-export async function loadDispatchState(tx: Store, ctx: DispatchContext, now: number, gates: Gates, fx: Effects): Promise<DispatchState> {
+export async function loadDispatchState(
+  tx: Store,
+  ctx: DispatchContext,
+  now: number,
+  gates: Gates,
+  fx: Effects,
+): Promise<DispatchState> {
   const queues = new Map<string, QueueState>();
   for (const q of await listAllObjects(tx, 'Queue'))
     queues.set(q.key, {

@@ -82,14 +82,20 @@ export class Engine {
     this.system = new SystemJobs((jobId, outcome) =>
       this.report(async (tx, fx) => {
         const job = await tx.jobs.get(jobId);
-        if (!job || job.processServer !== SYSTEM_SERVER || isFinal(job.status) || job.status === 'ConsoleRestart') return;
+        if (!job || job.processServer !== SYSTEM_SERVER || isFinal(job.status) || job.status === 'ConsoleRestart')
+          return;
         await finishJob(tx, job, outcome, this.o.clock.now(), fx);
       }),
     );
-    this.servers = new ServerStatusKeeper(options.store, () => this.hub, options.clock, async (tx, server, from, to) => {
-      await onServerStatus(tx, server, from, to, options.clock.now());
-      this.alertsPlanned();
-    });
+    this.servers = new ServerStatusKeeper(
+      options.store,
+      () => this.hub,
+      options.clock,
+      async (tx, server, from, to) => {
+        await onServerStatus(tx, server, from, to, options.clock.now());
+        this.alertsPlanned();
+      },
+    );
     this.alerts = new AlertWorker({
       store: options.store,
       clock: options.clock,
@@ -133,9 +139,14 @@ export class Engine {
     await this.mutate(async (tx, fx) => {
       // In-server jobs ran inside the process that stopped: their outcome is unknown.
       // A chain job's state is its children's, which survive in the database: it carries on.
-      for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], { processServer: SYSTEM_SERVER, limit: 100_000 }))
-        if (!job.data.chain?.structure) await finishJob(tx, job, { status: 'Unknown', notes: ['The server stopped while the job ran'] }, now, fx);
-      for (const job of await tx.jobs.listByStatus(['Queued'], { limit: 1_000_000 })) if (job.data.runNow) this.runNow.add(job.jobId);
+      for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], {
+        processServer: SYSTEM_SERVER,
+        limit: 100_000,
+      }))
+        if (!job.data.chain?.structure)
+          await finishJob(tx, job, { status: 'Unknown', notes: ['The server stopped while the job ran'] }, now, fx);
+      for (const job of await tx.jobs.listByStatus(['Queued'], { limit: 1_000_000 }))
+        if (job.data.runNow) this.runNow.add(job.jobId);
       const next = await tx.jobs.nextScheduledStart();
       if (next !== undefined) fx.wakeAt.push(next);
       fx.dispatch = true;
@@ -223,7 +234,9 @@ export class Engine {
     for (const job of fx.startSystem) this.system.start(job);
     for (const id of fx.stopSystem) this.system.stop(id);
     if (fx.removeFiles.length > 0)
-      this.o.files.remove(fx.removeFiles).catch((err: unknown) => this.o.logger.warn({ err }, 'could not remove job files'));
+      this.o.files
+        .remove(fx.removeFiles)
+        .catch((err: unknown) => this.o.logger.warn({ err }, 'could not remove job files'));
     for (const [definition, keep] of fx.purge) this.purgeQueue.set(definition, keep);
     if (fx.purge.size > 0) setTimeout(() => void this.purgeKept(), 1000).unref();
     for (const t of fx.wakeAt) this.wakeAt(t);
@@ -296,7 +309,14 @@ export class Engine {
       const sweep = now >= this.overdueCheckAt;
       if (sweep) this.overdueCheckAt = Number.POSITIVE_INFINITY;
       const { more, started } = await this.o.store.transaction((tx) =>
-        dispatchPass(tx, { agentReady: (ps) => this.hub.isReady(ps), secrets: this.o.secrets }, now, this.runNow, fx, sweep),
+        dispatchPass(
+          tx,
+          { agentReady: (ps) => this.hub.isReady(ps), secrets: this.o.secrets },
+          now,
+          this.runNow,
+          fx,
+          sweep,
+        ),
       );
       for (const id of started) this.runNow.delete(id);
       if (more) fx.dispatch = true;
@@ -333,13 +353,22 @@ export class Engine {
     this.wakeTimer.unref();
   }
 
-  private async authenticateAgent(ps: string, secret: string): Promise<{ welcome: WelcomeMessage } | { status: number; reason: string }> {
+  private async authenticateAgent(
+    ps: string,
+    secret: string,
+  ): Promise<{ welcome: WelcomeMessage } | { status: number; reason: string }> {
     if (ps === SYSTEM_SERVER) return { status: 409, reason: 'GLOBAL.System runs inside the server and takes no agent' };
     const object = await this.o.store.getObject('ProcessServer', ps);
     if (!object || !(await this.o.verifyAgentSecret(ps, secret)))
       return { status: 401, reason: 'unknown process server or wrong secret' };
     const timeoutMs = ((object.data.AgentTimeout as number | null) ?? 60) * 1000;
-    return { welcome: { type: 'welcome', killGraceMs: this.o.killGraceMs, heartbeatMs: Math.max(200, Math.floor(timeoutMs / 4)) } };
+    return {
+      welcome: {
+        type: 'welcome',
+        killGraceMs: this.o.killGraceMs,
+        heartbeatMs: Math.max(200, Math.floor(timeoutMs / 4)),
+      },
+    };
   }
 
   private async onAgentMessage(ps: string, m: AgentMessage): Promise<void> {

@@ -32,7 +32,14 @@ async function autoSubmitters(tx: Store, event: string): Promise<Array<{ object:
   return found;
 }
 
-async function autoSubmit(tx: Store, definition: StoredObject, mode: string, event: string, now: number, fx: Effects): Promise<void> {
+async function autoSubmit(
+  tx: Store,
+  definition: StoredObject,
+  mode: string,
+  event: string,
+  now: number,
+  fx: Effects,
+): Promise<void> {
   if (mode === 'OnlyOne') {
     const notStarted = await tx.jobs.listByStatus([...INITIAL, ...PENDING], { definition: definition.key, limit: 1 });
     if (notStarted.length > 0) return;
@@ -41,7 +48,12 @@ async function autoSubmit(tx: Store, definition: StoredObject, mode: string, eve
   const zone = (d.TimeZone as string | null) ?? 'UTC';
   let parameters: ReturnType<typeof buildJobParameters>;
   try {
-    parameters = buildJobParameters((d.Parameters as DefinitionParameter[] | null) ?? [], undefined, definition.key, zone);
+    parameters = buildJobParameters(
+      (d.Parameters as DefinitionParameter[] | null) ?? [],
+      undefined,
+      definition.key,
+      zone,
+    );
   } catch {
     return; // a mandatory parameter without a default: it cannot be submitted unattended
   }

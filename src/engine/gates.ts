@@ -74,7 +74,13 @@ export class Gates {
     if (isOpen(w, this.now)) return true;
     const opens = nextOpening(w, this.now);
     if (opens === undefined) {
-      await finishJob(this.tx, job, { status: 'Never', notes: [`Its time window ${key} does not open within two years`] }, this.now, this.fx);
+      await finishJob(
+        this.tx,
+        job,
+        { status: 'Never', notes: [`Its time window ${key} does not open within two years`] },
+        this.now,
+        this.fx,
+      );
       this.changed.delete(job.jobId);
     } else this.fx.wakeAt.push(opens);
     return false;
@@ -128,7 +134,13 @@ export class Gates {
     this.changed.set(job.jobId, job);
     const event = job.data.spec.overdueEvent;
     if (event)
-      await raiseEvent(this.tx, event, { comment: `Job:${job.jobId} (${job.definition}) is overdue`, raiser: `Job:${job.jobId}` }, this.now, this.fx);
+      await raiseEvent(
+        this.tx,
+        event,
+        { comment: `Job:${job.jobId} (${job.definition}) is overdue`, raiser: `Job:${job.jobId}` },
+        this.now,
+        this.fx,
+      );
     if (action === 'Overdue') job.status = 'Overdue';
     else if (action === 'Held') job.status = 'Held';
     else if (action === 'Canceled') {
@@ -158,7 +170,8 @@ export class Gates {
   /** Locks held by jobs that run (handed to a process server and not final). */
   private async lockHolders(): Promise<Set<string>> {
     const held = new Set<string>();
-    for (const j of await this.tx.jobs.listByStatus(OCCUPYING, { limit: 1_000_000 })) for (const l of j.data.spec.locks ?? []) held.add(l);
+    for (const j of await this.tx.jobs.listByStatus(OCCUPYING, { limit: 1_000_000 }))
+      for (const l of j.data.spec.locks ?? []) held.add(l);
     return held;
   }
 }

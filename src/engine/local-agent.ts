@@ -65,7 +65,20 @@ function startLocalAgent(dataDir: string, serverUrl: string, logger: Logger): Ch
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MILLRACE_')));
   const child = spawn(
     process.execPath,
-    [bin, 'agent', '--server', serverUrl, '--process-server', LOCAL_SERVER, '--secret-file', secretFile, '--data', dir, '--parent-pid', String(process.pid)],
+    [
+      bin,
+      'agent',
+      '--server',
+      serverUrl,
+      '--process-server',
+      LOCAL_SERVER,
+      '--secret-file',
+      secretFile,
+      '--data',
+      dir,
+      '--parent-pid',
+      String(process.pid),
+    ],
     { env, stdio: ['ignore', 'inherit', 'inherit'] },
   );
   child.on('exit', (code, signal) => logger.debug({ code, signal }, 'local agent exited'));

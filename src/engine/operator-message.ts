@@ -16,7 +16,12 @@ export interface NewOperatorMessage {
 }
 
 /** Stores an operator message (kept with the other objects, key = its unique id) and returns its id. */
-export async function insertOperatorMessage(tx: Store, m: NewOperatorMessage, now: number, id?: number): Promise<number> {
+export async function insertOperatorMessage(
+  tx: Store,
+  m: NewOperatorMessage,
+  now: number,
+  id?: number,
+): Promise<number> {
   const uniqueId = id ?? ((await tx.nextUniqueIds(1))[0] as number);
   await tx.insertObject(
     {

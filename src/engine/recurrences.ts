@@ -21,7 +21,12 @@ const RUN_ALL_CAP = 1000;
  * Submits the successor of a recurrence's job whose occurrence came, once. Returns 'skip' when the misfire
  * policy Skip says this late job does not run.
  */
-export async function submitNextOccurrence(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<'run' | 'skip'> {
+export async function submitNextOccurrence(
+  tx: Store,
+  job: JobRecord,
+  now: number,
+  fx: Effects,
+): Promise<'run' | 'skip'> {
   const r = job.data.recurrence;
   if (!r || r.next || job.jobGroup === null) return 'run';
   r.next = true;
@@ -49,7 +54,14 @@ export async function submitNextOccurrence(tx: Store, job: JobRecord, now: numbe
 }
 
 /** A job of the recurrence for occurrence `t`, copied from `job`; never two for one occurrence. */
-async function submitOccurrence(tx: Store, job: JobRecord, t: number, missed: boolean, now: number, fx: Effects): Promise<void> {
+async function submitOccurrence(
+  tx: Store,
+  job: JobRecord,
+  t: number,
+  missed: boolean,
+  now: number,
+  fx: Effects,
+): Promise<void> {
   const group = job.jobGroup as number;
   if (await tx.jobs.groupHasStart(group, t)) return;
   const r = job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;

@@ -1,4 +1,13 @@
-import type { ChainInfo, JobParameter, JobRecord, JobSpec, MisfirePolicy, UserMessageSpec, OverdueAction, RecurrenceInfo } from '../domain/job.ts';
+import type {
+  ChainInfo,
+  JobParameter,
+  JobRecord,
+  JobSpec,
+  MisfirePolicy,
+  UserMessageSpec,
+  OverdueAction,
+  RecurrenceInfo,
+} from '../domain/job.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import { chainStructure, createStepJobs } from './chains.ts';

@@ -32,7 +32,9 @@ export class SystemJobs {
     if (runner) {
       runner(job).catch((err: unknown) => {
         const why = err instanceof Error ? err.message : String(err);
-        void this.done(job.jobId, { status: 'Error', returnCode: null, notes: [`The job failed: ${why}`] }).catch(() => {});
+        void this.done(job.jobId, { status: 'Error', returnCode: null, notes: [`The job failed: ${why}`] }).catch(
+          () => {},
+        );
       });
       return;
     }
@@ -48,7 +50,11 @@ export class SystemJobs {
     }
     const what = job.data.spec.type === 'System' ? `System definition ${job.definition}` : `${job.data.spec.type} job`;
     setImmediate(() => {
-      void this.done(job.jobId, { status: 'Error', returnCode: null, notes: [`A ${what} cannot run in this version of Millrace`] }).catch(() => {});
+      void this.done(job.jobId, {
+        status: 'Error',
+        returnCode: null,
+        notes: [`A ${what} cannot run in this version of Millrace`],
+      }).catch(() => {});
     });
   }
 

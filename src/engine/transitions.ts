@@ -46,10 +46,22 @@ export async function rerun(
   job: JobRecord,
   now: number,
   fx: Effects,
-  options: { keepPlace: boolean; submittedBy?: string; starts: number; at?: number; recurrence?: RecurrenceInfo; notes?: string[] },
+  options: {
+    keepPlace: boolean;
+    submittedBy?: string;
+    starts: number;
+    at?: number;
+    recurrence?: RecurrenceInfo;
+    notes?: string[];
+  },
 ): Promise<JobRecord> {
   const at = options.at ?? now;
-  const parameters = job.data.parameters.map((p) => ({ ...p, OutValueString: null, OutValueNumber: null, OutValueDate: null }));
+  const parameters = job.data.parameters.map((p) => ({
+    ...p,
+    OutValueString: null,
+    OutValueNumber: null,
+    OutValueDate: null,
+  }));
   const chain = job.data.chain;
   const place = options.keepPlace ? chain : chain?.structure ? { structure: chain.structure } : undefined;
   const copy: Omit<JobRecord, 'jobId' | 'uniqueId'> = {
@@ -97,7 +109,13 @@ export interface FinalOutcome {
  * operator), its RaiseEvents, the release of its locks, the end of its recurrence (StopSubmitFrame,
  * RestartNoResubmit), and, for a chain call, its step's next move.
  */
-export async function finishJob(tx: Store, job: JobRecord, outcome: FinalOutcome, now: number, fx: Effects): Promise<void> {
+export async function finishJob(
+  tx: Store,
+  job: JobRecord,
+  outcome: FinalOutcome,
+  now: number,
+  fx: Effects,
+): Promise<void> {
   job.status = outcome.status;
   job.runEnd = outcome.runEnd ?? now;
   if (outcome.returnCode !== undefined) job.returnCode = outcome.returnCode;
@@ -108,7 +126,9 @@ export async function finishJob(tx: Store, job: JobRecord, outcome: FinalOutcome
   if (decision === 'request') {
     const text = `Job:${job.jobId} (${job.definition}) ended ${outcome.status}. Reply Restart to run it again, or NoRestart.`;
     const messageId = await createOperatorMessage(tx, job, text, now);
-    job.data.notes.push(`Ended ${outcome.status}; restart requested: waiting for a reply to OperatorMessage:${messageId}`);
+    job.data.notes.push(
+      `Ended ${outcome.status}; restart requested: waiting for a reply to OperatorMessage:${messageId}`,
+    );
     job.data.pendingFinal = outcome.status;
     job.data.operatorMessage = messageId;
     job.status = 'ConsoleRestart';
@@ -123,7 +143,14 @@ export async function finishJob(tx: Store, job: JobRecord, outcome: FinalOutcome
 }
 
 /** What a final status sets off besides restarts; `settled`: no restart follows, the job's place is done. */
-async function afterFinal(tx: Store, job: JobRecord, status: JobStatus, now: number, fx: Effects, settled: boolean): Promise<void> {
+async function afterFinal(
+  tx: Store,
+  job: JobRecord,
+  status: JobStatus,
+  now: number,
+  fx: Effects,
+  settled: boolean,
+): Promise<void> {
   const spec = job.data.spec;
   if (job.data.userMessage !== undefined || job.data.operatorMessage !== undefined) await closeQuestion(tx, job, now);
   for (const r of spec.raiseEvents ?? [])
@@ -176,11 +203,24 @@ async function endRecurrence(tx: Store, job: JobRecord, now: number, fx: Effects
   });
   for (const other of pending)
     if (other.jobId !== job.jobId)
-      await finishJob(tx, other, { status: 'Canceled', notes: [`Recurrence ended by Job:${job.jobId} (${job.status})`] }, now, fx);
+      await finishJob(
+        tx,
+        other,
+        { status: 'Canceled', notes: [`Recurrence ended by Job:${job.jobId} (${job.status})`] },
+        now,
+        fx,
+      );
 }
 
 /** Ends a job in ConsoleRestart with the final status it reached, after the operator's reply. */
-export async function settleRestartRequest(tx: Store, job: JobRecord, restart: boolean, user: string, now: number, fx: Effects): Promise<void> {
+export async function settleRestartRequest(
+  tx: Store,
+  job: JobRecord,
+  restart: boolean,
+  user: string,
+  now: number,
+  fx: Effects,
+): Promise<void> {
   const status = job.data.pendingFinal ?? 'Error';
   delete job.data.pendingFinal;
   job.status = status;

@@ -61,7 +61,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addSchema(inputSchema(type));
   }
   app.addSchema(outputSchema(requireType('Job')));
-  for (const kind of ['OperatorMessage', 'UserMessage', 'Alert'] as const) app.addSchema(outputSchema(requireType(kind)));
+  for (const kind of ['OperatorMessage', 'UserMessage', 'Alert'] as const)
+    app.addSchema(outputSchema(requireType(kind)));
   app.addSchema(outputSchema(requireType('Event')));
 
   await app.register(fastifySwagger, {

@@ -50,7 +50,9 @@ export function parseKey(shape: KeyShape, text: string): ParsedKey | undefined {
     case 'numeric':
       return /^[1-9][0-9]{0,15}$/.test(text) ? { key: text, partition: GLOBAL, identity: {} } : undefined;
     case 'eventId':
-      return /^[A-Za-z_][A-Za-z0-9_]{0,79}[0-9]+$/.test(text) ? { key: text, partition: GLOBAL, identity: {} } : undefined;
+      return /^[A-Za-z_][A-Za-z0-9_]{0,79}[0-9]+$/.test(text)
+        ? { key: text, partition: GLOBAL, identity: {} }
+        : undefined;
   }
 }
 

@@ -132,11 +132,7 @@ function fields(
  * Returns the fields in stored form; on `create` every writable field is present (null when unset).
  * Throws a 400 MillraceError naming the first bad field.
  */
-export function validateObjectBody(
-  type: ObjectType,
-  body: unknown,
-  opts: ValidateOptions,
-): Record<string, unknown> {
+export function validateObjectBody(type: ObjectType, body: unknown, opts: ValidateOptions): Record<string, unknown> {
   if (!isPlainObject(body)) throw invalid('The body must be a JSON object');
   const writable = type.fields.filter((f) => !type.identity.includes(f.name));
   const identityValues: Record<string, unknown> = {};

@@ -11,7 +11,11 @@ export interface Principal {
 /** True when some grant gives `privilege` on objects of `type` in `partition`. */
 export function can(p: Principal, type: string, partition: string, privilege: Privilege): boolean {
   for (const g of p.grants)
-    if ((g.type === '*' || g.type === type) && (g.partition === '*' || g.partition === partition) && g.privileges.includes(privilege))
+    if (
+      (g.type === '*' || g.type === type) &&
+      (g.partition === '*' || g.partition === partition) &&
+      g.privileges.includes(privilege)
+    )
       return true;
   return false;
 }
@@ -45,11 +49,14 @@ export const BUILTIN_ROLES: readonly Role[] = [
 /** Parses `Type:Partition:Priv[,Priv…]` (either name may be `*`) into a grant; a message on error. */
 export function parseGrant(text: string, knownTypes: ReadonlySet<string>): Grant | string {
   const [type, partition, privs, extra] = text.split(':');
-  if (!type || !partition || !privs || extra !== undefined) return `"${text}" is not Type:Partition:Privilege[,Privilege…]`;
+  if (!type || !partition || !privs || extra !== undefined)
+    return `"${text}" is not Type:Partition:Privilege[,Privilege…]`;
   if (type !== '*' && !knownTypes.has(type)) return `unknown object type "${type}"`;
-  if (partition !== '*' && !/^[A-Za-z_][A-Za-z0-9_]{0,79}$/.test(partition)) return `"${partition}" is not a partition name`;
+  if (partition !== '*' && !/^[A-Za-z_][A-Za-z0-9_]{0,79}$/.test(partition))
+    return `"${partition}" is not a partition name`;
   const privileges = privs.split(',').map((s) => s.trim());
   for (const pr of privileges)
-    if (!(PRIVILEGES as readonly string[]).includes(pr)) return `unknown privilege "${pr}" (one of ${PRIVILEGES.join(', ')})`;
+    if (!(PRIVILEGES as readonly string[]).includes(pr))
+      return `unknown privilege "${pr}" (one of ${PRIVILEGES.join(', ')})`;
   return { type, partition, privileges: privileges as Privilege[] };
 }

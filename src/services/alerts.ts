@@ -19,7 +19,8 @@ export class Alerts extends MessageService {
       if (!alert) throw notFound('Alert', id);
       const expression = (alert.data.ReplyExpression as string | null) ?? 'Acknowledge';
       const matches = replyMatches(expression, response);
-      if (matches === 'timeout') throw invalid(`Field "Response": the reply expression ${expression} took too long to match`);
+      if (matches === 'timeout')
+        throw invalid(`Field "Response": the reply expression ${expression} took too long to match`);
       if (!matches) throw invalid(`Field "Response": "${response}" does not match the reply expression ${expression}`);
       if (!(await answerAlert(tx, alert, response, p.user, this.clock.now())))
         throw conflict(`Alert:${id} is ${String(alert.data.Status)} already`);

@@ -76,10 +76,7 @@ export class Authenticator {
     const recordedUse = this.pendingUses.get(key.id) ?? key.lastUsedTime;
     const lastUse = recordedUse ?? key.creationTime;
     const usable =
-      principal !== null &&
-      key.revokedTime === null &&
-      now < key.expiryTime &&
-      now - lastUse < this.idleLapseMs;
+      principal !== null && key.revokedTime === null && now < key.expiryTime && now - lastUse < this.idleLapseMs;
     if (!usable) {
       this.recordFailure(clientAddress, now);
       throw unauthenticated(API_KEY_CHALLENGE);
@@ -104,7 +101,9 @@ export class Authenticator {
       this.recordFailure(clientAddress, now);
       throw unauthenticated(BASIC_CHALLENGE);
     }
-    const cacheKey = createHmac('sha256', this.loginKey).update(`${credentials.user}\0${credentials.password}`).digest('base64');
+    const cacheKey = createHmac('sha256', this.loginKey)
+      .update(`${credentials.user}\0${credentials.password}`)
+      .digest('base64');
     let login = this.logins.get(cacheKey);
     if (login && (now - login.verifiedAt > Authenticator.LOGIN_CACHE_MS || !(await this.stillValid(login, now)))) {
       this.logins.delete(cacheKey);
@@ -113,7 +112,9 @@ export class Authenticator {
     if (!login) {
       let pending = this.inFlight.get(cacheKey);
       if (!pending) {
-        pending = this.verifyLogin(credentials.user, credentials.password, now).finally(() => this.inFlight.delete(cacheKey));
+        pending = this.verifyLogin(credentials.user, credentials.password, now).finally(() =>
+          this.inFlight.delete(cacheKey),
+        );
         this.inFlight.set(cacheKey, pending);
       }
       login = await pending;

@@ -18,31 +18,55 @@ interface Builtin {
 const systemDefinition = (name: string, description: string, parameters: unknown[] = []): Builtin => ({
   type: 'JobDefinition',
   key: `GLOBAL.${name}`,
-  body: { Description: description, JobDefinitionType: 'System', DefaultQueue: 'GLOBAL.System', Parameters: parameters },
+  body: {
+    Description: description,
+    JobDefinitionType: 'System',
+    DefaultQueue: 'GLOBAL.System',
+    Parameters: parameters,
+  },
   protection: 'locked',
 });
 
 /** DESIGN §4: the objects every installation has. Created in order, so references resolve. */
 export const BUILTIN_OBJECTS: readonly Builtin[] = [
-  { type: 'Partition', key: 'GLOBAL', body: { Description: 'System objects and the default partition' }, protection: 'undeletable' },
+  {
+    type: 'Partition',
+    key: 'GLOBAL',
+    body: { Description: 'System objects and the default partition' },
+    protection: 'undeletable',
+  },
   { type: 'Queue', key: 'GLOBAL.System', body: { Description: 'Jobs the server runs itself' }, protection: 'locked' },
   { type: 'Queue', key: 'GLOBAL.Default', body: { Description: 'Default queue' }, protection: 'undeletable' },
   {
     type: 'ProcessServer',
     key: 'GLOBAL.System',
-    body: { Description: 'Runs System, JobChain and UserMessage jobs inside the server', DefinitionTypes: [...SERVER_DEFINITION_TYPES], ExecutionSize: 1000 },
+    body: {
+      Description: 'Runs System, JobChain and UserMessage jobs inside the server',
+      DefinitionTypes: [...SERVER_DEFINITION_TYPES],
+      ExecutionSize: 1000,
+    },
     protection: 'locked',
   },
   {
     type: 'ProcessServer',
     key: 'GLOBAL.Local',
-    body: { Description: 'The local agent started by millrace serve', DefinitionTypes: [...AGENT_DEFINITION_TYPES], ExecutionSize: 8 },
+    body: {
+      Description: 'The local agent started by millrace serve',
+      DefinitionTypes: [...AGENT_DEFINITION_TYPES],
+      ExecutionSize: 8,
+    },
     protection: 'undeletable',
   },
   { type: 'QueueProvider', key: 'GLOBAL.System.GLOBAL.System', body: {}, protection: 'locked' },
   { type: 'QueueProvider', key: 'GLOBAL.Local.GLOBAL.Default', body: {}, protection: 'undeletable' },
   systemDefinition('System_Sleep', 'Waits for the given number of milliseconds', [
-    { Name: 'MilliSeconds', Direction: 'In', DataType: 'Number', DefaultValue: '1000', Description: 'How long to wait' },
+    {
+      Name: 'MilliSeconds',
+      Direction: 'In',
+      DataType: 'Number',
+      DefaultValue: '1000',
+      Description: 'How long to wait',
+    },
   ]),
   systemDefinition('System_OperatorMessage', 'Sends an operator message and waits for the reply', [
     { Name: 'Message', Direction: 'In', DataType: 'String', Description: 'Text of the message' },
@@ -51,9 +75,27 @@ export const BUILTIN_OBJECTS: readonly Builtin[] = [
   ]),
   systemDefinition('System_Import_Archive', 'Imports a CAR archive', [
     { Name: 'FileName', Direction: 'In', DataType: 'String', Optional: true, Description: 'Name of the CAR file' },
-    { Name: 'TargetPartition', Direction: 'In', DataType: 'String', Optional: true, Description: 'Partition to import into' },
-    { Name: 'ImportRuleSet', Direction: 'In', DataType: 'String', Optional: true, Description: 'Import rule set to apply' },
-    { Name: 'RuleSetProperties', Direction: 'In', DataType: 'String', Optional: true, Description: 'Rule-set parameters, p1=v1,p2=v2' },
+    {
+      Name: 'TargetPartition',
+      Direction: 'In',
+      DataType: 'String',
+      Optional: true,
+      Description: 'Partition to import into',
+    },
+    {
+      Name: 'ImportRuleSet',
+      Direction: 'In',
+      DataType: 'String',
+      Optional: true,
+      Description: 'Import rule set to apply',
+    },
+    {
+      Name: 'RuleSetProperties',
+      Direction: 'In',
+      DataType: 'String',
+      Optional: true,
+      Description: 'Rule-set parameters, p1=v1,p2=v2',
+    },
   ]),
 ];
 
@@ -65,8 +107,13 @@ export async function ensureBuiltinObjects(store: Store, objects: ObjectService)
   for (const b of BUILTIN_OBJECTS) {
     const existing = await store.getObject(b.type, b.key);
     if (existing && b.protection === 'locked' && b.type === 'JobDefinition') {
-      const wanted = validateObjectBody(requireType('JobDefinition'), b.body, { mode: 'create', defaultZone: 'UTC', keyShapeOf }).Parameters;
-      if (!isDeepStrictEqual(existing.data.Parameters, wanted)) await store.patchObjectData(existing.uniqueId, { ...existing.data, Parameters: wanted });
+      const wanted = validateObjectBody(requireType('JobDefinition'), b.body, {
+        mode: 'create',
+        defaultZone: 'UTC',
+        keyShapeOf,
+      }).Parameters;
+      if (!isDeepStrictEqual(existing.data.Parameters, wanted))
+        await store.patchObjectData(existing.uniqueId, { ...existing.data, Parameters: wanted });
     }
     if (existing) continue;
     await objects.create(SYSTEM_PRINCIPAL, requireType(b.type), b.key, b.body);

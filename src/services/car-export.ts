@@ -31,7 +31,11 @@ export class CarExporter {
   }
 
   /** The objects named; with `references`, also every object they refer to, and theirs in turn. */
-  async exportMany(p: Principal, roots: ReadonlyArray<{ type: TypeName; key: string }>, options: { references: boolean }): Promise<Buffer> {
+  async exportMany(
+    p: Principal,
+    roots: ReadonlyArray<{ type: TypeName; key: string }>,
+    options: { references: boolean },
+  ): Promise<Buffer> {
     const seen = new Map<string, { type: TypeName; key: string; data: Record<string, unknown> }>();
     const queue = [...roots];
     for (let i = 0; i < queue.length; i++) {
@@ -44,15 +48,23 @@ export class CarExporter {
       seen.set(label, { type: type.name, key: object.key, data });
       // A chain is a JobDefinition and a JobChain of one name (DESIGN §3): they travel together.
       if (type.name === 'JobChain') queue.push({ type: 'JobDefinition', key: object.key });
-      if (type.name === 'JobDefinition' && data.JobDefinitionType === 'JobChain' && (await this.d.store.getObject('JobChain', object.key)))
+      if (
+        type.name === 'JobDefinition' &&
+        data.JobDefinitionType === 'JobChain' &&
+        (await this.d.store.getObject('JobChain', object.key))
+      )
         queue.push({ type: 'JobChain', key: object.key });
       if (options.references)
-        for (const r of collectReferences(type.fields, data)) if (getType(r.type)?.storage === 'definition') queue.push({ type: r.type, key: r.key });
+        for (const r of collectReferences(type.fields, data))
+          if (getType(r.type)?.storage === 'definition') queue.push({ type: r.type, key: r.key });
     }
     const entries: CarEntry[] = [];
     let newest = 0;
     for (const o of seen.values()) {
-      entries.push({ name: objectEntryName(o.type, o.key), data: Buffer.from(objectToXml(requireType(o.type), o.data)) });
+      entries.push({
+        name: objectEntryName(o.type, o.key),
+        data: Buffer.from(objectToXml(requireType(o.type), o.data)),
+      });
       newest = Math.max(newest, (o.data.LastModificationTime as { ms: number } | undefined)?.ms ?? 0);
       if (o.type === 'Library')
         for (const f of await this.d.store.blobs.list('library', o.key)) {
@@ -62,7 +74,14 @@ export class CarExporter {
     }
     entries.push({
       name: EXPORT_INFO,
-      data: Buffer.from(exportInfoXml({ sourceSystem: hostname(), sourceAddress: this.d.sourceAddress, user: p.user, date: formatInstant(newest, 'UTC') })),
+      data: Buffer.from(
+        exportInfoXml({
+          sourceSystem: hostname(),
+          sourceAddress: this.d.sourceAddress,
+          user: p.user,
+          date: formatInstant(newest, 'UTC'),
+        }),
+      ),
     });
     return writeCar(entries);
   }

@@ -60,7 +60,9 @@ export class ImportService {
   async start(p: Principal, bytes: Buffer, request: ImportRequest): Promise<JobRecord> {
     const definitionKey = parseKey('partitioned', IMPORT_DEFINITION) as NonNullable<ReturnType<typeof parseKey>>;
     if (!can(p, 'JobDefinition', definitionKey.partition, 'Submit'))
-      throw forbidden(`You need the Submit privilege on ${businessKey('JobDefinition', IMPORT_DEFINITION)} to import archives`);
+      throw forbidden(
+        `You need the Submit privilege on ${businessKey('JobDefinition', IMPORT_DEFINITION)} to import archives`,
+      );
     const ruleSet = await this.checkRuleSet(p, request.ruleSet);
     const parameters = this.parameters(p, { ...request, ruleSet });
     if (bytes.length === 0) throw invalid('The body is empty: send the CAR file');
@@ -69,9 +71,12 @@ export class ImportService {
     // Keys are read only for a signed archive, so a trusted-keys problem cannot stop unsigned imports.
     const isSigned = entries.some((e) => e.name === SIGNATURE_ENTRY);
     const signature = verifyEntries(entries, isSigned ? await this.d.trustedKeys() : []);
-    if (request.signed && !signature.signed) throw unprocessable('The archive is not signed (X-Vendor-Signed-Car is true)');
-    if (layout.objects.length === 0 && layout.libraryFiles.length === 0) throw unprocessable('The archive holds no objects');
-    const description = request.description ?? layout.manifestName ?? `Import definitions from: ${request.fileName ?? DEFAULT_CAR_NAME}`;
+    if (request.signed && !signature.signed)
+      throw unprocessable('The archive is not signed (X-Vendor-Signed-Car is true)');
+    if (layout.objects.length === 0 && layout.libraryFiles.length === 0)
+      throw unprocessable('The archive holds no objects');
+    const description =
+      request.description ?? layout.manifestName ?? `Import definitions from: ${request.fileName ?? DEFAULT_CAR_NAME}`;
     const fx = newEffects();
     const job = await this.d.store.transaction(async (tx) => {
       const definition = await tx.getObject('JobDefinition', IMPORT_DEFINITION);
@@ -113,12 +118,14 @@ export class ImportService {
   private parameters(p: Principal, r: ImportRequest): Array<{ Name: string; InValueString: string }> {
     const out: Array<{ Name: string; InValueString: string }> = [];
     const fileName = r.fileName ?? DEFAULT_CAR_NAME;
-    if (fileName.length > 255 || [...fileName].some((c) => c < ' ' || c === '\x7f')) throw invalid('The file name must be one line of at most 255 characters');
+    if (fileName.length > 255 || [...fileName].some((c) => c < ' ' || c === '\x7f'))
+      throw invalid('The file name must be one line of at most 255 characters');
     out.push({ Name: 'FileName', InValueString: fileName });
     if (r.targetPartition !== undefined) {
       if (!NAME_PATTERN.test(r.targetPartition))
         throw invalid(`TargetPartition "${r.targetPartition}" is not a partition name (letters, digits and _)`);
-      if (!can(p, 'Partition', r.targetPartition, 'View')) throw invalid(`Partition ${r.targetPartition} does not exist`);
+      if (!can(p, 'Partition', r.targetPartition, 'View'))
+        throw invalid(`Partition ${r.targetPartition} does not exist`);
       out.push({ Name: 'TargetPartition', InValueString: r.targetPartition });
     }
     if (r.ruleSet !== undefined) out.push({ Name: 'ImportRuleSet', InValueString: r.ruleSet });
@@ -135,8 +142,12 @@ export class ImportService {
   private async checkRuleSet(p: Principal, key: string | undefined): Promise<string | undefined> {
     if (key === undefined) return undefined;
     const parsed = parseKey('partitioned', key);
-    const found = parsed && can(p, 'ImportRuleSet', parsed.partition, 'View') ? await this.d.store.getObject('ImportRuleSet', parsed.key) : undefined;
-    if (!found || !parsed) throw invalid(`Import rule set ${businessKey('ImportRuleSet', parsed?.key ?? key)} does not exist`);
+    const found =
+      parsed && can(p, 'ImportRuleSet', parsed.partition, 'View')
+        ? await this.d.store.getObject('ImportRuleSet', parsed.key)
+        : undefined;
+    if (!found || !parsed)
+      throw invalid(`Import rule set ${businessKey('ImportRuleSet', parsed?.key ?? key)} does not exist`);
     return parsed.key;
   }
 }

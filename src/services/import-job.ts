@@ -1,6 +1,12 @@
 import type { Logger } from 'pino';
 import { readCar } from '../car/archive.ts';
-import { type ArchiveObject, applyRules, parseRuleSetProperties, type RuledObject, rulesOf } from '../car/import-rules.ts';
+import {
+  type ArchiveObject,
+  applyRules,
+  parseRuleSetProperties,
+  type RuledObject,
+  rulesOf,
+} from '../car/import-rules.ts';
 import { readLayout } from '../car/layout.ts';
 import { elementToBody, typeOfElement } from '../car/object-xml.ts';
 import { parseXml } from '../car/xml.ts';
@@ -59,7 +65,10 @@ export function importRunner(d: ImportJobDeps): SystemRunner {
         const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
         for (const o of plan.objects) {
           try {
-            done.push({ type: o.type, result: await d.objects.importObject(tx, p, requireType(o.type), o.key, o.body) });
+            done.push({
+              type: o.type,
+              result: await d.objects.importObject(tx, p, requireType(o.type), o.key, o.body),
+            });
           } catch (e) {
             log.refused(businessKey(o.type, o.key), e);
             throw e;
@@ -75,7 +84,8 @@ export function importRunner(d: ImportJobDeps): SystemRunner {
       });
       for (const r of results) await d.objects.importCommitted(requireType(r.type), r.result);
     } catch (e) {
-      if (!(e instanceof MillraceError) && !(e instanceof NoLongerRunning)) d.logger.error({ err: e, jobId: job.jobId }, 'import failed');
+      if (!(e instanceof MillraceError) && !(e instanceof NoLongerRunning))
+        d.logger.error({ err: e, jobId: job.jobId }, 'import failed');
       await fail(d, job, log, e);
     }
   };
@@ -87,7 +97,13 @@ interface ImportPlan {
 }
 
 /** Everything that needs no transaction: reading, parsing, rules, field checks, host-name checks. */
-async function planImport(d: ImportJobDeps, job: JobRecord, p: Principal, bytes: Buffer, log: ImportLog): Promise<ImportPlan> {
+async function planImport(
+  d: ImportJobDeps,
+  job: JobRecord,
+  p: Principal,
+  bytes: Buffer,
+  log: ImportLog,
+): Promise<ImportPlan> {
   const param = (name: string) => job.data.parameters.find((x) => x.Name === name)?.InValueString ?? null;
   const layout = readLayout(await readCar(bytes));
   const parsed: ArchiveObject[] = [];
@@ -107,7 +123,11 @@ async function planImport(d: ImportJobDeps, job: JobRecord, p: Principal, bytes:
   const ruleSet = ruleSetKey ? await d.store.getObject('ImportRuleSet', ruleSetKey) : undefined;
   if (ruleSetKey && (!ruleSet || !can(p, 'ImportRuleSet', ruleSet.partition, 'View')))
     throw invalid(`Import rule set ${businessKey('ImportRuleSet', ruleSetKey)} does not exist`);
-  const rules = rulesOf(ruleSet?.data, param('TargetPartition'), parseRuleSetProperties(param('RuleSetProperties') ?? undefined));
+  const rules = rulesOf(
+    ruleSet?.data,
+    param('TargetPartition'),
+    parseRuleSetProperties(param('RuleSetProperties') ?? undefined),
+  );
   const { imported, skipped, reference } = applyRules(parsed, rules);
   for (const s of skipped) log.line('skipped', businessKey(s.type, s.key), 'left out by the import rule set');
   for (const o of imported) {
@@ -132,8 +152,10 @@ function checkIdentity(type: ObjectType, key: string, body: Record<string, unkno
     const given = body[name];
     if (given === undefined || given === null) continue;
     const kind = type.byName.get(name)?.kind;
-    const canonical = kind?.kind === 'reference' ? parseKey(requireType(kind.type).key, String(given))?.key : String(given);
-    if (canonical !== identity[name]) throw invalid(`Field "${name}" (${String(given)}) does not match the entry's name`);
+    const canonical =
+      kind?.kind === 'reference' ? parseKey(requireType(kind.type).key, String(given))?.key : String(given);
+    if (canonical !== identity[name])
+      throw invalid(`Field "${name}" (${String(given)}) does not match the entry's name`);
   }
 }
 
@@ -152,7 +174,9 @@ export async function discardFinishedArchives(store: Store): Promise<void> {
 }
 
 /** Objects the archive holds are written before the objects that refer to them (cycles keep archive order). */
-function dependencyOrder<T extends { type: TypeName; key: string; body: Record<string, unknown> }>(objects: readonly T[]): T[] {
+function dependencyOrder<T extends { type: TypeName; key: string; body: Record<string, unknown> }>(
+  objects: readonly T[],
+): T[] {
   const byLabel = new Map(objects.map((o) => [businessKey(o.type, o.key), o]));
   const state = new Map<string, 'visiting' | 'done'>();
   const out: T[] = [];
@@ -178,13 +202,20 @@ function dependencyOrder<T extends { type: TypeName; key: string; body: Record<s
 }
 
 /** Library files go into the database with the objects (a Library's Files are read from them). */
-async function writeLibraryFiles(tx: Store, p: Principal, files: ImportPlan['libraryFiles'], now: number, log: ImportLog): Promise<void> {
+async function writeLibraryFiles(
+  tx: Store,
+  p: Principal,
+  files: ImportPlan['libraryFiles'],
+  now: number,
+  log: ImportLog,
+): Promise<void> {
   for (const f of files) {
     const library = await tx.getObject('Library', f.library);
     const label = businessKey('Library', f.library);
     try {
       if (!library || !can(p, 'Library', library.partition, 'View')) throw invalid(`${label} does not exist`);
-      if (!can(p, 'Library', library.partition, 'Edit')) throw forbidden(`You need the Edit privilege to change ${label}`);
+      if (!can(p, 'Library', library.partition, 'Edit'))
+        throw forbidden(`You need the Edit privilege to change ${label}`);
     } catch (e) {
       log.refused(`${label} file ${f.file}`, e);
       throw e;
@@ -204,7 +235,15 @@ async function attachLog(d: ImportJobDeps, tx: Store, jobId: number, log: Import
   }
   const [uniqueId] = await tx.nextUniqueIds(1);
   await tx.jobs.insertFiles([
-    { uniqueId: uniqueId as number, jobId, name: 'stdout.log', fileOrder: 1, type: 'Output', format: 'text/plain', size: text.length },
+    {
+      uniqueId: uniqueId as number,
+      jobId,
+      name: 'stdout.log',
+      fileOrder: 1,
+      type: 'Output',
+      format: 'text/plain',
+      size: text.length,
+    },
   ]);
 }
 
@@ -218,7 +257,13 @@ async function fail(d: ImportJobDeps, job: JobRecord, log: ImportLog, e: unknown
     if (current?.status !== 'Running') return;
     const summary = log.summary('Error');
     await attachLog(d, tx, job.jobId, log);
-    await finishJob(tx, current, { status: 'Error', returnCode: notPermitted ? IMPORT_NOT_PERMITTED : IMPORT_REFUSED, notes: [summary] }, d.clock.now(), fx);
+    await finishJob(
+      tx,
+      current,
+      { status: 'Error', returnCode: notPermitted ? IMPORT_NOT_PERMITTED : IMPORT_REFUSED, notes: [summary] },
+      d.clock.now(),
+      fx,
+    );
   });
 }
 
@@ -257,7 +302,8 @@ class ImportLog {
       .map((k) => `${this.counts.get(k)} ${k}`);
     const counts = parts.length > 0 ? parts.join(', ') : 'no objects';
     const first = this.firstRefusal ? ` (${this.firstRefusal})` : '';
-    const text = status === 'Completed' ? `Import completed: ${counts}` : `Import failed, nothing was imported: ${counts}${first}`;
+    const text =
+      status === 'Completed' ? `Import completed: ${counts}` : `Import failed, nothing was imported: ${counts}${first}`;
     this.lines.push(text);
     return text;
   }

@@ -33,8 +33,15 @@ export function renderJob(job: JobRecord, files: readonly JobFileRecord[]): Reco
         SubmittedBy: job.submittedBy,
         JobParameters: job.data.parameters,
         JobNotes: job.data.notes,
-        JobFiles: files.map((f) => ({ uniqueId: f.uniqueId, Name: f.name, FileOrder: f.fileOrder, Type: f.type, Size: f.size })),
-        OperatorMessage: job.status === 'ConsoleRestart' || job.status === 'Console' ? (job.data.operatorMessage ?? null) : null,
+        JobFiles: files.map((f) => ({
+          uniqueId: f.uniqueId,
+          Name: f.name,
+          FileOrder: f.fileOrder,
+          Type: f.type,
+          Size: f.size,
+        })),
+        OperatorMessage:
+          job.status === 'ConsoleRestart' || job.status === 'Console' ? (job.data.operatorMessage ?? null) : null,
         UserMessage: job.status === 'Console' ? (job.data.userMessage ?? null) : null,
         CreationTime: at(job.creationTime),
         LastModificationTime: at(job.modificationTime),

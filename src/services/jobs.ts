@@ -157,14 +157,18 @@ export class JobService {
     if (options.submitFrame !== undefined) {
       const frameKey = parseKey('partitioned', options.submitFrame);
       if (!frameKey || !can(p, 'SubmitFrame', frameKey.partition, 'View'))
-        throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey?.key ?? options.submitFrame)} does not exist`);
+        throw invalid(
+          `Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey?.key ?? options.submitFrame)} does not exist`,
+        );
       const frame = await loadFrame(tx, frameKey.key, zone);
       if (!frame) throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey.key)} does not exist`);
       const windowKey = d.TimeWindow as string | null;
       const jobWindow = windowKey ? await loadWindow(tx, windowKey, (d.TimeZone as string | null) ?? zone) : undefined;
       const first = firstOccurrence(frame, start, jobWindow);
       if (first === undefined)
-        throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey.key)} never fires after the requested start`);
+        throw invalid(
+          `Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey.key)} never fires after the requested start`,
+        );
       start = first;
       recurrence = { frame: frameKey.key, anchor: first, occurrence: first };
     }

@@ -13,7 +13,12 @@ import { parseJobId } from './jobs.ts';
  */
 export type MessageKind = 'OperatorMessage' | 'UserMessage' | 'Alert';
 
-export async function readMessage(store: Store, p: Principal, kind: MessageKind, idText: string): Promise<Record<string, unknown>> {
+export async function readMessage(
+  store: Store,
+  p: Principal,
+  kind: MessageKind,
+  idText: string,
+): Promise<Record<string, unknown>> {
   const id = parseJobId(idText, kind);
   const m = await store.getObject(kind, String(id));
   if (!m || !can(p, kind, m.partition, 'View')) throw notFound(kind, id);
@@ -33,7 +38,8 @@ export async function visibleForReply(store: Store, p: Principal, kind: MessageK
 export function replyBody(body: unknown, fields: readonly string[], required: string): Record<string, unknown> {
   const shape = `{${fields.map((f) => `"${f}": "…"`).join(', ')}}`;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid(`The body must be ${shape}`);
-  for (const k of Object.keys(body)) if (!fields.includes(k)) throw invalid(`Unknown field "${k}"; the body is ${shape}`);
+  for (const k of Object.keys(body))
+    if (!fields.includes(k)) throw invalid(`Unknown field "${k}"; the body is ${shape}`);
   const b = body as Record<string, unknown>;
   if (b[required] === undefined) throw invalid(`Field "${required}" is required`);
   return b;

@@ -38,7 +38,13 @@ export const MAX_CHAIN_NESTING = 50;
 const MAX_CHAINS_READ = 2000;
 
 /** A problem message for an object about to be stored with `data` under `key`, or undefined when it is fine. */
-export async function checkObject(tx: Store, typeName: TypeName, key: string, data: Rec, p?: Principal): Promise<string | undefined> {
+export async function checkObject(
+  tx: Store,
+  typeName: TypeName,
+  key: string,
+  data: Rec,
+  p?: Principal,
+): Promise<string | undefined> {
   switch (typeName) {
     case 'JobChain':
       return checkJobChain(new Reader(tx), key, data);

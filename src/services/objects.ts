@@ -20,7 +20,11 @@ export interface ObjectServiceDeps {
   /** Webhook targets allowed although internal (SSRF allow-list), checked when an AlertEscalation is stored. */
   webhookAllow: readonly string[];
   /** Told after a commit that changed an object (the engine re-evaluates queues and process servers). */
-  onChange?: (type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined) => Promise<void> | void;
+  onChange?: (
+    type: TypeName,
+    before: StoredObject | undefined,
+    after: StoredObject | undefined,
+  ) => Promise<void> | void;
 }
 
 /** Jobs, history included, keep these objects referenced: a queue can be deleted only when no job names it. */
@@ -48,7 +52,8 @@ export interface ImportOutcome {
 const READ_CACHE_SIZE = 5000;
 
 /** The partition whose privileges govern a referenced object. */
-const referencePartition = (r: { type: TypeName; key: string }): string => parseKey(keyShapeOf(r.type), r.key)?.partition ?? '';
+const referencePartition = (r: { type: TypeName; key: string }): string =>
+  parseKey(keyShapeOf(r.type), r.key)?.partition ?? '';
 
 /** Fields computed on read from other objects, by `Type.Field`. */
 type Deriver = (store: Store, object: StoredObject) => Promise<unknown>;
@@ -105,7 +110,11 @@ export class ObjectService {
    * The stored object with its derived fields and times, for the XML interface and CAR export: the same
    * privilege rules as `getText` (404 unless viewable; 403 naming a referenced object the caller cannot view).
    */
-  async read(p: Principal, type: ObjectType, pathKey: string): Promise<{ object: StoredObject; data: Record<string, unknown> }> {
+  async read(
+    p: Principal,
+    type: ObjectType,
+    pathKey: string,
+  ): Promise<{ object: StoredObject; data: Record<string, unknown> }> {
     const { object } = await this.find(p, type, pathKey);
     const data = await this.withDerived(type, object);
     for (const r of collectReferences(type.fields, data))
@@ -114,7 +123,11 @@ export class ObjectService {
     const zone = this.deps.defaultTimeZone;
     return {
       object,
-      data: { ...data, CreationTime: { ms: object.creationTime, zone }, LastModificationTime: { ms: object.modificationTime, zone } },
+      data: {
+        ...data,
+        CreationTime: { ms: object.creationTime, zone },
+        LastModificationTime: { ms: object.modificationTime, zone },
+      },
     };
   }
 
@@ -171,9 +184,20 @@ export class ObjectService {
    * `PUT <type>/<key>/enable|disable` (alert sources, spec §4 rows 18–19): switches the read-only `Enabled` state
    * with the Control privilege, leaving the definition and its modification time alone. Answers the object.
    */
-  async setEnabled(p: Principal, type: ObjectType, pathKey: string, enabled: boolean): Promise<Record<string, unknown>> {
+  async setEnabled(
+    p: Principal,
+    type: ObjectType,
+    pathKey: string,
+    enabled: boolean,
+  ): Promise<Record<string, unknown>> {
     const { parsed } = await this.find(p, type, pathKey);
-    this.require(p, type, parsed.partition, 'Control', `${enabled ? 'enable' : 'disable'} ${businessKey(type.name, parsed.key)}`);
+    this.require(
+      p,
+      type,
+      parsed.partition,
+      'Control',
+      `${enabled ? 'enable' : 'disable'} ${businessKey(type.name, parsed.key)}`,
+    );
     let before: StoredObject | undefined;
     const after = await this.deps.store.transaction(async (tx) => {
       const current = await tx.getObject(type.name, parsed.key);
@@ -217,7 +241,13 @@ export class ObjectService {
    * kept). Needs Create for a new object and Edit for an existing one. Built-in locked objects are kept as they
    * are. `body` is the JSON-input form (from the object XML); `precheckImport` ran on it before the transaction.
    */
-  async importObject(tx: Store, p: Principal, type: ObjectType, key: string, body: Record<string, unknown>): Promise<ImportOutcome> {
+  async importObject(
+    tx: Store,
+    p: Principal,
+    type: ObjectType,
+    key: string,
+    body: Record<string, unknown>,
+  ): Promise<ImportOutcome> {
     const parsed = parseKey(type.key, key);
     if (!parsed) throw invalid(`"${key}" is not a ${type.name} key: ${keyForm(type)}`);
     const current = await tx.getObject(type.name, parsed.key);
@@ -227,12 +257,14 @@ export class ObjectService {
     if (!current) {
       if (!can(p, type.name, parsed.partition, 'Create'))
         throw forbidden(`You need the Create privilege to create ${what}`);
-      if (partitionType && !(await tx.getObject('Partition', parsed.partition))) throw invalid(`Partition ${parsed.partition} does not exist`);
+      if (partitionType && !(await tx.getObject('Partition', parsed.partition)))
+        throw invalid(`Partition ${parsed.partition} does not exist`);
       return { outcome: 'created', after: await this.insertNew(tx, p, type, parsed, values) };
     }
     // Read-only state (a process server's status, an alert source's Enabled) and secrets stay as they are.
     const merged = { ...current.data };
-    for (const f of type.fields) if (!f.readOnly && !f.derived && f.kind.kind !== 'secret' && f.name in values) merged[f.name] = values[f.name];
+    for (const f of type.fields)
+      if (!f.readOnly && !f.derived && f.kind.kind !== 'secret' && f.name in values) merged[f.name] = values[f.name];
     if (isDeepStrictEqual(merged, current.data)) return { outcome: 'unchanged', before: current, after: current };
     if (current.protection === 'locked') return { outcome: 'kept', before: current, after: current };
     if (!can(p, type.name, parsed.partition, 'View') || !can(p, type.name, parsed.partition, 'Edit'))
@@ -245,7 +277,13 @@ export class ObjectService {
   }
 
   /** Inserts a checked new object (references resolved, cross-object rules run) and what its creation implies. */
-  private async insertNew(tx: Store, p: Principal, type: ObjectType, parsed: ParsedKey, values: Record<string, unknown>): Promise<StoredObject> {
+  private async insertNew(
+    tx: Store,
+    p: Principal,
+    type: ObjectType,
+    parsed: ParsedKey,
+    values: Record<string, unknown>,
+  ): Promise<StoredObject> {
     const refs = await this.resolveReferences(tx, p, type, values, undefined);
     await this.checkWithOthers(tx, p, type, parsed.key, values);
     const [uniqueId] = await tx.nextUniqueIds(1);
@@ -279,7 +317,8 @@ export class ObjectService {
 
   /** Tells the engine what an import changed, after its commit (as create and update do for theirs). */
   async importCommitted(type: ObjectType, result: ImportOutcome): Promise<void> {
-    if (result.outcome === 'created' || result.outcome === 'changed') await this.deps.onChange?.(type.name, result.before, result.after);
+    if (result.outcome === 'created' || result.outcome === 'changed')
+      await this.deps.onChange?.(type.name, result.before, result.after);
   }
 
   private importValues(type: ObjectType, parsed: ParsedKey, body: Record<string, unknown>): Record<string, unknown> {
@@ -291,7 +330,11 @@ export class ObjectService {
   }
 
   /** Parses the key and reads the object; 404 when it is malformed, missing or not visible. */
-  private async find(p: Principal, type: ObjectType, pathKey: string): Promise<{ parsed: ParsedKey; object: StoredObject }> {
+  private async find(
+    p: Principal,
+    type: ObjectType,
+    pathKey: string,
+  ): Promise<{ parsed: ParsedKey; object: StoredObject }> {
     const parsed = parseKey(type.key, pathKey);
     if (!parsed || !can(p, type.name, parsed.partition, 'View')) throw notFound(type.name, parsed?.key ?? pathKey);
     const object = await this.deps.store.getObject(type.name, parsed.key);
@@ -343,7 +386,13 @@ export class ObjectService {
   }
 
   /** Structure rules that read other objects (a chain's calls and mappings); runs after the references resolved. */
-  private async checkWithOthers(tx: Store, p: Principal, type: ObjectType, key: string, data: Record<string, unknown>): Promise<void> {
+  private async checkWithOthers(
+    tx: Store,
+    p: Principal,
+    type: ObjectType,
+    key: string,
+    data: Record<string, unknown>,
+  ): Promise<void> {
     const problem = await checkObject(tx, type.name, key, data, p);
     if (problem) throw invalid(problem);
   }
@@ -418,7 +467,9 @@ const isOwnPartition = (r: { path: string; type: string }): boolean => r.path ==
 export const SYSTEM_PRINCIPAL: Principal = {
   user: 'system',
   roles: ['Administrator'],
-  grants: [{ type: '*', partition: '*', privileges: ['View', 'Create', 'Edit', 'Delete', 'Submit', 'Control', 'Reply'] }],
+  grants: [
+    { type: '*', partition: '*', privileges: ['View', 'Create', 'Edit', 'Delete', 'Submit', 'Control', 'Reply'] },
+  ],
 };
 
 const keyForm = (type: ObjectType): string =>

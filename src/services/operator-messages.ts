@@ -30,10 +30,13 @@ export class OperatorMessages extends MessageService {
       const m = await tx.getObject('OperatorMessage', String(id));
       if (!m) throw notFound('OperatorMessage', id);
       if (m.data.ReplyStatus !== 'Required')
-        throw conflict(`OperatorMessage:${id} is ${m.data.ReplyStatus === 'Replied' ? 'answered already' : 'not waiting for a reply'}`);
+        throw conflict(
+          `OperatorMessage:${id} is ${m.data.ReplyStatus === 'Replied' ? 'answered already' : 'not waiting for a reply'}`,
+        );
       const expression = (m.data.ReplyExpression as string | null) ?? '.+';
       const matches = replyMatches(expression, reply);
-      if (matches === 'timeout') throw invalid(`Field "Reply": the reply expression ${expression} took too long to match`);
+      if (matches === 'timeout')
+        throw invalid(`Field "Reply": the reply expression ${expression} took too long to match`);
       if (!matches) throw invalid(`Field "Reply": "${reply}" does not match the reply expression ${expression}`);
       const now = this.clock.now();
       await tx.patchObjectData(m.uniqueId, {
@@ -52,10 +55,17 @@ export class OperatorMessages extends MessageService {
       const job = sender ? await tx.jobs.get(Number(sender[2])) : undefined;
       if (!job || job.data.operatorMessage !== id) return;
       if (job.status === 'ConsoleRestart') await settleRestartRequest(tx, job, reply === 'Restart', p.user, now, fx);
-      else if (job.status === 'Console' && job.data.chain?.step) await settleStepRequest(tx, job, reply === 'Restart', p.user, now, fx);
+      else if (job.status === 'Console' && job.data.chain?.step)
+        await settleStepRequest(tx, job, reply === 'Restart', p.user, now, fx);
       else if (job.status === 'Console' && job.definition === OPERATOR_MESSAGE_DEFINITION) {
         applyOutText(job.data.parameters, { Reply: reply }, job.data.zone);
-        await finishJob(tx, job, { status: 'Completed', returnCode: 0, notes: [`${p.user} replied ${JSON.stringify(reply)}`] }, now, fx);
+        await finishJob(
+          tx,
+          job,
+          { status: 'Completed', returnCode: 0, notes: [`${p.user} replied ${JSON.stringify(reply)}`] },
+          now,
+          fx,
+        );
       }
     });
     return this.get(p, String(id));

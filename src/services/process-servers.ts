@@ -19,11 +19,12 @@ export async function processServerAction(
   action: ProcessServerAction,
 ): Promise<void> {
   const parsed = parseKey('partitioned', pathKey);
-  if (!parsed || !can(p, 'ProcessServer', parsed.partition, 'View')) throw notFound('ProcessServer', parsed?.key ?? pathKey);
+  if (!parsed || !can(p, 'ProcessServer', parsed.partition, 'View'))
+    throw notFound('ProcessServer', parsed?.key ?? pathKey);
   if (!can(p, 'ProcessServer', parsed.partition, 'Control'))
     throw forbidden(`You need the Control privilege to ${action} ${businessKey('ProcessServer', parsed.key)}`);
   if (parsed.key === SYSTEM_SERVER && action === 'stop')
-    throw conflict('GLOBAL.System runs the server\'s own jobs and cannot be stopped');
+    throw conflict("GLOBAL.System runs the server's own jobs and cannot be stopped");
   await deps.store.transaction(async (tx) => {
     const ps = await tx.getObject('ProcessServer', parsed.key);
     if (!ps) throw notFound('ProcessServer', parsed.key);

@@ -28,7 +28,8 @@ export class UserMessages extends MessageService {
     if (typeof b.Response !== 'string') throw invalid('Field "Response" must be a string');
     const comment = b.ReplyComment ?? null;
     if (comment !== null && typeof comment !== 'string') throw invalid('Field "ReplyComment" must be a string');
-    if (comment !== null && comment.length > MAX_COMMENT) throw invalid(`Field "ReplyComment" must be at most ${MAX_COMMENT} characters`);
+    if (comment !== null && comment.length > MAX_COMMENT)
+      throw invalid(`Field "ReplyComment" must be at most ${MAX_COMMENT} characters`);
     const asked = b.Response.trim();
     await this.engine.mutate(async (tx, fx) => {
       const m = await tx.getObject('UserMessage', String(id));
@@ -39,7 +40,9 @@ export class UserMessages extends MessageService {
       const responses = (m.data.Responses as UserMessageSpec['Responses'] | null) ?? [];
       const chosen = responses.find((r) => r.Response.toLowerCase() === asked.toLowerCase());
       if (!chosen)
-        throw invalid(`Field "Response": "${asked}" is not one of the responses offered (${responses.map((r) => r.Response).join(', ')})`);
+        throw invalid(
+          `Field "Response": "${asked}" is not one of the responses offered (${responses.map((r) => r.Response).join(', ')})`,
+        );
       const now = this.clock.now();
       await tx.patchObjectData(m.uniqueId, {
         ...m.data,
@@ -54,7 +57,11 @@ export class UserMessages extends MessageService {
         await finishJob(
           tx,
           job,
-          { status: chosen.Status, returnCode: chosen.ReturnCode, notes: [`${p.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`] },
+          {
+            status: chosen.Status,
+            returnCode: chosen.ReturnCode,
+            notes: [`${p.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`],
+          },
           now,
           fx,
         );

@@ -11,7 +11,11 @@ const PAGE = 1000;
 export async function* allObjects(tx: Store, type: TypeName, partition?: string): AsyncGenerator<StoredObject> {
   let afterKey: string | undefined;
   for (;;) {
-    const page = await tx.listObjects(type, { limit: PAGE, ...(partition ? { partition } : {}), ...(afterKey ? { afterKey } : {}) });
+    const page = await tx.listObjects(type, {
+      limit: PAGE,
+      ...(partition ? { partition } : {}),
+      ...(afterKey ? { afterKey } : {}),
+    });
     yield* page;
     if (page.length < PAGE) return;
     afterKey = page[page.length - 1]?.key;

@@ -40,10 +40,7 @@ export interface JobStore {
   delete(jobIds: readonly number[]): Promise<void>;
 
   /** Jobs in any of `statuses`, oldest first, optionally on one process server or queue. */
-  listByStatus(
-    statuses: readonly JobStatus[],
-    options: ListJobsOptions,
-  ): Promise<JobRecord[]>;
+  listByStatus(statuses: readonly JobStatus[], options: ListJobsOptions): Promise<JobRecord[]>;
   /** Whether the recurrence `jobGroup` already has a job for the occurrence `requestedStart`. */
   groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean>;
   /** The jobs a chain or step job made (steps of a chain, calls of a step), oldest first. */

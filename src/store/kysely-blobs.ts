@@ -35,12 +35,22 @@ export class KyselyBlobStore implements BlobStore {
   }
 
   async put(kind: BlobKind, owner: string, name: string, data: Buffer, createdAt: number): Promise<BlobInfo> {
-    const row = { kind, owner, name, data, size: data.length, sha256: createHash('sha256').update(data).digest('hex'), created_at: createdAt };
+    const row = {
+      kind,
+      owner,
+      name,
+      data,
+      size: data.length,
+      sha256: createHash('sha256').update(data).digest('hex'),
+      created_at: createdAt,
+    };
     await this.db
       .insertInto('blobs')
       .values(row)
       .onConflict((oc) =>
-        oc.columns(['kind', 'owner', 'name']).doUpdateSet({ data, size: row.size, sha256: row.sha256, created_at: createdAt }),
+        oc
+          .columns(['kind', 'owner', 'name'])
+          .doUpdateSet({ data, size: row.size, sha256: row.sha256, created_at: createdAt }),
       )
       .execute();
     this.onWrite();
@@ -59,7 +69,10 @@ export class KyselyBlobStore implements BlobStore {
   }
 
   async list(kind: BlobKind, owner?: string): Promise<BlobInfo[]> {
-    let q = this.db.selectFrom('blobs').select(['owner', 'name', 'size', 'sha256', 'created_at']).where('kind', '=', kind);
+    let q = this.db
+      .selectFrom('blobs')
+      .select(['owner', 'name', 'size', 'sha256', 'created_at'])
+      .where('kind', '=', kind);
     if (owner !== undefined) q = q.where('owner', '=', owner);
     return (await q.orderBy('owner').orderBy('name').execute()).map(info);
   }

@@ -276,7 +276,11 @@ export class KyselyJobStore implements JobStore {
 
   async getMany(jobIds: readonly number[]): Promise<JobRecord[]> {
     if (jobIds.length === 0) return [];
-    const rows = await this.db.selectFrom('jobs').selectAll().where('job_id', 'in', [...jobIds]).execute();
+    const rows = await this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('job_id', 'in', [...jobIds])
+      .execute();
     return rows.map(this.load);
   }
 
@@ -284,7 +288,10 @@ export class KyselyJobStore implements JobStore {
     if (this.dialect === 'postgres' && jobs.length > 1) {
       // A job listed twice is written once, as its last entry says (as the row-by-row updates would leave it).
       const rows = [...new Map(jobs.map((j) => [j.jobId, toRow(j)])).values()];
-      await this.run(this.hot.updateBulk, BULK.map((c) => rows.map((r) => r[c])));
+      await this.run(
+        this.hot.updateBulk,
+        BULK.map((c) => rows.map((r) => r[c])),
+      );
     } else
       for (const j of jobs) {
         const row = toRow(j);
@@ -296,16 +303,22 @@ export class KyselyJobStore implements JobStore {
 
   async delete(jobIds: readonly number[]): Promise<void> {
     if (jobIds.length === 0) return;
-    await this.db.deleteFrom('job_files').where('job_id', 'in', [...jobIds]).execute();
-    await this.db.deleteFrom('jobs').where('job_id', 'in', [...jobIds]).execute();
+    await this.db
+      .deleteFrom('job_files')
+      .where('job_id', 'in', [...jobIds])
+      .execute();
+    await this.db
+      .deleteFrom('jobs')
+      .where('job_id', 'in', [...jobIds])
+      .execute();
     this.onWrite();
   }
 
-  async listByStatus(
-    statuses: readonly JobStatus[],
-    options: ListJobsOptions,
-  ): Promise<JobRecord[]> {
-    let q = this.db.selectFrom('jobs').selectAll().where('status', 'in', [...statuses]);
+  async listByStatus(statuses: readonly JobStatus[], options: ListJobsOptions): Promise<JobRecord[]> {
+    let q = this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', 'in', [...statuses]);
     if (options.definition !== undefined) q = q.where('definition', '=', options.definition);
     if (options.processServer !== undefined) q = q.where('process_server', '=', options.processServer);
     if (options.queue !== undefined) q = q.where('queue', '=', options.queue);
@@ -326,7 +339,12 @@ export class KyselyJobStore implements JobStore {
   }
 
   async listChildren(parentJob: number): Promise<JobRecord[]> {
-    const rows = await this.db.selectFrom('jobs').selectAll().where('parent_job', '=', parentJob).orderBy('job_id').execute();
+    const rows = await this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('parent_job', '=', parentJob)
+      .orderBy('job_id')
+      .execute();
     return rows.map(this.load);
   }
 

@@ -8,7 +8,17 @@ import { type BlobTables, KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
 import { type EventTables, KyselyEventStore } from './kysely-events.ts';
 import { type JobTables, KyselyJobStore } from './kysely-jobs.ts';
-import type { ApiKey, ListOptions, ObjectRef, Protection, Role, StatusChangeHook, Store, StoredObject, User } from './store.ts';
+import type {
+  ApiKey,
+  ListOptions,
+  ObjectRef,
+  Protection,
+  Role,
+  StatusChangeHook,
+  Store,
+  StoredObject,
+  User,
+} from './store.ts';
 
 /** Row shapes of the tables of migrations 0001, 0002 and 0004. */
 export interface Database extends JobTables, EventTables, AlertWorkTables, BlobTables {
@@ -137,18 +147,16 @@ export class KyselyStore implements Store {
     if (this.inTransaction) return fn(this);
     const state: TxState = { wroteObjects: false };
     try {
-      return await this.db
-        .transaction()
-        .execute(async (trx: Transaction<Database>) => {
-          const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter);
-          const result = await fn(tx);
-          const hook = this.counter.beforeCommit;
-          if (hook)
-            // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
-            for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges())
-              await hook(tx, changes);
-          return result;
-        });
+      return await this.db.transaction().execute(async (trx: Transaction<Database>) => {
+        const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter);
+        const result = await fn(tx);
+        const hook = this.counter.beforeCommit;
+        if (hook)
+          // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
+          for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges())
+            await hook(tx, changes);
+        return result;
+      });
     } finally {
       // Counted after the commit (or rollback), never before: a reader that saw the old token cannot have
       // cached data newer than it, and one that cached older data under the old token misses next time.
@@ -174,9 +182,9 @@ export class KyselyStore implements Store {
   async nextUniqueIds(count: number): Promise<number[]> {
     if (count < 1) return [];
     if (this.dialect === 'postgres') {
-      const r = await sql<{ id: number }>`select nextval('unique_id_seq') as id from generate_series(1, ${count})`.execute(
-        this.db,
-      );
+      const r = await sql<{
+        id: number;
+      }>`select nextval('unique_id_seq') as id from generate_series(1, ${count})`.execute(this.db);
       return r.rows.map((row) => Number(row.id));
     }
     const row = await this.db
@@ -245,7 +253,11 @@ export class KyselyStore implements Store {
   }
 
   async patchObjectData(uniqueId: number, data: Record<string, unknown>): Promise<void> {
-    await this.db.updateTable('objects').set({ data: JSON.stringify(data) }).where('unique_id', '=', uniqueId).execute();
+    await this.db
+      .updateTable('objects')
+      .set({ data: JSON.stringify(data) })
+      .where('unique_id', '=', uniqueId)
+      .execute();
     this.wrote();
   }
 
@@ -327,7 +339,12 @@ export class KyselyStore implements Store {
   }
 
   async upsertRole(r: Role): Promise<void> {
-    const values = { name: r.name, description: r.description, grants: JSON.stringify(r.grants), builtin: r.builtin ? 1 : 0 };
+    const values = {
+      name: r.name,
+      description: r.description,
+      grants: JSON.stringify(r.grants),
+      builtin: r.builtin ? 1 : 0,
+    };
     await this.db
       .insertInto('roles')
       .values(values)
@@ -380,7 +397,8 @@ export class KyselyStore implements Store {
     if (uses.length === 0) return;
     await this.transaction(async (tx) => {
       const db = (tx as KyselyStore).db;
-      for (const u of uses) await db.updateTable('api_keys').set({ last_used_time: u.at }).where('id', '=', u.id).execute();
+      for (const u of uses)
+        await db.updateTable('api_keys').set({ last_used_time: u.at }).where('id', '=', u.id).execute();
     });
   }
 

@@ -165,15 +165,30 @@ const m0003: Migration = {
       .columns(['status', 'requested_start', 'job_id'])
       .where(sql<boolean>`status = 'Scheduled'`)
       .execute();
-    await db.schema.createIndex('jobs_end').on('jobs').column('run_end').where(sql<boolean>`run_end is not null`).execute();
+    await db.schema
+      .createIndex('jobs_end')
+      .on('jobs')
+      .column('run_end')
+      .where(sql<boolean>`run_end is not null`)
+      .execute();
     await db.schema
       .createIndex('jobs_process_server')
       .on('jobs')
       .columns(['process_server', 'status'])
       .where(sql<boolean>`process_server is not null`)
       .execute();
-    await db.schema.createIndex('jobs_group').on('jobs').column('job_group').where(sql<boolean>`job_group is not null`).execute();
-    await db.schema.createIndex('jobs_parent').on('jobs').column('parent_job').where(sql<boolean>`parent_job is not null`).execute();
+    await db.schema
+      .createIndex('jobs_group')
+      .on('jobs')
+      .column('job_group')
+      .where(sql<boolean>`job_group is not null`)
+      .execute();
+    await db.schema
+      .createIndex('jobs_parent')
+      .on('jobs')
+      .column('parent_job')
+      .where(sql<boolean>`parent_job is not null`)
+      .execute();
   },
 };
 

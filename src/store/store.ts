@@ -148,7 +148,19 @@ export function isDatabaseUnavailable(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
   return (
     typeof code === 'string' &&
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'SQLITE_BUSY'].includes(code)
+    [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      '57P01',
+      '57P02',
+      '57P03',
+      '08000',
+      '08001',
+      '08003',
+      '08006',
+      'SQLITE_BUSY',
+    ].includes(code)
   );
 }
 

@@ -9,7 +9,8 @@ export const ADMIN_KEY = 'admin-test-key-0123456789abcdef';
 export const ADMIN_PASSWORD = 'admin-test-password-0123';
 
 /** `Authorization: Basic …` of a user and password. */
-export const basicAuth = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+export const basicAuth = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 export interface XmlRequestOptions {
   /** [user, password] for basic auth; `null` sends none. Defaults to the admin. */
@@ -125,7 +126,12 @@ export async function startTestServer(
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     const auth = o.auth === undefined ? (['admin', ADMIN_PASSWORD] as [string, string]) : o.auth;
     if (auth !== null) headers.authorization = basicAuth(auth[0], auth[1]);
-    const res = await server.app.inject({ method: method as 'GET', url: `${xmlBase}${path}`, headers, ...(o.payload !== undefined ? { payload: o.payload } : {}) });
+    const res = await server.app.inject({
+      method: method as 'GET',
+      url: `${xmlBase}${path}`,
+      headers,
+      ...(o.payload !== undefined ? { payload: o.payload } : {}),
+    });
     return { status: res.statusCode, headers: res.headers, body: res.body, json: undefined, raw: res.rawPayload };
   };
 

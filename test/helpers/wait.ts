@@ -1,7 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Polls `probe` until it returns something other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -26,10 +31,14 @@ export function waitForJob(
   timeoutMs = 15_000,
   // biome-ignore lint/suspicious/noExplicitAny: tests read job fields as a client does
 ): Promise<any> {
-  return waitFor(`Job:${jobId} to reach ${statuses?.join('/') ?? 'a final status'}`, async () => {
-    const r = await get(`/Job/${jobId}`);
-    const s = r.json?.Status;
-    if (r.status === 200 && s !== undefined && (statuses ? statuses.includes(s) : FINAL.has(s))) return r.json;
-    return undefined;
-  }, timeoutMs);
+  return waitFor(
+    `Job:${jobId} to reach ${statuses?.join('/') ?? 'a final status'}`,
+    async () => {
+      const r = await get(`/Job/${jobId}`);
+      const s = r.json?.Status;
+      if (r.status === 200 && s !== undefined && (statuses ? statuses.includes(s) : FINAL.has(s))) return r.json;
+      return undefined;
+    },
+    timeoutMs,
+  );
 }

@@ -17,7 +17,10 @@ describe('--context and --vendor shape the paths', () => {
         assert.equal(t.base, expected);
         const ok = await t.req('GET', '/Queue/Default');
         assert.equal(ok.status, 200);
-        const wrong = await t.req('GET', '//millrace/api-extension/External/Vendor/Vendor_RestService/rest/v1/Queue/Default');
+        const wrong = await t.req(
+          'GET',
+          '//millrace/api-extension/External/Vendor/Vendor_RestService/rest/v1/Queue/Default',
+        );
         if (context !== '' || vendor !== 'Vendor') assert.equal(wrong.status, 404);
       } finally {
         await t.close();

@@ -15,7 +15,7 @@ describe('the description document (swagger.yml)', () => {
   let t: TestServer;
   let served: string;
   before(async () => {
-    t = await startTestServer(sqlite as (typeof backends extends () => (infer B)[] ? B : never));
+    t = await startTestServer(sqlite as typeof backends extends () => (infer B)[] ? B : never);
     const res = await t.req('GET', `/${interfacePaths(t.config).swagger}`, { key: null });
     assert.equal(res.status, 200, 'served without an API key');
     assert.match(String(res.headers['content-type']), /yaml/);
@@ -46,7 +46,8 @@ describe('the description document (swagger.yml)', () => {
       paths: Record<string, Record<string, unknown>>;
     };
     const expected = new Map<string, string[]>();
-    for (const type of definitionTypes()) expected.set(`${t.base}/${type.name}/{key}`, ['delete', 'get', 'post', 'put']);
+    for (const type of definitionTypes())
+      expected.set(`${t.base}/${type.name}/{key}`, ['delete', 'get', 'post', 'put']);
     expected.set(`${t.base}/Job/{key}`, ['delete', 'get', 'post', 'put']);
     expected.set(`${t.base}/Job/{key}/{action}`, ['post', 'put']);
     expected.set(`${t.base}/JobFile/{key}/content`, ['get']);
@@ -62,7 +63,14 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/Event/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clearAllPending`, ['post']);
-    const actual = new Map(Object.entries(api.paths).map(([p, ops]) => [p, Object.keys(ops).filter((k) => k !== 'parameters').sort()]));
+    const actual = new Map(
+      Object.entries(api.paths).map(([p, ops]) => [
+        p,
+        Object.keys(ops)
+          .filter((k) => k !== 'parameters')
+          .sort(),
+      ]),
+    );
     assert.deepEqual(actual, expected);
   });
 });

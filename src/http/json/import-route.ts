@@ -41,12 +41,19 @@ function importRoute(app: FastifyInstance, imports: ImportService, jobs: JobServ
         type: 'object',
         properties: {
           TargetPartition: { type: 'string', description: 'partition to import into' },
-          WaitForCompletion: { type: 'string', enum: ['true', 'false'], description: 'true: answer when the import ended' },
+          WaitForCompletion: {
+            type: 'string',
+            enum: ['true', 'false'],
+            description: 'true: answer when the import ended',
+          },
           ImportRuleSet: { type: 'string', description: 'import rule set, <PARTITION>.<Name>' },
           fileName: { type: 'string', description: 'file name of the CAR file, for the log' },
         },
       },
-      response: { 200: { $ref: `${outputSchemaId(requireType('Job'))}#` }, ...errorResponses(400, 401, 403, 413, 415, 422, 500) },
+      response: {
+        200: { $ref: `${outputSchemaId(requireType('Job'))}#` },
+        ...errorResponses(400, 401, 403, 413, 415, 422, 500),
+      },
     },
     handler: async (req: FastifyRequest<{ Querystring: ImportQuery }>, reply) => {
       const q = req.query;
@@ -62,7 +69,11 @@ function importRoute(app: FastifyInstance, imports: ImportService, jobs: JobServ
       if (wait === 'false') return reply.code(200).send(await jobs.get(req.principal, String(job.jobId)));
       const ended = await imports.waitForEnd(job.jobId);
       if (ended.status !== 'Completed')
-        throw new MillraceError(500, 'IMPORT_FAILED', `Import job ${ended.jobId} ended ${ended.status}: ${ended.data.notes.at(-1) ?? ''}`);
+        throw new MillraceError(
+          500,
+          'IMPORT_FAILED',
+          `Import job ${ended.jobId} ended ${ended.status}: ${ended.data.notes.at(-1) ?? ''}`,
+        );
       return reply.code(200).send(await jobs.get(req.principal, String(ended.jobId)));
     },
   });

@@ -30,32 +30,39 @@ const SOURCE_PARAMS = {
 };
 
 /** The reply body of each kind (spec §2.4). */
-const REPLY_BODIES: Record<MessageKind, { properties: Record<string, unknown>; required: string[]; summary: string }> = {
-  OperatorMessage: {
-    properties: { Reply: { type: 'string', maxLength: 1000 } },
-    required: ['Reply'],
-    summary: 'Reply to an operator message; the reply must match its ReplyExpression',
-  },
-  UserMessage: {
-    properties: { Response: { type: 'string', maxLength: 255 }, ReplyComment: { type: 'string', maxLength: 1000 } },
-    required: ['Response'],
-    summary: 'Reply to a user message with one of its responses; only its participants may',
-  },
-  Alert: {
-    properties: { Response: { type: 'string', maxLength: 1000 } },
-    required: ['Response'],
-    summary: 'Reply to an alert; Acknowledge stops its escalation',
-  },
-};
+const REPLY_BODIES: Record<MessageKind, { properties: Record<string, unknown>; required: string[]; summary: string }> =
+  {
+    OperatorMessage: {
+      properties: { Reply: { type: 'string', maxLength: 1000 } },
+      required: ['Reply'],
+      summary: 'Reply to an operator message; the reply must match its ReplyExpression',
+    },
+    UserMessage: {
+      properties: { Response: { type: 'string', maxLength: 255 }, ReplyComment: { type: 'string', maxLength: 1000 } },
+      required: ['Response'],
+      summary: 'Reply to a user message with one of its responses; only its participants may',
+    },
+    Alert: {
+      properties: { Response: { type: 'string', maxLength: 1000 } },
+      required: ['Response'],
+      summary: 'Reply to an alert; Acknowledge stops its escalation',
+    },
+  };
 
 /** Spec §4 rows 14–16 (read and reply to operator messages, user messages and alerts) and 18–19 (alert sources). */
-export function registerMessageRoutes(app: FastifyInstance, services: MessageServices, served: Map<string, Set<string>>): void {
+export function registerMessageRoutes(
+  app: FastifyInstance,
+  services: MessageServices,
+  served: Map<string, Set<string>>,
+): void {
   const byKind: Record<MessageKind, OperatorMessages | UserMessages | Alerts> = {
     OperatorMessage: services.operator,
     UserMessage: services.user,
     Alert: services.alerts,
   };
-  for (const [kind, service] of Object.entries(byKind) as Array<[MessageKind, OperatorMessages | UserMessages | Alerts]>) {
+  for (const [kind, service] of Object.entries(byKind) as Array<
+    [MessageKind, OperatorMessages | UserMessages | Alerts]
+  >) {
     const tags = [kind];
     const params = idParams(kind);
     const out = { $ref: `${kind}#` };

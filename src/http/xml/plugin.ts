@@ -45,7 +45,10 @@ export async function xmlInterface(app: FastifyInstance, deps: Omit<XmlInterface
     return reply.code(e.status).headers(e.headers).type(XML_TYPE).send(errorDocument(e.status, e.message));
   });
   app.setNotFoundHandler((req, reply) =>
-    reply.code(404).type(XML_TYPE).send(errorDocument(404, `No resource at ${req.method} ${req.url.split('?')[0]}`)),
+    reply
+      .code(404)
+      .type(XML_TYPE)
+      .send(errorDocument(404, `No resource at ${req.method} ${req.url.split('?')[0]}`)),
   );
 
   app.addHook('onRequest', async (req, reply) => {

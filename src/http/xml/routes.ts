@@ -59,8 +59,12 @@ function xmlBody(req: FastifyRequest): Buffer {
   const [media, ...rest] = type.split(';').map((s) => s.trim());
   if (media !== 'application/xml' && media !== 'text/xml')
     throw unsupportedMediaType('Send the object with Content-Type application/xml or text/xml');
-  const charset = rest.find((r) => r.startsWith('charset='))?.slice(8).replace(/"/g, '');
-  if (charset && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType(`The charset must be UTF-8, not ${charset}`);
+  const charset = rest
+    .find((r) => r.startsWith('charset='))
+    ?.slice(8)
+    .replace(/"/g, '');
+  if (charset && charset !== 'utf-8' && charset !== 'utf8')
+    throw unsupportedMediaType(`The charset must be UTF-8, not ${charset}`);
   const body = bodyBytes(req);
   if (body.length === 0) throw invalid('The body is empty: send the XML of an object');
   return body;
@@ -152,7 +156,10 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
           const data = await d.store.blobs.get('library', f.owner, f.name);
           if (data) entries.push({ name: `${f.owner}/${f.name}`, data });
         }
-        return reply.type('application/zip').header('Content-Disposition', 'attachment; filename="api-libs.zip"').send(await writeCar(entries));
+        return reply
+          .type('application/zip')
+          .header('Content-Disposition', 'attachment; filename="api-libs.zip"')
+          .send(await writeCar(entries));
       },
     },
     {
@@ -196,7 +203,11 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
         { name: `X-${d.vendor}-Ruleset`, doc: 'import rule set, <partition>.<name>' },
         { name: `X-${d.vendor}-Ruleset-Properties`, doc: 'rule-set parameters, <p1>=<v1>[,<p2>=<v2>]*' },
         { name: `X-${d.vendor}-TargetPartition`, doc: 'partition to import into' },
-        { name: `X-${d.vendor}-Signed-Car`, doc: 'true: refuse the archive unless signed by a trusted key', default: 'false' },
+        {
+          name: `X-${d.vendor}-Signed-Car`,
+          doc: 'true: refuse the archive unless signed by a trusted key',
+          default: 'false',
+        },
         { name: `X-${d.vendor}-FileName`, doc: 'name of the CAR file in the import', default: 'carin.car' },
       ],
       async handler(req, reply) {
@@ -226,7 +237,8 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       async handler(req, reply) {
         const libraryHeader = header(req, `X-${d.vendor}-Library`);
         const fileName = header(req, `X-${d.vendor}-FileName`);
-        if (!libraryHeader) throw invalid(`The X-${d.vendor}-Library header is required: <partition>.<name> of a Library`);
+        if (!libraryHeader)
+          throw invalid(`The X-${d.vendor}-Library header is required: <partition>.<name> of a Library`);
         if (!fileName) throw invalid(`The X-${d.vendor}-FileName header is required`);
         const library = parseKey('partitioned', libraryHeader);
         if (!library) throw invalid(`X-${d.vendor}-Library "${libraryHeader}" is not a key <partition>.<name>`);
@@ -240,7 +252,10 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
         });
         // A jar is carried as an opaque library entry of a one-entry CAR: the same job, checks and log as car-put.
         const car = await writeCar([{ name: libraryEntryName(library.key, fileName), data: jar }]);
-        return startImport(req, reply, car, { fileName, description: `Store ${fileName} in ${businessKey('Library', library.key)}` });
+        return startImport(req, reply, car, {
+          fileName,
+          description: `Store ${fileName} in ${businessKey('Library', library.key)}`,
+        });
       },
     },
     {
@@ -257,10 +272,16 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
         const body = elementToBody(type, root);
         const key = keyOf(type.key, body);
         if (!key) throw invalid(`The XML must name the ${type.name}: ${type.identity.join(' and ')}`);
-        const exists = parseKey(type.key, key) && (await d.store.getObject(type.name, parseKey(type.key, key)?.key ?? key));
-        const saved = exists ? await d.objects.update(req.principal, type, key, body) : await d.objects.create(req.principal, type, key, body);
+        const exists =
+          parseKey(type.key, key) && (await d.store.getObject(type.name, parseKey(type.key, key)?.key ?? key));
+        const saved = exists
+          ? await d.objects.update(req.principal, type, key, body)
+          : await d.objects.create(req.principal, type, key, body);
         const savedKey = String(saved.businessKey).slice(type.name.length + 1);
-        return reply.code(exists ? 200 : 201).type(XML_TYPE).send(objectMessage(rest(type.name, savedKey, saved.Description)));
+        return reply
+          .code(exists ? 200 : 201)
+          .type(XML_TYPE)
+          .send(objectMessage(rest(type.name, savedKey, saved.Description)));
       },
     },
     {
@@ -279,7 +300,8 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
         const q = query(req);
         const stylesheet = flag(q.stylesheet, 'stylesheet', false);
         const check = q.check ?? 'none';
-        if (!['export', 'none', 'view'].includes(check.toLowerCase())) throw invalid('check must be export, none or View');
+        if (!['export', 'none', 'view'].includes(check.toLowerCase()))
+          throw invalid('check must be export, none or View');
         const search = (q.search ?? '').toLowerCase();
         if (search.length > 200) throw invalid('search must be at most 200 characters');
         const found: RestObject[] = [];
@@ -287,10 +309,17 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
           if (!can(req.principal, type.name, o.partition, 'View')) continue;
           if (check.toLowerCase() === 'export' && !exportable(o)) continue;
           const description = typeof o.data.Description === 'string' ? o.data.Description : null;
-          if (search && !`${type.name}:${o.key}`.toLowerCase().includes(search) && !(description ?? '').toLowerCase().includes(search)) continue;
+          if (
+            search &&
+            !`${type.name}:${o.key}`.toLowerCase().includes(search) &&
+            !(description ?? '').toLowerCase().includes(search)
+          )
+            continue;
           found.push(rest(type.name, o.key, description));
         }
-        return reply.type(XML_TYPE).send(restList(type.name, found, stylesheet ? `${d.xmlBase}/stylesheet` : undefined));
+        return reply
+          .type(XML_TYPE)
+          .send(restList(type.name, found, stylesheet ? `${d.xmlBase}/stylesheet` : undefined));
       },
     },
     {
@@ -323,7 +352,10 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       async handler(req, reply) {
         const roots = (await scriptObjects(req)).map((o) => ({ type: o.type, key: o.key }));
         const car = await d.exporter.exportMany(req.principal, roots, { references: false });
-        return reply.type('application/zip').header('Content-Disposition', 'attachment; filename="scripts.car"').send(car);
+        return reply
+          .type('application/zip')
+          .header('Content-Disposition', 'attachment; filename="scripts.car"')
+          .send(car);
       },
     },
   ];
@@ -340,6 +372,7 @@ function keyOf(shape: string, body: Record<string, unknown>): string | undefined
   const s = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   if (shape === 'name') return s(body.Name);
   if (shape === 'partitioned') return s(body.Name) && `${s(body.Partition) ?? 'GLOBAL'}.${s(body.Name)}`;
-  if (shape === 'queueProvider') return s(body.ProcessServer) && s(body.Queue) && `${s(body.ProcessServer)}.${s(body.Queue)}`;
+  if (shape === 'queueProvider')
+    return s(body.ProcessServer) && s(body.Queue) && `${s(body.ProcessServer)}.${s(body.Queue)}`;
   return undefined;
 }

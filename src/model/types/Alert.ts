@@ -18,7 +18,10 @@ export default defineType({
     field('Status', oneOf(...ALERT_STATUSES), { readOnly: true }),
     field('Message', text(4000), { readOnly: true }),
     field('SourceObject', string(255), { readOnly: true, description: 'What it is about, e.g. Job:42.' }),
-    field('ReplyExpression', string(1000), { readOnly: true, description: 'The replies it accepts; Acknowledge by default.' }),
+    field('ReplyExpression', string(1000), {
+      readOnly: true,
+      description: 'The replies it accepts; Acknowledge by default.',
+    }),
     field('OperatorMessage', int(1), { readOnly: true, description: 'The id of the operator message it sent.' }),
     field('EscalationTime', date(), { readOnly: true, description: 'When it escalates unless acknowledged before.' }),
     field('CreationTime', date(), { readOnly: true }),

@@ -9,7 +9,11 @@ import { defineType } from '../object-type.ts';
  */
 const OBJECT_GLOB = /^[A-Za-z*?]+:[A-Za-z0-9_*?.%]+$/;
 const objectGlob = () =>
-  string(255, OBJECT_GLOB, '<Type>:<partition>.<name> with the wildcards * and ?, such as JobDefinition:GLOBAL.Load_* or Queue:*');
+  string(
+    255,
+    OBJECT_GLOB,
+    '<Type>:<partition>.<name> with the wildcards * and ?, such as JobDefinition:GLOBAL.Load_* or Queue:*',
+  );
 
 export default defineType({
   name: 'ImportRuleSet',

@@ -69,7 +69,10 @@ export default defineType({
     field('JobParameters', list(parameter, 500), ro),
     field('JobNotes', list(text(4000), 1000), ro),
     field('JobFiles', list(jobFile, 1000), ro),
-    field('OperatorMessage', int(1), { ...ro, description: 'The id of the operator message the job waits for a reply to.' }),
+    field('OperatorMessage', int(1), {
+      ...ro,
+      description: 'The id of the operator message the job waits for a reply to.',
+    }),
     field('UserMessage', int(1), { ...ro, description: 'The id of the user message the job waits for a reply to.' }),
     field('CreationTime', date(), ro),
     field('LastModificationTime', date(), ro),

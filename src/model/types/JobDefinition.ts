@@ -1,4 +1,17 @@
-import { bool, field, HANDLED_FINAL_STATUSES, int, list, name, oneOf, record, ref, string, text, timezone } from '../fields.ts';
+import {
+  bool,
+  field,
+  HANDLED_FINAL_STATUSES,
+  int,
+  list,
+  name,
+  oneOf,
+  record,
+  ref,
+  string,
+  text,
+  timezone,
+} from '../fields.ts';
 import { defineType } from '../object-type.ts';
 import { DEFINITION_TYPES } from './ProcessServer.ts';
 
@@ -29,7 +42,8 @@ const userMessage = record(
   field('Text', text(4000), {
     required: true,
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
-    description: 'The question; ${jobid}, ${jobname}, ${queue}, ${requestedstarttime} and ${<parameter>} are substituted.',
+    description:
+      'The question; ${jobid}, ${jobname}, ${queue}, ${requestedstarttime} and ${<parameter>} are substituted.',
   }),
   field(
     'Responses',
@@ -72,7 +86,8 @@ function rules(v: Record<string, unknown>): string | undefined {
     if (um.Participants.length === 0) return 'Field "UserMessage.Participants" must name at least one user or role';
     const names = new Set<string>();
     for (const [i, r] of um.Responses.entries()) {
-      if (names.has(r.Response.toLowerCase())) return `Field "UserMessage.Responses[${i}].Response": ${r.Response} is offered twice`;
+      if (names.has(r.Response.toLowerCase()))
+        return `Field "UserMessage.Responses[${i}].Response": ${r.Response} is offered twice`;
       names.add(r.Response.toLowerCase());
     }
   } else if (um) return 'Field "UserMessage" is only for a UserMessage definition';

@@ -12,5 +12,7 @@ export default defineType({
   name: 'Library',
   description: 'Code shared by job definitions, uploaded with jar-put.',
   key: 'partitioned',
-  fields: [field('Files', list(file, 10_000), { derived: true, description: 'The files stored with jar-put or an import.' })],
+  fields: [
+    field('Files', list(file, 10_000), { derived: true, description: 'The files stored with jar-put or an import.' }),
+  ],
 });

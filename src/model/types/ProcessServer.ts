@@ -29,7 +29,7 @@ export default defineType({
     field('ExecutionSize', int(0, 10_000), { default: 8, description: 'How many jobs it runs at once.' }),
     field('DefaultTimeZone', timezone(), { default: 'UTC' }),
     field('AgentSecret', secret(256), {
-      description: 'Write-only: the secret its agent proves (the content of the agent\'s --secret-file).',
+      description: "Write-only: the secret its agent proves (the content of the agent's --secret-file).",
     }),
     field('AgentTimeout', int(1, 86_400), {
       default: 60,

@@ -118,7 +118,10 @@ describe('millrace user / apikey, then serve (SQLite data folder)', () => {
       assert.match(res.stderr, message, `${args.join(' ')}: stderr names the problem`);
       assert.doesNotMatch(res.stderr, /\n\s+at /, `${args.join(' ')}: no stack trace`);
     }
-    const [users, roles] = await Promise.all([runCli(['user', 'list', ...db()]), runCli(['user', 'role-list', ...db()])]);
+    const [users, roles] = await Promise.all([
+      runCli(['user', 'list', ...db()]),
+      runCli(['user', 'role-list', ...db()]),
+    ]);
     assert.doesNotMatch(users.stdout, /^bob\t/m, 'no user was added by the failed command');
     assert.doesNotMatch(roles.stdout, /^X\t/m, 'no role was added by the failed command');
   });

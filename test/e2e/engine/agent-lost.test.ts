@@ -24,19 +24,38 @@ for (const backend of backends()) {
       writeFileSync(secretFile, 'remote-secret-0123456789\n', { mode: 0o600 });
       agent = spawn(
         process.execPath,
-        ['bin/millrace', 'agent', '--server', `http://127.0.0.1:${port}/millrace`, '--process-server', 'GLOBAL.Remote',
-          '--secret-file', secretFile, '--data', join(t.config.dataDir, 'remote-agent')],
+        [
+          'bin/millrace',
+          'agent',
+          '--server',
+          `http://127.0.0.1:${port}/millrace`,
+          '--process-server',
+          'GLOBAL.Remote',
+          '--secret-file',
+          secretFile,
+          '--data',
+          join(t.config.dataDir, 'remote-agent'),
+        ],
         { cwd: ROOT, env: cliEnv(), stdio: 'ignore' },
       );
     };
     before(async () => {
       t = await startTestServer(backend, {}, { listen: true });
       const setup: Array<[string, unknown]> = [
-        ['/ProcessServer/GLOBAL.Remote', { DefinitionTypes: ['BASH'], AgentSecret: 'remote-secret-0123456789', AgentTimeout: 1 }],
+        [
+          '/ProcessServer/GLOBAL.Remote',
+          { DefinitionTypes: ['BASH'], AgentSecret: 'remote-secret-0123456789', AgentTimeout: 1 },
+        ],
         ['/Queue/GLOBAL.RemoteQ', {}],
         ['/QueueProvider/GLOBAL.Remote.GLOBAL.RemoteQ', {}],
-        ['/JobDefinition/GLOBAL.Nap', { JobDefinitionType: 'BASH', Script: 'sleep 30', DefaultQueue: 'GLOBAL.RemoteQ' }],
-        ['/JobDefinition/GLOBAL.Quick', { JobDefinitionType: 'BASH', Script: 'echo quick', DefaultQueue: 'GLOBAL.RemoteQ' }],
+        [
+          '/JobDefinition/GLOBAL.Nap',
+          { JobDefinitionType: 'BASH', Script: 'sleep 30', DefaultQueue: 'GLOBAL.RemoteQ' },
+        ],
+        [
+          '/JobDefinition/GLOBAL.Quick',
+          { JobDefinitionType: 'BASH', Script: 'echo quick', DefaultQueue: 'GLOBAL.RemoteQ' },
+        ],
       ];
       for (const [path, body] of setup) assert.equal((await t.req('POST', path, { body })).status, 201, path);
     });
@@ -49,7 +68,9 @@ for (const backend of backends()) {
       assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.Status, 'Connecting');
       assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.AgentSecret, undefined, 'the secret is write-only');
       startAgent();
-      await waitFor('Remote Running', async () => ((await get('/ProcessServer/GLOBAL.Remote')).json.Status === 'Running' ? true : undefined));
+      await waitFor('Remote Running', async () =>
+        (await get('/ProcessServer/GLOBAL.Remote')).json.Status === 'Running' ? true : undefined,
+      );
     });
 
     test('stop: nothing new is dispatched, and start lets it run', async () => {
@@ -65,14 +86,20 @@ for (const backend of backends()) {
     });
 
     test('R4: an agent killed with SIGKILL leaves its jobs Unknown after its timeout, not Error nor Completed', async () => {
-      const ids = [(await t.req('POST', '/Job/GLOBAL.Nap')).json.jobId, (await t.req('POST', '/Job/GLOBAL.Nap')).json.jobId];
+      const ids = [
+        (await t.req('POST', '/Job/GLOBAL.Nap')).json.jobId,
+        (await t.req('POST', '/Job/GLOBAL.Nap')).json.jobId,
+      ];
       for (const id of ids) await waitForJob(get, id, ['Running']);
       const killedAt = Date.now();
       agent?.kill('SIGKILL');
       for (const id of ids) {
         const job = await waitForJob(get, id, undefined, 10_000);
         assert.equal(job.Status, 'Unknown');
-        assert.ok(job.JobNotes.some((n: string) => /lost/.test(n)), JSON.stringify(job.JobNotes));
+        assert.ok(
+          job.JobNotes.some((n: string) => /lost/.test(n)),
+          JSON.stringify(job.JobNotes),
+        );
       }
       assert.ok(Date.now() - killedAt < 5000, `took ${Date.now() - killedAt} ms for a 1 s timeout`);
       assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.Status, 'Unknown');

@@ -21,9 +21,12 @@ for (const backend of backends()) {
     let port: number;
     let serve: ServeProcess;
     const start = async () => {
-      serve = await startServe(['--data', db.dataDir, '--port', String(port), ...(db.databaseUrl ? ['--database', db.databaseUrl] : [])], {
-        MILLRACE_ADMIN_API_KEY: KEY,
-      });
+      serve = await startServe(
+        ['--data', db.dataDir, '--port', String(port), ...(db.databaseUrl ? ['--database', db.databaseUrl] : [])],
+        {
+          MILLRACE_ADMIN_API_KEY: KEY,
+        },
+      );
     };
     const crash = async () => {
       const gone = new Promise((r) => serve.child.once('exit', r));
@@ -71,7 +74,8 @@ for (const backend of backends()) {
         assert.equal(j.Status, rc === 2 ? 'Error' : 'Completed', JSON.stringify(j));
       }
       const lines = readFileSync(marker, 'utf8').trim().split('\n');
-      for (const id of ids) assert.equal(lines.filter((l) => l.startsWith(`${id}:`)).length, 1, `Job ${id} ran once: ${lines}`);
+      for (const id of ids)
+        assert.equal(lines.filter((l) => l.startsWith(`${id}:`)).length, 1, `Job ${id} ran once: ${lines}`);
     });
 
     test('R1: every submit answered 201 before the crash exists after the restart', async () => {
@@ -80,7 +84,9 @@ for (const backend of backends()) {
       const submitter = async () => {
         while (!stop) {
           try {
-            const r = await api('POST', '/Job/GLOBAL.System_Sleep', { JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] });
+            const r = await api('POST', '/Job/GLOBAL.System_Sleep', {
+              JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
+            });
             if (r.status === 201) acknowledged.push(r.json.jobId);
           } catch {
             return; // the server is gone
@@ -88,7 +94,12 @@ for (const backend of backends()) {
         }
       };
       const workers = Array.from({ length: 8 }, submitter);
-      await waitFor('some acknowledged submits', async () => (acknowledged.length >= 200 ? true : undefined), 20_000, 5);
+      await waitFor(
+        'some acknowledged submits',
+        async () => (acknowledged.length >= 200 ? true : undefined),
+        20_000,
+        5,
+      );
       await crash();
       stop = true;
       await Promise.all(workers);

@@ -19,9 +19,12 @@ for (const backend of backends()) {
     let port: number;
     let serve: ServeProcess;
     const start = async () => {
-      serve = await startServe(['--data', db.dataDir, '--port', String(port), ...(db.databaseUrl ? ['--database', db.databaseUrl] : [])], {
-        MILLRACE_ADMIN_API_KEY: KEY,
-      });
+      serve = await startServe(
+        ['--data', db.dataDir, '--port', String(port), ...(db.databaseUrl ? ['--database', db.databaseUrl] : [])],
+        {
+          MILLRACE_ADMIN_API_KEY: KEY,
+        },
+      );
     };
     before(async () => {
       db = await backend.create();
@@ -42,7 +45,9 @@ for (const backend of backends()) {
         ReturncodeMapToCompleted: '5',
       });
       const id = (await api('POST', '/Job/GLOBAL.Slow')).json.jobId;
-      await waitFor('Running', async () => ((await api('GET', `/Job/${id}`)).json.Status === 'Running' ? true : undefined));
+      await waitFor('Running', async () =>
+        (await api('GET', `/Job/${id}`)).json.Status === 'Running' ? true : undefined,
+      );
       const t0 = Date.now();
       const code = await serve.stop();
       assert.equal(code, 0);

@@ -62,7 +62,10 @@ for (const backend of backends()) {
           JobDefinitionType: 'BASH',
           Script: 'echo started',
           CompletionStrategy: 'External',
-          Parameters: [{ Name: 'TICKET', Direction: 'Out' }, { Name: 'ROWS', Direction: 'Out', DataType: 'Number' }],
+          Parameters: [
+            { Name: 'TICKET', Direction: 'Out' },
+            { Name: 'ROWS', Direction: 'Out', DataType: 'Number' },
+          ],
         },
       });
       assert.equal(r.status, 201, r.body);
@@ -74,7 +77,9 @@ for (const backend of backends()) {
       assert.equal(running.RunEnd, null);
       const bad = await t.req('PUT', `/Job/${id}/updateJob`, { body: { Status: 'Running' } });
       assert.equal(bad.status, 400);
-      const badParam = await t.req('PUT', `/Job/${id}/updateJob`, { body: { JobParameters: [{ Name: 'ROWS', OutValue: 'many' }] } });
+      const badParam = await t.req('PUT', `/Job/${id}/updateJob`, {
+        body: { JobParameters: [{ Name: 'ROWS', OutValue: 'many' }] },
+      });
       assert.equal(badParam.status, 400);
       assert.match(badParam.json.message, /ROWS/);
       const notes = await t.req('PUT', `/Job/${id}/updateJob`, { body: { JobNotes: ['half way'] } });
@@ -94,9 +99,14 @@ for (const backend of backends()) {
       assert.equal(done.json.Status, 'Completed');
       const job = (await get(`/Job/${id}`)).json;
       assert.equal(job.Description, 'closed by the ticket system');
-      assert.ok(job.JobNotes.includes('half way') && job.JobNotes.includes('ticket closed'), JSON.stringify(job.JobNotes));
+      assert.ok(
+        job.JobNotes.includes('half way') && job.JobNotes.includes('ticket closed'),
+        JSON.stringify(job.JobNotes),
+      );
       assert.deepEqual(
-        job.JobParameters.map((p: { OutValueString: string | null; OutValueNumber: number | null }) => p.OutValueString ?? p.OutValueNumber),
+        job.JobParameters.map(
+          (p: { OutValueString: string | null; OutValueNumber: number | null }) => p.OutValueString ?? p.OutValueNumber,
+        ),
         ['T-17', 5],
       );
       assert.notEqual(job.RunEnd, null);
@@ -107,7 +117,9 @@ for (const backend of backends()) {
 
     test('unknown abandons a running process: the job is Unknown at once, the process is not killed', async () => {
       const pidFile = join(tmpdir(), `millrace-unknown-${process.pid}-${backend.name}`);
-      await t.req('POST', '/JobDefinition/GLOBAL.Long', { body: { JobDefinitionType: 'BASH', Script: `echo $$ > ${pidFile}; sleep 3` } });
+      await t.req('POST', '/JobDefinition/GLOBAL.Long', {
+        body: { JobDefinitionType: 'BASH', Script: `echo $$ > ${pidFile}; sleep 3` },
+      });
       const id = (await t.req('POST', '/Job/GLOBAL.Long')).json.jobId;
       await waitForJob(get, id, ['Running']);
       const pid = await waitFor('the pid', async () => {

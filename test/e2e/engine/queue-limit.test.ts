@@ -36,7 +36,8 @@ for (const backend of backends()) {
       const ids = await Promise.all(
         Array.from({ length: 10 }, async () => (await t.req('POST', '/Job/GLOBAL.Interval')).json.jobId as number),
       );
-      for (const id of ids) assert.equal((await waitForJob((p) => t.req('GET', p), id, undefined, 30_000)).Status, 'Completed');
+      for (const id of ids)
+        assert.equal((await waitForJob((p) => t.req('GET', p), id, undefined, 30_000)).Status, 'Completed');
       const events = readFileSync(log, 'utf8')
         .trim()
         .split('\n')

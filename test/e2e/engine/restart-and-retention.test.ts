@@ -18,7 +18,12 @@ for (const backend of backends()) {
     after(() => t.close());
 
     test('Restart on Error runs the job again as a new job, at most MaxStarts more times', async () => {
-      await define('Flaky', { JobDefinitionType: 'SH', Script: 'exit 1', RestartBehaviour: { Error: 'Restart' }, MaxStarts: 2 });
+      await define('Flaky', {
+        JobDefinitionType: 'SH',
+        Script: 'exit 1',
+        RestartBehaviour: { Error: 'Restart' },
+        MaxStarts: 2,
+      });
       let id = await submit('Flaky');
       const line: number[] = [];
       for (;;) {
@@ -33,7 +38,11 @@ for (const backend of backends()) {
     });
 
     test('RequestRestart parks the job in ConsoleRestart until an operator replies', async () => {
-      await define('AskMe', { JobDefinitionType: 'SH', Script: 'exit 4', RestartBehaviour: { Error: 'RequestRestart' } });
+      await define('AskMe', {
+        JobDefinitionType: 'SH',
+        Script: 'exit 4',
+        RestartBehaviour: { Error: 'RequestRestart' },
+      });
       const id = await submit('AskMe');
       const waiting = await waitForJob(get, id, ['ConsoleRestart']);
       assert.equal(waiting.StatusCode, 'r');
@@ -44,17 +53,27 @@ for (const backend of backends()) {
       assert.equal(message.json.ReplyStatus, 'Required');
       assert.equal(message.json.SenderObject, `Job:${id}`);
       for (const Reply of ['', '   ', 'maybe', 'Restart please'])
-        assert.equal((await t.req('PUT', `/OperatorMessage/${messageId}/reply`, { body: { Reply } })).status, 400, Reply);
+        assert.equal(
+          (await t.req('PUT', `/OperatorMessage/${messageId}/reply`, { body: { Reply } })).status,
+          400,
+          Reply,
+        );
       assert.equal((await get(`/Job/${id}`)).json.Status, 'ConsoleRestart', 'a refused reply changes nothing');
       const replied = await t.req('PUT', `/OperatorMessage/${messageId}/reply`, { body: { Reply: '  Restart ' } });
       assert.equal(replied.status, 200, replied.body);
-      assert.deepEqual([replied.json.ReplyStatus, replied.json.Reply, replied.json.ReplyUser], ['Replied', 'Restart', 'admin']);
+      assert.deepEqual(
+        [replied.json.ReplyStatus, replied.json.Reply, replied.json.ReplyUser],
+        ['Replied', 'Restart', 'admin'],
+      );
       const ended = (await get(`/Job/${id}`)).json;
       assert.deepEqual([ended.Status, ended.ReturnCode, ended.OperatorMessage], ['Error', 4, null]);
       const again = Number(/restarted as Job:(\d+)/.exec(ended.JobNotes.join(' '))?.[1]);
       assert.ok(again > id);
       assert.equal((await waitForJob(get, again, ['ConsoleRestart'])).JobDefinition, 'GLOBAL.AskMe');
-      assert.equal((await t.req('PUT', `/OperatorMessage/${messageId}/reply`, { body: { Reply: 'NoRestart' } })).status, 409);
+      assert.equal(
+        (await t.req('PUT', `/OperatorMessage/${messageId}/reply`, { body: { Reply: 'NoRestart' } })).status,
+        409,
+      );
     });
 
     test('KeepJobs keeps only the newest finished jobs of a definition', async () => {
@@ -64,7 +83,12 @@ for (const backend of backends()) {
         ids.push(await submit('Kept'));
         await waitForJob(get, ids[i] as number);
       }
-      await waitFor('the purge', async () => ((await get(`/Job/${ids[2]}`)).status === 404 ? true : undefined), 10_000, 200);
+      await waitFor(
+        'the purge',
+        async () => ((await get(`/Job/${ids[2]}`)).status === 404 ? true : undefined),
+        10_000,
+        200,
+      );
       for (const id of ids.slice(0, 3)) {
         const r = await get(`/Job/${id}`);
         assert.equal(r.status, 404);

@@ -40,7 +40,10 @@ for (const backend of backends()) {
           { Name: 'COUNT', Direction: 'Out', DataType: 'Number' },
         ],
       });
-      const job = await waitForJob(get, await submit('Greet', { JobParameters: [{ Name: 'WHO', InValueString: 'Ada' }] }));
+      const job = await waitForJob(
+        get,
+        await submit('Greet', { JobParameters: [{ Name: 'WHO', InValueString: 'Ada' }] }),
+      );
       assert.equal(job.Status, 'Completed');
       assert.equal(job.ReturnCode, 0);
       assert.equal(job.ProcessServer, 'GLOBAL.Local');
@@ -66,7 +69,10 @@ for (const backend of backends()) {
       };
       for (const [type, script] of Object.entries(scripts)) {
         await define(`Echo_${type}`, { JobDefinitionType: type, Script: script, Parameters: [{ Name: 'V' }] });
-        const job = await waitForJob(get, await submit(`Echo_${type}`, { JobParameters: [{ Name: 'V', InValueString: hostile }] }));
+        const job = await waitForJob(
+          get,
+          await submit(`Echo_${type}`, { JobParameters: [{ Name: 'V', InValueString: hostile }] }),
+        );
         assert.equal(job.Status, 'Completed', `${type}: ${JSON.stringify(job.JobNotes)}`);
         const stdout = job.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
         assert.equal((await content(stdout.uniqueId)).body, `${hostile}\n`, type);
@@ -94,7 +100,8 @@ for (const backend of backends()) {
 
       await define('NodeOut', {
         JobDefinitionType: 'NODE',
-        Script: 'require("fs").appendFileSync(process.env.MILLRACE_OUT, "WHEN=2026/11/21 10:00:00,000 Europe/Amsterdam\\n")',
+        Script:
+          'require("fs").appendFileSync(process.env.MILLRACE_OUT, "WHEN=2026/11/21 10:00:00,000 Europe/Amsterdam\\n")',
         Parameters: [{ Name: 'WHEN', Direction: 'Out', DataType: 'Date' }],
       });
       const node = await waitForJob(get, await submit('NodeOut'));
@@ -113,23 +120,23 @@ for (const backend of backends()) {
     });
 
     test("a running job's output can be followed with Range requests", async () => {
-      await define('Ticker', { JobDefinitionType: 'BASH', Script: 'for i in 1 2 3 4 5 6; do echo "line $i"; sleep 0.3; done' });
+      await define('Ticker', {
+        JobDefinitionType: 'BASH',
+        Script: 'for i in 1 2 3 4 5 6; do echo "line $i"; sleep 0.3; done',
+      });
       const id = await submit('Ticker');
       const running = await waitForJob(get, id, ['Running']);
       const stdout = running.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
       let seen = '';
       let partials = 0;
-      const final = await waitForJob(
-        async (path) => {
-          const r = await content(stdout.uniqueId, `bytes=${seen.length}-`);
-          if (r.status === 206) {
-            seen += r.body;
-            partials += 1;
-          } else assert.equal(r.status, r.body === '' ? 200 : 416, r.body);
-          return get(path);
-        },
-        id,
-      );
+      const final = await waitForJob(async (path) => {
+        const r = await content(stdout.uniqueId, `bytes=${seen.length}-`);
+        if (r.status === 206) {
+          seen += r.body;
+          partials += 1;
+        } else assert.equal(r.status, r.body === '' ? 200 : 416, r.body);
+        return get(path);
+      }, id);
       const rest = await content(stdout.uniqueId, `bytes=${seen.length}-`);
       if (rest.status === 206) seen += rest.body;
       assert.equal(final.Status, 'Completed');

@@ -11,8 +11,11 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
  * chains, each once as a user would meet them.
  */
 
-
-const bash = (script: string, extra: Record<string, unknown> = {}) => ({ JobDefinitionType: 'BASH', Script: script, ...extra });
+const bash = (script: string, extra: Record<string, unknown> = {}) => ({
+  JobDefinitionType: 'BASH',
+  Script: script,
+  ...extra,
+});
 
 /** HH:MM:SS in UTC of now + `ms`. */
 function utcTime(ms: number): string {
@@ -30,14 +33,20 @@ for (const backend of backends()) {
     test('a definition time window: the job waits Queued until the window opens, then runs', async () => {
       const opens = Date.now() + 3000;
       // Open from 3 s from now for 30 minutes (a range that passes midnight crosses it).
-      await post(t, '/TimeWindow/GLOBAL.SoonOpen', { TimeZone: 'UTC', Elements: [{ FromTime: utcTime(3000), UntilTime: utcTime(30 * 60_000) }] });
+      await post(t, '/TimeWindow/GLOBAL.SoonOpen', {
+        TimeZone: 'UTC',
+        Elements: [{ FromTime: utcTime(3000), UntilTime: utcTime(30 * 60_000) }],
+      });
       await post(t, '/JobDefinition/GLOBAL.Windowed', bash('echo in window', { TimeWindow: 'GLOBAL.SoonOpen' }));
       const job = await submit(t, 'GLOBAL.Windowed');
       assert.equal(job.Status, 'Queued');
       await pause(1000);
       assert.equal((await getJob(t, job.jobId)).Status, 'Queued', 'still closed');
       const done = await waitForStatus(t, job.jobId, 'Completed', 10_000);
-      assert.ok(Date.parse(`${done.RunStart.slice(0, 10).replaceAll('/', '-')}T${done.RunStart.slice(11, 19)}Z`) >= Math.floor(opens / 1000) * 1000 - 1000);
+      assert.ok(
+        Date.parse(`${done.RunStart.slice(0, 10).replaceAll('/', '-')}T${done.RunStart.slice(11, 19)}Z`) >=
+          Math.floor(opens / 1000) * 1000 - 1000,
+      );
     });
 
     test('a window that never opens within two years makes the job Never', async () => {
@@ -58,10 +67,17 @@ for (const backend of backends()) {
       assert.equal(first.Status, 'Scheduled');
       assert.equal(first.JobGroup, first.jobId);
       await waitForStatus(t, first.jobId, 'Completed', 6000);
-      const second = await waitForStatus(t, first.jobId + 1, ['Scheduled', 'Queued', 'Dispatched', 'Running', 'Completed'], 3000);
+      const second = await waitForStatus(
+        t,
+        first.jobId + 1,
+        ['Scheduled', 'Queued', 'Dispatched', 'Running', 'Completed'],
+        3000,
+      );
       assert.equal(second.JobGroup, first.jobId);
       assert.equal(second.JobDefinition, 'GLOBAL.Ticker');
-      const gap = Date.parse(second.RequestedStartTime.slice(0, 19).replaceAll('/', '-')) - Date.parse(first.RequestedStartTime.slice(0, 19).replaceAll('/', '-'));
+      const gap =
+        Date.parse(second.RequestedStartTime.slice(0, 19).replaceAll('/', '-')) -
+        Date.parse(first.RequestedStartTime.slice(0, 19).replaceAll('/', '-'));
       assert.equal(gap, 2000);
       await waitForStatus(t, second.jobId, 'Completed', 6000);
       const third = await waitForStatus(t, second.jobId + 1, 'Scheduled', 3000);
@@ -79,7 +95,13 @@ for (const backend of backends()) {
         bash('echo waited', {
           WaitEvents: [{ EventDefinition: 'GLOBAL.Ready', ClearsEvent: true }],
           // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
-          RaiseEvents: [{ EventDefinition: 'GLOBAL.Done', StatusToRaiseOn: 'Completed', RaiseComment: 'Job ${jobid} went ${jobstatus}' }],
+          RaiseEvents: [
+            {
+              EventDefinition: 'GLOBAL.Done',
+              StatusToRaiseOn: 'Completed',
+              RaiseComment: 'Job ${jobid} went ${jobstatus}',
+            },
+          ],
         }),
       );
       const job = await submit(t, 'GLOBAL.Waiter');
@@ -98,8 +120,14 @@ for (const backend of backends()) {
       assert.equal(done.json.Status, 'Raised');
       assert.equal(done.json.RaiserComment, `Job ${job.jobId} went Completed`);
 
-      await post(t, '/JobDefinition/GLOBAL.Auto', bash('true', { WaitEvents: [{ EventDefinition: 'GLOBAL.Go', AutoSubmit: 'Always' }] }));
-      const probe = await submit(t, 'GLOBAL.System_Sleep', { JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] });
+      await post(
+        t,
+        '/JobDefinition/GLOBAL.Auto',
+        bash('true', { WaitEvents: [{ EventDefinition: 'GLOBAL.Go', AutoSubmit: 'Always' }] }),
+      );
+      const probe = await submit(t, 'GLOBAL.System_Sleep', {
+        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
+      });
       await post(t, '/Event/GLOBAL.Go');
       const auto = await waitForStatus(t, probe.jobId + 1, 'Completed', 10_000);
       assert.equal(auto.JobDefinition, 'GLOBAL.Auto');
@@ -111,11 +139,15 @@ for (const backend of backends()) {
       await post(
         t,
         '/JobDefinition/GLOBAL.Posting',
-        bash(`echo "start $(date +%s%N)" >> ${log}; sleep 0.3; echo "end $(date +%s%N)" >> ${log}`, { Locks: ['GLOBAL.Ledger'] }),
+        bash(`echo "start $(date +%s%N)" >> ${log}; sleep 0.3; echo "end $(date +%s%N)" >> ${log}`, {
+          Locks: ['GLOBAL.Ledger'],
+        }),
       );
       const ids: number[] = [];
       for (let i = 0; i < 3; i++) ids.push((await submit(t, 'GLOBAL.Posting')).jobId);
-      await waitForStatus(t, ids[2] as number, 'LockWait', 5000).catch(() => waitForStatus(t, ids[1] as number, 'LockWait', 1000));
+      await waitForStatus(t, ids[2] as number, 'LockWait', 5000).catch(() =>
+        waitForStatus(t, ids[1] as number, 'LockWait', 1000),
+      );
       for (const id of ids) await waitForStatus(t, id, 'Completed', 15_000);
       const events = readFileSync(log, 'utf8')
         .trim()
@@ -133,19 +165,33 @@ for (const backend of backends()) {
 
     test('a chain of real processes: an Out parameter of step 1 reaches step 2; a failing call is handled', async () => {
       const out = join(t.config.dataDir, 'chain-out.txt');
-      await post(t, '/JobDefinition/GLOBAL.Produce', bash('RESULT=$((6 * 7))', { Parameters: [{ Name: 'RESULT', Direction: 'Out', DataType: 'Number' }] }));
-      await post(t, '/JobDefinition/GLOBAL.Consume', bash(`echo "got $VALUE" > ${out}`, { Parameters: [{ Name: 'VALUE', DataType: 'String', Optional: true }] }));
+      await post(
+        t,
+        '/JobDefinition/GLOBAL.Produce',
+        bash('RESULT=$((6 * 7))', { Parameters: [{ Name: 'RESULT', Direction: 'Out', DataType: 'Number' }] }),
+      );
+      await post(
+        t,
+        '/JobDefinition/GLOBAL.Consume',
+        bash(`echo "got $VALUE" > ${out}`, { Parameters: [{ Name: 'VALUE', DataType: 'String', Optional: true }] }),
+      );
       await post(t, '/JobDefinition/GLOBAL.Flaky', bash('exit 3'));
       await post(t, '/JobDefinition/GLOBAL.Pipeline', { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' });
       await post(t, '/JobChain/GLOBAL.Pipeline', {
         Steps: [
-          { Name: 'Make', Calls: [{ JobDefinition: 'GLOBAL.Produce' }, { JobDefinition: 'GLOBAL.Flaky' }], StatusHandlers: [{ Status: 'Error', Action: 'Continue' }] },
+          {
+            Name: 'Make',
+            Calls: [{ JobDefinition: 'GLOBAL.Produce' }, { JobDefinition: 'GLOBAL.Flaky' }],
+            StatusHandlers: [{ Status: 'Error', Action: 'Continue' }],
+          },
           {
             Name: 'Use',
             Calls: [
               {
                 JobDefinition: 'GLOBAL.Consume',
-                ParameterMappings: [{ Parameter: 'VALUE', Source: 'CallOutput', FromStep: 'Make', FromCall: 1, FromParameter: 'RESULT' }],
+                ParameterMappings: [
+                  { Parameter: 'VALUE', Source: 'CallOutput', FromStep: 'Make', FromCall: 1, FromParameter: 'RESULT' },
+                ],
               },
             ],
           },

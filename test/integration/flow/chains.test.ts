@@ -16,10 +16,19 @@ const sleepCall = (ms: number | string, extra: Record<string, unknown> = {}) => 
   ...extra,
 });
 
-
 /** A chain definition with parameters, and its steps. */
-async function chain(t: TestServer, name: string, steps: unknown[], extra: Record<string, unknown> = {}, params: unknown[] = []) {
-  await post(t, `/JobDefinition/GLOBAL.${name}`, { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System', Parameters: params });
+async function chain(
+  t: TestServer,
+  name: string,
+  steps: unknown[],
+  extra: Record<string, unknown> = {},
+  params: unknown[] = [],
+) {
+  await post(t, `/JobDefinition/GLOBAL.${name}`, {
+    JobDefinitionType: 'JobChain',
+    DefaultQueue: 'GLOBAL.System',
+    Parameters: params,
+  });
   await post(t, `/JobChain/GLOBAL.${name}`, { Steps: steps, ...extra });
 }
 
@@ -47,7 +56,10 @@ for (const backend of backends()) {
       ]);
       const c = await submit(t, 'GLOBAL.Flow');
       const [s1, c1, c2, s2, c3] = await family(t, c.jobId, 5);
-      assert.deepEqual([s1.ParentJob, c1.ParentJob, c2.ParentJob, s2.ParentJob, c3.ParentJob], [c.jobId, s1.jobId, s1.jobId, c.jobId, s2.jobId]);
+      assert.deepEqual(
+        [s1.ParentJob, c1.ParentJob, c2.ParentJob, s2.ParentJob, c3.ParentJob],
+        [c.jobId, s1.jobId, s1.jobId, c.jobId, s2.jobId],
+      );
       assert.equal(s2.Status, 'Chained');
       assert.equal(c3.Status, 'Chained');
       await waitForStatus(t, c.jobId, 'Waiting', 3000);
@@ -57,7 +69,10 @@ for (const backend of backends()) {
       const done = await waitForStatus(t, c.jobId, 'Completed', 5000);
       const [e1, f1, f2, e2, f3] = await family(t, c.jobId, 5);
       assert.deepEqual([e1.Status, f1.Status, f2.Status, e2.Status, f3.Status], Array(5).fill('Completed'));
-      assert.ok(Date.parse(f3.RunStart.slice(0, 19).replaceAll('/', '-')) >= Date.parse(f1.RunEnd.slice(0, 19).replaceAll('/', '-')));
+      assert.ok(
+        Date.parse(f3.RunStart.slice(0, 19).replaceAll('/', '-')) >=
+          Date.parse(f1.RunEnd.slice(0, 19).replaceAll('/', '-')),
+      );
       assert.ok(r1.RunStart && r2.RunStart);
       assert.equal(done.ProcessServer, 'GLOBAL.System');
     });
@@ -67,7 +82,15 @@ for (const backend of backends()) {
         t,
         'Mapped',
         [
-          { Name: 'A', Calls: [{ JobDefinition: 'GLOBAL.System_Sleep', ParameterMappings: [{ Parameter: 'MilliSeconds', Source: 'ChainParameter', ChainParameter: 'Wait' }] }] },
+          {
+            Name: 'A',
+            Calls: [
+              {
+                JobDefinition: 'GLOBAL.System_Sleep',
+                ParameterMappings: [{ Parameter: 'MilliSeconds', Source: 'ChainParameter', ChainParameter: 'Wait' }],
+              },
+            ],
+          },
           {
             Name: 'B',
             Calls: [
@@ -90,7 +113,10 @@ for (const backend of backends()) {
       const [sA, a1, sB, b1, b2, b3, sC, c1] = await family(t, c.jobId, 8);
       assert.equal(a1.JobParameters[0].InValueNumber, 40, 'mapped from the chain parameter');
       assert.equal(b1.JobParameters[0].InValueNumber, 7, 'a literal value, converted to the parameter type');
-      assert.deepEqual([sA.Status, sB.Status, b1.Status, b2.Status, b3.Status], ['Completed', 'Completed', 'Completed', 'Skipped', 'Ignored']);
+      assert.deepEqual(
+        [sA.Status, sB.Status, b1.Status, b2.Status, b3.Status],
+        ['Completed', 'Completed', 'Completed', 'Skipped', 'Ignored'],
+      );
       assert.deepEqual([sC.Status, c1.Status], ['Skipped', 'Skipped']);
     });
 
@@ -102,12 +128,19 @@ for (const backend of backends()) {
       const c = await submit(t, 'GLOBAL.Failing');
       await waitForStatus(t, c.jobId, 'Error', 5000);
       const [s1, bad, ok, s2, later] = await family(t, c.jobId, 5);
-      assert.deepEqual([s1.Status, bad.Status, ok.Status, s2.Status, later.Status], ['Error', 'Error', 'Completed', 'Skipped', 'Skipped']);
+      assert.deepEqual(
+        [s1.Status, bad.Status, ok.Status, s2.Status, later.Status],
+        ['Error', 'Error', 'Completed', 'Skipped', 'Skipped'],
+      );
     });
 
     test('status handlers: Error → Continue on the step, chain-wide Error → MarkCompleted', async () => {
       await chain(t, 'Handled', [
-        { Name: 'Tolerant', Calls: [{ JobDefinition: 'GLOBAL.Fails' }], StatusHandlers: [{ Status: 'Error', Action: 'Continue' }] },
+        {
+          Name: 'Tolerant',
+          Calls: [{ JobDefinition: 'GLOBAL.Fails' }],
+          StatusHandlers: [{ Status: 'Error', Action: 'Continue' }],
+        },
         { Name: 'Next', Calls: [sleepCall(5)] },
       ]);
       const c = await submit(t, 'GLOBAL.Handled');
@@ -118,7 +151,10 @@ for (const backend of backends()) {
       await chain(
         t,
         'Rescued',
-        [{ Name: 'Bad', Calls: [{ JobDefinition: 'GLOBAL.Fails' }] }, { Name: 'After', Calls: [sleepCall(5)] }],
+        [
+          { Name: 'Bad', Calls: [{ JobDefinition: 'GLOBAL.Fails' }] },
+          { Name: 'After', Calls: [sleepCall(5)] },
+        ],
         { StatusHandlers: [{ Status: 'Error', Action: 'MarkCompleted' }] },
       );
       const r = await submit(t, 'GLOBAL.Rescued');
@@ -129,20 +165,35 @@ for (const backend of backends()) {
 
     test('RestartStep runs the step again up to MaxRestarts, then the chain ends Error', async () => {
       await chain(t, 'Retry', [
-        { Name: 'Flaky', MaxRestarts: 3, Calls: [{ JobDefinition: 'GLOBAL.Fails' }], StatusHandlers: [{ Status: 'Error', Action: 'RestartStep' }] },
+        {
+          Name: 'Flaky',
+          MaxRestarts: 3,
+          Calls: [{ JobDefinition: 'GLOBAL.Fails' }],
+          StatusHandlers: [{ Status: 'Error', Action: 'RestartStep' }],
+        },
       ]);
       const c = await submit(t, 'GLOBAL.Retry');
       await waitForStatus(t, c.jobId, 'Error', 5000);
       const [step, first, ...rest] = await family(t, c.jobId, 4);
       assert.equal(step.Status, 'Error');
       assert.equal(first.Status, 'Error');
-      assert.deepEqual(rest.map((j) => [j.ParentJob, j.Status]), [[step.jobId, 'Error'], [step.jobId, 'Error']]);
+      assert.deepEqual(
+        rest.map((j) => [j.ParentJob, j.Status]),
+        [
+          [step.jobId, 'Error'],
+          [step.jobId, 'Error'],
+        ],
+      );
       assert.equal((await t.req('GET', `/Job/${c.jobId + 5}`)).status, 404, 'three runs in all');
     });
 
     test('GotoStep jumps over steps; a step can be disabled before it runs', async () => {
       await chain(t, 'Jumping', [
-        { Name: 'One', Calls: [sleepCall(5)], StatusHandlers: [{ Status: 'Completed', Action: 'GotoStep', GotoStep: 'Three' }] },
+        {
+          Name: 'One',
+          Calls: [sleepCall(5)],
+          StatusHandlers: [{ Status: 'Completed', Action: 'GotoStep', GotoStep: 'Three' }],
+        },
         { Name: 'Two', Calls: [sleepCall(5)] },
         { Name: 'Three', Calls: [sleepCall(200)] },
         { Name: 'Four', Calls: [sleepCall(5)] },
@@ -159,7 +210,10 @@ for (const backend of backends()) {
     });
 
     test('kill reaches the running calls and cancels what has not started', async () => {
-      await chain(t, 'Long', [{ Name: 'Slow', Calls: [sleepCall(60_000)] }, { Name: 'Later', Calls: [sleepCall(5)] }]);
+      await chain(t, 'Long', [
+        { Name: 'Slow', Calls: [sleepCall(60_000)] },
+        { Name: 'Later', Calls: [sleepCall(5)] },
+      ]);
       const c = await submit(t, 'GLOBAL.Long');
       const [, slow] = await family(t, c.jobId, 2);
       await waitForStatus(t, slow.jobId, 'Running', 3000);
@@ -175,12 +229,18 @@ for (const backend of backends()) {
       assert.equal(c.Status, 'Held');
       assert.equal((await act(t, c.jobId, 'cancel')).status, 200);
       const [step, call] = await family(t, c.jobId, 2);
-      assert.deepEqual([(await getJob(t, c.jobId)).Status, step.Status, call.Status], ['Canceled', 'Canceled', 'Canceled']);
+      assert.deepEqual(
+        [(await getJob(t, c.jobId)).Status, step.Status, call.Status],
+        ['Canceled', 'Canceled', 'Canceled'],
+      );
     });
 
     test('a chain calls another chain', async () => {
       await chain(t, 'Inner', [{ Name: 'In', Calls: [sleepCall(5), sleepCall(5)] }]);
-      await chain(t, 'Outer', [{ Name: 'Out', Calls: [{ JobDefinition: 'GLOBAL.Inner' }] }, { Name: 'End', Calls: [sleepCall(5)] }]);
+      await chain(t, 'Outer', [
+        { Name: 'Out', Calls: [{ JobDefinition: 'GLOBAL.Inner' }] },
+        { Name: 'End', Calls: [sleepCall(5)] },
+      ]);
       const c = await submit(t, 'GLOBAL.Outer');
       await waitForStatus(t, c.jobId, 'Completed', 5000);
       const [sOut, inner, sIn, i1, i2, sEnd, end] = await family(t, c.jobId, 7);

@@ -14,7 +14,6 @@ import { FakeClock } from '../../../src/time/clock.ts';
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 2, 28, 12, 0, 0); // Saturday 28 March 2026, 13:00 in Amsterdam; DST starts the next night
 
-
 /** The jobs of the recurrence whose first job is `group`, by jobId (other recurrences interleave). */
 async function groupJobs(t: TestServer, group: number): Promise<JobJson[]> {
   const found: JobJson[] = [];
@@ -41,10 +40,16 @@ for (const backend of backends()) {
 
     test("a queue's time window (22:00–06:00 Amsterdam, crossing midnight) releases its jobs only while open", async () => {
       clock.set(T0);
-      await post(t, '/TimeWindow/GLOBAL.Night', { TimeZone: 'Europe/Amsterdam', Elements: [{ FromTime: '22:00', UntilTime: '06:00' }] });
+      await post(t, '/TimeWindow/GLOBAL.Night', {
+        TimeZone: 'Europe/Amsterdam',
+        Elements: [{ FromTime: '22:00', UntilTime: '06:00' }],
+      });
       await post(t, '/Queue/GLOBAL.Nightly', { TimeWindow: 'GLOBAL.Night' });
       await post(t, '/QueueProvider/GLOBAL.System.GLOBAL.Nightly');
-      const job = await submit(t, 'GLOBAL.System_Sleep', { Queue: 'GLOBAL.Nightly', JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] });
+      const job = await submit(t, 'GLOBAL.System_Sleep', {
+        Queue: 'GLOBAL.Nightly',
+        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
+      });
       await advanceTo(T0 + 8 * HOUR); // 21:00 Amsterdam
       assert.equal((await getJob(t, job.jobId)).Status, 'Queued');
       await advanceTo(T0 + 9 * HOUR + 60_000); // 22:01 Amsterdam
@@ -54,10 +59,17 @@ for (const backend of backends()) {
 
     test('a job that waits through a whole opening of its window is overdue: ActWhenOverdue decides', async () => {
       clock.set(T0);
-      await post(t, '/TimeWindow/GLOBAL.Office', { TimeZone: 'UTC', Elements: [{ FromTime: '09:00', UntilTime: '17:00' }] });
+      await post(t, '/TimeWindow/GLOBAL.Office', {
+        TimeZone: 'UTC',
+        Elements: [{ FromTime: '09:00', UntilTime: '17:00' }],
+      });
       const ids: Record<string, number> = {};
       for (const action of ['Scheduled', 'Overdue', 'Canceled', 'Held']) {
-        await post(t, `/JobDefinition/GLOBAL.Office_${action}`, { Script: 'true', TimeWindow: 'GLOBAL.Office', ActWhenOverdue: action });
+        await post(t, `/JobDefinition/GLOBAL.Office_${action}`, {
+          Script: 'true',
+          TimeWindow: 'GLOBAL.Office',
+          ActWhenOverdue: action,
+        });
         ids[action] = (await submit(t, `GLOBAL.Office_${action}`)).jobId;
       }
       await advanceTo(T0 + HOUR); // 13:00 UTC: open, but no agent runs them
@@ -69,21 +81,34 @@ for (const backend of backends()) {
       assert.equal(overdue.StatusCode, 'O');
       assert.equal((await getJob(t, ids.Canceled as number)).Status, 'Canceled');
       assert.equal((await getJob(t, ids.Held as number)).Status, 'Held');
-      assert.equal((await t.req('PUT', `/Job/${ids.Overdue}/cancel`)).status, 200, 'an operator can cancel an overdue job');
+      assert.equal(
+        (await t.req('PUT', `/Job/${ids.Overdue}/cancel`)).status,
+        200,
+        'an operator can cancel an overdue job',
+      );
     });
 
     test('an hourly recurrence: one job waits for the next occurrence, all share the JobGroup', async () => {
       clock.set(T0);
-      await post(t, '/SubmitFrame/GLOBAL.Hourly', { TimeZone: 'UTC', Elements: [{ Kind: 'Every', Every: 1, Unit: 'Hours' }] });
+      await post(t, '/SubmitFrame/GLOBAL.Hourly', {
+        TimeZone: 'UTC',
+        Elements: [{ Kind: 'Every', Every: 1, Unit: 'Hours' }],
+      });
       await post(t, '/JobDefinition/GLOBAL.Hourly_Job', { Script: 'true' });
       const first = await submit(t, 'GLOBAL.Hourly_Job', { SubmitFrame: 'GLOBAL.Hourly' });
       assert.equal(first.JobGroup, first.jobId);
       const second = await getJob(t, first.jobId + 1);
-      assert.deepEqual([second.Status, second.JobGroup, utcMillis(second.RequestedStartTime)], ['Scheduled', first.jobId, T0 + HOUR]);
+      assert.deepEqual(
+        [second.Status, second.JobGroup, utcMillis(second.RequestedStartTime)],
+        ['Scheduled', first.jobId, T0 + HOUR],
+      );
       await advanceTo(T0 + HOUR);
       assert.equal((await getJob(t, second.jobId)).Status, 'Queued');
       const third = await getJob(t, first.jobId + 2);
-      assert.deepEqual([third.Status, third.JobGroup, utcMillis(third.RequestedStartTime)], ['Scheduled', first.jobId, T0 + 2 * HOUR]);
+      assert.deepEqual(
+        [third.Status, third.JobGroup, utcMillis(third.RequestedStartTime)],
+        ['Scheduled', first.jobId, T0 + 2 * HOUR],
+      );
       await advanceTo(T0 + HOUR + 1000);
       assert.equal((await t.req('GET', `/Job/${first.jobId + 3}`)).status, 404, 'one job per occurrence');
       assert.equal((await t.req('PUT', `/Job/${third.jobId}/cancel?cancelRecurrence=true`)).status, 200);
@@ -93,7 +118,10 @@ for (const backend of backends()) {
 
     test('after downtime the misfire policy decides: Skip, RunOnce, RunAll; an occurrence never makes two jobs', async () => {
       clock.set(T0);
-      await post(t, '/SubmitFrame/GLOBAL.Hourly2', { TimeZone: 'UTC', Elements: [{ Kind: 'Every', Every: 1, Unit: 'Hours' }] });
+      await post(t, '/SubmitFrame/GLOBAL.Hourly2', {
+        TimeZone: 'UTC',
+        Elements: [{ Kind: 'Every', Every: 1, Unit: 'Hours' }],
+      });
       const groups: Record<string, number> = {};
       for (const policy of ['Skip', 'RunOnce', 'RunAll']) {
         await post(t, `/JobDefinition/GLOBAL.Misfire_${policy}`, { Script: 'true', MisfirePolicy: policy });
@@ -114,8 +142,16 @@ for (const backend of backends()) {
           .filter((j) => j.JobGroup === groups[policy])
           .map((j) => [utcMillis(j.RequestedStartTime) - T0, j.Status])
           .sort((a, b) => (a[0] as number) - (b[0] as number));
-      assert.deepEqual(of('Skip'), [[0, 'Queued'], [HOUR, 'Skipped'], [5 * HOUR, 'Scheduled']]);
-      assert.deepEqual(of('RunOnce'), [[0, 'Queued'], [HOUR, 'Queued'], [5 * HOUR, 'Scheduled']]);
+      assert.deepEqual(of('Skip'), [
+        [0, 'Queued'],
+        [HOUR, 'Skipped'],
+        [5 * HOUR, 'Scheduled'],
+      ]);
+      assert.deepEqual(of('RunOnce'), [
+        [0, 'Queued'],
+        [HOUR, 'Queued'],
+        [5 * HOUR, 'Scheduled'],
+      ]);
       assert.deepEqual(of('RunAll'), [
         [0, 'Queued'],
         [HOUR, 'Queued'],
@@ -139,7 +175,11 @@ for (const backend of backends()) {
       assert.equal(utcMillis(first.RequestedStartTime), Date.UTC(2026, 2, 29, 4, 0), '06:00 CEST is 04:00 UTC');
       await advanceTo(Date.UTC(2026, 2, 29, 4, 0));
       const second = (await groupJobs(t, first.jobId))[1] as JobJson;
-      assert.equal(utcMillis(second.RequestedStartTime), Date.UTC(2026, 2, 30, 4, 0), '23 hours later: still 06:00 local');
+      assert.equal(
+        utcMillis(second.RequestedStartTime),
+        Date.UTC(2026, 2, 30, 4, 0),
+        '23 hours later: still 06:00 local',
+      );
     });
 
     test('a SubmitFrame that never fires after the requested start is refused at submit', async () => {

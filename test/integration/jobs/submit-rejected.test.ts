@@ -121,9 +121,17 @@ for (const backend of backends()) {
       { what: 'HoldOnSubmit that is not a boolean', body: { HoldOnSubmit: 'yes' }, message: /HoldOnSubmit/ },
       { what: 'a Description over 255 characters', body: { Description: 'x'.repeat(256) }, message: /Description/ },
       { what: 'a body that is a list', body: [], message: /object/ },
-      { what: 'an unknown SubmitFrame', body: { SubmitFrame: 'GLOBAL.NoSuchFrame' }, message: /SubmitFrame:GLOBAL\.NoSuchFrame does not exist/ },
+      {
+        what: 'an unknown SubmitFrame',
+        body: { SubmitFrame: 'GLOBAL.NoSuchFrame' },
+        message: /SubmitFrame:GLOBAL\.NoSuchFrame does not exist/,
+      },
       { what: 'a SubmitFrame that is not a key', body: { SubmitFrame: 'not a key!' }, message: /SubmitFrame/ },
-      { what: 'a SubmitFrame that is not text', body: { SubmitFrame: 7 }, message: /"SubmitFrame" must be a SubmitFrame key/ },
+      {
+        what: 'a SubmitFrame that is not text',
+        body: { SubmitFrame: 7 },
+        message: /"SubmitFrame" must be a SubmitFrame key/,
+      },
     ];
 
     for (const c of cases)

@@ -59,24 +59,90 @@ for (const backend of backends()) {
     test('a read-only field → 400 naming it', async () => {
       for (const field of ['uniqueId', 'businessKey', 'CreationTime', 'LastModificationTime'])
         await expectRejected('PUT', '/Queue/Batch', { body: { [field]: 1 } }, 400, new RegExp(`"${field}"`));
-      await expectRejected('PUT', '/ProcessServer/Local', { body: { Status: 'Running' } }, 400, /"Status" is read-only/);
+      await expectRejected(
+        'PUT',
+        '/ProcessServer/Local',
+        { body: { Status: 'Running' } },
+        400,
+        /"Status" is read-only/,
+      );
     });
 
     test('a wrong type or a value out of range → 400 naming the field', async () => {
-      await expectRejected('PUT', '/Queue/Batch', { body: { ExecutionSize: 'four' } }, 400, /"ExecutionSize" must be an integer/);
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { body: { ExecutionSize: 'four' } },
+        400,
+        /"ExecutionSize" must be an integer/,
+      );
       await expectRejected('PUT', '/Queue/Batch', { body: { ExecutionSize: 2.5 } }, 400, /"ExecutionSize"/);
       await expectRejected('PUT', '/Queue/Batch', { body: { Held: 'yes' } }, 400, /"Held" must be true or false/);
-      await expectRejected('PUT', '/JobDefinition/Load', { body: { Priority: 101 } }, 400, /"Priority" must be an integer from 1 to 100/);
+      await expectRejected(
+        'PUT',
+        '/JobDefinition/Load',
+        { body: { Priority: 101 } },
+        400,
+        /"Priority" must be an integer from 1 to 100/,
+      );
       await expectRejected('PUT', '/JobDefinition/Load', { body: { Priority: 0 } }, 400, /"Priority"/);
-      await expectRejected('PUT', '/JobDefinition/Load', { body: { JobDefinitionType: 'COBOL' } }, 400, /"JobDefinitionType" must be one of/);
-      await expectRejected('PUT', '/JobDefinition/Load', { body: { Parameters: [{ Name: 'P1', Direction: 'Sideways' }] } }, 400, /"Parameters\[0\]\.Direction"/);
-      await expectRejected('PUT', '/JobDefinition/Load', { body: { Parameters: 'P1' } }, 400, /"Parameters" must be a list/);
-      await expectRejected('PUT', '/Queue/Batch', { body: { QueueTimeZone: 'Mars/Olympus' } }, 400, /"QueueTimeZone" must be a time zone/);
-      await expectRejected('PUT', '/Queue/Batch', { body: { Description: 'x'.repeat(256) } }, 400, /"Description" must be at most 255/);
-      await expectRejected('PUT', '/JobDefinition/Load', { body: { ReturncodeMapToCompleted: 'zero' } }, 400, /"ReturncodeMapToCompleted"/);
+      await expectRejected(
+        'PUT',
+        '/JobDefinition/Load',
+        { body: { JobDefinitionType: 'COBOL' } },
+        400,
+        /"JobDefinitionType" must be one of/,
+      );
+      await expectRejected(
+        'PUT',
+        '/JobDefinition/Load',
+        { body: { Parameters: [{ Name: 'P1', Direction: 'Sideways' }] } },
+        400,
+        /"Parameters\[0\]\.Direction"/,
+      );
+      await expectRejected(
+        'PUT',
+        '/JobDefinition/Load',
+        { body: { Parameters: 'P1' } },
+        400,
+        /"Parameters" must be a list/,
+      );
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { body: { QueueTimeZone: 'Mars/Olympus' } },
+        400,
+        /"QueueTimeZone" must be a time zone/,
+      );
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { body: { Description: 'x'.repeat(256) } },
+        400,
+        /"Description" must be at most 255/,
+      );
+      await expectRejected(
+        'PUT',
+        '/JobDefinition/Load',
+        { body: { ReturncodeMapToCompleted: 'zero' } },
+        400,
+        /"ReturncodeMapToCompleted"/,
+      );
       // Characters no XML can carry would make the object impossible to export (api-rest object, CAR).
-      await expectRejected('PUT', '/Queue/Batch', { body: { Description: 'bell\u0007' } }, 400, /"Description" must not hold the control character U\+0007/);
-      await expectRejected('PUT', '/JobDefinition/Load', { body: { Script: 'echo \ud800' } }, 400, /"Script" must not hold/);
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { body: { Description: 'bell\u0007' } },
+        400,
+        /"Description" must not hold the control character U\+0007/,
+      );
+      await expectRejected(
+        'PUT',
+        '/JobDefinition/Load',
+        { body: { Script: 'echo \ud800' } },
+        400,
+        /"Script" must not hold/,
+      );
       await expectRejected(
         'PUT',
         '/JobDefinition/Load',
@@ -87,29 +153,71 @@ for (const backend of backends()) {
     });
 
     test('a required field left out or set to null → 400', async () => {
-      await expectRejected('POST', '/Credential/NoUser', { body: { Protocol: 'login' } }, 400, /"RealUser" is required/);
-      await expectRejected('POST', '/JobDefinition/X', { body: { Parameters: [{ DataType: 'String' }] } }, 400, /"Parameters\[0\]\.Name" is required/);
+      await expectRejected(
+        'POST',
+        '/Credential/NoUser',
+        { body: { Protocol: 'login' } },
+        400,
+        /"RealUser" is required/,
+      );
+      await expectRejected(
+        'POST',
+        '/JobDefinition/X',
+        { body: { Parameters: [{ DataType: 'String' }] } },
+        400,
+        /"Parameters\[0\]\.Name" is required/,
+      );
     });
 
     test('a reference to an object that does not exist → 400 naming the field', async () => {
-      await expectRejected('PUT', '/JobDefinition/Load', { body: { DefaultQueue: 'Nope' } }, 400, /"DefaultQueue".*Queue:GLOBAL\.Nope does not exist/);
-      await expectRejected('PUT', '/JobDefinition/Load', { body: { DefaultQueue: 'a.b.c' } }, 400, /"DefaultQueue" must be the business key/);
+      await expectRejected(
+        'PUT',
+        '/JobDefinition/Load',
+        { body: { DefaultQueue: 'Nope' } },
+        400,
+        /"DefaultQueue".*Queue:GLOBAL\.Nope does not exist/,
+      );
+      await expectRejected(
+        'PUT',
+        '/JobDefinition/Load',
+        { body: { DefaultQueue: 'a.b.c' } },
+        400,
+        /"DefaultQueue" must be the business key/,
+      );
     });
 
     test('identity fields in the body must match the path', async () => {
-      await expectRejected('PUT', '/Queue/Batch', { body: { Name: 'Renamed' } }, 400, /"Name" must match the key in the path/);
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { body: { Name: 'Renamed' } },
+        400,
+        /"Name" must match the key in the path/,
+      );
       await expectRejected('POST', '/Queue/Fresh', { body: { Partition: 'Elsewhere' } }, 400, /"Partition" must match/);
       const same = await t.req('PUT', '/Queue/Batch', { body: { Name: 'Batch', Partition: 'GLOBAL' } });
       assert.equal(same.status, 200, same.body);
     });
 
     test('POST of an object that exists → 409', async () => {
-      await expectRejected('POST', '/Queue/Batch', { body: { ExecutionSize: 9 } }, 409, /Queue:GLOBAL\.Batch already exists/);
+      await expectRejected(
+        'POST',
+        '/Queue/Batch',
+        { body: { ExecutionSize: 9 } },
+        409,
+        /Queue:GLOBAL\.Batch already exists/,
+      );
     });
 
     test('GET, PUT or DELETE of a missing object → 404 with the error record', async () => {
       for (const method of ['GET', 'PUT', 'DELETE']) {
-        const res = await expectRejected(method, '/Queue/GLOBAL.Missing', method === 'PUT' ? { body: {} } : {}, 404, /./);
+        const res = await expectRejected(
+          method,
+          '/Queue/GLOBAL.Missing',
+          method === 'PUT' ? { body: {} } : {},
+          404,
+          /./,
+        );
         assert.deepEqual(res.json, { code: '404', message: 'Unable to find object Queue:GLOBAL.Missing' });
       }
       await expectRejected('GET', '/Queue/not..a.key', {}, 404, /Unable to find object Queue:not\.\.a\.key/);
@@ -132,20 +240,60 @@ for (const backend of backends()) {
       const ok = await t.req('PUT', '/Queue/Default', { body: { ExecutionSize: 20 } });
       assert.equal(ok.status, 200, 'the Default queue can be tuned');
       // Protecting a built-in keeps its references: the process servers still show their queue providers.
-      assert.deepEqual((await t.req('GET', '/ProcessServer/GLOBAL.Local')).json.QueueProviders, ['GLOBAL.Local.GLOBAL.Default']);
-      assert.deepEqual((await t.req('GET', '/ProcessServer/GLOBAL.System')).json.QueueProviders, ['GLOBAL.System.GLOBAL.System']);
+      assert.deepEqual((await t.req('GET', '/ProcessServer/GLOBAL.Local')).json.QueueProviders, [
+        'GLOBAL.Local.GLOBAL.Default',
+      ]);
+      assert.deepEqual((await t.req('GET', '/ProcessServer/GLOBAL.System')).json.QueueProviders, [
+        'GLOBAL.System.GLOBAL.System',
+      ]);
     });
 
     test('a body that is not JSON → 415', async () => {
-      await expectRejected('PUT', '/Queue/Batch', { payload: 'Held=true', headers: { 'content-type': 'text/plain' } }, 415, /content type/i);
-      await expectRejected('PUT', '/Queue/Batch', { payload: '<Queue/>', headers: { 'content-type': 'application/xml' } }, 415, /content type/i);
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { payload: 'Held=true', headers: { 'content-type': 'text/plain' } },
+        415,
+        /content type/i,
+      );
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { payload: '<Queue/>', headers: { 'content-type': 'application/xml' } },
+        415,
+        /content type/i,
+      );
     });
 
     test('malformed JSON or a body that is not an object → 400', async () => {
-      await expectRejected('PUT', '/Queue/Batch', { payload: '{"Held": tru', headers: JSON_TYPE }, 400, /not valid JSON/);
-      await expectRejected('PUT', '/Queue/Batch', { payload: '[1,2]', headers: JSON_TYPE }, 400, /must be a JSON object/);
-      await expectRejected('PUT', '/Queue/Batch', { payload: '"Held"', headers: JSON_TYPE }, 400, /must be a JSON object/);
-      await expectRejected('PUT', '/Queue/Batch', { payload: '{"__proto__": {"Held": true}}', headers: JSON_TYPE }, 400, /./);
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { payload: '{"Held": tru', headers: JSON_TYPE },
+        400,
+        /not valid JSON/,
+      );
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { payload: '[1,2]', headers: JSON_TYPE },
+        400,
+        /must be a JSON object/,
+      );
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { payload: '"Held"', headers: JSON_TYPE },
+        400,
+        /must be a JSON object/,
+      );
+      await expectRejected(
+        'PUT',
+        '/Queue/Batch',
+        { payload: '{"__proto__": {"Held": true}}', headers: JSON_TYPE },
+        400,
+        /./,
+      );
     });
 
     test('a body over 1 MiB → 413', async () => {
@@ -159,11 +307,19 @@ for (const backend of backends()) {
       });
       assert.equal(sf.status, 201, sf.body);
       assert.equal(sf.json.EndDate, '2027/03/01 12:00:00,000 UTC');
-      const put = await t.req('PUT', '/SubmitFrame/Daily', { body: { EndDate: '2027/03/01 12:00:00,000 Europe/Amsterdam' } });
+      const put = await t.req('PUT', '/SubmitFrame/Daily', {
+        body: { EndDate: '2027/03/01 12:00:00,000 Europe/Amsterdam' },
+      });
       assert.equal(put.json.EndDate, '2027/03/01 12:00:00,000 Europe/Amsterdam');
       const offset = await t.req('PUT', '/SubmitFrame/Daily', { body: { EndDate: '2027-03-01T12:00:00.250+01:00' } });
       assert.equal(offset.json.EndDate, '2027/03/01 12:00:00,250 +01:00');
-      for (const bad of ['tomorrow', '2027/02/30 10:00:00,000 UTC', '2027-13-01T00:00:00Z', '2027/03/01 12:00:00,000 Mars/Base', 12])
+      for (const bad of [
+        'tomorrow',
+        '2027/02/30 10:00:00,000 UTC',
+        '2027-13-01T00:00:00Z',
+        '2027/03/01 12:00:00,000 Mars/Base',
+        12,
+      ])
         await expectRejected('PUT', '/SubmitFrame/Daily', { body: { EndDate: bad } }, 400, /"EndDate" must be a date/);
     });
 

@@ -12,7 +12,8 @@ function assertContains(actual: unknown, expected: unknown, path: string): void 
     assert.equal(actual.length, expected.length, `${path} length`);
     for (const [i, e] of expected.entries()) assertContains(actual[i], e, `${path}[${i}]`);
   } else if (typeof expected === 'object' && expected !== null) {
-    for (const [k, v] of Object.entries(expected)) assertContains((actual as Record<string, unknown>)[k], v, `${path}.${k}`);
+    for (const [k, v] of Object.entries(expected))
+      assertContains((actual as Record<string, unknown>)[k], v, `${path}.${k}`);
   } else assert.deepEqual(actual, expected, path);
 }
 
@@ -53,7 +54,15 @@ for (const backend of backends()) {
 
     test('defaults are filled in and the common fields come first', async () => {
       const q = (await t.req('GET', '/Queue/Finance.Batch')).json;
-      assert.deepEqual(Object.keys(q).slice(0, 7), ['uniqueId', 'businessKey', 'Comment', 'Description', 'Name', 'Partition', 'ParentApplication']);
+      assert.deepEqual(Object.keys(q).slice(0, 7), [
+        'uniqueId',
+        'businessKey',
+        'Comment',
+        'Description',
+        'Name',
+        'Partition',
+        'ParentApplication',
+      ]);
       assert.equal(q.Held, false);
       assert.equal(q.Name, 'Batch');
       assert.equal(q.Partition, 'Finance');
@@ -71,11 +80,13 @@ for (const backend of backends()) {
         const res = await t.req('PUT', `/${s.type}/${s.key}`, { body: s.change });
         assert.equal(res.status, 200, `${s.type}: ${res.body}`);
         const after = (await t.req('GET', `/${s.type}/${s.key}`)).json;
-        for (const [field, value] of Object.entries(s.change)) assert.deepEqual(after[field], value, `${s.type}.${field}`);
+        for (const [field, value] of Object.entries(s.change))
+          assert.deepEqual(after[field], value, `${s.type}.${field}`);
         assert.equal(after.uniqueId, before.uniqueId);
         assert.equal(after.CreationTime, before.CreationTime);
         for (const field of Object.keys(before))
-          if (!(field in s.change) && field !== 'LastModificationTime') assert.deepEqual(after[field], before[field], `${s.type}.${field} kept`);
+          if (!(field in s.change) && field !== 'LastModificationTime')
+            assert.deepEqual(after[field], before[field], `${s.type}.${field} kept`);
       }
     });
 
@@ -108,7 +119,9 @@ for (const backend of backends()) {
     test('a process server lists its queue providers; POST and PUT ignore them', async () => {
       const ps = await t.req('GET', '/ProcessServer/Finance.Agent1');
       assert.deepEqual(ps.json.QueueProviders, ['Finance.Agent1.Finance.Batch']);
-      const put = await t.req('PUT', '/ProcessServer/Finance.Agent1', { body: { QueueProviders: [], ExecutionSize: 3 } });
+      const put = await t.req('PUT', '/ProcessServer/Finance.Agent1', {
+        body: { QueueProviders: [], ExecutionSize: 3 },
+      });
       assert.equal(put.status, 200, put.body);
       assert.deepEqual(put.json.QueueProviders, ['Finance.Agent1.Finance.Batch']);
       const post = await t.req('POST', '/ProcessServer/Finance.Agent2', {

@@ -13,9 +13,19 @@ export interface Sample {
 
 export const SAMPLES: Sample[] = [
   { type: 'Partition', key: 'Finance', body: { Description: 'Finance jobs' }, change: { Comment: 'owned by FIN' } },
-  { type: 'Application', key: 'Finance.Ledger', body: { Description: 'Ledger' }, change: { Description: 'General ledger' } },
+  {
+    type: 'Application',
+    key: 'Finance.Ledger',
+    body: { Description: 'Ledger' },
+    change: { Description: 'General ledger' },
+  },
   { type: 'Lock', key: 'Finance.LedgerLock', body: {}, change: { Description: 'One ledger run at a time' } },
-  { type: 'EventDefinition', key: 'Finance.LedgerClosed', body: { DefaultRaiseComment: 'closed' }, change: { RequiresCommentOnRaise: true } },
+  {
+    type: 'EventDefinition',
+    key: 'Finance.LedgerClosed',
+    body: { DefaultRaiseComment: 'closed' },
+    change: { RequiresCommentOnRaise: true },
+  },
   {
     type: 'TimeWindow',
     key: 'Finance.Weekdays',
@@ -25,10 +35,18 @@ export const SAMPLES: Sample[] = [
   {
     type: 'SubmitFrame',
     key: 'Finance.Hourly',
-    body: { Elements: [{ Kind: 'Every', Every: 1, Unit: 'Hours' }], EndDate: '2027/01/01 00:00:00,000 Europe/Amsterdam' },
+    body: {
+      Elements: [{ Kind: 'Every', Every: 1, Unit: 'Hours' }],
+      EndDate: '2027/01/01 00:00:00,000 Europe/Amsterdam',
+    },
     change: { SkipWhenClosed: true },
   },
-  { type: 'Queue', key: 'Finance.Batch', body: { ExecutionSize: 4, TimeWindow: 'Finance.Weekdays' }, change: { Held: true } },
+  {
+    type: 'Queue',
+    key: 'Finance.Batch',
+    body: { ExecutionSize: 4, TimeWindow: 'Finance.Weekdays' },
+    change: { Held: true },
+  },
   { type: 'ProcessServer', key: 'Finance.Agent1', body: { ExecutionSize: 2 }, change: { ExecutionSize: 6 } },
   { type: 'QueueProvider', key: 'Finance.Agent1.Finance.Batch', body: { ExecutionSize: 2 }, change: { Held: true } },
   {
@@ -73,7 +91,13 @@ export const SAMPLES: Sample[] = [
   {
     type: 'Credential',
     key: 'Finance.LedgerDb',
-    body: { Protocol: 'login', Endpoint: 'db.example.org', RealUser: 'ledger', Password: 's3cret!', VirtualUser: 'LedgerDb' },
+    body: {
+      Protocol: 'login',
+      Endpoint: 'db.example.org',
+      RealUser: 'ledger',
+      Password: 's3cret!',
+      VirtualUser: 'LedgerDb',
+    },
     change: { Endpoint: 'db2.example.org' },
   },
   {

@@ -17,7 +17,6 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhoo
 
 const SECRET = 'test-webhook-secret-0123456789';
 
-
 const deliveredAlertId = async (hook: WebhookReceiver, n = 1): Promise<number> => {
   const d = await waitFor(`webhook delivery ${n}`, async () => hook.deliveries[n - 1], 5000);
   return (d.json as { alertId: number }).alertId;
@@ -78,7 +77,12 @@ for (const backend of backends()) {
       const delivery = oncall.deliveries[0];
       assert.ok(delivery);
       assert.ok(
-        verifyWebhookSignature(SECRET, String(delivery.headers['x-millrace-timestamp']), delivery.body, String(delivery.headers['x-millrace-signature'])),
+        verifyWebhookSignature(
+          SECRET,
+          String(delivery.headers['x-millrace-timestamp']),
+          delivery.body,
+          String(delivery.headers['x-millrace-signature']),
+        ),
         'the webhook is signed with the configured secret',
       );
       assert.equal((delivery.json as { SourceObject: string }).SourceObject, `Job:${job.jobId}`);
@@ -99,7 +103,11 @@ for (const backend of backends()) {
       assert.equal(escalated.Status, 'Escalated');
       assert.equal(escalated.AlertEscalation, 'GLOBAL.Managers');
 
-      assertError(await t.req('PUT', `/Alert/${alertId}/reply`, { body: { Response: 'Whatever' } }), 400, /does not match/);
+      assertError(
+        await t.req('PUT', `/Alert/${alertId}/reply`, { body: { Response: 'Whatever' } }),
+        400,
+        /does not match/,
+      );
       const ack = await t.req('PUT', `/Alert/${alertId}/reply`, { body: { Response: 'Acknowledge' } });
       assert.equal(ack.status, 200, ack.body);
       assert.equal(ack.json.Status, 'Acknowledged');
@@ -111,15 +119,24 @@ for (const backend of backends()) {
       assert.equal(directors.deliveries.length, 0, 'no escalation after the acknowledgement');
       assert.equal(oncall.deliveries.length, 1);
       assert.equal(smtp.messages.length, 1);
-      assertError(await t.req('PUT', `/Alert/${alertId}/reply`, { body: { Response: 'Acknowledge' } }), 409, /Acknowledged already/);
+      assertError(
+        await t.req('PUT', `/Alert/${alertId}/reply`, { body: { Response: 'Acknowledge' } }),
+        409,
+        /Acknowledged already/,
+      );
     });
 
     test('bad alert replies: unknown alert 404, unknown field or wrong type 400, no Reply privilege 403; nothing changes', async () => {
       const before = oncall.deliveries.length;
       await submit(t, 'GLOBAL.FailNow');
       const alertId = await deliveredAlertId(oncall, before + 1);
-      const reply = (body: unknown, key?: string) => t.req('PUT', `/Alert/${alertId}/reply`, { body, ...(key ? { key } : {}) });
-      assertError(await t.req('PUT', '/Alert/987654/reply', { body: { Response: 'Acknowledge' } }), 404, /Alert:987654/);
+      const reply = (body: unknown, key?: string) =>
+        t.req('PUT', `/Alert/${alertId}/reply`, { body, ...(key ? { key } : {}) });
+      assertError(
+        await t.req('PUT', '/Alert/987654/reply', { body: { Response: 'Acknowledge' } }),
+        404,
+        /Alert:987654/,
+      );
       assertError(await reply({ Response: 'Acknowledge', Reply: 'x' }), 400, /Unknown field "Reply"/);
       assertError(await reply({ Response: 7 }), 400, /"Response" must be a string/);
       assertError(await reply({ Response: '  ' }), 400, /must not be empty/);
@@ -132,7 +149,7 @@ for (const backend of backends()) {
       assert.equal((await reply({ Response: ' Acknowledge ' })).json.Status, 'Acknowledged');
     });
 
-    test('replying Acknowledge to the alert\'s operator message acknowledges the alert', async () => {
+    test("replying Acknowledge to the alert's operator message acknowledges the alert", async () => {
       const before = oncall.deliveries.length;
       await submit(t, 'GLOBAL.FailNow');
       const alertId = await deliveredAlertId(oncall, before + 1);
@@ -151,14 +168,19 @@ for (const backend of backends()) {
       await post(t, '/JobDefinitionAlertSource/GLOBAL.Unanswered', {
         NamePattern: 'AskSlow',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax
-        Statuses: [{ Status: 'Console', DelayAmount: 1, DelayUnits: 'Seconds', Message: 'Job ${jobid} waits for an answer' }],
+        Statuses: [
+          { Status: 'Console', DelayAmount: 1, DelayUnits: 'Seconds', Message: 'Job ${jobid} waits for an answer' },
+        ],
         DefaultAlertEscalation: 'GLOBAL.Slow',
       });
       const answered = await submit(t, 'GLOBAL.AskSlow');
       const left = await submit(t, 'GLOBAL.AskSlow');
       const a = await waitForStatus(t, answered.jobId, 'Console', 3000);
       await waitForStatus(t, left.jobId, 'Console', 3000);
-      assert.equal((await t.req('PUT', `/UserMessage/${a.UserMessage}/reply`, { body: { Response: 'Ok' } })).status, 200);
+      assert.equal(
+        (await t.req('PUT', `/UserMessage/${a.UserMessage}/reply`, { body: { Response: 'Ok' } })).status,
+        200,
+      );
       const alertId = await deliveredAlertId(slow);
       assert.equal((await t.req('GET', `/Alert/${alertId}`)).json.Message, `Job ${left.jobId} waits for an answer`);
       await pause(500);
@@ -168,7 +190,11 @@ for (const backend of backends()) {
     test('disable and enable a source (Control privilege); a disabled source raises nothing', async () => {
       assertError(await t.req('PUT', '/JobDefinitionAlertSource/GLOBAL.Nope/disable'), 404, /JobDefinitionAlertSource/);
       const viewer = await t.keyWithGrants('alert-viewer', ['JobDefinitionAlertSource:GLOBAL:View']);
-      assertError(await t.req('PUT', '/JobDefinitionAlertSource/GLOBAL.Failures/disable', { key: viewer }), 403, /Control privilege/);
+      assertError(
+        await t.req('PUT', '/JobDefinitionAlertSource/GLOBAL.Failures/disable', { key: viewer }),
+        403,
+        /Control privilege/,
+      );
       const off = await t.req('PUT', '/JobDefinitionAlertSource/Failures/disable'); // a bare name means GLOBAL
       assert.equal(off.status, 200, off.body);
       assert.equal(off.json.Enabled, false);
@@ -211,7 +237,10 @@ for (const backend of backends()) {
       const flaky = await startWebhookReceiver({ status: (n) => (n === 1 ? 500 : 204) });
       try {
         await post(t, '/AlertEscalation/GLOBAL.Flaky', { Recipients: [{ Kind: 'Webhook', Address: flaky.url }] });
-        await post(t, '/JobDefinition/GLOBAL.FailFlaky', { JobDefinitionType: 'System', DefaultQueue: 'GLOBAL.System' });
+        await post(t, '/JobDefinition/GLOBAL.FailFlaky', {
+          JobDefinitionType: 'System',
+          DefaultQueue: 'GLOBAL.System',
+        });
         await post(t, '/JobDefinitionAlertSource/GLOBAL.FlakyFailures', {
           NamePattern: 'FailFlaky',
           Statuses: [{ Status: 'Error' }],
@@ -233,7 +262,9 @@ for (const backend of backends()) {
     });
 
     test('an alert source with a reply expression that is not a regular expression is refused', async () => {
-      const res = await t.req('POST', '/ProcessServerAlertSource/GLOBAL.BadReply', { body: { Statuses: ['Unknown'], ReplyExpression: '(oops' } });
+      const res = await t.req('POST', '/ProcessServerAlertSource/GLOBAL.BadReply', {
+        body: { Statuses: ['Unknown'], ReplyExpression: '(oops' },
+      });
       assertError(res, 400, /"ReplyExpression": "\(oops" is not a valid regular expression/);
       assert.equal((await t.req('GET', '/ProcessServerAlertSource/GLOBAL.BadReply')).status, 404);
     });

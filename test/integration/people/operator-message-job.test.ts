@@ -90,7 +90,10 @@ for (const backend of backends()) {
     test('an invalid ReplyExpression ends the job in Error naming it', async () => {
       const job = await submit(t, 'GLOBAL.System_OperatorMessage', ask('Broken', '(unclosed'));
       const done = await waitForStatus(t, job.jobId, 'Error', 3000);
-      assert.ok(done.JobNotes.some((n: string) => /ReplyExpression.*not a valid regular expression/.test(n)), done.JobNotes.join('|'));
+      assert.ok(
+        done.JobNotes.some((n: string) => /ReplyExpression.*not a valid regular expression/.test(n)),
+        done.JobNotes.join('|'),
+      );
     });
 
     test('killing the waiting job closes its message: a later reply is refused with 409', async () => {

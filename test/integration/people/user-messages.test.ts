@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { act, assertError, getJob, type JobJson, postCreated as post, submit, waitForStatus } from '../../helpers/jobs.ts';
+import {
+  act,
+  assertError,
+  getJob,
+  type JobJson,
+  postCreated as post,
+  submit,
+  waitForStatus,
+} from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
@@ -9,7 +17,6 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
  * Console and names the message; a participant's response ends the job with that response's status and return code,
  * also as a call inside a chain.
  */
-
 
 const approval = (participants: string[]) => ({
   JobDefinitionType: 'UserMessage',
@@ -84,8 +91,16 @@ for (const backend of backends()) {
       const job = await submit(t, 'GLOBAL.Approve');
       const { messageId } = await waiting(t, job.jobId);
       assertError(await reply(t, messageId, { Response: 'Approve' }, carol), 403, /Only the participants/);
-      assertError(await reply(t, messageId, { Response: 'Maybe' }, bob), 400, /not one of the responses offered \(Approve, Reject\)/);
-      assertError(await reply(t, messageId, { Response: 'Approve', ReplyComment: 'x'.repeat(1001) }, bob), 400, /at most 1000/);
+      assertError(
+        await reply(t, messageId, { Response: 'Maybe' }, bob),
+        400,
+        /not one of the responses offered \(Approve, Reject\)/,
+      );
+      assertError(
+        await reply(t, messageId, { Response: 'Approve', ReplyComment: 'x'.repeat(1001) }, bob),
+        400,
+        /at most 1000/,
+      );
       assertError(await reply(t, messageId, { Response: 'Approve', Extra: true }, bob), 400, /Unknown field "Extra"/);
       assertError(await reply(t, messageId, { ReplyComment: 'no response' }, bob), 400, /"Response" is required/);
       assertError(await reply(t, 987_654, { Response: 'Approve' }, bob), 404, /UserMessage:987654/);
@@ -101,18 +116,29 @@ for (const backend of backends()) {
     test('a UserMessage definition needs Text, responses and participants', async () => {
       const bad = async (userMessage: unknown, message: RegExp) => {
         const res = await t.req('POST', '/JobDefinition/GLOBAL.BadAsk', {
-          body: { JobDefinitionType: 'UserMessage', DefaultQueue: 'GLOBAL.System', ...(userMessage ? { UserMessage: userMessage } : {}) },
+          body: {
+            JobDefinitionType: 'UserMessage',
+            DefaultQueue: 'GLOBAL.System',
+            ...(userMessage ? { UserMessage: userMessage } : {}),
+          },
         });
         assertError(res, 400, message);
       };
       await bad(undefined, /"UserMessage" is required/);
       await bad({ Text: 'x', Responses: [], Participants: ['bob'] }, /at least one response/);
       await bad({ Text: 'x', Responses: [{ Response: 'Ok' }], Participants: [] }, /at least one user or role/);
-      await bad({ Text: 'x', Responses: [{ Response: 'Ok' }, { Response: 'ok' }], Participants: ['bob'] }, /offered twice/);
+      await bad(
+        { Text: 'x', Responses: [{ Response: 'Ok' }, { Response: 'ok' }], Participants: ['bob'] },
+        /offered twice/,
+      );
       await bad({ Responses: [{ Response: 'Ok' }], Participants: ['bob'] }, /Text/);
       assert.equal((await t.req('GET', '/JobDefinition/GLOBAL.BadAsk')).status, 404);
       const notAsk = await t.req('POST', '/JobDefinition/GLOBAL.NotAsk', {
-        body: { JobDefinitionType: 'BASH', Script: 'true', UserMessage: { Text: 'x', Responses: [{ Response: 'Ok' }], Participants: ['bob'] } },
+        body: {
+          JobDefinitionType: 'BASH',
+          Script: 'true',
+          UserMessage: { Text: 'x', Responses: [{ Response: 'Ok' }], Participants: ['bob'] },
+        },
       });
       assertError(notAsk, 400, /only for a UserMessage definition/);
     });
@@ -122,7 +148,15 @@ for (const backend of backends()) {
       await post(t, '/JobChain/GLOBAL.Release', {
         Steps: [
           { Name: 'Ask', Calls: [{ JobDefinition: 'GLOBAL.Approve' }] },
-          { Name: 'Go', Calls: [{ JobDefinition: 'GLOBAL.System_Sleep', ParameterMappings: [{ Parameter: 'MilliSeconds', Source: 'Value', Value: '10' }] }] },
+          {
+            Name: 'Go',
+            Calls: [
+              {
+                JobDefinition: 'GLOBAL.System_Sleep',
+                ParameterMappings: [{ Parameter: 'MilliSeconds', Source: 'Value', Value: '10' }],
+              },
+            ],
+          },
         ],
       });
       const chain = await submit(t, 'GLOBAL.Release');

@@ -62,7 +62,8 @@ for (const backend of backends()) {
 
     test('objects list in key order with keyset pagination, per partition', async () => {
       const ids = await store.nextUniqueIds(30);
-      for (const [i, id] of ids.entries()) await store.insertObject(queue(id, `P${i % 2}.Q${String(i).padStart(2, '0')}`), []);
+      for (const [i, id] of ids.entries())
+        await store.insertObject(queue(id, `P${i % 2}.Q${String(i).padStart(2, '0')}`), []);
       const pages: string[][] = [];
       let afterKey: string | undefined;
       for (;;) {
@@ -80,11 +81,14 @@ for (const backend of backends()) {
     test('references are found from their target, and go with the referring object', async () => {
       const [target, from] = await store.nextUniqueIds(2);
       await store.insertObject(queue(target as number, 'GLOBAL.Target'), []);
-      await store.insertObject(
-        { ...queue(from as number, 'GLOBAL.Def'), type: 'JobDefinition' },
-        [{ path: 'DefaultQueue', toId: target as number }],
-      );
-      assert.deepEqual(await store.findReferrer(target as number), { type: 'JobDefinition', key: 'GLOBAL.Def', path: 'DefaultQueue' });
+      await store.insertObject({ ...queue(from as number, 'GLOBAL.Def'), type: 'JobDefinition' }, [
+        { path: 'DefaultQueue', toId: target as number },
+      ]);
+      assert.deepEqual(await store.findReferrer(target as number), {
+        type: 'JobDefinition',
+        key: 'GLOBAL.Def',
+        path: 'DefaultQueue',
+      });
       assert.deepEqual(await store.referrerKeys(target as number, 'JobDefinition', 'DefaultQueue'), ['GLOBAL.Def']);
       await store.deleteObject(from as number);
       assert.equal(await store.findReferrer(target as number), undefined);
@@ -110,7 +114,9 @@ for (const backend of backends()) {
   });
 }
 
-describe('PostgreSQL closing idle connections does not end the server', { skip: !backends().some((b) => b.name === 'postgres') }, () => {
+describe('PostgreSQL closing idle connections does not end the server', {
+  skip: !backends().some((b) => b.name === 'postgres'),
+}, () => {
   test('after pg_terminate_backend on every idle connection, the next query works', async () => {
     const pgBackend = backends().find((b) => b.name === 'postgres');
     assert.ok(pgBackend);
@@ -121,7 +127,9 @@ describe('PostgreSQL closing idle connections does not end the server', { skip: 
       const { default: pg } = await import('pg');
       const admin = new pg.Client({ connectionString: db.databaseUrl });
       await admin.connect();
-      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+      await admin.query(
+        'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+      );
       await admin.end();
       await new Promise((r) => setTimeout(r, 200)); // let the pool notice; an unhandled 'error' would end the process here
       await store.setMeta('after', 'ok');

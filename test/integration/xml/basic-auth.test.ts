@@ -6,7 +6,8 @@ import { ADMIN_PASSWORD, basicAuth, type Response, startTestServer, type TestSer
 
 /** DESIGN §9–§10, perf-reliability S2–S4: basic authentication of the XML interface. */
 
-const UNAUTHENTICATED = '<?xml version="1.0" encoding="UTF-8"?>\n<error>\n  <code>401</code>\n  <message>Authentication required</message>\n</error>\n';
+const UNAUTHENTICATED =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<error>\n  <code>401</code>\n  <message>Authentication required</message>\n</error>\n';
 
 function assertUnauthenticated(res: Response, what: string): void {
   assert.equal(res.status, 401, `${what}: ${res.status} ${res.body}`);
@@ -32,9 +33,15 @@ for (const backend of backends()) {
     test('S2: no, malformed or foreign credentials answer 401 with the same XML body and a Basic challenge', async () => {
       assertUnauthenticated(await get({}, '10.0.1.1'), 'no header');
       assertUnauthenticated(await get({ authorization: 'Basic !!!' }, '10.0.1.2'), 'not base64');
-      assertUnauthenticated(await get({ authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` }, '10.0.1.3'), 'no colon');
+      assertUnauthenticated(
+        await get({ authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` }, '10.0.1.3'),
+        'no colon',
+      );
       assertUnauthenticated(await get({ authorization: 'Bearer abc' }, '10.0.1.4'), 'another scheme');
-      assertUnauthenticated(await get({ 'x-api-key': 'admin-test-key-0123456789abcdef' }, '10.0.1.5'), 'an API key is not accepted here');
+      assertUnauthenticated(
+        await get({ 'x-api-key': 'admin-test-key-0123456789abcdef' }, '10.0.1.5'),
+        'an API key is not accepted here',
+      );
       const ok = await get({ authorization: basicAuth('viewer', 'viewer-password-1') }, '10.0.1.6');
       assert.equal(ok.status, 200, ok.body);
       assert.match(ok.body, /<Name>Default<\/Name>/);
@@ -60,7 +67,8 @@ for (const backend of backends()) {
     });
 
     test('S4: 20 failures a minute from one address give 429 with Retry-After; another address is unaffected', async () => {
-      for (let i = 0; i < 20; i++) assertUnauthenticated(await get({ authorization: basicAuth('viewer', 'bad') }, '10.0.3.1'), `failure ${i}`);
+      for (let i = 0; i < 20; i++)
+        assertUnauthenticated(await get({ authorization: basicAuth('viewer', 'bad') }, '10.0.3.1'), `failure ${i}`);
       const blocked = await get({ authorization: basicAuth('viewer', 'viewer-password-1') }, '10.0.3.1');
       assert.equal(blocked.status, 429, blocked.body);
       assert.match(blocked.body, /<code>429<\/code>/);
@@ -74,7 +82,10 @@ for (const backend of backends()) {
       assert.equal((await get({ authorization: basicAuth('changer', 'first-password-1') }, '10.0.4.1')).status, 200);
       await t.server.accounts.setPassword('changer', 'second-password-2');
       await new Promise((r) => setTimeout(r, Authenticator.CACHE_MS + 50));
-      assertUnauthenticated(await get({ authorization: basicAuth('changer', 'first-password-1') }, '10.0.4.1'), 'old password');
+      assertUnauthenticated(
+        await get({ authorization: basicAuth('changer', 'first-password-1') }, '10.0.4.1'),
+        'old password',
+      );
       assert.equal((await get({ authorization: basicAuth('changer', 'second-password-2') }, '10.0.4.1')).status, 200);
     });
 

@@ -18,7 +18,9 @@ const entryNames = async (car: Buffer) => (await readCar(car)).map((e) => e.name
 
 const queueEntry = (partition: string, name: string, inner = '') => ({
   name: `Queue/${partition}.${name}.xml`,
-  data: Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>\n<Queue><Name>${name}</Name><Partition type="Partition" path="${partition}"/>${inner}</Queue>`),
+  data: Buffer.from(
+    `<?xml version="1.0" encoding="UTF-8"?>\n<Queue><Name>${name}</Name><Partition type="Partition" path="${partition}"/>${inner}</Queue>`,
+  ),
 });
 
 for (const backend of backends()) {
@@ -30,7 +32,11 @@ for (const backend of backends()) {
       await postCreated(t, '/Partition/PROD', {});
       await postCreated(t, '/TimeWindow/DEV.Nights', { Description: 'nights' });
       await postCreated(t, '/Queue/DEV.Batch', { ExecutionSize: 3, TimeWindow: 'DEV.Nights', Description: 'batch' });
-      await postCreated(t, '/JobDefinition/DEV.Load', { JobDefinitionType: 'BASH', Script: 'echo load', DefaultQueue: 'DEV.Batch' });
+      await postCreated(t, '/JobDefinition/DEV.Load', {
+        JobDefinitionType: 'BASH',
+        Script: 'echo load',
+        DefaultQueue: 'DEV.Batch',
+      });
       await postCreated(t, '/Credential/DEV.Db', { RealUser: 'loader', Password: 'pa55-word-never-exported' });
     });
     after(() => t.close());
@@ -41,7 +47,8 @@ for (const backend of backends()) {
       assert.equal(res.headers['content-type'], 'application/zip');
       return res.raw as Buffer;
     };
-    const putCar = (car: Buffer, headers: Record<string, string> = {}) => t.xml('PUT', '/car', { payload: car, headers: { ...ZIP, ...headers } });
+    const putCar = (car: Buffer, headers: Record<string, string> = {}) =>
+      t.xml('PUT', '/car', { payload: car, headers: { ...ZIP, ...headers } });
 
     test('car exports one object, or with references=true everything it refers to, as the same bytes each time', async () => {
       const one = await exportCar('/car/JobDefinition/DEV.Load');
@@ -56,7 +63,10 @@ for (const backend of backends()) {
         'TimeWindow/DEV.Nights.xml',
       ]);
       const info = parseXml((await readCar(all)).find((e) => e.name === 'META-INF/export-info.xml')?.data as Buffer);
-      assert.deepEqual(info.children.map((c) => c.name), ['source-system', 'source-address', 'user', 'date']);
+      assert.deepEqual(
+        info.children.map((c) => c.name),
+        ['source-system', 'source-address', 'user', 'date'],
+      );
       assert.equal(info.children[2]?.text, 'admin');
       const def = parseXml((await readCar(one))[0]?.data as Buffer);
       assert.equal(def.name, 'JobDefinition');
@@ -77,7 +87,11 @@ for (const backend of backends()) {
 
     test('car-put imports as a System_Import_Archive job with a log; the same archive again changes nothing', async () => {
       const car = await exportCar('/car/JobDefinition/DEV.Load?references=true');
-      const res = await putCar(car, { 'X-Vendor-TargetPartition': 'PROD', 'X-Vendor-FileName': 'dev.car', 'X-Vendor-Description': 'promote' });
+      const res = await putCar(car, {
+        'X-Vendor-TargetPartition': 'PROD',
+        'X-Vendor-FileName': 'dev.car',
+        'X-Vendor-Description': 'promote',
+      });
       assert.equal(res.status, 200, res.body);
       assert.equal(statusOf(res.body), 'Completed');
       const job = await getJob(t, jobIdOf(res.body));
@@ -141,26 +155,63 @@ for (const backend of backends()) {
     test('POST /Import: WaitForCompletion true → 200 on success and 500 on failure; false → 200 once started', async () => {
       const post = (car: Buffer, query: string) =>
         t.req('POST', `/Import${query}`, { payload: car, headers: { 'content-type': 'application/octet-stream' } });
-      const ok = await post(await writeCar([queueEntry('GLOBAL', 'Imported1')]), '?WaitForCompletion=true&fileName=one.car');
+      const ok = await post(
+        await writeCar([queueEntry('GLOBAL', 'Imported1')]),
+        '?WaitForCompletion=true&fileName=one.car',
+      );
       assert.equal(ok.status, 200, ok.body);
       assert.equal(ok.json.Status, 'Completed');
       assert.equal(ok.json.JobDefinition, 'GLOBAL.System_Import_Archive');
-      const bad = await post(await writeCar([queueEntry('GLOBAL', 'Imported2', '<ExecutionSize>-1</ExecutionSize>')]), '?WaitForCompletion=true');
+      const bad = await post(
+        await writeCar([queueEntry('GLOBAL', 'Imported2', '<ExecutionSize>-1</ExecutionSize>')]),
+        '?WaitForCompletion=true',
+      );
       assert.equal(bad.status, 500, bad.body);
       assert.match(bad.json.message, /Import job \d+ ended Error/);
       assert.equal((await t.req('GET', '/Queue/Imported2')).status, 404);
-      const started = await post(await writeCar([queueEntry('GLOBAL', 'Imported3')]), '?WaitForCompletion=false&TargetPartition=PROD');
+      const started = await post(
+        await writeCar([queueEntry('GLOBAL', 'Imported3')]),
+        '?WaitForCompletion=false&TargetPartition=PROD',
+      );
       assert.equal(started.status, 200, started.body);
       assert.ok(started.json.jobId > 0);
       const failedLater = await post(await writeCar([queueEntry('GLOBAL', 'Imported4', '<Held>perhaps</Held>')]), '');
       assert.equal(failedLater.status, 200, 'rule 3: started, not necessarily successful');
-      assert.equal((await t.req('POST', '/Import?Bogus=1', { payload: Buffer.from('x'), headers: { 'content-type': 'application/octet-stream' } })).status, 400);
-      assert.equal((await t.req('POST', '/Import?WaitForCompletion=perhaps', { payload: Buffer.from('x'), headers: { 'content-type': 'application/octet-stream' } })).status, 400);
-      assert.equal((await t.req('POST', '/Queue/GLOBAL.Imported9', { payload: Buffer.from('x'), headers: { 'content-type': 'application/octet-stream' } })).status, 415);
+      assert.equal(
+        (
+          await t.req('POST', '/Import?Bogus=1', {
+            payload: Buffer.from('x'),
+            headers: { 'content-type': 'application/octet-stream' },
+          })
+        ).status,
+        400,
+      );
+      assert.equal(
+        (
+          await t.req('POST', '/Import?WaitForCompletion=perhaps', {
+            payload: Buffer.from('x'),
+            headers: { 'content-type': 'application/octet-stream' },
+          })
+        ).status,
+        400,
+      );
+      assert.equal(
+        (
+          await t.req('POST', '/Queue/GLOBAL.Imported9', {
+            payload: Buffer.from('x'),
+            headers: { 'content-type': 'application/octet-stream' },
+          })
+        ).status,
+        415,
+      );
     });
 
     test('all or nothing: one invalid object refuses the whole archive, and the log names it', async () => {
-      const car = await writeCar([queueEntry('GLOBAL', 'Good1'), queueEntry('GLOBAL', 'Good2'), queueEntry('GLOBAL', 'Bad', '<HoldLevel>500</HoldLevel>')]);
+      const car = await writeCar([
+        queueEntry('GLOBAL', 'Good1'),
+        queueEntry('GLOBAL', 'Good2'),
+        queueEntry('GLOBAL', 'Bad', '<HoldLevel>500</HoldLevel>'),
+      ]);
       const res = await putCar(car);
       assert.equal(res.status, 422, res.body);
       assert.match(res.body, /Import job (\d+) ended Error/);
@@ -169,7 +220,8 @@ for (const backend of backends()) {
       assert.equal(job.Status, 'Error');
       const log = (await t.xml('GET', `/jobfile/${job.JobFiles[0].uniqueId}`)).body;
       assert.match(log, /refused +Queue:GLOBAL\.Bad: Field "HoldLevel" must be an integer from 1 to 100/);
-      for (const name of ['Good1', 'Good2', 'Bad']) assert.equal((await t.req('GET', `/Queue/${name}`)).status, 404, name);
+      for (const name of ['Good1', 'Good2', 'Bad'])
+        assert.equal((await t.req('GET', `/Queue/${name}`)).status, 404, name);
       // An entry whose XML names another object than its entry name is refused too.
       const lying = await writeCar([{ name: 'Queue/GLOBAL.Liar.xml', data: queueEntry('GLOBAL', 'Truth').data }]);
       assert.equal((await putCar(lying)).status, 422);
@@ -191,10 +243,17 @@ for (const backend of backends()) {
       const car = await writeCar([
         queueEntry('DEV', 'Ruled', '<TimeWindow type="TimeWindow" path="DEV.Nights"/>'),
         queueEntry('DEV', 'SkipMe'),
-        (await readCar(await exportCar('/car/TimeWindow/DEV.Nights'))).find((e) => e.name.startsWith('TimeWindow/')) as { name: string; data: Buffer },
-        (await readCar(await exportCar('/car/JobDefinition/DEV.Load'))).find((e) => e.name.startsWith('JobDefinition/')) as { name: string; data: Buffer },
+        (await readCar(await exportCar('/car/TimeWindow/DEV.Nights'))).find((e) =>
+          e.name.startsWith('TimeWindow/'),
+        ) as { name: string; data: Buffer },
+        (await readCar(await exportCar('/car/JobDefinition/DEV.Load'))).find((e) =>
+          e.name.startsWith('JobDefinition/'),
+        ) as { name: string; data: Buffer },
       ]);
-      const res = await putCar(car, { 'X-Vendor-Ruleset': 'GLOBAL.Promote', 'X-Vendor-Ruleset-Properties': 'slots=7,who=ops' });
+      const res = await putCar(car, {
+        'X-Vendor-Ruleset': 'GLOBAL.Promote',
+        'X-Vendor-Ruleset-Properties': 'slots=7,who=ops',
+      });
       assert.equal(statusOf(res.body), 'Completed', res.body);
       const q = (await t.req('GET', '/Queue/TEST.Ruled')).json;
       assert.equal(q.ExecutionSize, 7);
@@ -207,7 +266,10 @@ for (const backend of backends()) {
       assert.match(log, /skipped +JobDefinition:DEV\.Load/);
       const missing = await putCar(car, { 'X-Vendor-Ruleset': 'GLOBAL.Nope' });
       assert.equal(missing.status, 400, missing.body);
-      const malformed = await putCar(car, { 'X-Vendor-Ruleset': 'GLOBAL.Promote', 'X-Vendor-Ruleset-Properties': 'no pair here' });
+      const malformed = await putCar(car, {
+        'X-Vendor-Ruleset': 'GLOBAL.Promote',
+        'X-Vendor-Ruleset-Properties': 'no pair here',
+      });
       assert.equal(malformed.status, 400, malformed.body);
     });
 
@@ -245,7 +307,11 @@ for (const backend of backends()) {
       const car = await writeCar([queueEntry('GLOBAL', 'NotYours')]);
       const r1 = await t.xml('PUT', '/car', { payload: car, headers: ZIP, auth: ['viewer', 'viewer-password-1'] });
       assert.equal(r1.status, 403, r1.body);
-      await t.loginWithGrants('importer', 'importer-password-1', ['*:*:View', 'JobDefinition:GLOBAL:Submit', 'Queue:GLOBAL:Submit']);
+      await t.loginWithGrants('importer', 'importer-password-1', [
+        '*:*:View',
+        'JobDefinition:GLOBAL:Submit',
+        'Queue:GLOBAL:Submit',
+      ]);
       const r2 = await t.xml('PUT', '/car', { payload: car, headers: ZIP, auth: ['importer', 'importer-password-1'] });
       assert.equal(r2.status, 403, r2.body);
       assert.match(r2.body, /Create privilege/);
@@ -254,14 +320,30 @@ for (const backend of backends()) {
 
     test('libraries: jar-put stores a file (a job), api-libs zips them all, scripts-list and scripts-get list and export', async () => {
       await postCreated(t, '/Library/GLOBAL.Tools', { Description: 'shared code' });
-      const jar = await writeCar([{ name: 'META-INF/MANIFEST.MF', data: Buffer.from('Manifest-Version: 1.0\n') }, { name: 'a/B.class', data: Buffer.from('cafebabe') }]);
-      const headers = { 'content-type': 'application/java-archive', 'X-Vendor-Library': 'GLOBAL.Tools', 'X-Vendor-FileName': 'tools.jar' };
-      assert.equal((await t.xml('PUT', '/jar', { payload: jar, headers: { ...headers, 'X-Vendor-Library': '' } })).status, 400);
+      const jar = await writeCar([
+        { name: 'META-INF/MANIFEST.MF', data: Buffer.from('Manifest-Version: 1.0\n') },
+        { name: 'a/B.class', data: Buffer.from('cafebabe') },
+      ]);
+      const headers = {
+        'content-type': 'application/java-archive',
+        'X-Vendor-Library': 'GLOBAL.Tools',
+        'X-Vendor-FileName': 'tools.jar',
+      };
+      assert.equal(
+        (await t.xml('PUT', '/jar', { payload: jar, headers: { ...headers, 'X-Vendor-Library': '' } })).status,
+        400,
+      );
       const noName = { ...headers } as Record<string, string>;
       delete noName['X-Vendor-FileName'];
       assert.match((await t.xml('PUT', '/jar', { payload: jar, headers: noName })).body, /FileName header is required/);
-      assert.match((await t.xml('PUT', '/jar', { payload: Buffer.from('not a jar at all, just text'), headers })).body, /not a JAR/);
-      const broken = await t.xml('PUT', '/jar', { payload: Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(40)]), headers });
+      assert.match(
+        (await t.xml('PUT', '/jar', { payload: Buffer.from('not a jar at all, just text'), headers })).body,
+        /not a JAR/,
+      );
+      const broken = await t.xml('PUT', '/jar', {
+        payload: Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(40)]),
+        headers,
+      });
       assert.equal(broken.status, 400, broken.body);
       assert.match(broken.body, /not a readable JAR/);
       const res = await t.xml('PUT', '/jar/', { payload: jar, headers });
@@ -271,7 +353,10 @@ for (const backend of backends()) {
       assert.equal(lib.Files.length, 1);
       assert.deepEqual({ Name: lib.Files[0].Name, Size: lib.Files[0].Size }, { Name: 'tools.jar', Size: jar.length });
       const libs = await readCar((await t.xml('GET', '/api-libs')).raw as Buffer);
-      assert.deepEqual(libs.map((e) => e.name), ['GLOBAL.Tools/tools.jar']);
+      assert.deepEqual(
+        libs.map((e) => e.name),
+        ['GLOBAL.Tools/tools.jar'],
+      );
       assert.deepEqual(libs[0]?.data, jar);
       await postCreated(t, '/JobDefinition/GLOBAL.Script1', { JobDefinitionType: 'PYTHON', Script: 'print(1)' });
       const list = parseXml((await t.xml('GET', '/scripts-list')).body);
@@ -281,7 +366,10 @@ for (const backend of backends()) {
       for (const method of ['GET', 'POST']) {
         const car = await readCar((await t.xml(method, '/scripts-get')).raw as Buffer);
         const names = car.map((e) => e.name);
-        assert.ok(names.includes('Library/GLOBAL.Tools.xml') && names.includes('Library/GLOBAL.Tools/tools.jar'), names.join());
+        assert.ok(
+          names.includes('Library/GLOBAL.Tools.xml') && names.includes('Library/GLOBAL.Tools/tools.jar'),
+          names.join(),
+        );
         assert.ok(names.includes('JobDefinition/GLOBAL.Script1.xml'));
       }
       // The library travels with its file: import it into another partition.
@@ -296,9 +384,20 @@ for (const backend of backends()) {
       assert.equal((await t.req('GET', '/Library/GLOBAL.Gone')).json.Files.length, 1);
       assert.equal((await t.req('DELETE', '/Library/GLOBAL.Gone')).status, 204);
       await postCreated(t, '/Library/GLOBAL.Gone', {});
-      assert.deepEqual((await t.req('GET', '/Library/GLOBAL.Gone')).json.Files, [], 'a new library of the same name starts empty');
-      assert.ok(!(await readCar((await t.xml('GET', '/api-libs')).raw as Buffer)).some((e) => e.name.startsWith('GLOBAL.Gone/')));
-      const missingLib = await t.xml('PUT', '/jar', { payload: jar, headers: { ...headers, 'X-Vendor-Library': 'GLOBAL.NoSuchLib' } });
+      assert.deepEqual(
+        (await t.req('GET', '/Library/GLOBAL.Gone')).json.Files,
+        [],
+        'a new library of the same name starts empty',
+      );
+      assert.ok(
+        !(await readCar((await t.xml('GET', '/api-libs')).raw as Buffer)).some((e) =>
+          e.name.startsWith('GLOBAL.Gone/'),
+        ),
+      );
+      const missingLib = await t.xml('PUT', '/jar', {
+        payload: jar,
+        headers: { ...headers, 'X-Vendor-Library': 'GLOBAL.NoSuchLib' },
+      });
       assert.equal(missingLib.status, 422, missingLib.body);
       assert.match(missingLib.body, /Library:GLOBAL\.NoSuchLib does not exist/);
     });
@@ -315,9 +414,14 @@ for (const backend of backends()) {
         const old = (def.data.Parameters as Array<{ Name: string }>).filter((p) => p.Name === 'FileName');
         await t.server.store.patchObjectData(def.uniqueId, { ...def.data, Parameters: old });
         await t.restart();
-        const names = (await t.req('GET', '/JobDefinition/GLOBAL.System_Import_Archive')).json.Parameters.map((p: { Name: string }) => p.Name);
+        const names = (await t.req('GET', '/JobDefinition/GLOBAL.System_Import_Archive')).json.Parameters.map(
+          (p: { Name: string }) => p.Name,
+        );
         assert.deepEqual(names, ['FileName', 'TargetPartition', 'ImportRuleSet', 'RuleSetProperties']);
-        const res = await t.xml('PUT', '/car', { payload: await writeCar([queueEntry('GLOBAL', 'AfterUpgrade')]), headers: { ...ZIP, 'X-Vendor-TargetPartition': 'GLOBAL' } });
+        const res = await t.xml('PUT', '/car', {
+          payload: await writeCar([queueEntry('GLOBAL', 'AfterUpgrade')]),
+          headers: { ...ZIP, 'X-Vendor-TargetPartition': 'GLOBAL' },
+        });
         assert.equal(statusOf(res.body), 'Completed', res.body);
       } finally {
         await t.close();

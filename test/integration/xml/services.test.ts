@@ -10,7 +10,11 @@ const XML = { 'content-type': 'application/xml; charset=utf-8' };
 const child = (e: XmlElement, name: string) => e.children.find((c) => c.name === name);
 const text = (e: XmlElement, name: string) => child(e, name)?.text;
 
-function assertError(res: { status: number; body: string; headers: Record<string, unknown> }, status: number, pattern?: RegExp): void {
+function assertError(
+  res: { status: number; body: string; headers: Record<string, unknown> },
+  status: number,
+  pattern?: RegExp,
+): void {
   assert.equal(res.status, status, res.body);
   assert.match(String(res.headers['content-type']), /^text\/xml/);
   const root = parseXml(res.body);
@@ -45,19 +49,46 @@ for (const backend of backends()) {
       assert.equal(root.attributes.xmlns, 'http://wadl.dev.java.net/2009/02');
       const resources = child(root, 'resources') as XmlElement;
       assert.equal(resources.attributes.base, `${t.xmlBase}/`);
-      const ids = resources.children.flatMap((r) => r.children.filter((m) => m.name === 'method').map((m) => m.attributes.id));
-      for (const id of ['jobfile', 'capabilitiesxml', 'version', 'api-libs', 'object', 'car', 'car-put', 'jar-put', 'xml-put', 'list', 'scripts-list', 'scripts-get-get', 'scripts-get-post'])
+      const ids = resources.children.flatMap((r) =>
+        r.children.filter((m) => m.name === 'method').map((m) => m.attributes.id),
+      );
+      for (const id of [
+        'jobfile',
+        'capabilitiesxml',
+        'version',
+        'api-libs',
+        'object',
+        'car',
+        'car-put',
+        'jar-put',
+        'xml-put',
+        'list',
+        'scripts-list',
+        'scripts-get-get',
+        'scripts-get-post',
+      ])
         assert.ok(ids.includes(id), `WADL lacks ${id}: ${ids.join(', ')}`);
       // Every listed resource and method is routed: no 404 "No resource" and no 405 for what the WADL promises.
       for (const r of resources.children)
         for (const m of r.children.filter((c) => c.name === 'method')) {
           const path = `/${r.attributes.path?.replace(/\{[^}]+\}/g, 'x')}`;
           const answer = await t.xml(m.attributes.name as string, path);
-          assert.ok(answer.status !== 405 && !/No resource at/.test(answer.body), `${m.attributes.name} ${path}: ${answer.status} ${answer.body}`);
+          assert.ok(
+            answer.status !== 405 && !/No resource at/.test(answer.body),
+            `${m.attributes.name} ${path}: ${answer.status} ${answer.body}`,
+          );
         }
       const putCar = resources.children.find((r) => r.attributes.path === 'car') as XmlElement;
       const headers = JSON.stringify(putCar);
-      for (const h of ['async', 'X-Vendor-Description', 'X-Vendor-Ruleset', 'X-Vendor-Ruleset-Properties', 'X-Vendor-TargetPartition', 'X-Vendor-Signed-Car', 'X-Vendor-FileName'])
+      for (const h of [
+        'async',
+        'X-Vendor-Description',
+        'X-Vendor-Ruleset',
+        'X-Vendor-Ruleset-Properties',
+        'X-Vendor-TargetPartition',
+        'X-Vendor-Signed-Car',
+        'X-Vendor-FileName',
+      ])
         assert.ok(headers.includes(`"${h}"`), `car-put header ${h}`);
     });
 
@@ -68,12 +99,31 @@ for (const backend of backends()) {
       const root = parseXml(res.body);
       assert.deepEqual(
         root.children.map((c) => c.name),
-        ['Comment', 'Description', 'Name', 'Partition', 'ParentApplication', 'ExecutionSize', 'Held', 'HoldLevel', 'Inclusive', 'InclusiveConsoleJobs', 'Overdue', 'QueueTimeZone', 'TimeWindow', 'CreationTime', 'LastModificationTime'],
+        [
+          'Comment',
+          'Description',
+          'Name',
+          'Partition',
+          'ParentApplication',
+          'ExecutionSize',
+          'Held',
+          'HoldLevel',
+          'Inclusive',
+          'InclusiveConsoleJobs',
+          'Overdue',
+          'QueueTimeZone',
+          'TimeWindow',
+          'CreationTime',
+          'LastModificationTime',
+        ],
       );
       assert.deepEqual(child(root, 'Partition')?.attributes, { type: 'Partition', path: 'GLOBAL' });
       assertError(await t.xml('GET', '/object/Queue/GLOBAL.Nope'), 404, /Queue:GLOBAL\.Nope/);
       assertError(await t.xml('GET', '/object/Nonsense/GLOBAL.Default'), 404);
-      assertError(await t.xml('GET', '/object/JobDefinition/GLOBAL.System_Sleep', { auth: ['viewer', 'viewer-password-1'] }), 404);
+      assertError(
+        await t.xml('GET', '/object/JobDefinition/GLOBAL.System_Sleep', { auth: ['viewer', 'viewer-password-1'] }),
+        404,
+      );
     });
 
     test('jobfile needs a positive integer id (400), answers 404 for a missing file, and streams a job file', async () => {
@@ -95,7 +145,10 @@ for (const backend of backends()) {
       const json = await t.req('GET', '/Queue/GLOBAL.Nightly');
       assert.equal(json.json.ExecutionSize, 4);
       // The document `object` answers goes back unchanged (read-only times included), with one edit.
-      const current = (await t.xml('GET', '/object/Queue/GLOBAL.Nightly')).body.replace('<ExecutionSize>4</ExecutionSize>', '<ExecutionSize>9</ExecutionSize>');
+      const current = (await t.xml('GET', '/object/Queue/GLOBAL.Nightly')).body.replace(
+        '<ExecutionSize>4</ExecutionSize>',
+        '<ExecutionSize>9</ExecutionSize>',
+      );
       const changed = await t.xml('PUT', '/xml/', { payload: current, headers: { 'content-type': 'text/xml' } });
       assert.equal(changed.status, 200, changed.body);
       assert.equal((await t.req('GET', '/Queue/GLOBAL.Nightly')).json.ExecutionSize, 9);
@@ -107,8 +160,20 @@ for (const backend of backends()) {
       const cases: Array<[string, string | Buffer, Record<string, string>, number, RegExp]> = [
         ['unknown element', queueXml('Steady', '<Colour>red</Colour>'), XML, 400, /Colour/],
         ['wrong type', queueXml('Steady').replace('<Held>false</Held>', '<Held>maybe</Held>'), XML, 400, /Held/],
-        ['out of range', queueXml('Steady').replace('<ExecutionSize>4', '<ExecutionSize>-4'), XML, 400, /ExecutionSize/],
-        ['reference to nothing', queueXml('Steady', '<TimeWindow type="TimeWindow" path="GLOBAL.Nope"/>'), XML, 400, /TimeWindow/],
+        [
+          'out of range',
+          queueXml('Steady').replace('<ExecutionSize>4', '<ExecutionSize>-4'),
+          XML,
+          400,
+          /ExecutionSize/,
+        ],
+        [
+          'reference to nothing',
+          queueXml('Steady', '<TimeWindow type="TimeWindow" path="GLOBAL.Nope"/>'),
+          XML,
+          400,
+          /TimeWindow/,
+        ],
         ['malformed', '<Queue><Name>Steady</Queue>', XML, 400, /Malformed/],
         ['unknown type', '<Gadget><Name>x</Name></Gadget>', XML, 400, /Gadget/],
         ['runtime type', '<Job/>', XML, 400, /Job/],
@@ -124,11 +189,20 @@ for (const backend of backends()) {
         assert.equal((await t.req('GET', '/Queue/GLOBAL.Steady')).body, before, `${what} changed the queue`);
       }
       assertError(await t.xml('PUT', '/xml', { payload: 'x'.repeat(1024 * 1024 + 10), headers: XML }), 413);
-      assertError(await t.xml('PUT', '/xml', { payload: queueXml('Steady'), headers: XML, auth: ['viewer', 'viewer-password-1'] }), 403, /Edit/);
+      assertError(
+        await t.xml('PUT', '/xml', {
+          payload: queueXml('Steady'),
+          headers: XML,
+          auth: ['viewer', 'viewer-password-1'],
+        }),
+        403,
+        /Edit/,
+      );
     });
 
     test('list shows what the caller may view, with search, check and a stylesheet', async () => {
-      for (const name of ['ListA', 'ListB', 'Other']) await t.xml('PUT', '/xml', { payload: queueXml(name), headers: XML });
+      for (const name of ['ListA', 'ListB', 'Other'])
+        await t.xml('PUT', '/xml', { payload: queueXml(name), headers: XML });
       const all = parseXml((await t.xml('GET', '/list/Queue')).body);
       assert.equal(all.name, 'rest-list');
       assert.equal(all.attributes.type, 'Queue');
@@ -136,15 +210,22 @@ for (const backend of backends()) {
       assert.equal(all.attributes.count, String(keys.length));
       assert.ok(keys.includes('Queue:GLOBAL.Default') && keys.includes('Queue:GLOBAL.ListA'));
       const searched = parseXml((await t.xml('GET', '/list/Queue?search=lista')).body);
-      assert.deepEqual(searched.children.map((c) => text(c, 'business-key')), ['Queue:GLOBAL.ListA']);
+      assert.deepEqual(
+        searched.children.map((c) => text(c, 'business-key')),
+        ['Queue:GLOBAL.ListA'],
+      );
       assert.equal(text(searched.children[0] as XmlElement, 'url'), `${t.xmlBase}/object/Queue/GLOBAL.ListA`);
-      const exportable = parseXml((await t.xml('GET', '/list/Queue?check=export')).body).children.map((c) => text(c, 'business-key'));
+      const exportable = parseXml((await t.xml('GET', '/list/Queue?check=export')).body).children.map((c) =>
+        text(c, 'business-key'),
+      );
       assert.ok(!exportable.includes('Queue:GLOBAL.System'), 'built-in objects are not exported');
       assert.ok(exportable.includes('Queue:GLOBAL.ListB'));
       const styled = await t.xml('GET', '/list/Queue?stylesheet=true');
       assert.match(styled.body, /<\?xml-stylesheet type="text\/xsl" href="[^"]*\/api-rest\/stylesheet"\?>/);
       assert.equal((await t.xml('GET', '/stylesheet')).status, 200);
-      const viewerSees = parseXml((await t.xml('GET', '/list/JobDefinition', { auth: ['viewer', 'viewer-password-1'] })).body);
+      const viewerSees = parseXml(
+        (await t.xml('GET', '/list/JobDefinition', { auth: ['viewer', 'viewer-password-1'] })).body,
+      );
       assert.equal(viewerSees.attributes.count, '0');
       assertError(await t.xml('GET', '/list/Queue?check=maybe'), 400, /check/);
       assertError(await t.xml('GET', '/list/Queue?stylesheet=yes'), 400, /stylesheet/);

@@ -7,13 +7,20 @@ import { applyRules, parseRuleSetProperties, rulesOf } from '../../../src/car/im
 const objects = [
   { type: 'Queue' as const, key: 'DEV.Batch', body: { Name: 'Batch', Partition: 'DEV', TimeWindow: 'DEV.Nights' } },
   { type: 'TimeWindow' as const, key: 'DEV.Nights', body: { Name: 'Nights', Partition: 'DEV' } },
-  { type: 'JobDefinition' as const, key: 'DEV.Load', body: { Name: 'Load', Partition: 'DEV', DefaultQueue: 'GLOBAL.Default', TimeWindow: 'OPS.Hours' } },
+  {
+    type: 'JobDefinition' as const,
+    key: 'DEV.Load',
+    body: { Name: 'Load', Partition: 'DEV', DefaultQueue: 'GLOBAL.Default', TimeWindow: 'OPS.Hours' },
+  },
 ];
 
 test('a target partition moves every object, and references to objects that moved with them follow', () => {
   const { imported, skipped } = applyRules(objects, rulesOf(undefined, 'PROD', {}));
   assert.deepEqual(skipped, []);
-  assert.deepEqual(imported.map((o) => o.key), ['PROD.Batch', 'PROD.Nights', 'PROD.Load']);
+  assert.deepEqual(
+    imported.map((o) => o.key),
+    ['PROD.Batch', 'PROD.Nights', 'PROD.Load'],
+  );
   assert.equal(imported[0]?.body.TimeWindow, 'PROD.Nights');
   assert.equal(imported[0]?.body.Partition, 'PROD');
   assert.equal(imported[2]?.body.DefaultQueue, 'GLOBAL.Default', 'objects not in the archive stay where they are');
@@ -21,7 +28,13 @@ test('a target partition moves every object, and references to objects that move
 });
 
 test('a partition mapping moves its objects and every reference into that partition; the request target wins over the rule set', () => {
-  const ruleSet = { PartitionMappings: [{ From: 'OPS', To: 'OPS2' }], TargetPartition: 'TEST', Includes: [], Excludes: [], PropertyOverrides: [] };
+  const ruleSet = {
+    PartitionMappings: [{ From: 'OPS', To: 'OPS2' }],
+    TargetPartition: 'TEST',
+    Includes: [],
+    Excludes: [],
+    PropertyOverrides: [],
+  };
   const { imported } = applyRules(objects, rulesOf(ruleSet, null, {}));
   assert.equal(imported[2]?.key, 'TEST.Load');
   assert.equal(imported[2]?.body.TimeWindow, 'OPS2.Hours', 'a reference into a mapped partition follows the mapping');
@@ -41,8 +54,14 @@ test('includes and excludes decide what is imported; overrides take rule-set pro
     ],
   };
   const { imported, skipped } = applyRules(objects, rulesOf(ruleSet, null, { n: '6' }));
-  assert.deepEqual(imported.map((o) => o.key), ['DEV.Batch']);
-  assert.deepEqual(skipped.map((o) => o.key), ['DEV.Nights', 'DEV.Load']);
+  assert.deepEqual(
+    imported.map((o) => o.key),
+    ['DEV.Batch'],
+  );
+  assert.deepEqual(
+    skipped.map((o) => o.key),
+    ['DEV.Nights', 'DEV.Load'],
+  );
   assert.equal(imported[0]?.body.ExecutionSize, 6);
   assert.equal(imported[0]?.body.Held, true);
   assert.equal(imported[0]?.body.Name, 'Batch', 'identity fields are never overridden');

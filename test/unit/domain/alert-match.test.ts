@@ -39,7 +39,10 @@ test('a job source matches on definition name, partition, status and the kind of
   assert.equal(jobSourceEntry(source(), step, 'Error'), undefined, 'steps only when AppliesToSteps');
   assert.ok(jobSourceEntry(source({ AppliesToSteps: true }), step, 'Error'));
   assert.equal(jobKind(job('GLOBAL.LoadChain', {}, 'JobChain')), 'AppliesToChains');
-  assert.equal(jobSourceEntry(source({ AppliesToChains: false }), job('GLOBAL.LoadChain', {}, 'JobChain'), 'Error'), undefined);
+  assert.equal(
+    jobSourceEntry(source({ AppliesToChains: false }), job('GLOBAL.LoadChain', {}, 'JobChain'), 'Error'),
+    undefined,
+  );
 });
 
 test('delays in their units', () => {

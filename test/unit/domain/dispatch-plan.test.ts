@@ -53,11 +53,16 @@ const job = (jobId: number, q: string, o: Partial<Candidate> = {}): Candidate =>
 
 describe('dispatch planning (DESIGN §8)', () => {
   test('respects the queue, provider and server limits: the most restrictive wins', () => {
-    const s = state([queue('Q', { executionSize: 5 })], [provider('A', 'Q', { executionSize: 2 }), provider('B', 'Q')], [
-      server('A'),
-      server('B', { executionSize: 1 }),
-    ]);
-    const plan = planDispatch(s, [], [1, 2, 3, 4, 5, 6].map((i) => job(i, 'Q')));
+    const s = state(
+      [queue('Q', { executionSize: 5 })],
+      [provider('A', 'Q', { executionSize: 2 }), provider('B', 'Q')],
+      [server('A'), server('B', { executionSize: 1 })],
+    );
+    const plan = planDispatch(
+      s,
+      [],
+      [1, 2, 3, 4, 5, 6].map((i) => job(i, 'Q')),
+    );
     assert.equal(plan.length, 3);
     assert.equal(plan.filter((a) => a.processServer === 'A').length, 2);
     assert.equal(plan.filter((a) => a.processServer === 'B').length, 1);
@@ -65,15 +70,36 @@ describe('dispatch planning (DESIGN §8)', () => {
 
   test('held queues and providers, HoldLevel, unavailable servers and missing definition types start nothing', () => {
     const base = [server('A')];
-    assert.equal(planDispatch(state([queue('Q', { held: true })], [provider('A', 'Q')], base), [], [job(1, 'Q')]).length, 0);
-    assert.equal(planDispatch(state([queue('Q')], [provider('A', 'Q', { held: true })], base), [], [job(1, 'Q')]).length, 0);
-    assert.equal(planDispatch(state([queue('Q', { holdLevel: 60 })], [provider('A', 'Q')], base), [], [job(1, 'Q')]).length, 0);
-    assert.equal(planDispatch(state([queue('Q')], [provider('A', 'Q')], [server('A', { available: false })]), [], [job(1, 'Q')]).length, 0);
-    assert.equal(planDispatch(state([queue('Q')], [provider('A', 'Q')], base), [], [job(1, 'Q', { definitionType: 'PYTHON' })]).length, 0);
+    assert.equal(
+      planDispatch(state([queue('Q', { held: true })], [provider('A', 'Q')], base), [], [job(1, 'Q')]).length,
+      0,
+    );
+    assert.equal(
+      planDispatch(state([queue('Q')], [provider('A', 'Q', { held: true })], base), [], [job(1, 'Q')]).length,
+      0,
+    );
+    assert.equal(
+      planDispatch(state([queue('Q', { holdLevel: 60 })], [provider('A', 'Q')], base), [], [job(1, 'Q')]).length,
+      0,
+    );
+    assert.equal(
+      planDispatch(state([queue('Q')], [provider('A', 'Q')], [server('A', { available: false })]), [], [job(1, 'Q')])
+        .length,
+      0,
+    );
+    assert.equal(
+      planDispatch(state([queue('Q')], [provider('A', 'Q')], base), [], [job(1, 'Q', { definitionType: 'PYTHON' })])
+        .length,
+      0,
+    );
   });
 
   test('runnow ignores the queue hold and limits but still needs a server that can run it', () => {
-    const s = state([queue('Q', { held: true, executionSize: 0 })], [provider('A', 'Q', { held: true })], [server('A')]);
+    const s = state(
+      [queue('Q', { held: true, executionSize: 0 })],
+      [provider('A', 'Q', { held: true })],
+      [server('A')],
+    );
     assert.deepEqual(planDispatch(s, [], [job(1, 'Q', { runNow: true })]), [{ jobId: 1, processServer: 'A' }]);
     assert.deepEqual(openQueues(s, []), []);
   });
@@ -100,30 +126,41 @@ describe('dispatch planning (DESIGN §8)', () => {
           const servers = ss.map((s, i) => server(`S${i}`, { executionSize: s.size, available: s.available }));
           const seen = new Set<string>();
           const providers = ps
-            .filter((p) => p.q < queues.length && p.s < servers.length && !seen.has(`${p.s}|${p.q}`) && seen.add(`${p.s}|${p.q}`))
+            .filter(
+              (p) =>
+                p.q < queues.length && p.s < servers.length && !seen.has(`${p.s}|${p.q}`) && seen.add(`${p.s}|${p.q}`),
+            )
             .map((p) => provider(`S${p.s}`, `Q${p.q}`, { executionSize: p.size, held: p.held }));
           const active: SlotCount[] = running
             .filter((r) => r.q < queues.length && r.s < servers.length)
             .map((r) => ({ queue: `Q${r.q}`, processServer: `S${r.s}`, status: 'Running', count: r.n }));
-          const candidates = jobs.filter((j) => j.q < queues.length).map((j, i) => job(i + 1, `Q${j.q}`, { priority: j.priority }));
+          const candidates = jobs
+            .filter((j) => j.q < queues.length)
+            .map((j, i) => job(i + 1, `Q${j.q}`, { priority: j.priority }));
           const plan = planDispatch(state(queues, providers, servers), active, candidates);
           assert.equal(new Set(plan.map((a) => a.jobId)).size, plan.length);
           const used = (pred: (q: string, s: string) => boolean) =>
             active.filter((a) => pred(a.queue, a.processServer as string)).reduce((n, a) => n + a.count, 0) +
-            plan.filter((a) => pred((candidates.find((c) => c.jobId === a.jobId) as Candidate).queue, a.processServer)).length;
+            plan.filter((a) => pred((candidates.find((c) => c.jobId === a.jobId) as Candidate).queue, a.processServer))
+              .length;
           for (const q of queues) {
-            const assigned = plan.filter((a) => (candidates.find((c) => c.jobId === a.jobId) as Candidate).queue === q.key);
+            const assigned = plan.filter(
+              (a) => (candidates.find((c) => c.jobId === a.jobId) as Candidate).queue === q.key,
+            );
             if (q.held) assert.equal(assigned.length, 0);
             if (q.executionSize !== null && assigned.length > 0) assert.ok(used((x) => x === q.key) <= q.executionSize);
           }
           for (const s of servers) {
             const assigned = plan.filter((a) => a.processServer === s.key);
             if (!s.available) assert.equal(assigned.length, 0);
-            if (s.executionSize !== null && assigned.length > 0) assert.ok(used((_, x) => x === s.key) <= s.executionSize);
+            if (s.executionSize !== null && assigned.length > 0)
+              assert.ok(used((_, x) => x === s.key) <= s.executionSize);
           }
           for (const p of providers) {
             const assigned = plan.filter(
-              (a) => a.processServer === p.processServer && (candidates.find((c) => c.jobId === a.jobId) as Candidate).queue === p.queue,
+              (a) =>
+                a.processServer === p.processServer &&
+                (candidates.find((c) => c.jobId === a.jobId) as Candidate).queue === p.queue,
             );
             if (p.held) assert.equal(assigned.length, 0);
             if (p.executionSize !== null && assigned.length > 0)

@@ -25,7 +25,8 @@ describe('job rules', () => {
   test('actions apply only in their statuses, and the refusal names the status', () => {
     assert.ok(actionApplies('cancel', 'Held') && !actionApplies('cancel', 'Running'));
     assert.ok(actionApplies('kill', 'Running') && !actionApplies('kill', 'Queued'));
-    for (const s of FINAL) assert.ok(actionApplies('restart', s) && !actionApplies('unknown', s) && !actionApplies('hold', s));
+    for (const s of FINAL)
+      assert.ok(actionApplies('restart', s) && !actionApplies('unknown', s) && !actionApplies('hold', s));
     assert.match(notApplicableMessage('kill', 7, 'Completed'), /Job:7 .*Completed/);
   });
 
@@ -36,13 +37,62 @@ describe('job rules', () => {
       { Name: 'D', Direction: 'In', DataType: 'Date', DefaultValue: null, Optional: true },
       { Name: 'O', Direction: 'Out', DataType: 'String', DefaultValue: null, Optional: false },
     ] as const;
-    const params = buildJobParameters([...declared], [{ Name: 'S', InValueString: 'x y' }, { Name: 'N', InValueString: '7' }], 'GLOBAL.D', 'UTC');
+    const params = buildJobParameters(
+      [...declared],
+      [
+        { Name: 'S', InValueString: 'x y' },
+        { Name: 'N', InValueString: '7' },
+      ],
+      'GLOBAL.D',
+      'UTC',
+    );
     assert.deepEqual(parameterEnvironment(params), { N: '7', S: 'x y' });
     assert.throws(() => buildJobParameters([...declared], [], 'GLOBAL.D', 'UTC'), /S is mandatory/);
-    assert.throws(() => buildJobParameters([...declared], [{ Name: 'S', InValueString: 'a' }, { Name: 'N', InValueString: 'abc' }], 'GLOBAL.D', 'UTC'), /N is a Number/);
-    assert.throws(() => buildJobParameters([...declared], [{ Name: 'S', InValueString: 'a' }, { Name: 'O', InValueString: 'x' }], 'GLOBAL.D', 'UTC'), /Out parameter/);
-    assert.throws(() => buildJobParameters([...declared], [{ JobDefinitionParameter: 'JobDefinitionParameter:GLOBAL.Other.S', InValueString: 'a' }], 'GLOBAL.D', 'UTC'), /JobDefinitionParameter:GLOBAL\.D\./);
-    const dated = buildJobParameters([...declared], [{ Name: 'S', InValueString: 'a' }, { Name: 'D', InValueDate: '2026/03/29 02:30:00,000 Europe/Amsterdam' }], 'GLOBAL.D', 'UTC');
+    assert.throws(
+      () =>
+        buildJobParameters(
+          [...declared],
+          [
+            { Name: 'S', InValueString: 'a' },
+            { Name: 'N', InValueString: 'abc' },
+          ],
+          'GLOBAL.D',
+          'UTC',
+        ),
+      /N is a Number/,
+    );
+    assert.throws(
+      () =>
+        buildJobParameters(
+          [...declared],
+          [
+            { Name: 'S', InValueString: 'a' },
+            { Name: 'O', InValueString: 'x' },
+          ],
+          'GLOBAL.D',
+          'UTC',
+        ),
+      /Out parameter/,
+    );
+    assert.throws(
+      () =>
+        buildJobParameters(
+          [...declared],
+          [{ JobDefinitionParameter: 'JobDefinitionParameter:GLOBAL.Other.S', InValueString: 'a' }],
+          'GLOBAL.D',
+          'UTC',
+        ),
+      /JobDefinitionParameter:GLOBAL\.D\./,
+    );
+    const dated = buildJobParameters(
+      [...declared],
+      [
+        { Name: 'S', InValueString: 'a' },
+        { Name: 'D', InValueDate: '2026/03/29 02:30:00,000 Europe/Amsterdam' },
+      ],
+      'GLOBAL.D',
+      'UTC',
+    );
     assert.equal(parameterEnvironment(dated).D, '2026/03/29 03:30:00,000 Europe/Amsterdam');
   });
 });
