@@ -9,6 +9,8 @@ import { registerImportRoute } from './import-route.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { type MessageServices, registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
+import { registerStreamRoute } from './stream-route.ts';
+import type { Feed } from '../../feed/feed.ts';
 
 export interface JsonInterfaceDeps {
   auth: Authenticator;
@@ -17,6 +19,7 @@ export interface JsonInterfaceDeps {
   messages: MessageServices;
   events: EventService;
   imports: ImportService;
+  feed: Feed;
 }
 
 /**
@@ -48,5 +51,6 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerMessageRoutes(app, deps.messages, served);
   registerEventRoutes(app, deps.events, served);
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
+  registerStreamRoute(app, deps.feed, served);
   addMethodNotAllowed(app, served);
 }
