@@ -126,7 +126,12 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     sourceAddress: `http://${config.host}:${config.port}${paths.root}`,
   });
   // The live feed hears of every commit; published after it, never for a rollback.
-  const feed = new Feed({ clock, zone: config.defaultTimeZone, retain: config.feedRetainEvents });
+  const feed = new Feed({
+    clock,
+    zone: config.defaultTimeZone,
+    retain: config.feedRetainEvents,
+    clientBufferBytes: config.feedClientBufferBytes,
+  });
   store.onCommit((committed) => feed.publish(committed), FEED_OBJECT_TYPES);
   const app = await buildApp({
     config,

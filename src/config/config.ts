@@ -30,6 +30,8 @@ export interface Config {
   historyRetentionDays: number;
   /** The live feed keeps this many recent events for clients resuming with Last-Event-ID. */
   feedRetainEvents: number;
+  /** Unsent bytes a feed client may have before it is dropped (it reconnects and resumes). */
+  feedClientBufferBytes: number;
   /** Webhook targets allowed although internal: host names, IP addresses or CIDR ranges (SSRF protection). */
   webhookAllow: string[];
   /** Key of the webhook signatures; when unset, `<data>/webhook.key` (generated on first use). */
@@ -57,6 +59,7 @@ export const DEFAULTS: Config = {
   killGraceMs: 5000,
   historyRetentionDays: 30,
   feedRetainEvents: 10_000,
+  feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
   trustedKeys: [],
 };

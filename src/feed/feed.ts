@@ -8,7 +8,7 @@ import { type FeedItem, feedItems } from './feed-events.ts';
  * it numbers the events, keeps the last `retain` of them in a ring so a client that reconnects with Last-Event-ID
  * gets exactly what it missed, and writes to each client what that client may view. Writing never waits for a
  * client: events are written in batches after the engine's work (setImmediate), and a client whose unsent bytes
- * pass `clientBufferBytes` is dropped (it reconnects and resumes). Single node: a later multi-node version feeds
+ * still pass `clientBufferBytes` when the next batch comes is dropped (it reconnects and resumes). Single node: a later multi-node version feeds
  * `publish` from LISTEN/NOTIFY instead of the local store.
  */
 
@@ -162,9 +162,10 @@ export class Feed {
     return v;
   }
 
+  /** A client still holding more than its buffer of earlier writes is dropped; one burst alone never drops it. */
   private send(c: Client, text: string): void {
-    c.sink.write(text);
     if (c.sink.buffered() > this.o.clientBufferBytes) this.drop(c);
+    else c.sink.write(text);
   }
 
   private drop(c: Client): void {

@@ -6,7 +6,7 @@ type Req = { Querystring: Record<string, string> };
 
 const EVENT_STREAM = {
   description:
-    'Server-Sent Events: `job`, `operator-message`, `user-message`, `alert`, `process-server`, `ready` and `reset` events (README, "Live feed"), and `: ping` comments',
+    'Server-Sent Events: `job`, `operator-message`, `user-message`, `alert`, `process-server`, `ready` and `reset` events (README, "Job history and the live feed"), and `: ping` comments',
   content: { 'text/event-stream': { schema: { type: 'string' } } },
 };
 
