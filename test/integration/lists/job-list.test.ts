@@ -23,7 +23,7 @@ async function allIds(t: TestServer, query: string, limit: number, key?: string)
   const ids: number[] = [];
   let after: string | null = null;
   do {
-    const q = `${query}${query ? '&' : ''}Limit=${limit}${after ? `&After=${after}` : ''}&fields=jobId`;
+    const q: string = `${query}${query ? '&' : ''}Limit=${limit}${after ? `&After=${after}` : ''}&fields=jobId`;
     const res = await t.req('GET', `/Job?${q}`, key ? { key } : {});
     assert.equal(res.status, 200, `GET /Job?${q}: ${res.body}`);
     assert.ok(res.json.items.length <= limit);
