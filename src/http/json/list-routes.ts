@@ -60,7 +60,10 @@ export function registerListRoutes(
         querystring: querystring(params),
         response: { 200: page(schemaId, order), ...errorResponses(400, 401) },
       },
-      handler: (req) => handler(req),
+      // Sent as text: the items are rendered already, and JSON.stringify of a page costs a fraction of what
+      // the schema serialiser takes for 100 jobs (the schema documents the answer).
+      handler: async (req, reply) =>
+        reply.type('application/json; charset=utf-8').send(JSON.stringify(await handler(req))),
     });
   };
 
