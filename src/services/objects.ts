@@ -158,6 +158,17 @@ export class ObjectService {
     return this.deps.store.listObjects(type.name, { ...rest, ...(partitions !== undefined ? { partitions } : {}) });
   }
 
+  /** Every object of `type` the caller may view, in key order, read a page at a time (the XML list). */
+  async *allVisible(p: Principal, type: ObjectType): AsyncGenerator<StoredObject> {
+    let afterKey: string | undefined;
+    for (;;) {
+      const page = await this.listStored(p, type, { limit: 1000, ...(afterKey !== undefined ? { afterKey } : {}) });
+      yield* page;
+      if (page.length < 1000) return;
+      afterKey = page[page.length - 1]?.key;
+    }
+  }
+
   /**
    * The stored object with its derived fields and times, for the XML interface and CAR export: the same
    * privilege rules as `getText` (404 unless viewable; 403 naming a referenced object the caller cannot view).
