@@ -88,6 +88,8 @@ for (const backend of backends()) {
         ],
         ['Search=close', (j) => (j.description ?? '').toLowerCase().includes('close')],
         ['Search=load_s', (j) => j.definition.toLowerCase().includes('load_s')],
+        ['Search=p_r', () => false], // `_` and `%` are text, not wildcards ("Report" has "por")
+        ['Search=%25', () => false],
         [
           'Status=Completed,Error,Held&Partition=GLOBAL&Queue=GLOBAL.System&Since=2026-01-10T20:00:00Z',
           (j) =>
