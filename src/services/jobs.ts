@@ -229,7 +229,11 @@ export class JobService {
       page.fields.split(',').some((f) => f.trim().toLowerCase() === 'jobfiles');
     const files = wantsFiles ? await this.d.store.jobs.listFilesOfJobs(shown.map((j) => j.jobId)) : [];
     const filesOf = new Map<number, JobFileRecord[]>();
-    for (const f of files) filesOf.set(f.jobId, [...(filesOf.get(f.jobId) ?? []), f]);
+    for (const f of files) {
+      const own = filesOf.get(f.jobId);
+      if (own) own.push(f);
+      else filesOf.set(f.jobId, [f]);
+    }
     const items = await Promise.all(
       shown.map(async (job) =>
         selectFields(renderJob(job, await this.liveSizes(job, filesOf.get(job.jobId) ?? [])), page.fields),

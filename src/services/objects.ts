@@ -147,8 +147,8 @@ export class ObjectService {
     return { items, next: objects.length > page.limit && last ? encodeCursor('k', last.key) : null };
   }
 
-  /** The stored objects of `type` the caller may view, in key order (`list`, and the XML interface's list). */
-  listStored(
+  /** The stored objects of `type` the caller may view, in key order (`list` and `allVisible`). */
+  private listStored(
     p: Principal,
     type: ObjectType,
     options: { partition?: string; search?: string; afterKey?: string; limit: number },
