@@ -58,7 +58,8 @@ export function parseJobFilter(
     const text = values.get(name)?.trim();
     if (text === undefined) return undefined;
     try {
-      return parseDate(text, defaultZone).ms;
+      // An unencoded `+` of an ISO offset arrives as a blank (form encoding): `…T10:00:00 01:00` means +01:00.
+      return parseDate(text.replace(/^(\d{4}-\d{2}-\d{2}T\S+) (\d{2}:?\d{2})$/, '$1+$2'), defaultZone).ms;
     } catch (e) {
       if (e instanceof DateParseError) throw invalid(`Query parameter "${name}": ${e.message}`);
       throw e;

@@ -82,6 +82,7 @@ for (const backend of backends()) {
         [`ParentJob=${all[0]?.jobId}`, (j) => j.parentJob === all[0]?.jobId],
         ['JobGroup=5000', (j) => j.jobGroup === 5000],
         ['Since=2026-01-11T00:00:00Z', (j) => j.creationTime >= Date.UTC(2026, 0, 11)],
+        ['Since=2026-01-11T01:00:00+01:00', (j) => j.creationTime >= Date.UTC(2026, 0, 11)], // `+` read as a blank
         [
           `Until=${encodeURIComponent('2026/01/11 13:00:00,000 Europe/Amsterdam')}`,
           (j) => j.creationTime <= Date.UTC(2026, 0, 11, 12),
