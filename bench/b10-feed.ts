@@ -96,7 +96,6 @@ function post(url: URL, headers: Record<string, string>, agent: Agent): Promise<
 /** N submits, C in flight; returns the job ids. */
 async function submitJobs(base: string, apiKey: string, n: number, concurrency: number): Promise<number[]> {
   const url = new URL(`${base}/Job/${DEFINITION}?fields=jobId`);
-  url.pathname = `${url.pathname}`;
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const headers = { 'X-API-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': String(BODY.length) };
   const ids: number[] = [];
@@ -144,9 +143,9 @@ function openFeed(base: string, apiKey: string): FeedClient {
         if (block.includes('event: ready')) resolveReady();
         else if (block.includes('event: job\n')) {
           const d = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { jobId: number; from: string; to: string };
-          let list = moves.get(d.jobId);
-          if (!list) moves.set(d.jobId, (list = []));
-          list.push(`${d.from}>${d.to}`);
+          const list = moves.get(d.jobId);
+          if (list) list.push(`${d.from}>${d.to}`);
+          else moves.set(d.jobId, [`${d.from}>${d.to}`]);
         }
         end = buffer.indexOf('\n\n');
       }
