@@ -51,7 +51,7 @@ export interface HttpLimits {
   maxConnectionsPerAddress: number;
   /** Requests being handled at once; beyond it, 503 with Retry-After (health and metrics paths exempt). */
   maxInFlight: number;
-  /** While the event loop lags more than this, new requests are shed with 503 (health and metrics exempt). */
+  /** While the event loop lags more than this for a second, new requests are shed with 503 (health, metrics exempt). */
   maxEventLoopDelayMs: number;
   /** Archive imports read at once (memory: each may inflate up to the CAR caps); the rest wait in line. */
   importConcurrency: number;
@@ -83,7 +83,7 @@ export const DEFAULTS: Config = {
     minBodyBytesPerSecond: 1024,
     maxConnectionsPerAddress: 256,
     maxInFlight: 256,
-    maxEventLoopDelayMs: 1000,
+    maxEventLoopDelayMs: 500,
     importConcurrency: 1,
     importQueue: 16,
   },

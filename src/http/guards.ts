@@ -98,9 +98,11 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
 
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
-  let lagMs = 0;
+  // Overloaded means lagging in consecutive windows: one long synchronous task (a migration, a big parse) lags one
+  // window and is no reason to refuse anyone.
+  let laggingWindows = 0;
   const lagTimer = setInterval(() => {
-    lagMs = lag.max / 1e6;
+    laggingWindows = lag.max / 1e6 > o.limits.maxEventLoopDelayMs ? laggingWindows + 1 : 0;
     lag.reset();
   }, TICK_MS);
   lagTimer.unref();
@@ -117,7 +119,7 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
       });
     }
     if (!isExempt(req.url)) {
-      if (inFlight >= o.limits.maxInFlight || lagMs > o.limits.maxEventLoopDelayMs)
+      if (inFlight >= o.limits.maxInFlight || laggingWindows >= 2)
         throw new MillraceError(503, 'OVERLOADED', 'The server is overloaded; try again shortly', {
           'Retry-After': '1',
         });
@@ -128,9 +130,13 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
     });
   });
 
-  app.addHook('preParsing', async (req, _reply, payload) =>
-    hasBody(req.raw) ? payload.pipe(new RateGuard(o.limits.minBodyBytesPerSecond)) : payload,
-  );
+  app.addHook('preParsing', async (req, reply, payload) => {
+    if (!hasBody(req.raw)) return payload;
+    const guard = new RateGuard(o.limits.minBodyBytesPerSecond);
+    // Once answered (also without reading the body: 415, 401…) the rate no longer matters.
+    reply.raw.once('close', () => guard.stop());
+    return payload.pipe(guard);
+  });
 
   // An answer given before the body was read (401, 403, 413, 408…) ends the connection: reading the rest of a
   // body nobody wants is what a hostile client counts on.
@@ -163,8 +169,13 @@ class RateGuard extends Transform {
         this.destroy(new MillraceError(408, 'TOO_SLOW', `The body arrived slower than ${minRate} bytes per second`));
     }, TICK_MS);
     this.timer.unref();
-    this.once('close', () => clearInterval(this.timer));
-    this.once('end', () => clearInterval(this.timer));
+    this.once('close', () => this.stop());
+    this.once('end', () => this.stop());
+    this.on('error', () => {}); // the body's reader has its own listener; an unread body needs none
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {

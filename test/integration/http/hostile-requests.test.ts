@@ -43,6 +43,7 @@ describe(`hostile requests (${backend?.name})`, () => {
           requestTimeoutMs: 8000,
           minBodyBytesPerSecond: 200,
           maxConnectionsPerAddress: 40,
+          maxEventLoopDelayMs: 60_000,
         },
       },
       { listen: true },
@@ -219,5 +220,52 @@ describe(`hostile requests (${backend?.name})`, () => {
       }),
     );
     assert.deepEqual(failures, []);
+  });
+});
+
+describe(`shedding under overload (${backend?.name})`, () => {
+  let t: TestServer;
+  let port = 0;
+  before(async () => {
+    t = await startTestServer(
+      backend as NonNullable<typeof backend>,
+      { localAgent: false, limits: { ...DEFAULTS.limits, maxInFlight: 2, maxEventLoopDelayMs: 60_000 } },
+      { listen: true },
+    );
+    port = (t.server.app.server.address() as { port: number }).port;
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('beyond the requests in flight, 503 with Retry-After in each interface; health and metrics still answer', async () => {
+    const key = `X-API-Key: ${ADMIN_KEY}\r\n`;
+    // Two requests whose bodies are still coming are in flight until they are answered.
+    const held = [new RawClient(port), new RawClient(port)];
+    for (const c of held)
+      await c.write(
+        `PUT ${t.base}/Queue/GLOBAL.Held HTTP/1.1\r\nHost: x\r\n${key}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+      );
+    try {
+      const shed = await waitFor('a request to be shed', async () => {
+        const a = await rawExchange(port, `GET ${t.base}/Queue/GLOBAL.Default HTTP/1.1\r\nHost: x\r\n${key}\r\n`);
+        return a.status === 503 ? a : undefined;
+      });
+      assertJsonError(shed, 503);
+      assert.equal(shed.headers['retry-after'], '1');
+      const basic = `Authorization: ${basicAuth('admin', ADMIN_PASSWORD)}\r\n`;
+      assertXmlError(await rawExchange(port, `GET ${t.xmlBase}/version HTTP/1.1\r\nHost: x\r\n${basic}\r\n`), 503);
+      const root = t.xmlBase.replace(/\/api-rest$/, '');
+      for (const path of ['/health/live', '/health/ready', '/metrics']) {
+        const a = await rawExchange(port, `GET ${root}${path} HTTP/1.1\r\nHost: x\r\n${key}${basic}\r\n`);
+        assert.notEqual(a.status, 503, `${path} is never shed`);
+      }
+    } finally {
+      for (const c of held) c.close();
+    }
+    await waitFor('the server to serve again', async () => {
+      const a = await rawExchange(port, `GET ${t.base}/Queue/GLOBAL.Default HTTP/1.1\r\nHost: x\r\n${key}\r\n`);
+      return a.status === 200 ? true : undefined;
+    });
   });
 });
