@@ -32,6 +32,7 @@ import { VERSION, VERSION_STRING } from './version.ts';
 import { loadTrustedKeys } from './car/signing.ts';
 import { CarExporter } from './services/car-export.ts';
 import { IMPORT_DEFINITION, ImportService } from './services/car-import.ts';
+import { ImportGate } from './services/import-gate.ts';
 import { discardFinishedArchives, importRunner } from './services/import-job.ts';
 
 export interface ServerOptions {
@@ -107,7 +108,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
   const processServer = requireType('ProcessServer');
+  // One gate for the import requests and the import jobs: the global bound on import memory.
+  const importGate = new ImportGate(config.limits.importConcurrency, config.limits.importQueue);
   const imports = new ImportService({
+    gate: importGate,
     store,
     engine,
     jobs,
@@ -115,7 +119,15 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   });
   engine.registerSystemRunner(
     IMPORT_DEFINITION,
-    importRunner({ store, engine, objects, clock, logger, principalOf: (user) => auth.principalOf(user) }),
+    importRunner({
+      store,
+      engine,
+      objects,
+      clock,
+      logger,
+      gate: importGate,
+      principalOf: (user) => auth.principalOf(user),
+    }),
   );
   const exporter = new CarExporter({
     store,

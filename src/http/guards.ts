@@ -156,22 +156,31 @@ const hasBody = (req: IncomingMessage): boolean =>
 /** Passes a body through, failing it with 408 when it arrives slower than `minRate` bytes/s after the grace period. */
 class RateGuard extends Transform {
   private received = 0;
-  private readonly started = Date.now();
-  private readonly timer: NodeJS.Timeout;
+  private started = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly minRate: number;
   /** Fastify reads the encoded length from the stream it is given (for its body limit on compressed bodies). */
   receivedEncodedLength = 0;
 
   constructor(minRate: number) {
     super();
+    this.minRate = minRate;
+    // The clock starts when the body is read (a request waiting for an import slot is not reading it yet).
+    this.once('resume', () => this.start());
+    this.once('close', () => this.stop());
+    this.once('end', () => this.stop());
+    this.on('error', () => {}); // the body's reader has its own listener; an unread body needs none
+  }
+
+  private start(): void {
+    const minRate = this.minRate;
+    this.started = Date.now();
     this.timer = setInterval(() => {
       const elapsed = Date.now() - this.started;
       if (elapsed > BODY_GRACE_MS && this.received < (minRate * (elapsed - BODY_GRACE_MS)) / 1000)
         this.destroy(new MillraceError(408, 'TOO_SLOW', `The body arrived slower than ${minRate} bytes per second`));
     }, TICK_MS);
     this.timer.unref();
-    this.once('close', () => this.stop());
-    this.once('end', () => this.stop());
-    this.on('error', () => {}); // the body's reader has its own listener; an unread body needs none
   }
 
   stop(): void {

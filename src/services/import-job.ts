@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { readCar } from '../car/archive.ts';
+import type { ImportGate } from './import-gate.ts';
 import {
   type ArchiveObject,
   applyRules,
@@ -35,10 +36,14 @@ export interface ImportJobDeps {
   logger: Logger;
   /** The importing user's privileges, read when the job runs (an import runs as the user who sent it). */
   principalOf(user: string): Promise<Principal | null>;
+  /** Imports read their archives one (or a few) at a time: the global bound on import memory. */
+  gate: ImportGate;
 }
 
 /** An object entry may be as large as a script allows (1,000,000 characters, escaped). */
 const ENTRY_XML_LIMITS = { maxBytes: 16 * 1024 * 1024 };
+
+const EMPTY = Buffer.alloc(0);
 
 /** Thrown inside the import transaction to roll it back when the job was killed meanwhile. */
 class NoLongerRunning extends Error {}
@@ -51,44 +56,46 @@ class NoLongerRunning extends Error {}
  * changed, left unchanged, skipped or refused.
  */
 export function importRunner(d: ImportJobDeps): SystemRunner {
-  return async (job: JobRecord) => {
-    const log = new ImportLog(job);
-    try {
-      const p = await d.principalOf(job.submittedBy);
-      if (!p) throw forbidden(`User ${job.submittedBy} no longer exists or is disabled`);
-      const bytes = await d.store.blobs.get('archive', String(job.jobId), 'car');
-      if (!bytes) throw invalid('The archive of this import is gone (it was imported or discarded before)');
-      const plan = await planImport(d, job, p, bytes, log);
-      const results = await d.engine.mutate(async (tx, fx) => {
-        const current = await tx.jobs.get(job.jobId);
-        if (current?.status !== 'Running') throw new NoLongerRunning();
-        const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
-        for (const o of plan.objects) {
-          try {
-            done.push({
-              type: o.type,
-              result: await d.objects.importObject(tx, p, requireType(o.type), o.key, o.body),
-            });
-          } catch (e) {
-            log.refused(businessKey(o.type, o.key), e);
-            throw e;
-          }
+  return (job: JobRecord) => d.gate.run(() => runImport(d, job));
+}
+
+async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
+  const log = new ImportLog(job);
+  try {
+    const p = await d.principalOf(job.submittedBy);
+    if (!p) throw forbidden(`User ${job.submittedBy} no longer exists or is disabled`);
+    const bytes = await d.store.blobs.get('archive', String(job.jobId), 'car');
+    if (!bytes) throw invalid('The archive of this import is gone (it was imported or discarded before)');
+    const plan = await planImport(d, job, p, bytes, log);
+    const results = await d.engine.mutate(async (tx, fx) => {
+      const current = await tx.jobs.get(job.jobId);
+      if (current?.status !== 'Running') throw new NoLongerRunning();
+      const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
+      for (const o of plan.objects) {
+        try {
+          done.push({
+            type: o.type,
+            result: await d.objects.importObject(tx, p, requireType(o.type), o.key, o.body),
+          });
+        } catch (e) {
+          log.refused(businessKey(o.type, o.key), e);
+          throw e;
         }
-        for (const r of done) log.outcome(businessKey(r.type, r.result.after.key), r.result.outcome);
-        await writeLibraryFiles(tx, p, plan.libraryFiles, d.clock.now(), log);
-        await tx.blobs.delete('archive', String(job.jobId));
-        const summary = log.summary('Completed');
-        await attachLog(d, tx, job.jobId, log);
-        await finishJob(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), fx);
-        return done;
-      });
-      for (const r of results) await d.objects.importCommitted(requireType(r.type), r.result);
-    } catch (e) {
-      if (!(e instanceof MillraceError) && !(e instanceof NoLongerRunning))
-        d.logger.error({ err: e, jobId: job.jobId }, 'import failed');
-      await fail(d, job, log, e);
-    }
-  };
+      }
+      for (const r of done) log.outcome(businessKey(r.type, r.result.after.key), r.result.outcome);
+      await writeLibraryFiles(tx, p, plan.libraryFiles, d.clock.now(), log);
+      await tx.blobs.delete('archive', String(job.jobId));
+      const summary = log.summary('Completed');
+      await attachLog(d, tx, job.jobId, log);
+      await finishJob(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), fx);
+      return done;
+    });
+    for (const r of results) await d.objects.importCommitted(requireType(r.type), r.result);
+  } catch (e) {
+    if (!(e instanceof MillraceError) && !(e instanceof NoLongerRunning))
+      d.logger.error({ err: e, jobId: job.jobId }, 'import failed');
+    await fail(d, job, log, e);
+  }
 }
 
 interface ImportPlan {
@@ -118,6 +125,7 @@ async function planImport(
     } catch (e) {
       log.refused(entry.entry, e);
     }
+    entry.data = EMPTY; // parsed: the raw XML need not stay while the others are parsed
   }
   const ruleSetKey = param('ImportRuleSet');
   const ruleSet = ruleSetKey ? await d.store.getObject('ImportRuleSet', ruleSetKey) : undefined;
