@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 
 /** What came back on a raw connection: the first response (if any) and whether the server closed the connection. */
@@ -84,4 +85,21 @@ export async function rawExchange(port: number, bytes: string | Buffer, timeoutM
   } finally {
     c.close();
   }
+}
+
+/** The JSON interface's error record `{code, message}` and nothing else. */
+export function assertJsonError(a: RawAnswer, status: number): void {
+  assert.equal(a.status, status, JSON.stringify(a));
+  assert.match(a.headers['content-type'] ?? '', /^application\/json/);
+  const j = JSON.parse(a.body);
+  assert.deepEqual(Object.keys(j).sort(), ['code', 'message'], a.body);
+  assert.equal(j.code, String(status));
+  assert.equal(typeof j.message, 'string');
+}
+
+/** The XML interface's `<error>` document. */
+export function assertXmlError(a: RawAnswer, status: number): void {
+  assert.equal(a.status, status, JSON.stringify(a));
+  assert.match(a.headers['content-type'] ?? '', /^text\/xml/);
+  assert.match(a.body, new RegExp(`<error>\\s*<code>${status}</code>\\s*<message>[^<]+</message>\\s*</error>`), a.body);
 }
