@@ -32,7 +32,7 @@ import { VERSION, VERSION_STRING } from './version.ts';
 import { loadTrustedKeys } from './car/signing.ts';
 import { CarExporter } from './services/car-export.ts';
 import { IMPORT_DEFINITION, ImportService } from './services/car-import.ts';
-import { ImportGate } from './services/import-gate.ts';
+import { IMPORT_REQUESTS_AT_ONCE, ImportGate } from './services/import-gate.ts';
 import { discardFinishedArchives, importRunner } from './services/import-job.ts';
 
 export interface ServerOptions {
@@ -108,10 +108,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
   const processServer = requireType('ProcessServer');
-  // One gate for the import requests and the import jobs: the global bound on import memory.
-  const importGate = new ImportGate(config.limits.importConcurrency, config.limits.importQueue);
+  // The global bound on import memory: archive requests (body ≤ 64 MiB, checked one entry at a time) and import
+  // jobs (the archive inflated, ≤ 512 MiB, and parsed) each take a slot of their own gate.
   const imports = new ImportService({
-    gate: importGate,
+    gate: new ImportGate(IMPORT_REQUESTS_AT_ONCE, config.limits.importQueue),
     store,
     engine,
     jobs,
@@ -125,7 +125,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       objects,
       clock,
       logger,
-      gate: importGate,
+      gate: new ImportGate(config.limits.importConcurrency, 0),
       principalOf: (user) => auth.principalOf(user),
     }),
   );

@@ -347,7 +347,11 @@ function inflateSmall(raw: Buffer, record: Listed, check: (inflated: number) => 
 export async function readCar(
   bytes: Buffer,
   limits: Partial<CarLimits> = {},
-  options: { retain?: (name: string) => boolean } = {},
+  options: {
+    retain?: (name: string) => boolean;
+    /** Sees each entry as it is inflated, before `retain` decides whether it is kept. */
+    visit?: (entry: CarEntry) => void;
+  } = {},
 ): Promise<CarEntry[]> {
   const caps = limitsOf(limits);
   const zip = await openZip(bytes);
@@ -386,6 +390,7 @@ export async function readCar(
         );
       if (crc32(data) !== record.entry.crc32) throw unprocessable(`entry ${quoted} fails its CRC-32 check`);
       total += data.length;
+      options.visit?.({ name: record.name, data });
       // Checking an archive needs every entry inflated once, not all of them held at once.
       if (options.retain && !options.retain(record.name))
         result.push({ name: record.name, data: EMPTY, sha256: createHash('sha256').update(data).digest('hex') });

@@ -53,9 +53,9 @@ export interface HttpLimits {
   maxInFlight: number;
   /** While the event loop lags more than this for a second, new requests are shed with 503 (health, metrics exempt). */
   maxEventLoopDelayMs: number;
-  /** Archive imports read at once (memory: each may inflate up to the CAR caps); the rest wait in line. */
+  /** Import jobs run at once (each inflates and parses its archive, up to the CAR caps); the others wait. */
   importConcurrency: number;
-  /** Imports waiting in line before further ones are answered 503. */
+  /** Archive requests waiting for one of the 4 receiving slots; beyond this (or after 60 s) they get 503. */
   importQueue: number;
 }
 

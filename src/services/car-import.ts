@@ -43,7 +43,7 @@ export interface ImportServiceDeps {
   jobs: JobService;
   /** The keys a signed archive must be signed with (read on each import, so adding a key needs no restart). */
   trustedKeys(): Promise<TrustedKey[]>;
-  /** The global bound on archives read at once (requests here, and the import jobs). */
+  /** The bound on archive requests received and checked at once. */
   gate: ImportGate;
 }
 

@@ -2,10 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import { MillraceError } from '../errors.ts';
 
 /**
- * The global bound on import memory (issue 19 point 4). Reading an archive may inflate up to the CAR caps
- * (512 MiB), so archives are read a few at a time whatever the number of clients: a request takes a slot before
- * its body is read and gives it back once its import job is submitted; the job takes one again to read the
- * archive and write the objects. Requests beyond the waiting line are answered 503 at once; jobs always wait.
+ * The global bound on import memory (issue 19 point 4): archives are handled a few at a time whatever the number
+ * of clients. A request takes a slot of the requests' gate before its body is read and gives it back once its
+ * import job is submitted (its check keeps at most one inflated entry); a job takes a slot of the jobs' gate to
+ * read, parse and write its archive. Requests beyond the waiting line, or waiting too long, are answered 503;
+ * jobs always wait.
  */
 export class ImportGate {
   private active = 0;
@@ -67,6 +68,9 @@ const MAX_WAIT_MS = 60_000;
 
 const busy = () =>
   new MillraceError(503, 'IMPORTS_BUSY', 'Too many imports are under way; try again later', { 'Retry-After': '10' });
+
+/** Archive requests received and checked at once: each holds its body (≤ 64 MiB) and one inflated entry. */
+export const IMPORT_REQUESTS_AT_ONCE = 4;
 
 const held = new WeakMap<IncomingMessage, () => void>();
 

@@ -8,7 +8,7 @@ import {
   type RuledObject,
   rulesOf,
 } from '../car/import-rules.ts';
-import { readLayout } from '../car/layout.ts';
+import { type CarLayout, readLayout } from '../car/layout.ts';
 import { elementToBody, typeOfElement } from '../car/object-xml.ts';
 import { parseXml } from '../car/xml.ts';
 import type { JobRecord } from '../domain/job.ts';
@@ -42,8 +42,6 @@ export interface ImportJobDeps {
 
 /** An object entry may be as large as a script allows (1,000,000 characters, escaped). */
 const ENTRY_XML_LIMITS = { maxBytes: 16 * 1024 * 1024 };
-
-const EMPTY = Buffer.alloc(0);
 
 /** Thrown inside the import transaction to roll it back when the job was killed meanwhile. */
 class NoLongerRunning extends Error {}
@@ -112,21 +110,35 @@ async function planImport(
   log: ImportLog,
 ): Promise<ImportPlan> {
   const param = (name: string) => job.data.parameters.find((x) => x.Name === name)?.InValueString ?? null;
-  const layout = readLayout(await readCar(bytes));
+  // Entries are parsed as they are inflated and their XML dropped at once, so an archive never sits in memory
+  // both inflated and parsed; once an entry is refused nothing will be imported, so parsed bodies stop being kept
+  // (the rest are still read, for the log).
+  const layout: CarLayout = { objects: [], libraryFiles: [] };
   const parsed: ArchiveObject[] = [];
-  for (const entry of layout.objects) {
-    try {
-      const root = parseXml(entry.data, ENTRY_XML_LIMITS);
-      const type = typeOfElement(root);
-      if (type.name !== entry.type) throw invalid(`The entry holds a ${type.name}, not a ${entry.type}`);
-      const body = elementToBody(type, root);
-      checkIdentity(type, entry.key, body);
-      parsed.push({ type: type.name, key: entry.key, body });
-    } catch (e) {
-      log.refused(entry.entry, e);
-    }
-    entry.data = EMPTY; // parsed: the raw XML need not stay while the others are parsed
-  }
+  await readCar(
+    bytes,
+    {},
+    {
+      retain: () => false,
+      visit: (raw) => {
+        const one = readLayout([raw]);
+        layout.libraryFiles.push(...one.libraryFiles);
+        for (const entry of one.objects) {
+          try {
+            const root = parseXml(entry.data, ENTRY_XML_LIMITS);
+            const type = typeOfElement(root);
+            if (type.name !== entry.type) throw invalid(`The entry holds a ${type.name}, not a ${entry.type}`);
+            const body = elementToBody(type, root);
+            checkIdentity(type, entry.key, body);
+            checkLengths(type, body);
+            if (log.refusals === 0) parsed.push({ type: type.name, key: entry.key, body });
+          } catch (e) {
+            log.refused(entry.entry, e);
+          }
+        }
+      },
+    },
+  );
   const ruleSetKey = param('ImportRuleSet');
   const ruleSet = ruleSetKey ? await d.store.getObject('ImportRuleSet', ruleSetKey) : undefined;
   if (ruleSetKey && (!ruleSet || !can(p, 'ImportRuleSet', ruleSet.partition, 'View')))
@@ -151,6 +163,15 @@ async function planImport(
     // A library's files go where the archive's Library goes (or where a mapping sends its partition).
     libraryFiles: layout.libraryFiles.map((f) => ({ ...f, library: reference('Library', f.library) })),
   };
+}
+
+/** Text longer than its field allows is refused while parsing, before such bodies pile up in memory. */
+function checkLengths(type: ObjectType, body: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(body)) {
+    const kind = type.byName.get(name)?.kind;
+    if (typeof value === 'string' && kind && 'maxLength' in kind && value.length > kind.maxLength)
+      throw invalid(`Field "${name}" must be at most ${kind.maxLength} characters`);
+  }
 }
 
 /** The identity fields an entry carries must name the object its entry name names. */

@@ -2,15 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { readCar, writeCar } from '../../../src/car/archive.ts';
 import { DEFAULTS } from '../../../src/config/config.ts';
+import { IMPORT_REQUESTS_AT_ONCE } from '../../../src/services/import-gate.ts';
 import { backends } from '../../helpers/backends.ts';
 import { assertJsonError, assertXmlError, RawClient, rawExchange } from '../../helpers/raw-http.ts';
 import { ADMIN_KEY, ADMIN_PASSWORD, basicAuth, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 /**
- * Issue 19 point 4: archives are read one at a time server-wide. An import request takes the slot before its body
- * is read; with no room to wait, the next import is answered 503 in its interface's shape and changes nothing; the
- * slot comes back once the first import's job is submitted. (Peak RSS under 8 hostile imports: bench:import-memory.)
+ * Issue 19 point 4: archives are handled a few at a time server-wide. An import request takes a receiving slot
+ * before its body is read; with every slot taken and no room to wait, the next import is answered 503 in its
+ * interface's shape and changes nothing; a slot comes back once an import's job is submitted. (Peak RSS under 8 hostile imports: bench:import-memory.)
  */
 const queueXml = (name: string) =>
   Buffer.from(`<?xml version="1.0"?><Queue><Name>${name}</Name><Partition type="Partition" path="GLOBAL"/></Queue>`);
@@ -32,20 +33,24 @@ for (const backend of backends()) {
     });
     after(() => t.close());
 
-    test('while an archive is being received, another import gets 503; the first completes, then the next', async () => {
+    test('while archives are being received in every slot, another import gets 503; then the next one is served', async () => {
       const first = await writeCar([{ name: 'Queue/GLOBAL.GateFirst.xml', data: queueXml('GateFirst') }]);
       const second = await writeCar([{ name: 'Queue/GLOBAL.GateSecond.xml', data: queueXml('GateSecond') }]);
       const basic = `Authorization: ${basicAuth('admin', ADMIN_PASSWORD)}\r\n`;
-      const holder = new RawClient(port);
-      await holder.write(
-        `PUT ${t.xmlBase}/car HTTP/1.1\r\nHost: x\r\n${basic}Content-Type: application/zip\r\nContent-Length: ${first.length}\r\n\r\n`,
-      );
-      await holder.write(first.subarray(0, 10));
+      // Every receiving slot is taken by an archive still arriving.
+      const holders = Array.from({ length: IMPORT_REQUESTS_AT_ONCE }, () => new RawClient(port));
+      for (const holder of holders) {
+        await holder.write(
+          `PUT ${t.xmlBase}/car HTTP/1.1\r\nHost: x\r\n${basic}Content-Type: application/zip\r\nContent-Length: ${first.length}\r\n\r\n`,
+        );
+        await holder.write(first.subarray(0, 10));
+      }
+      const [holder, ...others] = holders as [RawClient, ...RawClient[]];
       const put = (car: Buffer) =>
         `PUT ${t.xmlBase}/car HTTP/1.1\r\nHost: x\r\n${basic}Content-Type: application/zip\r\nContent-Length: ${car.length}\r\n\r\n`;
       const post = (car: Buffer) =>
         `POST ${t.base}/Import HTTP/1.1\r\nHost: x\r\nX-API-Key: ${ADMIN_KEY}\r\nContent-Type: application/zip\r\nContent-Length: ${car.length}\r\n\r\n`;
-      const xmlBusy = await waitFor('the first request to hold the slot', async () => {
+      const xmlBusy = await waitFor('the requests to hold the slots', async () => {
         const a = await rawExchange(port, Buffer.concat([Buffer.from(put(second)), second]));
         return a.status === 503 ? a : undefined;
       });
@@ -55,6 +60,7 @@ for (const backend of backends()) {
       assertJsonError(jsonBusy, 503);
       assert.equal((await t.req('GET', '/Queue/GLOBAL.GateSecond')).status, 404, 'nothing was imported');
 
+      for (const c of others) c.close();
       await holder.write(first.subarray(10));
       const done = await holder.response();
       holder.close();
