@@ -26,6 +26,8 @@ import { OperatorMessages } from './services/operator-messages.ts';
 import { UserMessages } from './services/user-messages.ts';
 import { processServerAction } from './services/process-servers.ts';
 import { openStore } from './store/open.ts';
+import { Feed } from './feed/feed.ts';
+import { FEED_OBJECT_TYPES } from './feed/feed-events.ts';
 import type { Store } from './store/store.ts';
 import { type Clock, systemClock } from './time/clock.ts';
 import { VERSION, VERSION_STRING } from './version.ts';
@@ -50,6 +52,7 @@ export interface MillraceServer {
   objects: ObjectService;
   engine: Engine;
   jobs: JobService;
+  feed: Feed;
   /** Secrets generated on the first start of an empty database, to print once. */
   firstStart?: FirstStartCredentials;
   /** The local agent kept running by `listen`, if any. */
@@ -134,6 +137,14 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     objects,
     sourceAddress: `http://${config.host}:${config.port}${paths.root}`,
   });
+  // The live feed hears of every commit; published after it, never for a rollback.
+  const feed = new Feed({
+    clock,
+    zone: config.defaultTimeZone,
+    retain: config.feedRetainEvents,
+    clientBufferBytes: config.feedClientBufferBytes,
+  });
+  store.onCommit((committed) => feed.publish(committed), FEED_OBJECT_TYPES);
   const app = await buildApp({
     config,
     logger,
@@ -153,6 +164,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     },
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
     imports,
+    feed,
     exporter,
     store,
     version: VERSION,
@@ -177,12 +189,15 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     objects,
     engine,
     jobs,
+    feed,
     ...(firstStart ? { firstStart } : {}),
     async close() {
       clearInterval(flushTimer);
       stopStats?.();
       server.localAgent?.stop();
       await engine.stop();
+      store.onCommit(undefined);
+      feed.close();
       await app.close();
       await auth.flushUses().catch(() => {});
       await store.close();

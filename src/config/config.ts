@@ -28,6 +28,10 @@ export interface Config {
   killGraceMs: number;
   /** Finished jobs older than this many days are purged (the system keep clause). */
   historyRetentionDays: number;
+  /** The live feed keeps this many recent events for clients resuming with Last-Event-ID. */
+  feedRetainEvents: number;
+  /** Unsent bytes a feed client may have before it is dropped (it reconnects and resumes). */
+  feedClientBufferBytes: number;
   /** Webhook targets allowed although internal: host names, IP addresses or CIDR ranges (SSRF protection). */
   webhookAllow: string[];
   /** Key of the webhook signatures; when unset, `<data>/webhook.key` (generated on first use). */
@@ -75,6 +79,8 @@ export const DEFAULTS: Config = {
   localAgent: true,
   killGraceMs: 5000,
   historyRetentionDays: 30,
+  feedRetainEvents: 10_000,
+  feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
   trustedKeys: [],
   limits: {
@@ -134,6 +140,7 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.
     defaultTimeZone: flags.timeZone ?? env.MILLRACE_TIME_ZONE ?? DEFAULTS.defaultTimeZone,
     logLevel: flags.logLevel ?? env.MILLRACE_LOG_LEVEL ?? DEFAULTS.logLevel,
     historyRetentionDays: positive(env.MILLRACE_HISTORY_DAYS, 'MILLRACE_HISTORY_DAYS') ?? DEFAULTS.historyRetentionDays,
+    feedRetainEvents: positive(env.MILLRACE_FEED_RETAIN, 'MILLRACE_FEED_RETAIN') ?? DEFAULTS.feedRetainEvents,
     webhookAllow: webhookAllow(env.MILLRACE_WEBHOOK_ALLOW),
     ...webhookSecret(env.MILLRACE_WEBHOOK_SECRET),
     ...smtpSettings(env.MILLRACE_SMTP_URL, env.MILLRACE_MAIL_FROM),

@@ -11,6 +11,7 @@ import type { MessageServices } from './json/message-routes.ts';
 import type { CarExporter } from '../services/car-export.ts';
 import type { ImportService } from '../services/car-import.ts';
 import type { Store } from '../store/store.ts';
+import type { Feed } from '../feed/feed.ts';
 import { xmlInterface } from './xml/plugin.ts';
 import { renderError } from './errors.ts';
 import { installGuards, serverOptions } from './guards.ts';
@@ -33,6 +34,8 @@ export interface AppDeps {
   messages: MessageServices;
   events: EventService;
   imports: ImportService;
+  /** The live feed served at …/stream. */
+  feed: Feed;
   exporter: CarExporter;
   store: Store;
   version: string;

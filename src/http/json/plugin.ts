@@ -11,6 +11,8 @@ import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { registerListRoutes } from './list-routes.ts';
 import { type MessageServices, registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
+import { registerStreamRoute } from './stream-route.ts';
+import type { Feed } from '../../feed/feed.ts';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -21,6 +23,7 @@ export interface JsonInterfaceDeps {
   messages: MessageServices;
   events: EventService;
   imports: ImportService;
+  feed: Feed;
 }
 
 /**
@@ -60,6 +63,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerMessageRoutes(app, deps.messages, served);
   registerEventRoutes(app, deps.events, served);
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
+  registerStreamRoute(app, deps.feed, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);
 }
