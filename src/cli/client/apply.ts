@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
+import type { ObjectType } from '../../model/object-type.ts';
 import { requireType } from '../../model/registry.ts';
 import { BUILTIN_OBJECTS } from '../../services/bootstrap.ts';
 import { clientCommand, collect, contextOf, type ClientFlags, type Ctx } from './context.ts';
@@ -153,26 +154,28 @@ async function apply(ctx: Ctx, flags: ApplyFlags): Promise<void> {
 }
 
 /**
- * Deletes the objects of the applied types in the applied partitions that the files no longer hold: built-in
+ * Deletes the objects that the files no longer hold, of each type in each partition the files hold objects of that
+ * type in: built-in
  * objects never, partitions never, and never the JobDefinition of a chain whose JobChain the files hold. Deletes
  * run in reverse dependency order, so a definition goes before the queue it used.
  */
 async function prune(ctx: Ctx, manifests: Manifest[], dry: boolean, report: (o: Outcome) => void): Promise<void> {
   const held = new Set(manifests.map((m) => idOf(m.type.name, m.key)));
-  const partitions = [...new Set(manifests.map((m) => m.partition))].sort();
-  const types = [...new Set(manifests.map((m) => m.type.name))].filter((t) => t !== 'Partition');
+  // Only types and partitions that the files hold together: a queue provider of GLOBAL.Local does not put every
+  // GLOBAL definition in scope.
+  const scopes = new Map<string, ObjectType>();
+  for (const m of manifests) if (m.type.name !== 'Partition') scopes.set(`${m.type.name}\u0000${m.partition}`, m.type);
   const doomed: Manifest[] = [];
-  for (const typeName of types) {
-    const type = requireType(typeName);
-    for (const partition of partitions)
-      for await (const item of ctx.client.list(`/${typeName}`, { Partition: partition })) {
-        const key = keyOfRendered(item);
-        const id = idOf(typeName, key);
-        if (held.has(id) || BUILTIN.has(id)) continue;
-        if (typeName === 'JobDefinition' && held.has(idOf('JobChain', key))) continue;
-        const m = manifestOfServerObject(type, item);
-        if (m.partition === partition) doomed.push(m);
-      }
+  for (const [scope, type] of [...scopes].sort(([a], [b]) => a.localeCompare(b))) {
+    const partition = scope.slice(scope.indexOf('\u0000') + 1);
+    for await (const item of ctx.client.list(`/${type.name}`, { Partition: partition })) {
+      const key = keyOfRendered(item);
+      const id = idOf(type.name, key);
+      if (held.has(id) || BUILTIN.has(id)) continue;
+      if (type.name === 'JobDefinition' && held.has(idOf('JobChain', key))) continue;
+      const m = manifestOfServerObject(type, item);
+      if (m.partition === partition) doomed.push(m);
+    }
   }
   for (const m of applyOrder(doomed).reverse()) {
     if (!dry)

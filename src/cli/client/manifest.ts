@@ -184,13 +184,53 @@ function needs(m: Manifest): string[] {
   return found;
 }
 
+/** The types a type's writable fields refer to (records and lists included), itself left out. */
+function referencedTypes(type: ObjectType): Set<TypeName> {
+  const found = new Set<TypeName>();
+  const walk = (kind: FieldKind): void => {
+    if (kind.kind === 'reference') found.add(kind.type);
+    else if (kind.kind === 'list') walk(kind.of);
+    else if (kind.kind === 'record') {
+      for (const f of kind.fields) if (!f.readOnly && !f.derived) walk(f.kind);
+    }
+  };
+  for (const f of type.fields) if (!f.readOnly && !f.derived) walk(f.kind);
+  found.delete(type.name);
+  return found;
+}
+
+/**
+ * Each type's layer in the registry's reference graph: 0 for a type that refers to none, else one more than the
+ * deepest type it refers to (Partition 0, TimeWindow 1, Queue 2, JobDefinition 3, JobChain 4 …). A reference
+ * back into a type still being measured (a cycle) is not counted.
+ */
+function typeRanks(): Map<string, number> {
+  const ranks = new Map<string, number>();
+  const measuring = new Set<string>();
+  const rankOf = (type: ObjectType): number => {
+    const known = ranks.get(type.name);
+    if (known !== undefined) return known;
+    measuring.add(type.name);
+    let rank = 0;
+    for (const name of referencedTypes(type)) {
+      const other = getType(name);
+      if (other && !measuring.has(name)) rank = Math.max(rank, rankOf(other) + 1);
+    }
+    measuring.delete(type.name);
+    ranks.set(type.name, rank);
+    return rank;
+  };
+  for (const t of allTypes()) rankOf(t);
+  return ranks;
+}
+
 /**
  * The order to create or change objects in: everything an object refers to first (among the objects given), ties
- * broken by the registry's type order and then the files' order. Reversed, it is the order to delete in.
+ * broken by the type's layer in the registry's reference graph and then the files' order. Reversed, it is the order to delete in.
  */
 export function applyOrder(manifests: readonly Manifest[]): Manifest[] {
   const at = new Map(manifests.map((m, i) => [idOf(m.type.name, m.key), i]));
-  const rank = new Map(allTypes().map((t, i) => [t.name, i]));
+  const rank = typeRanks();
   const waitingFor = manifests.map(
     (m, i) => new Set(needs(m).flatMap((id) => (at.has(id) && at.get(id) !== i ? [at.get(id) as number] : []))),
   );
