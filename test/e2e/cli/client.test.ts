@@ -110,6 +110,7 @@ describe('millrace client commands against a running server', () => {
 
   test('login saves a profile (mode 0600) that later commands use; job list -o json is one JSON array', async () => {
     const noEnv = { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME as string };
+    const submitted = await submit(t, 'GLOBAL.Ok');
     const login = await runCli(['login', '--server', url, '--profile', 'test'], {
       ...noEnv,
       MILLRACE_API_KEY: ADMIN_KEY,
@@ -121,7 +122,8 @@ describe('millrace client commands against a running server', () => {
     assert.equal(list.code, 0, list.stderr);
     const jobs = JSON.parse(list.stdout);
     assert.ok(Array.isArray(jobs));
-    assert.ok(jobs.length >= 1 && jobs.every((j: { JobDefinition: string }) => j.JobDefinition === 'GLOBAL.Ok'));
+    assert.ok(jobs.every((j: { JobDefinition: string }) => j.JobDefinition === 'GLOBAL.Ok'));
+    assert.ok(jobs.some((j: { jobId: number }) => j.jobId === submitted.jobId));
   });
 
   test('apply creates in dependency order, changes nothing the second time, previews with --dry-run, prunes', async () => {
@@ -158,15 +160,16 @@ ${withExtra ? '---\nType: JobDefinition\nKey: APP.Extra\nScript: echo extra\n' :
     writeFileSync(mainFile, yaml(true));
     const first = await runCli(['apply', '-f', files], env);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(first.stdout.trim().split('\n'), [
-      'created   Partition APP',
-      'created   Queue APP.Nightly',
-      'created   QueueProvider GLOBAL.Local.APP.Nightly',
-      'created   JobDefinition APP.Load',
-      'created   JobDefinition APP.Extra',
-      'created   JobChain APP.Flow',
-      '6 created, 0 changed, 0 unchanged',
-    ]);
+    const created = first.stdout.trim().split('\n');
+    assert.equal(created.at(-1), '6 created, 0 changed, 0 unchanged');
+    const at = (object: string) => created.indexOf(`created   ${object}`);
+    const before = (a: string, b: string) =>
+      assert.ok(at(a) >= 0 && at(a) < at(b), `${a} before ${b}:\n${first.stdout}`);
+    assert.equal(at('Partition APP'), 0);
+    before('Queue APP.Nightly', 'JobDefinition APP.Load');
+    before('Queue APP.Nightly', 'QueueProvider GLOBAL.Local.APP.Nightly');
+    before('JobDefinition APP.Load', 'JobChain APP.Flow');
+    before('JobDefinition APP.Extra', 'JobChain APP.Flow');
     assert.equal((await t.req('GET', '/Queue/APP.Nightly')).json.ExecutionSize, 4);
     // Something outside the applied partitions, and a change made by hand.
     await postCreated(t, '/Partition/OTHER', {});
