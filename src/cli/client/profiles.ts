@@ -107,7 +107,10 @@ export function jsonBase(server: string, vendor: string): string {
 export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Connection {
   const path = configPath(env);
   const profileName = flags.profile ?? env.MILLRACE_PROFILE;
-  const file = readProfiles(path);
+  const given =
+    (flags.server ?? env.MILLRACE_URL) !== undefined && (flags.apiKey ?? env.MILLRACE_API_KEY) !== undefined;
+  // The file is read only when it is needed, so a broken one does not stop a command given everything.
+  const file: ProfileFile = given && profileName === undefined ? { profiles: {} } : readProfiles(path);
   const name = profileName ?? file.current;
   const profile = name !== undefined ? file.profiles[name] : undefined;
   if (profileName !== undefined && !profile) throw new Error(`no profile "${profileName}" in ${path}`);
