@@ -48,14 +48,22 @@ describe('millrace client commands against a running server', () => {
   });
 
   test(
-    'submit --wait exits 0 for Completed and with the return code for Error; a wrong key is one line, exit 1',
+    'submit --wait exits 0 for Completed and with the return code for Error; a wrong key is one line, exit 1; login saves a profile (mode 0600)',
     SLOW,
     async () => {
-      const [ok, failed, wrongKey] = await Promise.all([
+      const [ok, failed, wrongKey, login] = await Promise.all([
         cli(['job', 'submit', 'Ok', '--wait'], env),
         cli(['job', 'submit', 'GLOBAL.Fails', '-p', 'RC=3', '--wait'], env),
         cli(['job', 'show', '1'], { ...env, MILLRACE_API_KEY: 'not-the-key-0123456789' }),
+        // No MILLRACE_URL: the profile saved here is what the list test below uses.
+        cli(['login', '--server', url, '--profile', 'test'], {
+          XDG_CONFIG_HOME: env.XDG_CONFIG_HOME as string,
+          MILLRACE_API_KEY: ADMIN_KEY,
+        }),
       ]);
+      assert.equal(login.code, 0, login.stderr);
+      assert.match(login.stdout, /saved as profile "test"/);
+      assert.equal(statSync(join(env.XDG_CONFIG_HOME as string, 'millrace', 'config')).mode & 0o777, 0o600);
       assert.equal(ok.code, 0, ok.stderr);
       const okId = Number(/^Job (\d+) Completed, return code 0$/m.exec(ok.stdout)?.[1]);
       assert.equal((await getJob(t, okId)).Status, 'Completed');
@@ -120,25 +128,14 @@ describe('millrace client commands against a running server', () => {
     },
   );
 
-  test(
-    'login saves a profile (mode 0600) that later commands use; job list -o json is one JSON array',
-    SLOW,
-    async () => {
-      const noEnv = { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME as string };
-      const submitted = await submit(t, 'GLOBAL.Ok');
-      const login = await cli(['login', '--server', url, '--profile', 'test'], {
-        ...noEnv,
-        MILLRACE_API_KEY: ADMIN_KEY,
-      });
-      assert.equal(login.code, 0, login.stderr);
-      const file = join(noEnv.XDG_CONFIG_HOME, 'millrace', 'config');
-      assert.equal(statSync(file).mode & 0o777, 0o600);
-      const list = await cli(['job', 'list', '--definition', 'GLOBAL.Ok', '-o', 'json'], noEnv);
-      assert.equal(list.code, 0, list.stderr);
-      const jobs = JSON.parse(list.stdout);
-      assert.ok(Array.isArray(jobs));
-      assert.ok(jobs.every((j: { JobDefinition: string }) => j.JobDefinition === 'GLOBAL.Ok'));
-      assert.ok(jobs.some((j: { jobId: number }) => j.jobId === submitted.jobId));
-    },
-  );
+  test('job list -o json, with the server and key of the saved profile, is one JSON array', SLOW, async () => {
+    const noEnv = { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME as string };
+    const submitted = await submit(t, 'GLOBAL.Ok');
+    const list = await cli(['job', 'list', '--definition', 'GLOBAL.Ok', '-o', 'json'], noEnv);
+    assert.equal(list.code, 0, list.stderr);
+    const jobs = JSON.parse(list.stdout);
+    assert.ok(Array.isArray(jobs));
+    assert.ok(jobs.every((j: { JobDefinition: string }) => j.JobDefinition === 'GLOBAL.Ok'));
+    assert.ok(jobs.some((j: { jobId: number }) => j.jobId === submitted.jobId));
+  });
 });
