@@ -123,7 +123,12 @@ export function registerObjectCommands(program: Command): void {
       .argument('<server...>', '<partition>.<name>')
       .action(async (keys: string[], flags: ClientFlags) => {
         const ctx = contextOf(flags);
-        await each(ctx, keys, (k) => ctx.client.json('PUT', `/ProcessServer/${seg(k)}/${action}`), `${action}ed`);
+        await each(
+          ctx,
+          keys,
+          (k) => ctx.client.json('PUT', `/ProcessServer/${seg(k)}/${action}`),
+          action === 'stop' ? 'stopped' : 'started',
+        );
       });
 
   const msg = program.command('msg').description('operator and user messages: list, reply');
