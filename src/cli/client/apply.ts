@@ -121,25 +121,32 @@ async function apply(ctx: Ctx, flags: ApplyFlags): Promise<void> {
     write(`${verb} ${o.type} ${o.key}${dry && o.action !== 'unchanged' ? ' (dry run)' : ''}`);
     if (o.changes && o.changes.length > 0) write(changeLines(o.changes, o.action === 'created', colour).join('\n'));
   };
-  try {
-    for (const m of manifests) {
-      const path = `/${m.type.name}/${seg(m.key)}`;
-      const current = await ctx.client.find(path);
-      const body = { ...m.desired, ...m.secrets };
-      if (!current) {
-        const changes = diff(defaultsOf(m.type), m.desired);
-        if (!dry) await ctx.client.json('POST', path, body);
-        report({ action: 'created', type: m.type.name, key: m.key, ...(dry ? { changes } : {}) });
-        continue;
-      }
-      const changes = diff(currentOf(m.type, current), m.desired);
-      if (changes.length === 0) {
-        report({ action: 'unchanged', type: m.type.name, key: m.key });
-        continue;
-      }
-      if (!dry) await ctx.client.json('PUT', path, body);
-      report({ action: 'changed', type: m.type.name, key: m.key, changes });
+  const applyOne = async (m: Manifest): Promise<void> => {
+    const path = `/${m.type.name}/${seg(m.key)}`;
+    const current = await ctx.client.find(path);
+    const body = { ...m.desired, ...m.secrets };
+    if (!current) {
+      const changes = diff(defaultsOf(m.type), m.desired);
+      if (!dry) await ctx.client.json('POST', path, body);
+      report({ action: 'created', type: m.type.name, key: m.key, ...(dry ? { changes } : {}) });
+      return;
     }
+    const changes = diff(currentOf(m.type, current), m.desired);
+    if (changes.length === 0) {
+      report({ action: 'unchanged', type: m.type.name, key: m.key });
+      return;
+    }
+    if (!dry) await ctx.client.json('PUT', path, body);
+    report({ action: 'changed', type: m.type.name, key: m.key, changes });
+  };
+  try {
+    for (const m of manifests)
+      try {
+        await applyOne(m);
+      } catch (err) {
+        // Which file's object the server refused, then its own words.
+        throw new Error(`${m.source} (${m.type.name} ${m.key}): ${(err as Error).message}`);
+      }
     if (flags.prune) await prune(ctx, manifests, dry, report);
   } finally {
     if (ctx.format === 'json') printJson(outcomes);
