@@ -34,6 +34,7 @@ import { VERSION, VERSION_STRING } from './version.ts';
 import { loadTrustedKeys } from './car/signing.ts';
 import { CarExporter } from './services/car-export.ts';
 import { IMPORT_DEFINITION, ImportService } from './services/car-import.ts';
+import { IMPORT_REQUESTS_AT_ONCE, ImportGate } from './services/import-gate.ts';
 import { discardFinishedArchives, importRunner } from './services/import-job.ts';
 
 export interface ServerOptions {
@@ -110,7 +111,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
   const processServer = requireType('ProcessServer');
+  // The global bound on import memory: archive requests (body ≤ 64 MiB, checked one entry at a time) and import
+  // jobs (the archive inflated, ≤ 512 MiB, and parsed) each take a slot of their own gate.
   const imports = new ImportService({
+    gate: new ImportGate(IMPORT_REQUESTS_AT_ONCE, config.limits.importQueue),
     store,
     engine,
     jobs,
@@ -118,7 +122,15 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   });
   engine.registerSystemRunner(
     IMPORT_DEFINITION,
-    importRunner({ store, engine, objects, clock, logger, principalOf: (user) => auth.principalOf(user) }),
+    importRunner({
+      store,
+      engine,
+      objects,
+      clock,
+      logger,
+      gate: new ImportGate(config.limits.importConcurrency, 0),
+      principalOf: (user) => auth.principalOf(user),
+    }),
   );
   const exporter = new CarExporter({
     store,

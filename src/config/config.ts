@@ -40,6 +40,27 @@ export interface Config {
   smtp?: SmtpSettings;
   /** Public keys (files, or folders of `*.pem`/`*.pub`) trusted for signed CARs, besides `<data>/trusted-keys`. */
   trustedKeys: string[];
+  /** Bounds that keep hostile or overwhelming clients from taking the server down (README "Limits"). */
+  limits: HttpLimits;
+}
+
+export interface HttpLimits {
+  /** A request's headers must arrive within this long… */
+  headersTimeoutMs: number;
+  /** …and the whole request, body included, within this long (408). */
+  requestTimeoutMs: number;
+  /** After the first 5 s, a body must arrive at least this fast on average (408). */
+  minBodyBytesPerSecond: number;
+  /** Open connections from one client address; more are answered 503 and closed. */
+  maxConnectionsPerAddress: number;
+  /** Requests being handled at once; beyond it, 503 with Retry-After (health and metrics paths exempt). */
+  maxInFlight: number;
+  /** While the event loop lags more than this for a second, new requests are shed with 503 (health, metrics exempt). */
+  maxEventLoopDelayMs: number;
+  /** Import jobs run at once (each inflates and parses its archive, up to the CAR caps); the others wait. */
+  importConcurrency: number;
+  /** Archive requests waiting for one of the 4 receiving slots; beyond this (or after 60 s) they get 503. */
+  importQueue: number;
 }
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -62,6 +83,16 @@ export const DEFAULTS: Config = {
   feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
   trustedKeys: [],
+  limits: {
+    headersTimeoutMs: 20_000,
+    requestTimeoutMs: 120_000,
+    minBodyBytesPerSecond: 1024,
+    maxConnectionsPerAddress: 256,
+    maxInFlight: 256,
+    maxEventLoopDelayMs: 500,
+    importConcurrency: 1,
+    importQueue: 16,
+  },
 };
 
 export const DEFAULT_MAIL_FROM = 'millrace@localhost';
@@ -118,6 +149,27 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.
       .map((e) => e.trim())
       .filter((e) => e !== '')
       .map((e) => resolve(e)),
+    limits: httpLimits(env),
+  };
+}
+
+/** MILLRACE_REQUEST_TIMEOUT (seconds), MILLRACE_MAX_CONNECTIONS_PER_ADDRESS, MILLRACE_MAX_IN_FLIGHT, … */
+function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
+  const d = DEFAULTS.limits;
+  const n = (name: string) => positive(env[name], name);
+  const seconds = (name: string) => {
+    const v = n(name);
+    return v === undefined ? undefined : v * 1000;
+  };
+  return {
+    headersTimeoutMs: seconds('MILLRACE_HEADERS_TIMEOUT') ?? d.headersTimeoutMs,
+    requestTimeoutMs: seconds('MILLRACE_REQUEST_TIMEOUT') ?? d.requestTimeoutMs,
+    minBodyBytesPerSecond: n('MILLRACE_MIN_BODY_RATE') ?? d.minBodyBytesPerSecond,
+    maxConnectionsPerAddress: n('MILLRACE_MAX_CONNECTIONS_PER_ADDRESS') ?? d.maxConnectionsPerAddress,
+    maxInFlight: n('MILLRACE_MAX_IN_FLIGHT') ?? d.maxInFlight,
+    maxEventLoopDelayMs: n('MILLRACE_MAX_EVENT_LOOP_DELAY') ?? d.maxEventLoopDelayMs,
+    importConcurrency: n('MILLRACE_IMPORT_CONCURRENCY') ?? d.importConcurrency,
+    importQueue: n('MILLRACE_IMPORT_QUEUE') ?? d.importQueue,
   };
 }
 

@@ -410,9 +410,11 @@ export class Engine {
     if (this.stopped) return;
     try {
       for (const ps of await this.servers.overdue(this.o.clock.now())) {
+        // A silent agent is dropped and declared lost in the same tick: its jobs become Unknown at most one
+        // watchdog tick (1 s) after AgentTimeout has passed since it was last heard of (README).
         if (this.hub.isConnected(ps)) {
+          this.servers.disconnected(ps, this.hub.lastSeen(ps));
           this.hub.disconnect(ps);
-          continue;
         }
         // The process server shows Unknown before its jobs do, so a client that sees the jobs sees why.
         this.servers.lost(ps);

@@ -1,5 +1,6 @@
 import type { JobRecord } from '../domain/job.ts';
 import { actionApplies, isFinal, type JobAction, notApplicableMessage, PENDING } from '../domain/job-status.ts';
+import { unstorableText } from '../model/characters.ts';
 import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
 import { SYSTEM_SERVER } from '../engine/dispatcher.ts';
 import type { Effects } from '../engine/effects.ts';
@@ -205,6 +206,10 @@ export class JobActions {
     if (!notes.every((n) => typeof n === 'string' && n.length <= 4000))
       throw invalid('Field "JobNotes" must be a note or a list of notes of at most 4000 characters');
     if (job.data.notes.length + notes.length > 1000) throw invalid('Field "JobNotes": a job keeps at most 1000 notes');
+    for (const [field, text] of [['Description', b.Description], ...notes.map((n) => ['JobNotes', n])]) {
+      const bad = typeof text === 'string' ? unstorableText(text) : undefined;
+      if (bad) throw invalid(`Field "${field}" ${bad}`);
+    }
     applyOutItems(job.data.parameters, b.JobParameters, job.data.zone);
     if (b.Description !== undefined) job.description = b.Description as string | null;
     job.data.notes.push(...(notes as string[]));

@@ -1,4 +1,5 @@
 import type { JobFileRecord, JobRecord } from '../domain/job.ts';
+import { unstorableText } from '../model/characters.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
 import { type Effects, newEffects } from '../engine/effects.ts';
 import type { Engine } from '../engine/engine.ts';
@@ -83,6 +84,8 @@ export function parseSubmitBody(body: unknown, defaultZone: string): SubmitOptio
     (typeof b.Description !== 'string' || b.Description.length > 255)
   )
     throw invalid('Field "Description" must be text of at most 255 characters');
+  const badDescription = typeof b.Description === 'string' ? unstorableText(b.Description) : undefined;
+  if (badDescription) throw invalid(`Field "Description" ${badDescription}`);
   if (b.HoldOnSubmit !== undefined && b.HoldOnSubmit !== null && typeof b.HoldOnSubmit !== 'boolean')
     throw invalid('Field "HoldOnSubmit" must be true or false');
   if (b.SubmitFrame !== undefined && b.SubmitFrame !== null && typeof b.SubmitFrame !== 'string')
