@@ -28,7 +28,8 @@ const reached = (jobId: number, to: string) => (events: SseEvent[]) =>
   jobEvents(events, jobId).some((e) => e.data.to === to) ? true : undefined;
 
 /** GET …/stream: a slow consumer never slows the engine. In-server jobs only, so no agent is needed. */
-for (const backend of backends()) {
+// Storage plays no part in how the feed treats a slow client: SQLite only, to keep the suite lean.
+for (const backend of backends().slice(0, 1)) {
   describe(`live feed, a client that does not read (${backend.name})`, () => {
     let t: TestServer;
     let url: string;
