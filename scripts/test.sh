@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test`: type check, lint, format check, start a throwaway PostgreSQL cluster, run the node:test suite.
+# `npm test`: type check, lint, format check, build dist/ when stale, start a throwaway PostgreSQL cluster, run the node:test suite.
 #
 #   bash scripts/test.sh [FILE...]     with FILE arguments only those test files run,
 #                                      otherwise every test/**/*.test.ts.
@@ -36,6 +36,10 @@ else
   echo "== biome format (check)"
   run_bin biome format .
 fi
+
+# The compiled program (dist/): `millrace` runs it, CLI tests and the agents of test servers with it.
+echo "== build (dist/, when older than src/)"
+node scripts/build.mjs --if-stale
 
 pg_dir=
 out=
