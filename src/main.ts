@@ -2,7 +2,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './log/logger.ts';
+import { Metrics } from './metrics/metrics.ts';
 import { type Config, interfacePaths } from './config/config.ts';
 import { Engine } from './engine/engine.ts';
 import { JobFileStore } from './engine/job-files.ts';
@@ -53,7 +55,11 @@ export interface MillraceServer {
   firstStart?: FirstStartCredentials;
   /** The local agent kept running by `listen`, if any. */
   localAgent?: LocalAgent;
-  close(): Promise<void>;
+  /**
+   * Stops accepting requests, lets those in flight finish, stops the engine and closes the database. With
+   * `keepAgent` (SIGTERM) the local agent is left running: its jobs carry on and report to the next start.
+   */
+  close(options?: { keepAgent?: boolean }): Promise<void>;
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -61,7 +67,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 /** The composition root: config → store → services → engine → HTTP app. The only place that wires things. */
 export async function createServer(config: Config, options: ServerOptions = {}): Promise<MillraceServer> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? createLogger(config.logLevel, config.logFormat);
   // The data folder holds the secret key, job files and agent folders on PostgreSQL too.
   mkdirSync(config.dataDir, { recursive: true });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
@@ -122,7 +128,16 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     objects,
     sourceAddress: `http://${config.host}:${config.port}${paths.root}`,
   });
+  const metrics = config.metrics ? new Metrics({ store, hub: engine.hub }) : undefined;
+  let stopping = false;
   const app = await buildApp({
+    ops: {
+      store,
+      engineRunning: () => engine.running,
+      stopping: () => stopping,
+      ...(metrics ? { metrics } : {}),
+      ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
+    },
     config,
     logger,
     auth,
@@ -166,13 +181,20 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     engine,
     jobs,
     ...(firstStart ? { firstStart } : {}),
-    async close() {
+    async close(closeOptions: { keepAgent?: boolean } = {}) {
+      stopping = true;
       clearInterval(flushTimer);
       stopStats?.();
-      server.localAgent?.stop();
+      if (closeOptions.keepAgent) server.localAgent?.release();
+      else server.localAgent?.stop();
+      // No new connections; requests in flight finish (their engine work included). Agent connections are
+      // upgraded sockets the HTTP server would wait for: closed now, so the agents retry until the next start.
+      const closing = app.close();
+      engine.hub.close();
+      await closing;
       await engine.stop();
-      await app.close();
       await auth.flushUses().catch(() => {});
+      metrics?.close();
       await store.close();
     },
   };

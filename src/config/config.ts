@@ -36,6 +36,14 @@ export interface Config {
   smtp?: SmtpSettings;
   /** Public keys (files, or folders of `*.pem`/`*.pub`) trusted for signed CARs, besides `<data>/trusted-keys`. */
   trustedKeys: string[];
+  /** `GET /metrics` serves Prometheus metrics (and the server counts what they need). */
+  metrics: boolean;
+  /** When set, `GET /metrics` requires it as `Authorization: Bearer <token>`. */
+  metricsToken?: string;
+  /** `json` lines, or `pretty` (pino-pretty) for a terminal. */
+  logFormat: 'json' | 'pretty';
+  /** On SIGTERM, requests in flight get this long to finish before the server closes anyway. */
+  shutdownGraceMs: number;
 }
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -56,6 +64,9 @@ export const DEFAULTS: Config = {
   historyRetentionDays: 30,
   webhookAllow: [],
   trustedKeys: [],
+  metrics: true,
+  logFormat: 'json',
+  shutdownGraceMs: 10_000,
 };
 
 export const DEFAULT_MAIL_FROM = 'millrace@localhost';
@@ -106,6 +117,7 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.
     webhookAllow: webhookAllow(env.MILLRACE_WEBHOOK_ALLOW),
     ...webhookSecret(env.MILLRACE_WEBHOOK_SECRET),
     ...smtpSettings(env.MILLRACE_SMTP_URL, env.MILLRACE_MAIL_FROM),
+    ...(env.MILLRACE_METRICS_TOKEN ? { metricsToken: env.MILLRACE_METRICS_TOKEN } : {}),
     trustedKeys: (env.MILLRACE_TRUSTED_KEYS ?? '')
       .split(',')
       .map((e) => e.trim())

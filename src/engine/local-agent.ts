@@ -27,6 +27,8 @@ export function ensureLocalSecret(dataDir: string): string {
 export interface LocalAgent {
   current(): ChildProcess | undefined;
   stop(): void;
+  /** Stops supervising and leaves the agent running (it finishes its jobs, reconnects to the next start). */
+  release(): void;
 }
 
 /**
@@ -55,6 +57,10 @@ export function superviseLocalAgent(dataDir: string, serverUrl: string, logger: 
       stopped = true;
       clearTimeout(timer);
       child?.kill('SIGTERM');
+    },
+    release() {
+      stopped = true;
+      clearTimeout(timer);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
@@ -16,6 +17,8 @@ import { renderError } from './errors.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
 import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
+import { requestContext, requestIdFrom } from '../log/request-context.ts';
+import { type OpsDeps, opsRoutes } from './ops-routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -37,6 +40,8 @@ export interface AppDeps {
   version: string;
   /** The XML interface's version string, `<dotted_version>-<date>-<time>_<digits>`. */
   versionString: string;
+  /** Health checks and metrics (`/health/*`, `/metrics`); without it those routes are absent. */
+  ops?: OpsDeps;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -52,7 +57,34 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // Each request runs in its own context, so every line logged while serving it carries its id.
+    serverFactory: (handler) =>
+      createServer((req, res) =>
+        requestContext.run({ id: requestIdFrom(req.headers['x-request-id']) }, handler, req, res),
+      ),
+    genReqId: (req) => requestContext.getStore()?.id ?? requestIdFrom(req.headers['x-request-id']),
   }) as unknown as FastifyInstance;
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Request-Id', req.id);
+  });
+  // The access log: what was asked and answered, never headers, query strings or bodies (keys, passwords).
+  const metrics = deps.ops?.metrics;
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url;
+    metrics?.request(req.method, route, reply.statusCode, reply.elapsedTime);
+    if (deps.logger.isLevelEnabled('info'))
+      deps.logger.info(
+        {
+          reqId: req.id,
+          method: req.method,
+          path: req.url.split('?')[0],
+          route,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+        },
+        'request',
+      );
+  });
   app.decorateRequest('principal', null as unknown as Principal);
 
   app.addSchema(ERROR_SCHEMA);
@@ -82,7 +114,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler((err, req, reply) => {
     const e = renderError(err, BODY_LIMIT);
-    if (e.unexpected) deps.logger.error({ err, method: req.method, url: req.url }, 'request failed');
+    if (e.unexpected)
+      deps.logger.error({ err, reqId: req.id, method: req.method, path: req.url.split('?')[0] }, 'request failed');
     return reply.code(e.status).headers(e.headers).send({ code: e.code, message: e.message });
   });
   app.setNotFoundHandler((req, reply) =>
@@ -92,6 +125,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get(paths.swagger, { schema: { hide: true } }, async (_req, reply) =>
     reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
   );
+
+  if (deps.ops) opsRoutes(app, deps.ops);
 
   const jsonPlugin: FastifyPluginAsync = (scope) => jsonInterface(scope, deps);
   await app.register(jsonPlugin, { prefix: paths.jsonBase });

@@ -49,6 +49,8 @@ export interface JobStore {
   dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]>;
   /** Jobs in `statuses` counted per queue, process server and status. */
   countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]>;
+  /** Every job counted per status and queue: one grouped query over the dispatch index (metrics). */
+  countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]>;
   /** Scheduled jobs whose RequestedStartTime has come, oldest first. */
   dueScheduled(now: number, limit: number): Promise<JobRecord[]>;
   /** Earliest RequestedStartTime of a Scheduled job, or undefined. */

@@ -2,7 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
-import type { JobStore } from './job-store.ts';
+import type { JobStore, StatusChange } from './job-store.ts';
 import { type AlertWorkTables, KyselyAlertWorkStore } from './kysely-alert-work.ts';
 import { type BlobTables, KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -12,6 +12,7 @@ import type {
   ApiKey,
   ListOptions,
   ObjectRef,
+  PoolStats,
   Protection,
   Role,
   StatusChangeHook,
@@ -95,6 +96,8 @@ const toApiKey = (r: Database['api_keys']): ApiKey => ({
 interface WriteCounter {
   writes: number;
   beforeCommit?: StatusChangeHook;
+  afterCommit?: (changes: readonly StatusChange[]) => void;
+  transactionEnd?: (ms: number, committed: boolean) => void;
 }
 
 /** Whether a transaction wrote object rows: only those change what the object read cache holds. */
@@ -106,6 +109,9 @@ export interface KyselyStoreOptions {
   onClose?: () => Promise<void>;
   /** SQLite's `PRAGMA data_version`: changes when another connection commits. */
   externalVersion?: () => number;
+  /** Migrations not yet run (see Store.pendingMigrations). */
+  pendingMigrations?: () => Promise<string[]>;
+  poolStats?: () => PoolStats;
 }
 
 /** One implementation for both dialects; a transaction is the same class over a Kysely Transaction. */
@@ -146,26 +152,70 @@ export class KyselyStore implements Store {
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
     const state: TxState = { wroteObjects: false };
+    const started = performance.now();
+    let committed = false;
+    const seen: StatusChange[] = [];
     try {
-      return await this.db.transaction().execute(async (trx: Transaction<Database>) => {
+      const result = await this.db.transaction().execute(async (trx: Transaction<Database>) => {
         const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter);
         const result = await fn(tx);
         const hook = this.counter.beforeCommit;
-        if (hook)
-          // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
-          for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges())
-            await hook(tx, changes);
+        const watched = hook !== undefined || this.counter.afterCommit !== undefined;
+        // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
+        if (watched)
+          for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges()) {
+            seen.push(...changes);
+            if (hook) await hook(tx, changes);
+          }
         return result;
       });
+      committed = true;
+      if (seen.length > 0) this.counter.afterCommit?.(seen);
+      return result;
     } finally {
       // Counted after the commit (or rollback), never before: a reader that saw the old token cannot have
       // cached data newer than it, and one that cached older data under the old token misses next time.
       if (state.wroteObjects) this.counter.writes += 1;
+      this.counter.transactionEnd?.(performance.now() - started, committed);
     }
   }
 
   onStatusChanges(hook: StatusChangeHook | undefined): void {
     this.counter.beforeCommit = hook;
+  }
+
+  async pendingMigrations(): Promise<string[]> {
+    const pending = this.options.pendingMigrations;
+    if (!pending) throw new Error('pendingMigrations is asked of the store, not of a transaction');
+    return pending();
+  }
+
+  async countObjectsByField(type: TypeName, field: string): Promise<{ value: string | null; count: number }[]> {
+    // A literal, not a parameter: PostgreSQL groups by an expression only when it is the selected one verbatim.
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(field)) throw new Error(`not a field name: ${field}`);
+    const value =
+      this.dialect === 'postgres'
+        ? sql<string | null>`(data::jsonb ->> ${sql.lit(field)})`
+        : sql<string | null>`json_extract(data, ${sql.lit(`$.${field}`)})`;
+    const rows = await this.db
+      .selectFrom('objects')
+      .select([value.as('value'), sql<number>`count(*)`.as('n')])
+      .where('type', '=', type)
+      .groupBy(value)
+      .execute();
+    return rows.map((r) => ({ value: r.value === null ? null : String(r.value), count: Number(r.n) }));
+  }
+
+  poolStats(): PoolStats | undefined {
+    return this.options.poolStats?.();
+  }
+
+  onCommittedStatusChanges(listener: ((changes: readonly StatusChange[]) => void) | undefined): void {
+    this.counter.afterCommit = listener;
+  }
+
+  onTransactionEnd(listener: ((ms: number, committed: boolean) => void) | undefined): void {
+    this.counter.transactionEnd = listener;
   }
 
   dataVersion(): string | undefined {

@@ -41,7 +41,8 @@ export async function xmlInterface(app: FastifyInstance, deps: Omit<XmlInterface
 
   app.setErrorHandler((err, req, reply) => {
     const e = renderError(err, XML_BODY_LIMIT);
-    if (e.unexpected) deps.logger.error({ err, method: req.method, url: req.url }, 'request failed');
+    if (e.unexpected)
+      deps.logger.error({ err, reqId: req.id, method: req.method, path: req.url.split('?')[0] }, 'request failed');
     return reply.code(e.status).headers(e.headers).type(XML_TYPE).send(errorDocument(e.status, e.message));
   });
   app.setNotFoundHandler((req, reply) =>
