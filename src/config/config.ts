@@ -1,8 +1,10 @@
 import { resolve } from 'node:path';
 import type { SmtpSettings } from '../alerts/mail.ts';
 import { allowEntryProblem } from '../alerts/ssrf.ts';
+import { readConfigFile } from './file.ts';
+import { CONFIG_ENV, type ConfigFile, parseSwitch, parseWhole, type Resolved, resolveOptions } from './options.ts';
 
-/** Everything `millrace serve` can be told. Flags win over environment variables, which win over defaults. */
+/** Everything `millrace serve` can be told (src/config/options.ts: flag > environment > file > default). */
 export interface Config {
   dataDir: string;
   host: string;
@@ -86,68 +88,126 @@ export function normalizeVendor(text: string): string {
   return text;
 }
 
-export interface ConfigInput {
-  data?: string;
-  host?: string;
-  port?: string | number;
-  context?: string;
-  database?: string;
-  vendor?: string;
-  timeZone?: string;
-  logLevel?: string;
-}
+/** Flags by commander's names (`timeZone` for `--time-zone`), plus `config` (`--config FILE`). */
+export type ConfigInput = Record<string, unknown>;
 
-/** Builds the configuration from flags and the environment (MILLRACE_DATA, MILLRACE_PORT, …). */
-export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(flags.port ?? env.MILLRACE_PORT ?? DEFAULTS.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`invalid port "${flags.port ?? env.MILLRACE_PORT}"`);
-  const databaseUrl = flags.database ?? env.MILLRACE_DATABASE_URL;
+/**
+ * Builds the configuration of `serve`: flag > environment (MILLRACE_DATA, MILLRACE_PORT, …) > configuration file >
+ * default, option by option (src/config/options.ts lists them). `given(name)` tells whether a flag was typed on the
+ * command line (by default: whether it has a value). Every value is checked; a bad one throws naming its source.
+ */
+export function loadConfig(
+  flags: ConfigInput,
+  env: NodeJS.ProcessEnv = process.env,
+  file?: ConfigFile,
+  given: (name: string) => boolean = (name) => flags[name] !== undefined,
+): Config {
+  const r = resolveOptions('serve', flags, given, env, file);
+  const text = (key: string): string | undefined => r.get(key)?.text;
+  const check = <T>(key: string, parse: (v: string) => T): T | undefined => {
+    const v = r.get(key);
+    if (!v) return undefined;
+    try {
+      return parse(v.text);
+    } catch (err) {
+      // The parsers name the value where it is safe to: secrets (SMTP URL, webhook secret) are never echoed.
+      throw new Error(`invalid ${v.source}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  const resolvedOf = (key: string): Resolved | undefined => r.get(key);
+  const sw = (key: string, dflt: boolean) => {
+    const v = resolvedOf(key);
+    return v ? parseSwitch(v) : dflt;
+  };
+  const port = resolvedOf('port');
+  const databaseUrl = text('database');
+  const logLevel = check('log-level', (v) => {
+    if (!LOG_LEVELS.includes(v)) throw new Error(`"${v}" is not one of ${LOG_LEVELS.join(', ')}`);
+    return v;
+  });
+  const logFormat = check('log-format', (v) => {
+    if (v !== 'json' && v !== 'pretty') throw new Error(`"${v}" is not json or pretty`);
+    return v;
+  });
+  const mailFrom = check('mail-from', checkSender);
+  const history = resolvedOf('history-days');
+  const grace = resolvedOf('shutdown-grace');
   return {
     ...DEFAULTS,
-    dataDir: resolve(flags.data ?? env.MILLRACE_DATA ?? DEFAULTS.dataDir),
-    host: flags.host ?? env.MILLRACE_HOST ?? DEFAULTS.host,
-    port,
-    context: normalizeContext(flags.context ?? env.MILLRACE_CONTEXT ?? DEFAULTS.context),
+    dataDir: resolve(text('data') ?? DEFAULTS.dataDir),
+    host: text('host') ?? DEFAULTS.host,
+    port: port ? parseWhole(port, 0, 65535) : DEFAULTS.port,
+    context: check('context', normalizeContext) ?? DEFAULTS.context,
     ...(databaseUrl ? { databaseUrl } : {}),
-    vendor: normalizeVendor(flags.vendor ?? env.MILLRACE_VENDOR ?? DEFAULTS.vendor),
-    defaultTimeZone: flags.timeZone ?? env.MILLRACE_TIME_ZONE ?? DEFAULTS.defaultTimeZone,
-    logLevel: flags.logLevel ?? env.MILLRACE_LOG_LEVEL ?? DEFAULTS.logLevel,
-    historyRetentionDays: positive(env.MILLRACE_HISTORY_DAYS, 'MILLRACE_HISTORY_DAYS') ?? DEFAULTS.historyRetentionDays,
-    webhookAllow: webhookAllow(env.MILLRACE_WEBHOOK_ALLOW),
-    ...webhookSecret(env.MILLRACE_WEBHOOK_SECRET),
-    ...smtpSettings(env.MILLRACE_SMTP_URL, env.MILLRACE_MAIL_FROM),
-    ...(env.MILLRACE_METRICS_TOKEN ? { metricsToken: env.MILLRACE_METRICS_TOKEN } : {}),
-    trustedKeys: (env.MILLRACE_TRUSTED_KEYS ?? '')
-      .split(',')
-      .map((e) => e.trim())
-      .filter((e) => e !== '')
-      .map((e) => resolve(e)),
+    vendor: check('vendor', normalizeVendor) ?? DEFAULTS.vendor,
+    defaultTimeZone: check('time-zone', checkZone) ?? DEFAULTS.defaultTimeZone,
+    logLevel: logLevel ?? DEFAULTS.logLevel,
+    logFormat: logFormat ?? DEFAULTS.logFormat,
+    historyRetentionDays: history ? parseWhole(history, 1) : DEFAULTS.historyRetentionDays,
+    webhookAllow: check('webhook-allow', webhookAllow) ?? [],
+    ...(check('webhook-secret', webhookSecret) ?? {}),
+    ...(check('smtp-url', (url) => smtpSettings(url, mailFrom)) ?? {}),
+    trustedKeys: check('trusted-keys', (v) => list(v).map((e) => resolve(e))) ?? [],
+    localAgent: sw('local-agent', DEFAULTS.localAgent),
+    metrics: sw('metrics', DEFAULTS.metrics),
+    ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
+    shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
   };
 }
 
-function webhookAllow(text: string | undefined): string[] {
-  const entries = (text ?? '')
+/** `loadConfig` with the configuration file of `--config FILE` or MILLRACE_CONFIG read first. */
+export async function loadServeConfig(
+  flags: ConfigInput,
+  env: NodeJS.ProcessEnv = process.env,
+  given?: (name: string) => boolean,
+): Promise<Config> {
+  const path = (flags.config as string | undefined) ?? (env[CONFIG_ENV] || undefined);
+  const file = path ? await readConfigFile(path, 'serve') : undefined;
+  return loadConfig(flags, env, file, given);
+}
+
+function checkSender(sender: string): string {
+  if (!/^[^\r\n\0@]+@[^\r\n\0@]+$/.test(sender) || sender.length > 320)
+    throw new Error(`"${sender.replace(/[\r\n]/g, ' ')}" is not one e-mail address`);
+  return sender;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function checkZone(zone: string): string {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+  } catch {
+    throw new Error(`"${zone}" is not an IANA time zone such as UTC or Europe/Paris`);
+  }
+  return zone;
+}
+
+const list = (text: string): string[] =>
+  text
     .split(',')
     .map((e) => e.trim())
     .filter((e) => e !== '');
+
+function webhookAllow(text: string): string[] {
+  const entries = list(text);
   for (const e of entries) {
     const problem = allowEntryProblem(e);
-    if (problem) throw new Error(`invalid MILLRACE_WEBHOOK_ALLOW: ${problem}`);
+    if (problem) throw new Error(problem);
   }
   return entries;
 }
 
-function webhookSecret(text: string | undefined): { webhookSecret?: string } {
-  if (text === undefined || text === '') return {};
+function webhookSecret(text: string): { webhookSecret?: string } {
+  if (text === '') return {};
   // Receivers hold the same key; a short one could be guessed from a captured signature offline.
-  if (text.length < 16) throw new Error('invalid MILLRACE_WEBHOOK_SECRET: at least 16 characters');
+  if (text.length < 16) throw new Error('at least 16 characters');
   return { webhookSecret: text };
 }
 
 /** `smtp://[user[:password]@]host[:port]` (STARTTLS when offered, port 25) or `smtps://…` (TLS, port 465). */
-function smtpSettings(url: string | undefined, from: string | undefined): { smtp?: SmtpSettings } {
-  if (url === undefined || url === '') return {};
+function smtpSettings(url: string, from: string | undefined): { smtp?: SmtpSettings } {
+  if (url === '') return {};
   let u: URL | undefined;
   try {
     u = new URL(url);
@@ -156,10 +216,8 @@ function smtpSettings(url: string | undefined, from: string | undefined): { smtp
   }
   // Never echo the URL: it may hold the password.
   if (!u || (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') || u.hostname === '')
-    throw new Error('invalid MILLRACE_SMTP_URL: smtp://[user[:password]@]host[:port] or smtps://…');
+    throw new Error('smtp://[user[:password]@]host[:port] or smtps://…');
   const sender = from ?? DEFAULT_MAIL_FROM;
-  if (!/^[^\r\n\0@]+@[^\r\n\0@]+$/.test(sender) || sender.length > 320)
-    throw new Error(`invalid MILLRACE_MAIL_FROM "${sender.replace(/[\r\n]/g, ' ')}": one e-mail address`);
   const secure = u.protocol === 'smtps:';
   return {
     smtp: {
@@ -171,13 +229,6 @@ function smtpSettings(url: string | undefined, from: string | undefined): { smtp
       from: sender,
     },
   };
-}
-
-function positive(text: string | undefined, what: string): number | undefined {
-  if (text === undefined || text === '') return undefined;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`invalid ${what} "${text}": a positive number`);
-  return n;
 }
 
 /** The paths of both interfaces, derived once from the context and vendor. */
