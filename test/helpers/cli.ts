@@ -31,13 +31,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node bin/millrace <args>` to completion (at most 30 s). */
+/** Runs `node bin/millrace <args>` to completion (killed after 120 s: a hang, not a slow machine). */
 export function runCli(args: readonly string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['bin/millrace', ...args],
-      { cwd: ROOT, env: cliEnv(extraEnv), timeout: 30_000, killSignal: 'SIGKILL' },
+      { cwd: ROOT, env: cliEnv(extraEnv), timeout: 120_000, killSignal: 'SIGKILL' },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolve({ code, stdout: String(stdout), stderr: String(stderr) });
@@ -85,9 +85,10 @@ export function startServe(args: readonly string[], extraEnv: Record<string, str
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`millrace serve did not report its URL within 60 s:\n${out}`));
-      // Generous: a first start on a loaded 2-core machine (key hashing, migrations) can take half a minute.
-    }, 60_000);
+      reject(new Error(`millrace serve did not report its URL within 180 s:\n${out}`));
+      // Generous: a start on a loaded 2-core machine (route schemas compiled, key hashing, migrations) took up to a
+      // minute here (load average 18); only a hang should fail.
+    }, 180_000);
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /Millrace serving http:\/\/127\.0\.0\.1:(\d+)\/millrace/.exec(out);
