@@ -369,6 +369,8 @@ export async function startServe(opts: {
   entry?: ServeEntry;
   /** More `serve` options, e.g. `--no-metrics`. */
   serveArgs?: string[];
+  /** Further MILLRACE_* settings (limits) for this server. */
+  env?: Record<string, string>;
 }): Promise<Serve> {
   const port = await freePort();
   const args = [
@@ -386,6 +388,7 @@ export async function startServe(opts: {
   const env: NodeJS.ProcessEnv = { ...process.env, MILLRACE_ADMIN_API_KEY: opts.apiKey, MILLRACE_LOG_LEVEL: 'warn' };
   for (const k of Object.keys(env))
     if (k.startsWith('MILLRACE_') && k !== 'MILLRACE_ADMIN_API_KEY' && k !== 'MILLRACE_LOG_LEVEL') delete env[k];
+  Object.assign(env, opts.env ?? {});
   const t0 = performance.now();
   const proc = launch('millrace', cmd, full, { env });
   const origin = `http://127.0.0.1:${port}`;

@@ -11,6 +11,8 @@ import { type JobTables, KyselyJobStore } from './kysely-jobs.ts';
 import { containsPattern, jsonText, likeLower } from './sql-text.ts';
 import type {
   ApiKey,
+  CommitListener,
+  ObjectChange,
   ListOptions,
   ObjectRef,
   PoolStats,
@@ -98,13 +100,20 @@ const toApiKey = (r: Database['api_keys']): ApiKey => ({
 interface WriteCounter {
   writes: number;
   beforeCommit?: StatusChangeHook;
-  afterCommit?: (changes: readonly StatusChange[]) => void;
+  afterCommit?: CommitListener;
+  watched?: ReadonlySet<TypeName>;
+  /** Metrics: every committed transaction's job status changes, and each transaction's duration. */
+  committedStatus?: (changes: readonly StatusChange[]) => void;
   transactionEnd?: (ms: number, committed: boolean) => void;
 }
 
-/** Whether a transaction wrote object rows: only those change what the object read cache holds. */
+/**
+ * Whether a transaction wrote object rows (only those change what the object read cache holds), and the writes
+ * to watched objects, told to the commit listener once committed.
+ */
 interface TxState {
   wroteObjects: boolean;
+  objects: ObjectChange[];
 }
 
 export interface KyselyStoreOptions {
@@ -153,26 +162,28 @@ export class KyselyStore implements Store {
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
-    const state: TxState = { wroteObjects: false };
+    const state: TxState = { wroteObjects: false, objects: [] };
+    const listener = this.counter.afterCommit;
+    const jobs: StatusChange[] = [];
     const started = performance.now();
     let committed = false;
-    const seen: StatusChange[] = [];
+    const statusListener = this.counter.committedStatus;
     try {
       const result = await this.db.transaction().execute(async (trx: Transaction<Database>) => {
         const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter);
         const result = await fn(tx);
         const hook = this.counter.beforeCommit;
-        const watched = hook !== undefined || this.counter.afterCommit !== undefined;
         // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
-        if (watched)
-          for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges()) {
-            seen.push(...changes);
-            if (hook) await hook(tx, changes);
-          }
+        for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges()) {
+          await tx.jobs.insertHistory(changes.map((c) => ({ jobId: c.job.jobId, entry: c.entry })));
+          if (listener || statusListener) for (const c of changes) jobs.push(c);
+          if (hook) await hook(tx, changes);
+        }
         return result;
       });
       committed = true;
-      if (seen.length > 0) this.counter.afterCommit?.(seen);
+      if (listener && (jobs.length > 0 || state.objects.length > 0)) listener({ jobs, objects: state.objects });
+      if (statusListener && jobs.length > 0) statusListener(jobs);
       return result;
     } finally {
       // Counted after the commit (or rollback), never before: a reader that saw the old token cannot have
@@ -213,11 +224,23 @@ export class KyselyStore implements Store {
   }
 
   onCommittedStatusChanges(listener: ((changes: readonly StatusChange[]) => void) | undefined): void {
-    this.counter.afterCommit = listener;
+    this.counter.committedStatus = listener;
   }
 
   onTransactionEnd(listener: ((ms: number, committed: boolean) => void) | undefined): void {
     this.counter.transactionEnd = listener;
+  }
+
+  onCommit(listener: CommitListener | undefined, objectTypes?: ReadonlySet<TypeName>): void {
+    this.counter.afterCommit = listener;
+    this.counter.watched = listener ? objectTypes : undefined;
+  }
+
+  /** A write to an object of a watched type: told after the commit, or at once outside a transaction. */
+  private watch(change: ObjectChange): void {
+    if (!this.counter.watched?.has(change.type)) return;
+    if (this.txState) this.txState.objects.push(change);
+    else this.counter.afterCommit?.({ jobs: [], objects: [change] });
   }
 
   dataVersion(): string | undefined {
@@ -329,6 +352,7 @@ export class KyselyStore implements Store {
       .execute();
     await this.writeRefs(o.uniqueId, refs);
     this.wrote();
+    this.watch({ type: o.type, key: o.key, partition: o.partition, data: o.data, created: true });
   }
 
   async updateObject(o: StoredObject, refs: ObjectRef[]): Promise<void> {
@@ -339,15 +363,18 @@ export class KyselyStore implements Store {
       .execute();
     await this.writeRefs(o.uniqueId, refs);
     this.wrote();
+    this.watch({ type: o.type, key: o.key, partition: o.partition, data: o.data, created: false });
   }
 
   async patchObjectData(uniqueId: number, data: Record<string, unknown>): Promise<void> {
-    await this.db
+    const row = await this.db
       .updateTable('objects')
       .set({ data: JSON.stringify(data) })
       .where('unique_id', '=', uniqueId)
-      .execute();
+      .returning(['type', 'key', 'partition'])
+      .executeTakeFirst();
     this.wrote();
+    if (row) this.watch({ type: row.type as TypeName, key: row.key, partition: row.partition, data, created: false });
   }
 
   async setProtection(uniqueId: number, protection: Protection | null): Promise<void> {
