@@ -178,8 +178,8 @@ describe('dashboard in Chromium', { skip }, () => {
   test('shows queues and process servers with their load and agents', async () => {
     await page.goto(`${ui}/#/infra`);
     const local = page.locator('#process-servers tr[data-process-server="GLOBAL.Local"]');
-    await local.filter({ hasText: 'connected' }).waitFor();
-    assert.match(await local.innerText(), /0 \/ 8/);
+    await local.locator('td.agent', { hasText: /^connected$/ }).waitFor();
+    assert.match((await local.textContent()) ?? '', /0 \/ 8/);
     const queue = page.locator('#queues tr[data-queue="GLOBAL.Default"]');
     await queue.locator('button', { hasText: 'Hold' }).click();
     await queue.locator('button', { hasText: 'Release' }).waitFor();

@@ -73,7 +73,11 @@ export function renderInfra(main) {
             h('td', { class: 'desc' }, text(s.Description)),
             h('td', {}, load(s)),
             h('td', {}, text(s.Status)),
-            h('td', {}, s.key === 'GLOBAL.System' ? 'built in' : s.agentConnected ? 'connected' : 'not connected'),
+            h(
+              'td',
+              { class: 'agent' },
+              s.key === 'GLOBAL.System' ? 'built in' : s.agentConnected ? 'connected' : 'not connected',
+            ),
             h(
               'td',
               {},

@@ -143,7 +143,9 @@ export async function renderJob(main, { id }) {
       historyNote.textContent = items.length ? '' : 'No status changes recorded.';
     } catch (err) {
       historyNote.textContent =
-        err instanceof ApiError && err.status === 404 ? 'History is not available.' : err.message;
+        err instanceof ApiError && (err.status === 404 || err.status === 405)
+          ? 'History is not available.'
+          : err.message;
     }
   }
 
