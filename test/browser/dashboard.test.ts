@@ -175,6 +175,40 @@ describe('dashboard in Chromium', { skip }, () => {
     await page.locator('pre.log[data-file="stdout.log"]').filter({ hasText: 'rows=12 target=warehouse' }).waitFor();
   });
 
+  test('shows a chain as its steps and calls, updating live', async () => {
+    const sleep = (ms: number) => ({
+      JobDefinition: 'GLOBAL.System_Sleep',
+      ParameterMappings: [{ Parameter: 'MilliSeconds', Source: 'Value', Value: String(ms) }],
+    });
+    await t.req('POST', '/JobDefinition/Nightly', {
+      body: { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' },
+    });
+    const def = await t.req('POST', '/JobChain/Nightly', {
+      body: {
+        Steps: [
+          { Name: 'Extract', Calls: [sleep(1500), sleep(1500)] },
+          { Name: 'Load', Calls: [sleep(300)] },
+        ],
+      },
+    });
+    assert.equal(def.status, 201, def.body);
+    const chain = (await t.req('POST', '/Job/Nightly', { body: {} })).json;
+    await page.goto(`${ui}/#/job/${chain.jobId}`);
+    await page.evaluate(() => {
+      (window as unknown as { sameDocument: boolean }).sameDocument = true;
+    });
+    await page.locator('#chain > li').nth(1).waitFor();
+    assert.equal(await page.locator('#chain > li').count(), 2, 'two steps');
+    assert.equal(await page.locator('#chain li li').count(), 3, 'three calls');
+    await page.locator('#job-status').filter({ hasText: 'Completed' }).waitFor({ timeout: 30_000 });
+    await waitFor('every step and call shown Completed', async () => {
+      const statuses = await page.locator('#chain [data-status-of]').allTextContents();
+      return statuses.length === 5 && statuses.every((s) => s === 'Completed') ? true : undefined;
+    });
+    assert.equal(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument), true);
+    await screenshot(page, 'chain');
+  });
+
   test('shows queues and process servers with their load and agents', async () => {
     await page.goto(`${ui}/#/infra`);
     const local = page.locator('#process-servers tr[data-process-server="GLOBAL.Local"]');

@@ -2,6 +2,7 @@
 import { configureApi, uiApi } from './api.js';
 import { h } from './dom.js';
 import { onFeedState, startFeed, stopFeed } from './feed.js';
+import { startInboxBadge } from './inbox-badge.js';
 import { renderDefinition, renderDefinitions } from './pages/definitions.js';
 import { renderInbox } from './pages/inbox.js';
 import { renderInfra } from './pages/infra.js';
@@ -21,7 +22,11 @@ route('/definitions', renderDefinitions);
 route('/definition/:key', renderDefinition);
 route('/infra', renderInfra);
 
+let stopBadge = null;
+
 function signedOut() {
+  stopBadge?.();
+  stopBadge = null;
   setSession(null);
   stopFeed();
   top.hidden = true;
@@ -34,6 +39,8 @@ function signedIn(session) {
   top.hidden = false;
   document.getElementById('who').replaceChildren(h('span', { class: 'muted' }, 'Signed in as '), session.user);
   startFeed();
+  stopBadge?.();
+  stopBadge = startInboxBadge(document.getElementById('inbox-count'));
   void show(main);
 }
 
