@@ -68,7 +68,6 @@ describe('dashboard in Chromium', { skip }, () => {
     await Promise.all(ids.map((id) => waitForJob(get, id)));
     await page.goto(`${ui}/#/jobs`);
     await page.locator(`#jobs-body tr[data-job="${ids[0]}"]`).waitFor();
-    await screenshot(page, 'job-monitor');
   });
 
   test("follows a running job's log live and kills it without reloading", async () => {
@@ -222,5 +221,10 @@ describe('dashboard in Chromium', { skip }, () => {
     await queue.locator('button', { hasText: 'Release' }).click();
     await queue.locator('button', { hasText: 'Hold' }).waitFor();
     assert.equal((await get('/Queue/GLOBAL.Default')).json.Held, false);
+
+    // The monitor after the run above: completed, killed, failed, chain and approval jobs.
+    await page.goto(`${ui}/#/jobs`);
+    await page.locator('#jobs-body tr').nth(10).waitFor();
+    await screenshot(page, 'job-monitor');
   });
 });

@@ -31,3 +31,9 @@ export const STATUS_PRESETS = [
   ['Error,Killed,Unknown', 'Failed'],
   ['Completed', 'Completed'],
 ];
+
+/** `2026/11/23 21:54:33,487 UTC` → `11/23 21:54:33` for tables (the full text goes in the title). */
+export function shortTime(v) {
+  const m = typeof v === 'string' ? /^\d{4}\/(\d{2}\/\d{2}) (\d{2}:\d{2}:\d{2})/.exec(v) : null;
+  return m ? `${m[1]} ${m[2]}` : text(v);
+}

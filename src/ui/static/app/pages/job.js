@@ -102,6 +102,8 @@ export async function renderJob(main, { id }) {
           )
         : null,
     );
+    if (!job.JobFiles?.length && !files.children.length) fill(files, h('p', { class: 'muted' }, 'No files.'));
+    else if (job.JobFiles?.length && files.firstElementChild?.tagName === 'P' && followers.size === 0) fill(files);
     for (const f of job.JobFiles ?? []) {
       if (followers.has(f.uniqueId)) continue;
       const isLog = /\.(log|txt|out|err)$/.test(f.Name);

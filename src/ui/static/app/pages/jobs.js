@@ -5,7 +5,7 @@
 import { api, ApiError, withQuery } from '../api.js';
 import { fill, h } from '../dom.js';
 import { feedOpen, jobIdOf, onFeed, statusOf } from '../feed.js';
-import { STATUS_PRESETS, statusClass, text } from '../format.js';
+import { STATUS_PRESETS, shortTime, statusClass, text } from '../format.js';
 import { navigate } from '../router.js';
 
 const FIELDS = 'jobId,JobDefinition,Description,Status,Queue,ProcessServer,CreationTime,RunStart,RunEnd,ReturnCode';
@@ -98,9 +98,9 @@ export function renderJobs(main, _params, query) {
       h('td', {}, st),
       h('td', {}, text(job.Queue)),
       h('td', {}, text(job.ProcessServer)),
-      h('td', { class: 'time' }, text(job.CreationTime)),
-      h('td', { class: 'time' }, text(job.RunStart)),
-      h('td', { class: 'time' }, text(job.RunEnd)),
+      h('td', { class: 'time', title: job.CreationTime ?? '' }, shortTime(job.CreationTime)),
+      h('td', { class: 'time', title: job.RunStart ?? '' }, shortTime(job.RunStart)),
+      h('td', { class: 'time', title: job.RunEnd ?? '' }, shortTime(job.RunEnd)),
       h('td', {}, text(job.ReturnCode)),
     );
     rows.set(job.jobId, { tr, st });
