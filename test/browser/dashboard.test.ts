@@ -222,6 +222,31 @@ describe('dashboard in Chromium', { skip }, () => {
     await queue.locator('button', { hasText: 'Hold' }).waitFor();
     assert.equal((await get('/Queue/GLOBAL.Default')).json.Held, false);
 
+    // Paging by the server's cursor: every job once, newest first, and back.
+    await page.goto(`${ui}/#/jobs?Limit=5`);
+    const pageIds = async () =>
+      await page.locator('#jobs-body tr').evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-job'))));
+    await page.locator('#jobs-body tr').nth(4).waitFor();
+    const total = (await get('/Job?Limit=1000&fields=jobId')).json.items.length;
+    const seen: number[] = [];
+    for (;;) {
+      const ids = await pageIds();
+      seen.push(...ids);
+      if (await page.locator('#older').isDisabled()) break;
+      const last = ids.at(-1);
+      await page.click('#older');
+      await page.locator(`#jobs-body tr[data-job="${last}"]`).waitFor({ state: 'detached' });
+    }
+    assert.equal(seen.length, total, 'every job listed');
+    assert.deepEqual(
+      seen,
+      [...seen].sort((a, b) => b - a),
+      'newest first, none repeated',
+    );
+    assert.equal(new Set(seen).size, total);
+    await page.click('#newer');
+    await page.locator(`#jobs-body tr[data-job="${seen.at(-6)}"]`).waitFor();
+
     // The monitor after the run above: completed, killed, failed, chain and approval jobs.
     await page.goto(`${ui}/#/jobs`);
     await page.locator('#jobs-body tr').nth(10).waitFor();

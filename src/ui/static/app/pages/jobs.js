@@ -11,9 +11,11 @@ import { navigate } from '../router.js';
 const FIELDS = 'jobId,JobDefinition,Description,Status,Queue,ProcessServer,CreationTime,RunStart,RunEnd,ReturnCode';
 const FILTERS = ['Search', 'Status', 'JobDefinition', 'Queue', 'ProcessServer', 'Since', 'Until'];
 const PAGE = 50;
+const MAX_PAGE = 1000;
 
 export function renderJobs(main, _params, query) {
   const filters = Object.fromEntries(FILTERS.map((f) => [f, query[f] ?? '']));
+  const limit = Math.min(MAX_PAGE, Math.max(1, Number.parseInt(query.Limit ?? '', 10) || PAGE));
   const cursors = [];
   let after = query.After ?? '';
   let next = null;
@@ -49,6 +51,7 @@ export function renderJobs(main, _params, query) {
       const el = form.elements.namedItem(f);
       if (el?.value.trim()) q[f] = el.value.trim();
     }
+    if (query.Limit) q.Limit = query.Limit;
     navigate('/jobs', q);
   });
 
@@ -111,7 +114,7 @@ export function renderJobs(main, _params, query) {
     if (forward && cursor !== null) cursors.push(after);
     after = cursor ?? '';
     try {
-      const res = await api('GET', withQuery('/Job', { ...filters, Limit: PAGE, After: after, fields: FIELDS }));
+      const res = await api('GET', withQuery('/Job', { ...filters, Limit: limit, After: after, fields: FIELDS }));
       rows.clear();
       fill(body, res.items.map(row));
       next = res.next;
