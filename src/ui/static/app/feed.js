@@ -17,6 +17,8 @@ let pending = [];
 let overflow = false;
 let scheduled = false;
 let open = false;
+/** Counts shown on the feed indicator (data-events, data-batches): how well batching works, for benchmarks. */
+const counts = { events: 0, batches: 0 };
 
 function flush() {
   if (!scheduled) return;
@@ -25,6 +27,13 @@ function flush() {
   const resync = overflow;
   pending = [];
   overflow = false;
+  counts.events += batch.length;
+  counts.batches += 1;
+  const indicator = document.getElementById('feed-state');
+  if (indicator) {
+    indicator.dataset.events = String(counts.events);
+    indicator.dataset.batches = String(counts.batches);
+  }
   for (const fn of listeners) fn(batch, resync);
 }
 
@@ -53,15 +62,35 @@ function setOpen(value) {
   for (const fn of stateListeners) fn(open);
 }
 
+let wanted = false;
+let retry = null;
+
 export function startFeed() {
+  wanted = true;
   if (source) return;
-  source = new EventSource(`${jsonBase()}/stream`, { withCredentials: true });
-  for (const t of EVENT_TYPES) source.addEventListener(t, (e) => received(t, e));
-  source.addEventListener('open', () => setOpen(true));
-  source.addEventListener('error', () => setOpen(source?.readyState === EventSource.OPEN));
+  const es = new EventSource(`${jsonBase()}/stream`, { withCredentials: true });
+  source = es;
+  for (const t of EVENT_TYPES) es.addEventListener(t, (e) => received(t, e));
+  es.addEventListener('open', () => {
+    setOpen(true);
+    // Events may have been missed while away beyond what the server replays: pages re-read what they show.
+    overflow = true;
+    schedule();
+  });
+  es.addEventListener('error', () => {
+    setOpen(es.readyState === EventSource.OPEN);
+    // EventSource retries by itself unless the server answered with an error status; then start anew later.
+    if (es.readyState === EventSource.CLOSED && source === es) {
+      source = null;
+      clearTimeout(retry);
+      retry = setTimeout(() => wanted && startFeed(), 5000);
+    }
+  });
 }
 
 export function stopFeed() {
+  wanted = false;
+  clearTimeout(retry);
   source?.close();
   source = null;
   setOpen(false);
