@@ -172,6 +172,16 @@ describe('dashboard in Chromium', { skip }, () => {
     assert.equal(job.Status, 'Completed');
     assert.equal(job.Description, 'from the form');
     await page.locator('pre.log[data-file="stdout.log"]').filter({ hasText: 'rows=12 target=warehouse' }).waitFor();
+
+    // Resubmit with an edited parameter: a new job with the new value.
+    await page.click('#job-actions [data-action=resubmit]');
+    assert.equal(await page.inputValue('#p-ROWS'), '12', "the job's values are filled in");
+    await page.fill('#p-ROWS', '7');
+    await page.click('#submit-button');
+    await page.waitForURL((url) => /#\/job\/\d+$/.test(url.hash) && !url.hash.endsWith(`/${jobId}`));
+    const again = await waitForJob(get, Number(page.url().split('/').pop()));
+    assert.equal(again.Status, 'Completed');
+    await page.locator('pre.log[data-file="stdout.log"]').filter({ hasText: 'rows=7 target=warehouse' }).waitFor();
   });
 
   test('shows a chain as its steps and calls, updating live', async () => {
