@@ -93,17 +93,19 @@ async function once(withPage: boolean): Promise<Run> {
       const page = await browser.newPage();
       await page.goto(`${serve.origin}/millrace/ui/`);
       // The CLI's user reaches the server's cache within seconds: retry the sign-in until it works.
+      await page.locator('#signin').waitFor();
       for (let i = 0; ; i += 1) {
         await page.fill('#user', 'bench');
         await page.fill('#password', PASSWORD);
         await page.click('#signin button[type=submit]');
-        if (
-          await page
-            .locator('#who', { hasText: 'bench' })
-            .isVisible({ timeout: 2000 })
-            .catch(() => false)
-        )
-          break;
+        const signedIn = await page
+          .locator('#who', { hasText: 'bench' })
+          .waitFor({ timeout: 3000 })
+          .then(
+            () => true,
+            () => false,
+          );
+        if (signedIn) break;
         if (i > 10) throw new Error('could not sign in');
         await page.waitForTimeout(500);
       }
