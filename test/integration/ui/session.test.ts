@@ -199,3 +199,36 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('dashboard under another context', () => {
+  let t: TestServer;
+  before(async () => {
+    const [first] = backends();
+    assert.ok(first);
+    t = await startTestServer(first, { context: 'acme/prod', vendor: 'Acme' });
+  });
+  after(() => t?.close());
+
+  test('lives at <context>/ui/ with the cookie scoped to the context and the JSON base of the vendor', async () => {
+    const redirect = await t.server.app.inject({ method: 'GET', url: '/acme/prod/ui' });
+    assert.equal(redirect.statusCode, 301);
+    assert.equal(redirect.headers.location, '/acme/prod/ui/');
+    assert.equal((await t.server.app.inject({ method: 'GET', url: '/millrace/ui/' })).statusCode, 404);
+    const signIn = await t.server.app.inject({
+      method: 'POST',
+      url: '/acme/prod/ui/api/session',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ user: 'admin', password: ADMIN_PASSWORD }),
+    });
+    assert.equal(signIn.statusCode, 200, signIn.body);
+    assert.match(String(signIn.headers['set-cookie']), /; Path=\/acme\/prod\/;/);
+    assert.equal(signIn.json().jsonBase, '/acme/prod/api-extension/External/Acme/Acme_RestService/rest/v1');
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0] as string;
+    const read = await t.server.app.inject({
+      method: 'GET',
+      url: `${t.base}/Queue/GLOBAL.Default`,
+      headers: { cookie },
+    });
+    assert.equal(read.statusCode, 200, read.body);
+  });
+});
