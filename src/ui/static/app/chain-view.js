@@ -58,10 +58,11 @@ export function chainView(jobId) {
       });
       fill(list, items);
       section.hidden = steps.length === 0;
+      // A job without steps has none later either (a chain makes them when it is submitted): no polling then.
+      if (!stopped && !feedOpen() && steps.length > 0) timer = setTimeout(load, 3000);
     } catch {
       // Lists not available: no chain view.
     }
-    if (!stopped && !feedOpen()) timer = setTimeout(load, 3000);
   }
 
   const unsubscribe = onFeed((batch, resync) => {
