@@ -6,6 +6,7 @@ import { api, withQuery } from './api.js';
 import { fill, h } from './dom.js';
 import { feedOpen, jobIdOf, onFeed } from './feed.js';
 import { statusClass, text } from './format.js';
+import { isFinal } from './session.js';
 
 const FIELDS = 'jobId,JobDefinition,Description,Status,ReturnCode,RunStart,RunEnd';
 
@@ -58,8 +59,9 @@ export function chainView(jobId) {
       });
       fill(list, items);
       section.hidden = steps.length === 0;
-      // A job without steps has none later either (a chain makes them when it is submitted): no polling then.
-      if (!stopped && !feedOpen() && steps.length > 0) timer = setTimeout(load, 3000);
+      // Without the feed, re-read while some step or call is not final (a job without steps never gets any).
+      const all = withCalls.flatMap(({ step, calls }) => [step, ...calls]);
+      if (!stopped && !feedOpen() && all.some((j) => !isFinal(j.Status))) timer = setTimeout(load, 3000);
     } catch {
       // Lists not available: no chain view.
     }
