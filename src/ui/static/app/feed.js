@@ -6,7 +6,8 @@
  */
 import { jsonBase } from './api.js';
 
-const EVENT_TYPES = ['message', 'job', 'jobStatus', 'operatorMessage', 'userMessage', 'alert', 'processServer'];
+/** The feed's event names (README, "Live feed"); `reset` says events were lost: pages re-read what they show. */
+const EVENT_TYPES = ['job', 'operator-message', 'user-message', 'alert', 'process-server', 'reset'];
 /** Beyond this many waiting events a batch says "resync" instead: pages reload what they show. */
 const MAX_BATCH = 5000;
 
@@ -45,6 +46,11 @@ function schedule() {
 }
 
 function received(type, e) {
+  if (type === 'reset') {
+    overflow = true;
+    schedule();
+    return;
+  }
   let data;
   try {
     data = JSON.parse(e.data);
@@ -52,7 +58,7 @@ function received(type, e) {
     return;
   }
   if (pending.length >= MAX_BATCH) overflow = true;
-  else pending.push({ type: e.type === 'message' ? (data?.type ?? type) : e.type, id: e.lastEventId, data });
+  else pending.push({ type, id: e.lastEventId, data });
   schedule();
 }
 
@@ -111,7 +117,7 @@ export function onFeedState(fn) {
 export const feedOpen = () => open;
 
 /** The job id an event is about, if any. */
-export const jobIdOf = (ev) => ev.data?.jobId ?? ev.data?.JobId ?? ev.data?.job?.jobId ?? null;
+export const jobIdOf = (ev) => (ev.type === 'job' ? ev.data.jobId : null);
 
 /** The status a job event says the job has now, if any. */
-export const statusOf = (ev) => ev.data?.to ?? ev.data?.status ?? ev.data?.Status ?? null;
+export const statusOf = (ev) => (ev.type === 'job' ? ev.data.to : null);

@@ -128,17 +128,18 @@ export async function renderJob(main, { id }) {
   async function loadHistory() {
     try {
       const res = await api('GET', `/Job/${jobId}/history`);
-      const items = Array.isArray(res) ? res : (res?.items ?? []);
+      const items = res.items ?? [];
       fill(
         history,
         items.map((e) =>
           h(
             'tr',
             {},
-            h('td', { class: 'time' }, text(e.Time ?? e.time)),
-            h('td', {}, text(e.From ?? e.from)),
-            h('td', {}, text(e.To ?? e.to)),
-            h('td', {}, text(e.Cause ?? e.cause ?? e.By ?? e.by ?? e.Reason ?? e.reason)),
+            h('td', { class: 'time' }, text(e.Time)),
+            h('td', {}, e.FromStatus ? h('span', { class: statusClass(e.FromStatus) }, e.FromStatus) : '—'),
+            h('td', {}, h('span', { class: statusClass(e.ToStatus) }, e.ToStatus)),
+            h('td', {}, e.User ? `${e.Cause} by ${e.User}` : text(e.Cause)),
+            h('td', { class: 'desc' }, text(e.Detail)),
           ),
         ),
       );
@@ -253,7 +254,19 @@ export async function renderJob(main, { id }) {
       h(
         'table',
         { class: 'history' },
-        h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'From'), h('th', {}, 'To'), h('th', {}, 'Cause'))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', {}, 'Time'),
+            h('th', {}, 'From'),
+            h('th', {}, 'To'),
+            h('th', {}, 'Cause'),
+            h('th', {}, 'Detail'),
+          ),
+        ),
         history,
       ),
       historyNote,
