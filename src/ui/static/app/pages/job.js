@@ -87,6 +87,8 @@ export async function renderJob(main, { id }) {
         ),
       ),
     );
+    if (!job.JobParameters?.length)
+      fill(params, h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'This job has no parameters.')));
     fill(
       notes,
       (job.JobNotes ?? []).map((n) => h('li', {}, n)),
