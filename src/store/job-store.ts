@@ -56,6 +56,8 @@ export interface StatusChange {
 export interface JobStore {
   nextJobIds(count: number): Promise<number[]>;
   insert(job: JobRecord): Promise<void>;
+  /** Many new jobs in few statements (bulk loads of history: tests, benchmarks). */
+  insertMany(jobs: readonly JobRecord[]): Promise<void>;
   get(jobId: number): Promise<JobRecord | undefined>;
   getMany(jobIds: readonly number[]): Promise<JobRecord[]>;
   /** Writes every column of each job (the engine batches the transitions of a moment into one call). */
