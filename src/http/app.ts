@@ -11,8 +11,10 @@ import type { MessageServices } from './json/message-routes.ts';
 import type { CarExporter } from '../services/car-export.ts';
 import type { ImportService } from '../services/car-import.ts';
 import type { Store } from '../store/store.ts';
+import type { Feed } from '../feed/feed.ts';
 import { xmlInterface } from './xml/plugin.ts';
 import { renderError } from './errors.ts';
+import { installGuards, serverOptions } from './guards.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import type { LoadReport } from '../services/load.ts';
 import type { Sessions } from '../services/sessions.ts';
@@ -27,7 +29,7 @@ declare module 'fastify' {
 }
 
 export interface AppDeps {
-  config: Pick<Config, 'context' | 'vendor'>;
+  config: Pick<Config, 'context' | 'vendor' | 'limits'>;
   logger: Logger;
   auth: Authenticator;
   objects: ObjectService;
@@ -35,6 +37,8 @@ export interface AppDeps {
   messages: MessageServices;
   events: EventService;
   imports: ImportService;
+  /** The live feed served at …/stream. */
+  feed: Feed;
   exporter: CarExporter;
   store: Store;
   /** The web dashboard (issue 13): its sessions and the load of queues and process servers. */
@@ -49,7 +53,11 @@ export const BODY_LIMIT = 1024 * 1024;
 /** Builds the HTTP application. It never listens: `main.ts` does, tests use `inject()` or port 0. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const paths = interfacePaths(deps.config);
+  const guard = { limits: deps.config.limits, root: paths.root, xmlBase: paths.xmlBase };
   const app = Fastify({
+    ...serverOptions(guard),
+    // Keys are at most 323 characters (a queue provider: four names of 80 and three dots); longer ones are 414.
+    routerOptions: { maxParamLength: 400 },
     // No framework logger: it would build a child logger per request and log each one, which costs more than
     // serving a cached object. Unexpected errors and lifecycle lines go to our own logger below.
     logger: false,
@@ -59,6 +67,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onConstructorPoisoning: 'error',
   }) as unknown as FastifyInstance;
   app.decorateRequest('principal', null as unknown as Principal);
+  const stopGuards = installGuards(app, guard);
+  app.addHook('onClose', async () => stopGuards());
 
   app.addSchema(ERROR_SCHEMA);
   for (const type of definitionTypes()) {
