@@ -10,6 +10,8 @@ import { Engine } from './engine/engine.ts';
 import { JobFileStore } from './engine/job-files.ts';
 import { ensureLocalSecret, LOCAL_SERVER, type LocalAgent, superviseLocalAgent } from './engine/local-agent.ts';
 import { buildApp } from './http/app.ts';
+import { LoadReport } from './services/load.ts';
+import { Sessions } from './services/sessions.ts';
 import { requireType } from './model/registry.ts';
 import { startRuntimeStats } from './runtime-stats.ts';
 import { SecretBox } from './security/secret-box.ts';
@@ -182,6 +184,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     feed,
     exporter,
     store,
+    dashboard: {
+      sessions: new Sessions(auth, clock),
+      load: new LoadReport(store, (ps) => engine.hub.isConnected(ps)),
+    },
     version: VERSION,
     versionString: VERSION_STRING,
   });

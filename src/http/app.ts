@@ -17,6 +17,9 @@ import { xmlInterface } from './xml/plugin.ts';
 import { renderError } from './errors.ts';
 import { installGuards, serverOptions } from './guards.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
+import type { LoadReport } from '../services/load.ts';
+import type { Sessions } from '../services/sessions.ts';
+import { registerDashboard } from './ui/dashboard.ts';
 import { jsonInterface } from './json/plugin.ts';
 import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
@@ -41,6 +44,8 @@ export interface AppDeps {
   feed: Feed;
   exporter: CarExporter;
   store: Store;
+  /** The web dashboard (issue 13): its sessions and the load of queues and process servers. */
+  dashboard: { sessions: Sessions; load: LoadReport };
   version: string;
   /** The XML interface's version string, `<dotted_version>-<date>-<time>_<digits>`. */
   versionString: string;
@@ -140,7 +145,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   if (deps.ops) opsRoutes(app, deps.ops);
 
-  const jsonPlugin: FastifyPluginAsync = (scope) => jsonInterface(scope, deps);
+  const jsonPlugin: FastifyPluginAsync = (scope) =>
+    jsonInterface(scope, { ...deps, sessions: deps.dashboard.sessions });
   await app.register(jsonPlugin, { prefix: paths.jsonBase });
   const xmlPlugin: FastifyPluginAsync = (scope) =>
     xmlInterface(scope, {
@@ -156,5 +162,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       xmlBase: paths.xmlBase,
     });
   await app.register(xmlPlugin, { prefix: paths.xmlBase });
+  registerDashboard(app, { ...deps.dashboard, root: paths.root, jsonBase: paths.jsonBase });
   return app;
 }
