@@ -12,6 +12,7 @@ import type { CarExporter } from '../services/car-export.ts';
 import type { ImportService } from '../services/car-import.ts';
 import type { Store } from '../store/store.ts';
 import { xmlInterface } from './xml/plugin.ts';
+import { addCors } from './cors.ts';
 import { renderError } from './errors.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
@@ -24,7 +25,7 @@ declare module 'fastify' {
 }
 
 export interface AppDeps {
-  config: Pick<Config, 'context' | 'vendor'>;
+  config: Pick<Config, 'context' | 'vendor' | 'vendorFolder' | 'corsOrigins'>;
   logger: Logger;
   auth: Authenticator;
   objects: ObjectService;
@@ -54,6 +55,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onConstructorPoisoning: 'error',
   }) as unknown as FastifyInstance;
   app.decorateRequest('principal', null as unknown as Principal);
+  addCors(app, deps.config.corsOrigins);
 
   app.addSchema(ERROR_SCHEMA);
   for (const type of definitionTypes()) {
