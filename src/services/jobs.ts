@@ -137,11 +137,7 @@ export class JobService {
     parameters?: JobRecord['data']['parameters'],
   ): Promise<JobRecord> {
     const d = definition.data;
-    const queueKey = parseKey('partitioned', options.queue ?? (d.DefaultQueue as string));
-    if (!queueKey) throw invalid(`Field "Queue": "${options.queue}" is not a queue key`);
-    const queue = can(p, 'Queue', queueKey.partition, 'View') ? await tx.getObject('Queue', queueKey.key) : undefined;
-    if (!queue) throw invalid(`Field "Queue": ${businessKey('Queue', queueKey.key)} does not exist`);
-    this.require(p, 'Queue', queueKey.partition, 'Submit', `submit into ${businessKey('Queue', queueKey.key)}`);
+    const queue = await this.queue(tx, p, options.queue ?? (d.DefaultQueue as string));
     const now = this.d.clock.now();
     const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.d.defaultTimeZone;
     const params =
@@ -211,6 +207,16 @@ export class JobService {
     const job = await this.d.store.jobs.get(id);
     if (!job || !can(p, 'Job', job.partition, 'View')) throw notFound('Job', id);
     return job;
+  }
+
+  /** The queue a job goes into: it must exist, be visible, and take the caller's submits. */
+  async queue(tx: Store, p: Principal, key: string): Promise<StoredObject> {
+    const queueKey = parseKey('partitioned', key);
+    if (!queueKey) throw invalid(`Field "Queue": "${key}" is not a queue key`);
+    const queue = can(p, 'Queue', queueKey.partition, 'View') ? await tx.getObject('Queue', queueKey.key) : undefined;
+    if (!queue) throw invalid(`Field "Queue": ${businessKey('Queue', queueKey.key)} does not exist`);
+    this.require(p, 'Queue', queueKey.partition, 'Submit', `submit into ${businessKey('Queue', queueKey.key)}`);
+    return queue;
   }
 
   require(p: Principal, type: string, partition: string, privilege: Privilege, what: string): void {

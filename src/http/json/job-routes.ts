@@ -50,6 +50,35 @@ const SUBMIT_BODY = {
   },
   additionalProperties: false,
 };
+/**
+ * Spec §4 row 13: process properties, optional, applied with the action (restart: to the new job). A property that
+ * cannot change in the job's status is 400 naming it. updateJob takes its own form (spec §2.3): Status, JobNotes, and
+ * JobParameters as {Name, OutValue}.
+ */
+const ACTION_BODY = {
+  type: 'object',
+  description:
+    'Optional process properties applied with the action. Description may change in any status; Priority, Queue, RequestedStartTime and JobParameters (In values) only before the job is handed to a process server, and on restart (to the new job). updateJob takes Status, Description, JobNotes and JobParameters as {Name, OutValue}.',
+  properties: {
+    Description: { type: 'string', maxLength: 255, nullable: true },
+    Priority: SUBMIT_BODY.properties.Priority,
+    Queue: SUBMIT_BODY.properties.Queue,
+    RequestedStartTime: SUBMIT_BODY.properties.RequestedStartTime,
+    JobParameters: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          ...SUBMIT_BODY.properties.JobParameters.items.properties,
+          OutValue: { description: 'updateJob: the Out value', oneOf: [{ type: 'string' }, { type: 'number' }] },
+        },
+      },
+    },
+    Status: { type: 'string', description: 'updateJob: a final status', example: 'Completed' },
+    JobNotes: { type: 'array', items: { type: 'string' }, description: 'updateJob: notes appended to the job' },
+  },
+  additionalProperties: false,
+};
 const FIELDS_QUERY = {
   type: 'object',
   properties: { fields: { type: 'string', description: 'Comma-separated fields to return, e.g. jobId,uniqueId' } },
@@ -131,6 +160,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
         required: ['key', 'action'],
       },
       querystring: { type: 'object', properties: { cancelRecurrence: { type: 'string', enum: ['true', 'false'] } } },
+      body: ACTION_BODY,
       response: { 200: JOB, 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },
     handler: (req, reply) => {
