@@ -9,11 +9,12 @@ import { settlePending } from '../engine/pending.ts';
 import { finishJob, rerun } from '../engine/transitions.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { JobStatus } from '../model/fields.ts';
+import { dropUnchanged } from '../model/round-trip.ts';
 import { isPlainObject } from '../model/validate.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import { renderJob } from './job-render.ts';
-import { type JobService, type JobServiceDeps, parseSubmitBody, type SubmitOptions } from './jobs.ts';
+import { type JobService, type JobServiceDeps, parseSubmitBody, SUBMIT_FIELDS, type SubmitOptions } from './jobs.ts';
 
 interface Properties {
   /** The fields the body gives, in its order. */
@@ -62,6 +63,11 @@ export class JobActions {
     this.jobs.require(p, 'Job', seen.partition, 'Control', `${action} Job:${seen.jobId}`);
     if (action === 'restart' || action === 'resubmit')
       this.jobs.require(p, 'JobDefinition', seen.partition, 'Submit', `submit ${seen.definition}`);
+    // A resubmit body may be the job as GET renders it: what is not a submit field must be as it is (spec row 13).
+    if (action === 'resubmit' && isPlainObject(body) && Object.keys(body).some((k) => !SUBMIT_FIELDS.has(k))) {
+      const current = await this.jobs.get(p, idText);
+      body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && k in current);
+    }
     const resubmit = action === 'resubmit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
     // Every other action takes an optional body of process properties (spec §4 row 13), applied with the action.
     const properties =

@@ -23,7 +23,7 @@ export interface JobServiceDeps {
   defaultTimeZone: string;
 }
 
-const SUBMIT_FIELDS = new Set([
+export const SUBMIT_FIELDS: ReadonlySet<string> = new Set([
   'JobParameters',
   'RequestedStartTime',
   'Queue',

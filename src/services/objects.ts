@@ -5,6 +5,7 @@ import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import type { ObjectType } from '../model/object-type.ts';
 import { keyShapeOf, requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
+import { dropServerOwned, namesServerOwned } from '../model/round-trip.ts';
 import { checkRules, collectReferences, validateObjectBody } from '../model/validate.ts';
 import type { SecretBox } from '../security/secret-box.ts';
 import { can, type Principal } from '../security/privileges.ts';
@@ -137,7 +138,8 @@ export class ObjectService {
     const partitionType = type.name === 'Partition' ? undefined : 'Partition';
     if (!can(p, type.name, parsed.partition, 'View')) throw notFound(partitionType ?? type.name, parsed.partition);
     this.require(p, type, parsed.partition, 'Create', `create a ${type.name} in partition ${parsed.partition}`);
-    const values = validateObjectBody(type, body ?? {}, this.validateOptions('create'));
+    const given = dropServerOwned(type, body ?? {}, undefined, businessKey(type.name, parsed.key));
+    const values = validateObjectBody(type, given, this.validateOptions('create'));
     this.applyIdentity(type, parsed, values);
     checkRules(type, values);
     await this.precheck(type, values);
@@ -157,7 +159,10 @@ export class ObjectService {
   async update(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
     const { parsed } = await this.find(p, type, pathKey);
     this.require(p, type, parsed.partition, 'Edit', `change ${businessKey(type.name, parsed.key)}`);
-    const values = validateObjectBody(type, body ?? {}, this.validateOptions('update'));
+    // A body copied from GET: its server-owned fields must be as they are now (else someone changed the object).
+    const current = namesServerOwned(type, body) ? JSON.parse(await this.getText(p, type, pathKey)) : undefined;
+    const given = dropServerOwned(type, body ?? {}, current, businessKey(type.name, parsed.key));
+    const values = validateObjectBody(type, given, this.validateOptions('update'));
     this.applyIdentity(type, parsed, values);
     await this.precheck(type, values);
     this.sealSecrets(type, values);
