@@ -13,6 +13,7 @@ import type { ImportService } from '../services/car-import.ts';
 import type { Store } from '../store/store.ts';
 import { xmlInterface } from './xml/plugin.ts';
 import { addCors } from './cors.ts';
+import { completeDocument, type OpenApiDocument } from './openapi-document.ts';
 import { renderError } from './errors.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
@@ -80,6 +81,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       security: [{ apiKey: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (d) =>
+      'openapiObject' in d
+        ? (completeDocument(d.openapiObject as OpenApiDocument, paths.jsonBase, 'Apache-2.0') as typeof d.openapiObject)
+        : d.swaggerObject,
   });
 
   app.setErrorHandler((err, req, reply) => {
