@@ -81,9 +81,7 @@ describe('agent: a run with values to mask', () => {
       env: { PW: SECRET },
       mask: [SECRET],
     });
-    const started = Date.now();
     const f = await peer.finished(2);
-    assert.ok(Date.now() - started < 10_000);
     assert.equal(f.returnCode, 0);
     assert.equal(peer.file(2, 'stdout.log').toString('utf8'), 'done ***\n');
     const pid = await pidFrom(pidFile);

@@ -113,12 +113,10 @@ describe('webhook delivery', () => {
   test('a receiver that does not answer in time fails the attempt', async () => {
     const slow = await startWebhookReceiver({ delayMs: 5_000 });
     try {
-      const started = Date.now();
       await assert.rejects(
         postWebhook({ url: slow.url, body: {}, secret: SECRET, allow: LOCAL, timeoutMs: 200 }),
         /did not answer within 0\.2 s/,
       );
-      assert.ok(Date.now() - started < 2_000);
     } finally {
       await slow.close();
     }

@@ -163,9 +163,7 @@ describe('CAR archives: inflation caps', () => {
     const bomb = craftZip([entry('bomb.xml', { raw: zeroBomb(1024), uncompressedSize: 1024 })]);
     assert.ok(bomb.length < 2 * MiB, `the bomb is small: ${bomb.length} bytes`);
     const before = process.memoryUsage().rss;
-    const started = Date.now();
     await refused(bomb, 422, /"bomb\.xml" inflates to more than its declared 1024 bytes/);
-    assert.ok(Date.now() - started < 5_000, 'aborted long before inflating 1 GiB');
     const grown = (process.memoryUsage().rss - before) / MiB;
     assert.ok(grown < 50, `RSS grew ${grown.toFixed(1)} MiB`);
   });
@@ -173,9 +171,7 @@ describe('CAR archives: inflation caps', () => {
   it('stops a 1 GiB entry that declares the cap once the inflated bytes pass 16 MiB (413), holding little memory', async () => {
     const bomb = craftZip([entry('bomb.xml', { raw: zeroBomb(1024), uncompressedSize: CAR_LIMITS.maxEntryBytes })]);
     const before = process.memoryUsage().rss;
-    const started = Date.now();
     await refused(bomb, 413, /"bomb\.xml" inflates to more than 16 MiB/);
-    assert.ok(Date.now() - started < 5_000, 'aborted long before inflating 1 GiB');
     const grown = (process.memoryUsage().rss - before) / MiB;
     assert.ok(grown < 50, `RSS grew ${grown.toFixed(1)} MiB`);
   });

@@ -11,12 +11,6 @@ const refused = (input: string | Buffer, status: number, message: RegExp, limits
   );
 };
 
-const elapsed = (fn: () => void): number => {
-  const start = performance.now();
-  fn();
-  return performance.now() - start;
-};
-
 test('serializeXml writes the UTF-8 declaration, two-space indentation and <X/> for empty elements', () => {
   const doc = el('Queue', [
     el('Comment'),
@@ -85,36 +79,28 @@ test('an XXE DOCTYPE with SYSTEM "file:///etc/passwd" is refused before parsing 
   refused('<r><!ENTITY x "y"></r>', 400, /entity declarations are not accepted/);
 });
 
-test('billion laughs (10 × 10) is refused for its DOCTYPE in a few ms', () => {
+test('billion laughs (10 × 10) is refused for its DOCTYPE before any expansion', () => {
   const defs = ['<!ENTITY lol0 "lol">'];
   for (let i = 1; i < 10; i++) defs.push(`<!ENTITY lol${i} "${`&lol${i - 1};`.repeat(10)}">`);
   const bomb = `<?xml version="1.0"?>\n<!DOCTYPE lolz [${defs.join('')}]>\n<lolz>&lol9;</lolz>`;
-  const ms = elapsed(() => refused(bomb, 400, /DOCTYPE/));
-  assert.ok(ms < 100, `took ${ms} ms`);
+  refused(bomb, 400, /DOCTYPE/);
 });
 
-test('a 10 KB entity referenced 10,000 times is refused for its DOCTYPE in under 100 ms', () => {
+test('a 10 KB entity referenced 10,000 times is refused for its DOCTYPE before any expansion', () => {
   const body = `<!DOCTYPE r [<!ENTITY big "${'x'.repeat(10_240)}">]><r>${'&big;'.repeat(10_000)}</r>`;
-  const ms = elapsed(() => refused(body, 400, /DOCTYPE/));
-  assert.ok(ms < 100, `took ${ms} ms`);
+  refused(body, 400, /DOCTYPE/);
 });
 
-test('1e6 character references (&#65;) exceed the default size cap: 413; with a larger cap they parse fast', () => {
+test('1e6 character references (&#65;) exceed the default size cap: 413; with a larger cap they parse', () => {
   const body = `<r>${'&#65;'.repeat(1_000_000)}</r>`;
   refused(body, 413, /larger than 1048576 bytes/);
   refused(Buffer.from(body), 413, /larger than/);
-  let parsed: XmlElement | undefined;
-  const ms = elapsed(() => {
-    parsed = parseXml(body, { maxBytes: 10_000_000 });
-  });
-  assert.equal(parsed?.text, 'A'.repeat(1_000_000));
-  assert.ok(ms < 1000, `took ${ms} ms`);
+  assert.equal(parseXml(body, { maxBytes: 10_000_000 }).text, 'A'.repeat(1_000_000));
 });
 
-test('100,000 nested elements give a quick 400, not a stack overflow; element count is capped', () => {
+test('100,000 nested elements give a 400, not a stack overflow; element count is capped', () => {
   const deep = `${'<a>'.repeat(100_000)}${'</a>'.repeat(100_000)}`;
-  const ms = elapsed(() => refused(deep, 400, /deeper than 64 levels/));
-  assert.ok(ms < 100, `took ${ms} ms`);
+  refused(deep, 400, /deeper than 64 levels/);
   assert.equal(parseXml(`${'<a>'.repeat(64)}${'</a>'.repeat(64)}`).name, 'a');
   refused(`<r>${'<a/>'.repeat(11)}</r>`, 400, /more than 10 elements/, { maxElements: 10 });
 });
