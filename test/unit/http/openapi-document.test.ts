@@ -28,7 +28,8 @@ test('completeDocument: every operation named, tags described, a server and the 
     BASE,
     'Apache-2.0',
   );
-  const op = (path: string, method: string) => (doc.paths?.[path]?.[method] as { operationId?: string }).operationId;
+  const op = (path: string, method: string) =>
+    (doc.paths?.[path]?.[method] as { operationId?: string } | undefined)?.operationId;
   assert.equal(op(`${BASE}/Queue/{key}`, 'get'), 'getQueueByKey');
   assert.equal(op(`${BASE}/Import`, 'post'), 'importCar');
   assert.deepEqual(
