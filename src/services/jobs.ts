@@ -198,7 +198,22 @@ export class JobService {
       if (partition !== undefined && !can(p, type, partition, 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(type, key as string)}`);
     }
-    return renderJob(job, await this.filesWithLiveSizes(job));
+    const rendered = renderJob(job, await this.filesWithLiveSizes(job));
+    const waiting = await this.unservedNote(job);
+    if (waiting) rendered.JobNotes = [...(rendered.JobNotes as string[]), waiting];
+    return rendered;
+  }
+
+  /**
+   * A Queued job whose queue no process server serves waits until a QueueProvider links one: say so when it is
+   * read (not stored: it stops being true the moment a provider is added).
+   */
+  private async unservedNote(job: JobRecord): Promise<string | undefined> {
+    if (job.status !== 'Queued') return undefined;
+    const queue = await this.d.store.getObject('Queue', job.queue);
+    if (!queue) return undefined;
+    if ((await this.d.store.referrerKeys(queue.uniqueId, 'QueueProvider', 'Queue')).length > 0) return undefined;
+    return `Waiting: no process server serves ${businessKey('Queue', job.queue)}; add a QueueProvider linking one to it`;
   }
 
   /** A job the caller may see, else 404 exactly as for a missing one. */
