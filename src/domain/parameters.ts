@@ -4,7 +4,7 @@ import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../
 import type { JobParameter } from './job.ts';
 
 /**
- * Job parameters (DESIGN §7, §12): checked against the definition at submit, turned into environment variables
+ * Job parameters (docs/architecture.md §7, §12): checked against the definition at submit, turned into environment variables
  * for the script, and filled from the script's Out values. Pure.
  */
 

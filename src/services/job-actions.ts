@@ -38,7 +38,7 @@ const UPDATE_STATUSES: readonly JobStatus[] = ['Completed', 'Error', 'Killed', '
 const onAgent = (job: JobRecord) => job.processServer !== null && job.processServer !== SYSTEM_SERVER;
 
 /**
- * The job actions of spec §3 with the statuses of DESIGN §6. Each runs in the engine's serial loop, in its own
+ * The job actions of spec §3 with the statuses of docs/architecture.md §6. Each runs in the engine's serial loop, in its own
  * transaction; one that does not apply in the job's status is a 409 naming the status. Each takes an optional body
  * of process properties, applied in the same transaction (see domain/process-properties.ts).
  */

@@ -39,7 +39,7 @@ export function parseJobId(text: string, type = 'Job'): number {
   return Number(text);
 }
 
-/** The properties a submit or resubmit body may set (DESIGN §12), checked before anything is stored. */
+/** The properties a submit or resubmit body may set (docs/architecture.md §12), checked before anything is stored. */
 export interface SubmitOptions {
   parameters: unknown;
   requestedStart: ZonedInstant | undefined;

@@ -113,7 +113,7 @@ const OUTPUT: readonly Direction[] = ['Out', 'InOut'];
 const ANY: readonly Direction[] = ['In', 'Out', 'InOut'];
 
 async function checkJobChain(r: Reader, key: string, data: Rec): Promise<string | undefined> {
-  // Same key: the definition a chain is submitted through (DESIGN §3); absent on a first create (auto-created).
+  // Same key: the definition a chain is submitted through (docs/architecture.md §3); absent on a first create (auto-created).
   const own = await r.get('JobDefinition', key);
   if (own && own.JobDefinitionType !== 'JobChain')
     return `JobDefinition ${key} has JobDefinitionType ${own.JobDefinitionType}; the definition of a JobChain must have JobDefinitionType JobChain`;

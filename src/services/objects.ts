@@ -66,7 +66,7 @@ const DERIVED: Record<string, Deriver> = {
 
 /**
  * Create, read, update and delete for every definition type of the registry, with the privilege rules of
- * DESIGN §10: no View → 404 exactly as for a missing object; View but not the operation's privilege → 403;
+ * docs/architecture.md §10: no View → 404 exactly as for a missing object; View but not the operation's privilege → 403;
  * GET also needs View on every object referred to (spec §4), else 403 naming it.
  */
 export class ObjectService {
@@ -241,7 +241,7 @@ export class ObjectService {
   }
 
   /**
-   * Writes one object of an import (DESIGN §14) inside the import's transaction: the archive's object replaces
+   * Writes one object of an import (docs/architecture.md §14) inside the import's transaction: the archive's object replaces
    * the stored one field by field (fields the archive does not carry, such as passwords and run-time state, are
    * kept). Needs Create for a new object and Edit for an existing one. Built-in locked objects are kept as they
    * are. `body` is the JSON-input form (from the object XML); `precheckImport` ran on it before the transaction.
@@ -417,7 +417,7 @@ export class ObjectService {
   }
 
   /**
-   * DESIGN §3: creating a JobChain creates its JobDefinition (type JobChain) when there is none. Chains run inside
+   * docs/architecture.md §3: creating a JobChain creates its JobDefinition (type JobChain) when there is none. Chains run inside
    * the server, on the System process server, which serves the GLOBAL.System queue: that is their default queue.
    */
   private async afterCreate(tx: Store, type: ObjectType, object: StoredObject): Promise<void> {

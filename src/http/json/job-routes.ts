@@ -24,7 +24,7 @@ const key = (description: string) => ({
 });
 const SUBMIT_BODY = {
   type: 'object',
-  description: 'Every field is optional (docs/architecture.md, Jobs).',
+  description: 'Every field is optional (docs/architecture.md §12).',
   properties: {
     JobParameters: {
       type: 'array',
