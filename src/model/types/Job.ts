@@ -54,7 +54,10 @@ export default defineType({
     field('Description', string(255), ro),
     field('Documentation', text(100_000), ro),
     field('Status', oneOf(...JOB_STATUS_NAMES), ro),
-    field('StatusCode', oneOf(...Object.values(JOB_STATUSES)), { ...ro, description: 'One letter (docs/architecture.md §6).' }),
+    field('StatusCode', oneOf(...Object.values(JOB_STATUSES)), {
+      ...ro,
+      description: 'One letter (docs/architecture.md §6).',
+    }),
     field('Priority', int(1, 100), ro),
     field('Queue', ref('Queue'), ro),
     field('ProcessServer', ref('ProcessServer'), ro),
