@@ -61,3 +61,13 @@ test('references to the architecture point into the repository, at sections that
       assert.ok(sections.has(m[1] as string), `${file}: docs/architecture.md §${m[1]} exists`);
   }
 });
+
+test('package-lock.json lists every platform package of the linter, so `npm ci` accepts it (.ci/run)', () => {
+  const packages = JSON.parse(read('package-lock.json')).packages as Record<
+    string,
+    { optionalDependencies?: Record<string, string> }
+  >;
+  const biome = packages['node_modules/@biomejs/biome'];
+  for (const name of Object.keys(biome?.optionalDependencies ?? {}))
+    assert.ok(packages[`node_modules/${name}`], `${name} is in package-lock.json (node scripts/lock-platforms.mjs)`);
+});
