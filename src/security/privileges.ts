@@ -60,3 +60,27 @@ export function parseGrant(text: string, knownTypes: ReadonlySet<string>): Grant
       return `unknown privilege "${pr}" (one of ${PRIVILEGES.join(', ')})`;
   return { type, partition, privileges: privileges as Privilege[] };
 }
+
+/**
+ * The partitions in which `type` objects grant every one of `privileges` to the caller, for lists filtered in
+ * SQL: undefined means every partition (a grant on `*` covers each privilege), else the named ones (maybe none).
+ */
+export function partitionsWith(
+  p: Principal,
+  type: string,
+  privileges: readonly Privilege[],
+): readonly string[] | undefined {
+  let result: Set<string> | undefined;
+  for (const privilege of privileges) {
+    const granted = new Set<string>();
+    let everywhere = false;
+    for (const g of p.grants)
+      if ((g.type === '*' || g.type === type) && g.privileges.includes(privilege)) {
+        if (g.partition === '*') everywhere = true;
+        else granted.add(g.partition);
+      }
+    if (everywhere) continue;
+    result = result === undefined ? granted : new Set([...result].filter((x) => granted.has(x)));
+  }
+  return result === undefined ? undefined : [...result].sort();
+}

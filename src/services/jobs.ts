@@ -10,11 +10,13 @@ import { forbidden, invalid, notFound } from '../errors.ts';
 import type { Privilege } from '../model/fields.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
 import { isPlainObject } from '../model/validate.ts';
-import { can, type Principal } from '../security/privileges.ts';
+import { can, type Principal, partitionsWith } from '../security/privileges.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { DateParseError, parseDate, type ZonedInstant } from '../time/date-format.ts';
-import { renderJob } from './job-render.ts';
+import { JOB_LIST_PARAMS, parseJobFilter } from './job-list.ts';
+import { renderJob, selectFields } from './job-render.ts';
+import { encodeCursor, type ListAnswer, partitionsToRead, readPage, readParams } from './list-query.ts';
 
 export interface JobServiceDeps {
   store: Store;
@@ -216,6 +218,42 @@ export class JobService {
     return `Waiting: no process server serves ${businessKey('Queue', job.queue)}; add a QueueProvider linking one to it`;
   }
 
+  /**
+   * `GET /Job`: the jobs the caller may view (View on Job in their partition, filtered in SQL so pages stay full
+   * and nothing tells of hidden jobs), newest first, a page at a time after the cursor; each as `get` renders it.
+   */
+  async list(p: Principal, query: unknown): Promise<ListAnswer> {
+    const values = readParams(query, JOB_LIST_PARAMS);
+    const { partition, ...filter } = parseJobFilter(values, this.d.defaultTimeZone);
+    const page = readPage(values, 'j');
+    const partitions = partitionsToRead(partitionsWith(p, 'Job', ['View']), partition);
+    const jobs = await this.d.store.jobs.listJobs({
+      ...filter,
+      ...(partitions !== undefined ? { partitions } : {}),
+      ...(page.after !== undefined ? { beforeJobId: Number(page.after) } : {}),
+      limit: page.limit + 1,
+    });
+    const shown = jobs.slice(0, page.limit);
+    const wantsFiles =
+      page.fields === undefined ||
+      page.fields.trim() === '' ||
+      page.fields.split(',').some((f) => f.trim().toLowerCase() === 'jobfiles');
+    const files = wantsFiles ? await this.d.store.jobs.listFilesOfJobs(shown.map((j) => j.jobId)) : [];
+    const filesOf = new Map<number, JobFileRecord[]>();
+    for (const f of files) {
+      const own = filesOf.get(f.jobId);
+      if (own) own.push(f);
+      else filesOf.set(f.jobId, [f]);
+    }
+    const items = await Promise.all(
+      shown.map(async (job) =>
+        selectFields(renderJob(job, await this.liveSizes(job, filesOf.get(job.jobId) ?? [])), page.fields),
+      ),
+    );
+    const last = shown[shown.length - 1];
+    return { items, next: jobs.length > page.limit && last ? encodeCursor('j', last.jobId) : null };
+  }
+
   /** A job the caller may see, else 404 exactly as for a missing one. */
   async find(p: Principal, idText: string): Promise<JobRecord> {
     const id = parseJobId(idText);
@@ -240,8 +278,11 @@ export class JobService {
 
   /** A running job's output grows: its sizes come from the disk until the job reports its final sizes. */
   private async filesWithLiveSizes(job: JobRecord): Promise<JobFileRecord[]> {
-    const files = await this.d.store.jobs.listFiles(job.jobId);
-    if (job.runEnd !== null) return files;
+    return this.liveSizes(job, await this.d.store.jobs.listFiles(job.jobId));
+  }
+
+  private async liveSizes(job: JobRecord, files: JobFileRecord[]): Promise<JobFileRecord[]> {
+    if (job.runEnd !== null || files.length === 0) return files;
     return Promise.all(
       files.map(async (f) => ({ ...f, size: Math.max(f.size, await this.d.engine.files.size(job.jobId, f.name)) })),
     );

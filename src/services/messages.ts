@@ -2,10 +2,25 @@ import type { Engine } from '../engine/engine.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import { requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
-import { can, type Principal } from '../security/privileges.ts';
-import type { Store } from '../store/store.ts';
+import { ALERT_STATUSES } from '../model/types/Alert.ts';
+import { REPLY_STATUSES } from '../model/types/OperatorMessage.ts';
+import { can, type Principal, partitionsWith } from '../security/privileges.ts';
+import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
+import { selectFields } from './job-render.ts';
 import { parseJobId } from './jobs.ts';
+import {
+  encodeCursor,
+  type ListAnswer,
+  type ListParam,
+  listValue,
+  oneOf,
+  PAGE_PARAMS,
+  partitionsToRead,
+  partitionValue,
+  readPage,
+  readParams,
+} from './list-query.ts';
 
 /**
  * What operator messages, user messages and alerts share: objects with a numeric id, read with View and answered
@@ -22,7 +37,64 @@ export async function readMessage(
   const id = parseJobId(idText, kind);
   const m = await store.getObject(kind, String(id));
   if (!m || !can(p, kind, m.partition, 'View')) throw notFound(kind, id);
-  return renderObject(requireType(kind), { uniqueId: m.uniqueId, businessKey: `${kind}:${id}` }, m.data);
+  return renderMessage(kind, m);
+}
+
+const renderMessage = (kind: MessageKind, m: StoredObject): Record<string, unknown> =>
+  renderObject(requireType(kind), { uniqueId: m.uniqueId, businessKey: `${kind}:${m.key}` }, m.data);
+
+/**
+ * The status filter of each inbox: the parameter, the values it takes, and the stored field and values each
+ * stands for. A user message has no ReplyStatus of its own: Required is its ManualTask status, Replied the others.
+ */
+const INBOX_FILTERS: Record<
+  MessageKind,
+  { param: string; allowed: readonly string[]; field: string; stored: (value: string) => string[] }
+> = {
+  OperatorMessage: { param: 'ReplyStatus', allowed: REPLY_STATUSES, field: 'ReplyStatus', stored: (v) => [v] },
+  UserMessage: {
+    param: 'ReplyStatus',
+    allowed: ['Required', 'Replied'],
+    field: 'Status',
+    stored: (v) => (v === 'Required' ? ['ManualTask'] : ['Completed', 'Error']),
+  },
+  Alert: { param: 'Status', allowed: ALERT_STATUSES, field: 'Status', stored: (v) => [v] },
+};
+
+/** The query parameters of `GET /OperatorMessage`, `/UserMessage` and `/Alert`. */
+export function inboxParams(kind: MessageKind): readonly ListParam[] {
+  const f = INBOX_FILTERS[kind];
+  return [
+    { name: f.param, description: `Comma-separated, of ${f.allowed.join(', ')}` },
+    { name: 'Partition', description: 'Only those of this partition' },
+    ...PAGE_PARAMS,
+  ];
+}
+
+/**
+ * An inbox: the messages (or alerts) of `kind` the caller may view, newest first, a page after the cursor. User
+ * messages are those the caller may answer: the Reply privilege too, and named among the participants.
+ */
+export async function listMessages(store: Store, p: Principal, kind: MessageKind, query: unknown): Promise<ListAnswer> {
+  const values = readParams(query, inboxParams(kind));
+  const page = readPage(values, 'm');
+  const f = INBOX_FILTERS[kind];
+  const chosen = listValue(values, f.param);
+  const privileges = kind === 'UserMessage' ? (['View', 'Reply'] as const) : (['View'] as const);
+  const partitions = partitionsToRead(partitionsWith(p, kind, privileges), partitionValue(values));
+  const found = await store.listRecentObjects(kind, {
+    ...(partitions !== undefined ? { partitions } : {}),
+    ...(page.after !== undefined ? { beforeId: Number(page.after) } : {}),
+    ...(chosen ? { fieldIn: [{ field: f.field, values: oneOf(f.param, chosen, f.allowed).flatMap(f.stored) }] } : {}),
+    ...(kind === 'UserMessage' ? { participant: { user: p.user, roles: p.roles } } : {}),
+    limit: page.limit + 1,
+  });
+  const shown = found.slice(0, page.limit);
+  const last = shown[shown.length - 1];
+  return {
+    items: shown.map((m) => selectFields(renderMessage(kind, m), page.fields)),
+    next: found.length > page.limit && last ? encodeCursor('m', last.uniqueId) : null,
+  };
 }
 
 /** The id of a message the caller may reply to: 404 when it cannot see it, 403 without the Reply privilege. */
@@ -58,6 +130,10 @@ export abstract class MessageService {
 
   get(p: Principal, idText: string): Promise<Record<string, unknown>> {
     return readMessage(this.engine.store, p, this.kind, idText);
+  }
+
+  list(p: Principal, query: unknown): Promise<ListAnswer> {
+    return listMessages(this.engine.store, p, this.kind, query);
   }
 
   abstract reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>>;

@@ -8,9 +8,21 @@ import { renderObject } from '../model/render.ts';
 import { dropServerOwned, namesServerOwned } from '../model/round-trip.ts';
 import { checkRules, collectReferences, validateObjectBody } from '../model/validate.ts';
 import type { SecretBox } from '../security/secret-box.ts';
-import { can, type Principal } from '../security/privileges.ts';
+import { can, type Principal, partitionsWith } from '../security/privileges.ts';
 import { isUniqueViolation, type ObjectRef, type Store, type StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
+import { selectFields } from './job-render.ts';
+import {
+  encodeCursor,
+  type ListAnswer,
+  type ListParam,
+  PAGE_PARAMS,
+  partitionsToRead,
+  partitionValue,
+  readPage,
+  readParams,
+  searchValue,
+} from './list-query.ts';
 import { checkObject, precheckObject } from './object-checks.ts';
 
 export interface ObjectServiceDeps {
@@ -48,6 +60,13 @@ export interface ImportOutcome {
   before?: StoredObject;
   after: StoredObject;
 }
+
+/** The query parameters of `GET /<Type>` for every definition type. */
+export const OBJECT_LIST_PARAMS: readonly ListParam[] = [
+  { name: 'Partition', description: 'Only objects of this partition' },
+  { name: 'Search', description: 'Case-insensitive text in the business key or the Description' },
+  ...PAGE_PARAMS,
+];
 
 /** Rendered objects kept for reads; cleared whole when full (definitions are few and change rarely). */
 const READ_CACHE_SIZE = 5000;
@@ -105,6 +124,50 @@ export class ObjectService {
       if (!can(p, r.type, r.partition, 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(r.type, r.key)}`);
     return entry.text;
+  }
+
+  /**
+   * `GET /<Type>`: the objects of a definition type the caller may view (View in their partition, filtered in
+   * SQL), in business-key order, a page at a time after the cursor; each as GET of one renders it.
+   */
+  async list(p: Principal, type: ObjectType, query: unknown): Promise<ListAnswer> {
+    const values = readParams(query, OBJECT_LIST_PARAMS);
+    const page = readPage(values, 'k');
+    const search = searchValue(values);
+    const partition = partitionValue(values);
+    const objects = await this.listStored(p, type, {
+      ...(partition !== undefined ? { partition } : {}),
+      ...(search !== undefined ? { search } : {}),
+      ...(page.after !== undefined ? { afterKey: page.after } : {}),
+      limit: page.limit + 1,
+    });
+    const shown = objects.slice(0, page.limit);
+    const items = [];
+    for (const o of shown) items.push(selectFields(this.render(type, o, await this.withDerived(type, o)), page.fields));
+    const last = shown[shown.length - 1];
+    return { items, next: objects.length > page.limit && last ? encodeCursor('k', last.key) : null };
+  }
+
+  /** The stored objects of `type` the caller may view, in key order (`list` and `allVisible`). */
+  private listStored(
+    p: Principal,
+    type: ObjectType,
+    options: { partition?: string; search?: string; afterKey?: string; limit: number },
+  ): Promise<StoredObject[]> {
+    const { partition, ...rest } = options;
+    const partitions = partitionsToRead(partitionsWith(p, type.name, ['View']), partition);
+    return this.deps.store.listObjects(type.name, { ...rest, ...(partitions !== undefined ? { partitions } : {}) });
+  }
+
+  /** Every object of `type` the caller may view, in key order, read a page at a time (the XML list). */
+  async *allVisible(p: Principal, type: ObjectType): AsyncGenerator<StoredObject> {
+    let afterKey: string | undefined;
+    for (;;) {
+      const page = await this.listStored(p, type, { limit: 1000, ...(afterKey !== undefined ? { afterKey } : {}) });
+      yield* page;
+      if (page.length < 1000) return;
+      afterKey = page[page.length - 1]?.key;
+    }
   }
 
   /**

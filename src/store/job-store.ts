@@ -23,6 +23,29 @@ export interface ListJobsOptions {
   limit: number;
 }
 
+/** What `GET /Job` filters on (every field optional; all given ones must hold). */
+export interface JobListFilter {
+  statuses?: readonly JobStatus[];
+  definition?: string;
+  queue?: string;
+  processServer?: string;
+  parentJob?: number;
+  jobGroup?: number;
+  /** Creation time from, and up to, these instants (epoch ms, both inclusive). */
+  since?: number;
+  until?: number;
+  /** Lower-case text found in the definition's key or the job's Description. */
+  search?: string;
+}
+
+export interface JobListOptions extends JobListFilter {
+  /** Only jobs in these partitions (the caller's visible ones); undefined: every partition. */
+  partitions?: readonly string[];
+  /** Keyset pagination, newest first: jobs with a smaller jobId only. */
+  beforeJobId?: number;
+  limit: number;
+}
+
 /** A job's status written differently from how it was read (from null: inserted, or not read in this store). */
 export interface StatusChange {
   job: JobRecord;
@@ -41,6 +64,8 @@ export interface JobStore {
 
   /** Jobs in any of `statuses`, oldest first, optionally on one process server or queue. */
   listByStatus(statuses: readonly JobStatus[], options: ListJobsOptions): Promise<JobRecord[]>;
+  /** Jobs matching `options`, newest (highest jobId) first; one indexed query whatever the page (migration 0008). */
+  listJobs(options: JobListOptions): Promise<JobRecord[]>;
   /** Whether the recurrence `jobGroup` already has a job for the occurrence `requestedStart`. */
   groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean>;
   /** The jobs a chain or step job made (steps of a chain, calls of a step), oldest first. */
@@ -63,6 +88,8 @@ export interface JobStore {
   insertFiles(files: readonly JobFileRecord[]): Promise<void>;
   updateFiles(files: readonly JobFileRecord[]): Promise<void>;
   listFiles(jobId: number): Promise<JobFileRecord[]>;
+  /** The files of several jobs at once (a page of a job list). */
+  listFilesOfJobs(jobIds: readonly number[]): Promise<JobFileRecord[]>;
   getFile(uniqueId: number): Promise<JobFileRecord | undefined>;
 
   /** The status changes written through this store since the last call (a transaction's, for alert sources). */

@@ -2,8 +2,9 @@ import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { FINAL } from '../domain/job-status.ts';
 import { JOB_STATUS_NAMES, type JobStatus } from '../model/fields.ts';
 import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
-import type { ActiveCount, JobStore, ListJobsOptions, StatusChange } from './job-store.ts';
+import type { ActiveCount, JobListOptions, JobStore, ListJobsOptions, StatusChange } from './job-store.ts';
 import type { Database } from './kysely-store.ts';
+import { containsPattern, likeLower } from './sql-text.ts';
 
 /** Row shapes of migration 0002. */
 export interface JobTables {
@@ -113,6 +114,15 @@ const toFile = (r: JobTables['job_files']): JobFileRecord => ({
 const SCHEDULED = sql.lit<JobStatus>('Scheduled');
 
 const COLUMN = { definition: 'definition', queue: 'queue', processServer: 'process_server' } as const;
+
+/**
+ * A job list asking for several statuses (or, for a caller who sees some partitions only, several partitions) is
+ * one query per status/partition pair, each reading its index (status, job_id) or (partition, job_id) newest
+ * first, merged by UNION ALL: neither planner can walk an `IN` list in job_id order, and sorting every Completed
+ * job to show the newest hundred would make page 1 as slow as the whole history. Beyond this many pairs the
+ * partitions stay an `IN` filter.
+ */
+const MAX_LIST_BRANCHES = 32;
 
 /** Columns of a jobs row in a fixed order: the order of the precompiled statements' parameters. */
 const COLUMNS = [
@@ -327,6 +337,42 @@ export class KyselyJobStore implements JobStore {
     return (await q.orderBy('job_id').limit(options.limit).execute()).map(this.load);
   }
 
+  async listJobs(o: JobListOptions): Promise<JobRecord[]> {
+    if (o.partitions?.length === 0 || o.statuses?.length === 0) return [];
+    const statuses: Array<JobStatus | undefined> = o.statuses ? [...o.statuses] : [undefined];
+    const byPartition = o.partitions !== undefined && statuses.length * o.partitions.length <= MAX_LIST_BRANCHES;
+    const partitions: Array<string | undefined> = byPartition && o.partitions ? [...o.partitions] : [undefined];
+    const pattern = o.search === undefined ? undefined : containsPattern(o.search);
+    const branch = (status: JobStatus | undefined, partition: string | undefined) => {
+      let q = this.db.selectFrom('jobs').selectAll();
+      if (status !== undefined) q = q.where('status', '=', status);
+      if (partition !== undefined) q = q.where('partition', '=', partition);
+      else if (o.partitions !== undefined) q = q.where('partition', 'in', [...o.partitions]);
+      if (o.definition !== undefined) q = q.where('definition', '=', o.definition);
+      if (o.queue !== undefined) q = q.where('queue', '=', o.queue);
+      if (o.processServer !== undefined) q = q.where('process_server', '=', o.processServer);
+      if (o.parentJob !== undefined) q = q.where('parent_job', '=', o.parentJob);
+      if (o.jobGroup !== undefined) q = q.where('job_group', '=', o.jobGroup);
+      if (o.since !== undefined) q = q.where('creation_time', '>=', o.since);
+      if (o.until !== undefined) q = q.where('creation_time', '<=', o.until);
+      if (o.beforeJobId !== undefined) q = q.where('job_id', '<', o.beforeJobId);
+      if (pattern !== undefined)
+        q = q.where(({ or }) =>
+          or([likeLower(sql`definition`, pattern), likeLower(sql`coalesce(description, '')`, pattern)]),
+        );
+      return q.orderBy('job_id', 'desc').limit(o.limit);
+    };
+    const branches = statuses.flatMap((s) => partitions.map((p) => branch(s, p)));
+    const [first, ...rest] = branches;
+    if (!first) return [];
+    if (rest.length === 0) return (await first.execute()).map(this.load);
+    let union = this.db.selectFrom(first.as('b0')).selectAll();
+    rest.forEach((b, i) => {
+      union = union.unionAll(this.db.selectFrom(b.as(`b${i + 1}`)).selectAll());
+    });
+    return (await union.orderBy('job_id', 'desc').limit(o.limit).execute()).map(this.load);
+  }
+
   async groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean> {
     const row = await this.db
       .selectFrom('jobs')
@@ -465,6 +511,19 @@ export class KyselyJobStore implements JobStore {
       .selectFrom('job_files')
       .selectAll()
       .where('job_id', '=', jobId)
+      .orderBy('file_order')
+      .orderBy('name')
+      .execute();
+    return rows.map(toFile);
+  }
+
+  async listFilesOfJobs(jobIds: readonly number[]): Promise<JobFileRecord[]> {
+    if (jobIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('job_files')
+      .selectAll()
+      .where('job_id', 'in', [...jobIds])
+      .orderBy('job_id')
       .orderBy('file_order')
       .orderBy('name')
       .execute();

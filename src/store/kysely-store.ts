@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
@@ -8,11 +8,13 @@ import { type BlobTables, KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
 import { type EventTables, KyselyEventStore } from './kysely-events.ts';
 import { type JobTables, KyselyJobStore } from './kysely-jobs.ts';
+import { containsPattern, jsonText, likeLower } from './sql-text.ts';
 import type {
   ApiKey,
   ListOptions,
   ObjectRef,
   Protection,
+  RecentListOptions,
   Role,
   StatusChangeHook,
   Store,
@@ -209,10 +211,47 @@ export class KyselyStore implements Store {
 
   async listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]> {
     let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
+    if (options.partitions?.length === 0) return [];
     if (options.partition !== undefined) q = q.where('partition', '=', options.partition);
+    if (options.partitions !== undefined) q = q.where('partition', 'in', [...options.partitions]);
     if (options.afterKey !== undefined) q = q.where('key', '>', options.afterKey);
+    if (options.search !== undefined) {
+      const pattern = containsPattern(options.search);
+      const description = jsonText(this.dialect, 'Description');
+      q = q.where(({ or }) =>
+        or([likeLower(sql`key`, pattern), likeLower(sql`coalesce(${description}, '')`, pattern)]),
+      );
+    }
     const rows = await q.orderBy('key').limit(options.limit).execute();
     return rows.map(toObject);
+  }
+
+  async listRecentObjects(type: TypeName, o: RecentListOptions): Promise<StoredObject[]> {
+    if (o.partitions?.length === 0) return [];
+    let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
+    if (o.partitions !== undefined) q = q.where('partition', 'in', [...o.partitions]);
+    if (o.beforeId !== undefined) q = q.where('unique_id', '<', o.beforeId);
+    for (const { field, values } of o.fieldIn ?? []) {
+      if (values.length === 0) return [];
+      q = q.where(jsonText(this.dialect, field), 'in', [...values]);
+    }
+    if (o.participant) q = q.where(this.participates(o.participant.user, o.participant.roles));
+    const rows = await q.orderBy('unique_id', 'desc').limit(o.limit).execute();
+    return rows.map(toObject);
+  }
+
+  /** `Participants` (a JSON list) names `user`, or `role:<r>` (any case of `role:`) for one of `roles`. */
+  private participates(user: string, roles: readonly string[]) {
+    const role = (v: RawBuilder<unknown>) =>
+      roles.length === 0
+        ? sql``
+        : sql` or (lower(substr(${v}, 1, 5)) = 'role:' and substr(${v}, 6) in (${sql.join(roles.map((r) => sql`${r}`))}))`;
+    if (this.dialect === 'postgres') {
+      const v = sql`p.v`;
+      return sql<boolean>`exists (select 1 from jsonb_array_elements_text(case when jsonb_typeof(objects.data::jsonb -> 'Participants') = 'array' then objects.data::jsonb -> 'Participants' else '[]'::jsonb end) as p(v) where ${v} = ${user}${role(v)})`;
+    }
+    const v = sql`p.value`;
+    return sql<boolean>`exists (select 1 from json_each(objects.data, '$.Participants') as p where ${v} = ${user}${role(v)})`;
   }
 
   private async writeRefs(fromId: number, refs: ObjectRef[]): Promise<void> {

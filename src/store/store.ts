@@ -71,8 +71,24 @@ export interface ApiKey {
 
 export interface ListOptions {
   partition?: string;
+  /** Only objects in these partitions (the caller's visible ones); undefined: every partition. */
+  partitions?: readonly string[];
+  /** Lower-case text found in the key or the Description. */
+  search?: string;
   /** Keyset pagination: keys strictly after this one, in key order. */
   afterKey?: string;
+  limit: number;
+}
+
+/** A list of runtime objects kept with the others (messages, alerts), newest (highest uniqueId) first. */
+export interface RecentListOptions {
+  partitions?: readonly string[];
+  /** Keyset pagination: objects with a smaller uniqueId only. */
+  beforeId?: number;
+  /** Top-level fields of the data that must hold one of the values (field names come from the code). */
+  fieldIn?: ReadonlyArray<{ field: string; values: readonly string[] }>;
+  /** Only objects whose `Participants` name the user or, written `role:<name>`, one of the roles. */
+  participant?: { user: string; roles: readonly string[] };
   limit: number;
 }
 
@@ -104,6 +120,7 @@ export interface Store {
 
   getObject(type: TypeName, key: string): Promise<StoredObject | undefined>;
   listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]>;
+  listRecentObjects(type: TypeName, options: RecentListOptions): Promise<StoredObject[]>;
   insertObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
   updateObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
   deleteObject(uniqueId: number): Promise<void>;

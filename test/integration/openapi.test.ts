@@ -63,6 +63,15 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/Event/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clearAllPending`, ['post']);
+    // The lists of the console (issue 13): every definition type, jobs and the inboxes.
+    for (const name of [
+      ...definitionTypes().map((type) => type.name),
+      'Job',
+      'OperatorMessage',
+      'UserMessage',
+      'Alert',
+    ])
+      expected.set(`${t.base}/${name}`, ['get']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,

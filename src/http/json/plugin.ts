@@ -7,6 +7,7 @@ import type { ImportService } from '../../services/car-import.ts';
 import { registerEventRoutes } from './event-routes.ts';
 import { registerImportRoute } from './import-route.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
+import { registerListRoutes } from './list-routes.ts';
 import { type MessageServices, registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
 
@@ -48,5 +49,6 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerMessageRoutes(app, deps.messages, served);
   registerEventRoutes(app, deps.events, served);
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
+  registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);
 }

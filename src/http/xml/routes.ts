@@ -305,8 +305,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
         const search = (q.search ?? '').toLowerCase();
         if (search.length > 200) throw invalid('search must be at most 200 characters');
         const found: RestObject[] = [];
-        for await (const o of allObjects(d.store, type.name)) {
-          if (!can(req.principal, type.name, o.partition, 'View')) continue;
+        for await (const o of d.objects.allVisible(req.principal, type)) {
           if (check.toLowerCase() === 'export' && !exportable(o)) continue;
           const description = typeof o.data.Description === 'string' ? o.data.Description : null;
           if (

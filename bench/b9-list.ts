@@ -1,0 +1,282 @@
+/**
+ * Benchmark B9 (issue 13): a page of `GET /Job?Limit=100` at the top of a history of 1,000,000 jobs and deep in
+ * it, against `GET /Job/<id>` of one job, in the same run on the same server.
+ *
+ *   npm run bench:b9                          # 1,000,000 jobs; 3 rounds of 300 samples of each target
+ *   npm run bench:b9 -- --jobs 100000 --samples 100 --rounds 1    # quick run
+ *
+ * 1. `millrace serve` starts on a fresh data folder (SQLite) and one System_Sleep job (MilliSeconds 0) is
+ *    submitted and run: the model of every generated job. The server is stopped.
+ * 2. N Completed jobs are inserted through the store (`openStore`, `jobs.insert` in transactions of 10,000), as
+ *    the server itself writes jobs: copies of the model with their own ids and creation times.
+ * 3. The server starts again. Targets, each answered 200 (checked): `GET /Job/<id>` of the job in the middle of
+ *    the history; `GET /Job?Limit=100` (page 1); `GET /Job?Limit=100&After=<cursor>` at page N/200 (half-way
+ *    down: page 5,000 of 10,000 for 1,000,000 jobs); the same deep page with `Status=Completed` (the status
+ *    index). Requests are sequential (one connection, keep-alive) from this process, pinned to core 1 with the
+ *    server on core 0, interleaved target by target within each round, after a warm-up of 50 of each.
+ * Reported: p50 and p99 of each target (ms, over all rounds), the ratio deep page p99 ÷ single GET p99 (target
+ * <= 2) and deep ÷ first page (keyset paging: the depth costs nothing). Exit status: 0 done, 1 failure, 2 target
+ * missed with --check.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { Agent, request } from 'node:http';
+import type { JobRecord } from '../src/domain/job.ts';
+import { encodeCursor } from '../src/services/list-query.ts';
+import { openStore } from '../src/store/open.ts';
+import {
+  canPin,
+  commandLine,
+  fixed,
+  int,
+  numberOption,
+  pinSelf,
+  quantile,
+  row,
+  runBenchmark,
+  type Serve,
+  scratch,
+  startServe,
+  stop,
+  writeResults,
+} from './harness.ts';
+
+const TARGET_RATIO = 2;
+const CHUNK = 10_000;
+
+interface Options {
+  jobs: number;
+  samples: number;
+  rounds: number;
+  pin: boolean;
+  keep: boolean;
+  json?: string;
+  check: boolean;
+}
+
+const USAGE = `usage: npm run bench:b9 -- [options]
+  --jobs N       jobs of history to insert (env BENCH_JOBS, default 1000000)
+  --samples N    requests of each target per round (env BENCH_SAMPLES, default 300)
+  --rounds N     rounds, each target measured in turn within a round (env BENCH_ROUNDS, default 3)
+  --no-pin       do not use taskset (results are then not comparable with pinned ones)
+  --keep         keep the data folder (its path is printed)
+  --json FILE    also write every figure as JSON
+  --check        exit with status 2 when deep-page p99 ÷ single-GET p99 > ${TARGET_RATIO}`;
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      jobs: { type: 'string' },
+      samples: { type: 'string' },
+      rounds: { type: 'string' },
+      'no-pin': { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      json: { type: 'string' },
+      check: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  return {
+    jobs: Math.floor(numberOption(values.jobs, 'BENCH_JOBS', 1_000_000, 1000)),
+    samples: Math.floor(numberOption(values.samples, 'BENCH_SAMPLES', 300, 10)),
+    rounds: Math.floor(numberOption(values.rounds, 'BENCH_ROUNDS', 3, 1)),
+    pin: !values['no-pin'],
+    keep: values.keep,
+    ...(values.json !== undefined ? { json: resolve(values.json) } : {}),
+    check: values.check,
+  };
+}
+
+async function submitModelJob(serve: Serve, apiKey: string): Promise<number> {
+  const res = await fetch(`${serve.base}/Job/GLOBAL.System_Sleep`, {
+    method: 'POST',
+    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] }),
+  });
+  const body = (await res.json()) as { jobId?: number };
+  if (res.status !== 201 || typeof body.jobId !== 'number')
+    throw new Error(`submit: ${res.status} ${JSON.stringify(body)}`);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const got = await fetch(`${serve.base}/Job/${body.jobId}`, { headers: { 'X-API-Key': apiKey } });
+    const job = (await got.json()) as { Status?: string };
+    if (job.Status === 'Completed') return body.jobId;
+    if (Date.now() > deadline) throw new Error(`model job ${body.jobId} is ${job.Status} after 30 s`);
+    await sleep(20);
+  }
+}
+
+/** Inserts `n` copies of the model job through the store; returns the first and last new jobId and the seconds. */
+async function insertHistory(
+  dataDir: string,
+  modelId: number,
+  n: number,
+): Promise<{ first: number; last: number; seconds: number }> {
+  const t0 = performance.now();
+  const store = await openStore({ dataDir });
+  try {
+    const model = await store.jobs.get(modelId);
+    if (model?.status !== 'Completed') throw new Error(`model job ${modelId} is ${model?.status}`);
+    const start = Date.now() - 7 * 24 * 3600_000;
+    let first = 0;
+    let last = 0;
+    for (let done = 0; done < n; done += CHUNK) {
+      const count = Math.min(CHUNK, n - done);
+      await store.transaction(async (tx) => {
+        const jobIds = await tx.jobs.nextJobIds(count);
+        const uniqueIds = await tx.nextUniqueIds(count);
+        for (let i = 0; i < count; i++) {
+          const at = start + Math.floor(((done + i) * 7 * 24 * 3600_000) / n);
+          const job: JobRecord = {
+            ...model,
+            jobId: jobIds[i] as number,
+            uniqueId: uniqueIds[i] as number,
+            requestedStart: at,
+            topStart: at,
+            creationTime: at,
+            scheduledStart: at + 2,
+            runStart: at + 2,
+            runEnd: at + 3,
+            modificationTime: at + 3,
+          };
+          await tx.jobs.insert(job);
+        }
+        first ||= jobIds[0] as number;
+        last = jobIds[count - 1] as number;
+      });
+    }
+    return { first, last, seconds: (performance.now() - t0) / 1000 };
+  } finally {
+    await store.close();
+  }
+}
+
+interface Target {
+  name: string;
+  path: string;
+  /** Items a 200 answer must hold (checked once): 0 for a single job. */
+  items: number;
+}
+
+async function main(): Promise<number> {
+  const opts = parseOptions(process.argv.slice(2));
+  const command = commandLine('bench:b9');
+  if (opts.pin) opts.pin = canPin();
+  const work = mkdtempSync(join(tmpdir(), 'millrace-b9-'));
+  if (!opts.keep) scratch.add(work);
+  const apiKey = `bench_${randomBytes(16).toString('hex')}`;
+  const startedAt = new Date();
+  const loadStart = loadavg();
+  process.stdout.write(
+    `Millrace B9 job list, ${startedAt.toISOString()}, node ${process.version}, ${availableParallelism()} CPUs, ` +
+      `loadavg ${loadStart.map((x) => x.toFixed(2)).join(' ')}\ncommand: ${command}\n` +
+      (opts.keep ? `data folder kept in ${work}\n` : ''),
+  );
+  const dataDir = join(work, 'data');
+  const first = await startServe({ pin: opts.pin, dataDir, apiKey });
+  const modelId = await submitModelJob(first, apiKey);
+  await stop(first.proc);
+  if (first.proc.exitCode !== 0) throw new Error(`the first server exited with ${first.proc.exitCode}`);
+
+  const history = await insertHistory(dataDir, modelId, opts.jobs);
+  const depthPage = Math.floor(opts.jobs / 200);
+  // The cursor of page `depthPage` + 1: the last job of page `depthPage`, counting from the newest.
+  const deepCursor = encodeCursor('j', history.last - depthPage * 100 + 1);
+  const middle = history.first + Math.floor(opts.jobs / 2);
+  process.stdout.write(
+    `history: ${int(opts.jobs)} Completed System_Sleep jobs (ids ${int(history.first)}–${int(history.last)}) ` +
+      `inserted through the store in ${fixed(history.seconds, 1)} s (${int(opts.jobs / history.seconds)} jobs/s)\n`,
+  );
+
+  const serve = await startServe({ pin: opts.pin, dataDir, apiKey });
+  try {
+    if (opts.pin) pinSelf(1);
+    const targets: Target[] = [
+      { name: `GET /Job/${middle}`, path: `/Job/${middle}`, items: 0 },
+      { name: 'first page', path: '/Job?Limit=100', items: 100 },
+      { name: `page ${int(depthPage + 1)}`, path: `/Job?Limit=100&After=${deepCursor}`, items: 100 },
+      {
+        name: `page ${int(depthPage + 1)} Completed`,
+        path: `/Job?Limit=100&Status=Completed&After=${deepCursor}`,
+        items: 100,
+      },
+    ];
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string) =>
+      new Promise<{ status: number; text: string }>((done, fail) => {
+        const req = request(`${serve.base}${path}`, { agent, headers: { 'x-api-key': apiKey } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => done({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', fail);
+        });
+        req.on('error', fail);
+        req.end();
+      });
+    const once = async (t: Target): Promise<number> => {
+      const t0 = performance.now();
+      const res = await get(t.path);
+      const ms = performance.now() - t0;
+      if (res.status !== 200) throw new Error(`${t.path}: ${res.status} ${res.text.slice(0, 300)}`);
+      return ms;
+    };
+    const sizes = new Map<string, number>();
+    for (const t of targets) {
+      const res = await get(t.path);
+      const text = res.text;
+      const json = JSON.parse(text) as { items?: unknown[]; jobId?: number };
+      const count = t.items === 0 ? (json.jobId === middle ? 0 : -1) : (json.items?.length ?? -1);
+      if (res.status !== 200 || count !== t.items)
+        throw new Error(`${t.path}: ${res.status}, ${count} items (want ${t.items})`);
+      sizes.set(t.name, Buffer.byteLength(text));
+      for (let i = 0; i < 50; i++) await once(t);
+    }
+    const samples = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    for (let round = 0; round < opts.rounds; round++)
+      for (const t of targets) for (let i = 0; i < opts.samples; i++) samples.get(t.name)?.push(await once(t));
+    agent.destroy();
+
+    const stats = (name: string) => {
+      const xs = samples.get(name) ?? [];
+      return { p50: quantile(xs, 0.5), p99: quantile(xs, 0.99), n: xs.length, bytes: sizes.get(name) ?? 0 };
+    };
+    const widths = [22, 6, 8, 8, 9];
+    process.stdout.write(
+      `\nsequential requests (1 connection, keep-alive), ${opts.rounds} round(s) × ${opts.samples} of each target, ` +
+        (opts.pin ? 'server on core 0, client on core 1\n\n' : 'UNPINNED\n\n') +
+        `${row(['target', 'n', 'p50 ms', 'p99 ms', 'bytes'], widths)}\n`,
+    );
+    const results: Record<string, ReturnType<typeof stats>> = {};
+    for (const t of targets) {
+      const s = stats(t.name);
+      results[t.name] = s;
+      process.stdout.write(`${row([t.name, int(s.n), fixed(s.p50, 2), fixed(s.p99, 2), int(s.bytes)], widths)}\n`);
+    }
+    const single = stats(targets[0]?.name ?? '');
+    const top = stats(targets[1]?.name ?? '');
+    const deep = stats(targets[2]?.name ?? '');
+    const ratio = deep.p99 / single.p99;
+    const depthRatio = deep.p99 / top.p99;
+    process.stdout.write(
+      `\nratio deep page p99 ÷ single GET p99: ${fixed(ratio, 2)} (target <= ${TARGET_RATIO})\n` +
+        `ratio deep page p99 ÷ first page p99: ${fixed(depthRatio, 2)}\n` +
+        `SUMMARY B9 jobs=${opts.jobs} single_p99=${fixed(single.p99, 2)} first_p99=${fixed(top.p99, 2)} ` +
+        `deep_p99=${fixed(deep.p99, 2)} deep/single=${fixed(ratio, 2)} deep/first=${fixed(depthRatio, 2)}\n`,
+    );
+    writeResults(opts.json, { command, startedAt, loadStart }, opts, { results, ratio, depthRatio });
+    return opts.check && ratio > TARGET_RATIO ? 2 : 0;
+  } finally {
+    await stop(serve.proc);
+  }
+}
+
+runBenchmark(main);
