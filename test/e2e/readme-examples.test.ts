@@ -59,23 +59,37 @@ function script(blocks: readonly ReadmeBlock[], port: number): string {
   ];
   const parts = blocks
     .filter((b) => !b.skipped)
-    .map((b) => `echo "### README.md line ${b.line}" >&2\n${b.text.replaceAll('127.0.0.1:7070', `127.0.0.1:${port}`)}`);
+    .map(
+      (b) =>
+        `echo "### README.md line ${b.line} (at \${SECONDS}s)" >&2\n${b.text.replaceAll('127.0.0.1:7070', `127.0.0.1:${port}`)}`,
+    );
   return `${[...prelude, ...parts, 'echo "### README done" >&2'].join('\n')}\n`;
 }
+
+/** Children to stop should the runner end this file early (its timeout): nothing of a README run outlives it. */
+const children = new Set<{ kill(signal?: NodeJS.Signals): unknown }>();
+process.once('SIGTERM', () => {
+  for (const c of children) c.kill('SIGKILL');
+  process.exit(143);
+});
 
 function runBash(text: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
     const child = spawn('bash', ['-s'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    children.add(child);
     let output = '';
     child.stdout.on('data', (c: Buffer) => {
       output += c.toString();
     });
     child.stderr.on('data', (c: Buffer) => {
       output += c.toString();
+      // Progress as it happens, so a run cut short by the runner's timeout still shows how far it got.
+      for (const m of c.toString().matchAll(/### README[^\n]*/g)) process.stderr.write(`${m[0]}\n`);
     });
     // A generous bound for a loaded machine; the loops in the README wait on conditions, not on time.
     const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
     child.on('close', (code) => {
+      children.delete(child);
       clearTimeout(timer);
       resolve({ code: code ?? 1, output });
     });
@@ -93,6 +107,7 @@ describe('the README, pasted as written', () => {
     await symlink(join(ROOT, 'bin'), join(work, 'bin'));
     // As `npm start` runs it (./data of the working folder), on a free port, with no admin secrets given.
     server = await startServe(['--data', join(work, 'data')]);
+    children.add(server.child);
   });
   after(async () => {
     await server?.stop();
