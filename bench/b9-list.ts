@@ -7,7 +7,7 @@
  *
  * 1. `millrace serve` starts on a fresh data folder (SQLite) and one System_Sleep job (MilliSeconds 0) is
  *    submitted and run: the model of every generated job. The server is stopped.
- * 2. N Completed jobs are inserted through the store (`openStore`, `jobs.insert` in transactions of 10,000), as
+ * 2. N Completed jobs are inserted through the store (`openStore`, `jobs.insertMany` in transactions of 10,000), as
  *    the server itself writes jobs: copies of the model with their own ids and creation times.
  * 3. The server starts again. Targets, each answered 200 (checked): `GET /Job/<id>` of the job in the middle of
  *    the history; `GET /Job?Limit=100` (page 1); `GET /Job?Limit=100&After=<cursor>` at page N/200 (half-way
@@ -134,9 +134,10 @@ async function insertHistory(
       await store.transaction(async (tx) => {
         const jobIds = await tx.jobs.nextJobIds(count);
         const uniqueIds = await tx.nextUniqueIds(count);
+        const jobs: JobRecord[] = [];
         for (let i = 0; i < count; i++) {
           const at = start + Math.floor(((done + i) * 7 * 24 * 3600_000) / n);
-          const job: JobRecord = {
+          jobs.push({
             ...model,
             jobId: jobIds[i] as number,
             uniqueId: uniqueIds[i] as number,
@@ -147,9 +148,9 @@ async function insertHistory(
             runStart: at + 2,
             runEnd: at + 3,
             modificationTime: at + 3,
-          };
-          await tx.jobs.insert(job);
+          });
         }
+        await tx.jobs.insertMany(jobs);
         first ||= jobIds[0] as number;
         last = jobIds[count - 1] as number;
       });

@@ -351,6 +351,8 @@ export async function startServe(opts: {
   apiKey: string;
   database?: string;
   nodeFlags?: string[];
+  /** Further MILLRACE_* settings (limits) for this server. */
+  env?: Record<string, string>;
 }): Promise<Serve> {
   const port = await freePort();
   const args = [
@@ -367,6 +369,7 @@ export async function startServe(opts: {
   const env: NodeJS.ProcessEnv = { ...process.env, MILLRACE_ADMIN_API_KEY: opts.apiKey, MILLRACE_LOG_LEVEL: 'warn' };
   for (const k of Object.keys(env))
     if (k.startsWith('MILLRACE_') && k !== 'MILLRACE_ADMIN_API_KEY' && k !== 'MILLRACE_LOG_LEVEL') delete env[k];
+  Object.assign(env, opts.env ?? {});
   const t0 = performance.now();
   const proc = launch('millrace', cmd, full, { env });
   const origin = `http://127.0.0.1:${port}`;

@@ -26,12 +26,15 @@ import { OperatorMessages } from './services/operator-messages.ts';
 import { UserMessages } from './services/user-messages.ts';
 import { processServerAction } from './services/process-servers.ts';
 import { openStore } from './store/open.ts';
+import { Feed } from './feed/feed.ts';
+import { FEED_OBJECT_TYPES } from './feed/feed-events.ts';
 import type { Store } from './store/store.ts';
 import { type Clock, systemClock } from './time/clock.ts';
 import { VERSION, VERSION_STRING } from './version.ts';
 import { loadTrustedKeys } from './car/signing.ts';
 import { CarExporter } from './services/car-export.ts';
 import { IMPORT_DEFINITION, ImportService } from './services/car-import.ts';
+import { IMPORT_REQUESTS_AT_ONCE, ImportGate } from './services/import-gate.ts';
 import { discardFinishedArchives, importRunner } from './services/import-job.ts';
 
 export interface ServerOptions {
@@ -49,6 +52,7 @@ export interface MillraceServer {
   objects: ObjectService;
   engine: Engine;
   jobs: JobService;
+  feed: Feed;
   /** Secrets generated on the first start of an empty database, to print once. */
   firstStart?: FirstStartCredentials;
   /** The local agent kept running by `listen`, if any. */
@@ -109,7 +113,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
   const processServer = requireType('ProcessServer');
+  // The global bound on import memory: archive requests (body ≤ 64 MiB, checked one entry at a time) and import
+  // jobs (the archive inflated, ≤ 512 MiB, and parsed) each take a slot of their own gate.
   const imports = new ImportService({
+    gate: new ImportGate(IMPORT_REQUESTS_AT_ONCE, config.limits.importQueue),
     store,
     engine,
     jobs,
@@ -117,13 +124,29 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   });
   engine.registerSystemRunner(
     IMPORT_DEFINITION,
-    importRunner({ store, engine, objects, clock, logger, principalOf: (user) => auth.principalOf(user) }),
+    importRunner({
+      store,
+      engine,
+      objects,
+      clock,
+      logger,
+      gate: new ImportGate(config.limits.importConcurrency, 0),
+      principalOf: (user) => auth.principalOf(user),
+    }),
   );
   const exporter = new CarExporter({
     store,
     objects,
     sourceAddress: `http://${config.host}:${config.port}${paths.root}`,
   });
+  // The live feed hears of every commit; published after it, never for a rollback.
+  const feed = new Feed({
+    clock,
+    zone: config.defaultTimeZone,
+    retain: config.feedRetainEvents,
+    clientBufferBytes: config.feedClientBufferBytes,
+  });
+  store.onCommit((committed) => feed.publish(committed), FEED_OBJECT_TYPES);
   const app = await buildApp({
     config,
     logger,
@@ -143,6 +166,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     },
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
     imports,
+    feed,
     exporter,
     store,
     version: VERSION,
@@ -167,12 +191,15 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     objects,
     engine,
     jobs,
+    feed,
     ...(firstStart ? { firstStart } : {}),
     async close() {
       clearInterval(flushTimer);
       stopStats?.();
       server.localAgent?.stop();
       await engine.stop();
+      store.onCommit(undefined);
+      feed.close();
       await app.close();
       await auth.flushUses().catch(() => {});
       await store.close();

@@ -6,6 +6,7 @@
  * the same bytes (docs/architecture.md §14).
  */
 import { Buffer } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { createInflateRaw, crc32, deflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { type Entry, fromBuffer, type ZipFile as ZipReader } from 'yauzl';
@@ -13,7 +14,10 @@ import { type MillraceError, tooLarge, unprocessable } from '../errors.ts';
 
 export interface CarEntry {
   name: string;
+  /** Empty for an entry read without keeping it (readCar's `retain`); its digest is then in sha256. */
   data: Buffer;
+  /** Hex SHA-256 of the inflated data, set for entries that were not kept. */
+  sha256?: string;
 }
 
 export interface CarLimits {
@@ -49,6 +53,7 @@ const LOCAL_HEADER_SIGNATURE = 0x04034b50;
 const LOCAL_HEADER_SIZE = 30;
 
 const deflateRawAsync = promisify(deflateRaw);
+const EMPTY = Buffer.alloc(0);
 
 /** Entries up to this size are inflated and deflated synchronously: a thread-pool round trip costs more. */
 const SMALL_ENTRY = 64 * 1024;
@@ -339,7 +344,15 @@ function inflateSmall(raw: Buffer, record: Listed, check: (inflated: number) => 
  * those caps and 422 for anything unsafe or malformed (see the checks above). Directory entries are skipped;
  * entries come back in central-directory order; nested archives are just bytes.
  */
-export async function readCar(bytes: Buffer, limits: Partial<CarLimits> = {}): Promise<CarEntry[]> {
+export async function readCar(
+  bytes: Buffer,
+  limits: Partial<CarLimits> = {},
+  options: {
+    retain?: (name: string) => boolean;
+    /** Sees each entry as it is inflated, before `retain` decides whether it is kept. */
+    visit?: (entry: CarEntry) => void;
+  } = {},
+): Promise<CarEntry[]> {
   const caps = limitsOf(limits);
   const zip = await openZip(bytes);
   try {
@@ -377,7 +390,11 @@ export async function readCar(bytes: Buffer, limits: Partial<CarLimits> = {}): P
         );
       if (crc32(data) !== record.entry.crc32) throw unprocessable(`entry ${quoted} fails its CRC-32 check`);
       total += data.length;
-      result.push({ name: record.name, data });
+      options.visit?.({ name: record.name, data });
+      // Checking an archive needs every entry inflated once, not all of them held at once.
+      if (options.retain && !options.retain(record.name))
+        result.push({ name: record.name, data: EMPTY, sha256: createHash('sha256').update(data).digest('hex') });
+      else result.push({ name: record.name, data });
     }
     return result;
   } finally {

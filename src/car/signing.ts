@@ -60,7 +60,7 @@ function message(digests: readonly Digest[]): Buffer {
 function digestsOf(entries: readonly CarEntry[]): Digest[] {
   const digests = entries
     .filter((e) => e.name !== SIGNATURE_ENTRY)
-    .map((e) => ({ name: e.name, sha256: sha256(e.data) }))
+    .map((e) => ({ name: e.name, sha256: e.sha256 ?? sha256(e.data) }))
     .sort((a, b) => compareNames(a.name, b.name));
   for (let i = 1; i < digests.length; i++)
     if (digests[i]?.name === digests[i - 1]?.name)

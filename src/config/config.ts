@@ -36,6 +36,10 @@ export interface Config {
   killGraceMs: number;
   /** Finished jobs older than this many days are purged (the system keep clause). */
   historyRetentionDays: number;
+  /** The live feed keeps this many recent events for clients resuming with Last-Event-ID. */
+  feedRetainEvents: number;
+  /** Unsent bytes a feed client may have before it is dropped (it reconnects and resumes). */
+  feedClientBufferBytes: number;
   /** Webhook targets allowed although internal: host names, IP addresses or CIDR ranges (SSRF protection). */
   webhookAllow: string[];
   /** Key of the webhook signatures; when unset, `<data>/webhook.key` (generated on first use). */
@@ -44,6 +48,27 @@ export interface Config {
   smtp?: SmtpSettings;
   /** Public keys (files, or folders of `*.pem`/`*.pub`) trusted for signed CARs, besides `<data>/trusted-keys`. */
   trustedKeys: string[];
+  /** Bounds that keep hostile or overwhelming clients from taking the server down (README "Limits"). */
+  limits: HttpLimits;
+}
+
+export interface HttpLimits {
+  /** A request's headers must arrive within this long… */
+  headersTimeoutMs: number;
+  /** …and the whole request, body included, within this long (408). */
+  requestTimeoutMs: number;
+  /** After the first 5 s, a body must arrive at least this fast on average (408). */
+  minBodyBytesPerSecond: number;
+  /** Open connections from one client address; more are answered 503 and closed. */
+  maxConnectionsPerAddress: number;
+  /** Requests being handled at once; beyond it, 503 with Retry-After (health and metrics paths exempt). */
+  maxInFlight: number;
+  /** While the event loop lags more than this for a second, new requests are shed with 503 (health, metrics exempt). */
+  maxEventLoopDelayMs: number;
+  /** Import jobs run at once (each inflates and parses its archive, up to the CAR caps); the others wait. */
+  importConcurrency: number;
+  /** Archive requests waiting for one of the 4 receiving slots; beyond this (or after 60 s) they get 503. */
+  importQueue: number;
 }
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -62,9 +87,21 @@ export const DEFAULTS: Config = {
   localAgent: true,
   killGraceMs: 5000,
   historyRetentionDays: 30,
+  feedRetainEvents: 10_000,
+  feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
   trustedKeys: [],
   corsOrigins: [],
+  limits: {
+    headersTimeoutMs: 20_000,
+    requestTimeoutMs: 120_000,
+    minBodyBytesPerSecond: 1024,
+    maxConnectionsPerAddress: 256,
+    maxInFlight: 256,
+    maxEventLoopDelayMs: 500,
+    importConcurrency: 1,
+    importQueue: 16,
+  },
 };
 
 export const DEFAULT_MAIL_FROM = 'millrace@localhost';
@@ -115,6 +152,7 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.
     defaultTimeZone: timeZone(flags.timeZone ?? env.MILLRACE_TIME_ZONE ?? DEFAULTS.defaultTimeZone),
     logLevel: logLevel(flags.logLevel ?? env.MILLRACE_LOG_LEVEL ?? DEFAULTS.logLevel),
     historyRetentionDays: positive(env.MILLRACE_HISTORY_DAYS, 'MILLRACE_HISTORY_DAYS') ?? DEFAULTS.historyRetentionDays,
+    feedRetainEvents: positive(env.MILLRACE_FEED_RETAIN, 'MILLRACE_FEED_RETAIN') ?? DEFAULTS.feedRetainEvents,
     webhookAllow: webhookAllow(env.MILLRACE_WEBHOOK_ALLOW),
     ...webhookSecret(env.MILLRACE_WEBHOOK_SECRET),
     ...smtpSettings(env.MILLRACE_SMTP_URL, env.MILLRACE_MAIL_FROM),
@@ -123,6 +161,27 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.
       .map((e) => e.trim())
       .filter((e) => e !== '')
       .map((e) => resolve(e)),
+    limits: httpLimits(env),
+  };
+}
+
+/** MILLRACE_REQUEST_TIMEOUT (seconds), MILLRACE_MAX_CONNECTIONS_PER_ADDRESS, MILLRACE_MAX_IN_FLIGHT, … */
+function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
+  const d = DEFAULTS.limits;
+  const n = (name: string) => positive(env[name], name);
+  const seconds = (name: string) => {
+    const v = n(name);
+    return v === undefined ? undefined : v * 1000;
+  };
+  return {
+    headersTimeoutMs: seconds('MILLRACE_HEADERS_TIMEOUT') ?? d.headersTimeoutMs,
+    requestTimeoutMs: seconds('MILLRACE_REQUEST_TIMEOUT') ?? d.requestTimeoutMs,
+    minBodyBytesPerSecond: n('MILLRACE_MIN_BODY_RATE') ?? d.minBodyBytesPerSecond,
+    maxConnectionsPerAddress: n('MILLRACE_MAX_CONNECTIONS_PER_ADDRESS') ?? d.maxConnectionsPerAddress,
+    maxInFlight: n('MILLRACE_MAX_IN_FLIGHT') ?? d.maxInFlight,
+    maxEventLoopDelayMs: n('MILLRACE_MAX_EVENT_LOOP_DELAY') ?? d.maxEventLoopDelayMs,
+    importConcurrency: n('MILLRACE_IMPORT_CONCURRENCY') ?? d.importConcurrency,
+    importQueue: n('MILLRACE_IMPORT_QUEUE') ?? d.importQueue,
   };
 }
 

@@ -1,4 +1,5 @@
 import { invalid } from '../errors.ts';
+import { unstorableText } from '../model/characters.ts';
 import { isPlainObject } from '../model/validate.ts';
 import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../time/date-format.ts';
 import type { JobParameter } from './job.ts';
@@ -36,7 +37,11 @@ const ITEM_FIELDS = new Set([
 function convert(p: DefinitionParameter, given: unknown, zone: string, at: string): Value {
   switch (p.DataType) {
     case 'String':
-      if (typeof given === 'string') return given;
+      if (typeof given === 'string') {
+        const bad = unstorableText(given);
+        if (bad) throw invalid(`${at}: the value of parameter ${p.Name} ${bad}`);
+        return given;
+      }
       if (typeof given === 'number' && Number.isFinite(given)) return String(given);
       break;
     case 'Number':

@@ -146,7 +146,11 @@ export class AgentHub {
 
   /** Drops a session that has been silent too long; its process server then counts as away. */
   disconnect(processServer: string): void {
-    this.sessions.get(processServer)?.socket.destroy();
+    const s = this.sessions.get(processServer);
+    if (!s) return;
+    this.sessions.delete(processServer);
+    s.socket.destroy();
+    this.handlers.onClose(processServer);
   }
 
   close(): void {
@@ -166,11 +170,14 @@ export class AgentHub {
     if (!('welcome' in verdict)) return refuse(socket, verdict.status, verdict.reason);
     const instance = String(req.headers[HEADER_AGENT_INSTANCE] ?? '');
     const existing = this.sessions.get(ps);
-    if (existing && !existing.socket.destroyed) {
-      // The same agent reconnecting (its old connection died without us noticing) replaces its old session;
-      // another agent for the same process server is refused.
-      if (instance === '' || existing.instance !== instance)
-        return refuse(socket, 409, `an agent is already connected for process server ${ps}`);
+    if (existing) {
+      // Whoever holds the secret is the process server's agent: a new connection replaces the older session,
+      // which is dead (a killed agent, a cut network) or about to be. The older agent, if alive, reconnects and
+      // replaces this one in turn; its jobs are reconciled from each hello, so nothing runs twice.
+      this.logger.warn(
+        { processServer: ps, instance, previous: existing.instance },
+        'agent connection replaces the older session',
+      );
       this.sessions.delete(ps);
       existing.socket.destroy();
     }
@@ -196,9 +203,15 @@ export class AgentHub {
       },
     );
     socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+    // The HTTP server's sockets allow half-open connections: an agent that dies sends FIN, which alone would leave
+    // the socket in CLOSE-WAIT and the session in place. Its end is the session's end. Keep-alive probes find a
+    // peer that vanished without a FIN (a cut cable) within about a minute.
+    socket.on('end', () => socket.destroy());
+    socket.on('error', () => socket.destroy());
+    if ('setKeepAlive' in socket && typeof socket.setKeepAlive === 'function') socket.setKeepAlive(true, 15_000);
     socket.on('close', () => {
       this.logger.info({ processServer: ps }, 'agent disconnected');
-      if (this.sessions.get(ps) !== session) return; // replaced by a newer connection of the same agent
+      if (this.sessions.get(ps) !== session) return; // replaced by a newer connection, or dropped as silent
       this.sessions.delete(ps);
       this.handlers.onClose(ps);
     });

@@ -3,6 +3,7 @@ import type { AgentMessage, WelcomeMessage } from '../agent/protocol.ts';
 import { isFinal } from '../domain/job-status.ts';
 import type { TypeName } from '../model/fields.ts';
 import type { SecretOpener } from '../security/secret-box.ts';
+import type { Cause } from '../store/job-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { AgentHub } from './agent-hub.ts';
@@ -38,6 +39,8 @@ type Work = {
   /** Agent and in-server reports: many share one transaction. User actions run alone (their errors are theirs). */
   batch: boolean;
   fn: (tx: Store, fx: Effects) => Promise<unknown>;
+  /** Recorded on the job status changes `fn` writes (job history); none: the engine's own reasons. */
+  cause: Cause | undefined;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 };
@@ -172,9 +175,12 @@ export class Engine {
     this.hub.close();
   }
 
-  /** Runs `fn` alone in one transaction, in turn with every other change to jobs; resolves after the commit. */
-  mutate<T>(fn: (tx: Store, fx: Effects) => Promise<T>): Promise<T> {
-    return this.enqueue(false, fn);
+  /**
+   * Runs `fn` alone in one transaction, in turn with every other change to jobs; resolves after the commit.
+   * `cause`: what the job history records for the status changes it makes (a user's action).
+   */
+  mutate<T>(fn: (tx: Store, fx: Effects) => Promise<T>, cause?: Cause): Promise<T> {
+    return this.enqueue(false, fn, cause);
   }
 
   /** Like `mutate`, but may share its transaction with other reports of the same moment. */
@@ -247,9 +253,9 @@ export class Engine {
     if (fx.dispatch) this.requestDispatch();
   }
 
-  private enqueue<T>(batch: boolean, fn: (tx: Store, fx: Effects) => Promise<T>): Promise<T> {
+  private enqueue<T>(batch: boolean, fn: (tx: Store, fx: Effects) => Promise<T>, cause?: Cause): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.work.push({ batch, fn, resolve: resolve as (v: unknown) => void, reject });
+      this.work.push({ batch, fn, cause, resolve: resolve as (v: unknown) => void, reject });
       this.kick();
     });
   }
@@ -287,7 +293,7 @@ export class Engine {
       await this.o.store.transaction(async (tx) => {
         await tx.jobs.lockDispatch();
         results.length = 0;
-        for (const w of items) results.push(await w.fn(tx, fx));
+        for (const w of items) results.push(await tx.jobs.withCause(w.cause, () => w.fn(tx, fx)));
       });
     } catch (e) {
       if (items.length > 1) {
@@ -404,9 +410,11 @@ export class Engine {
     if (this.stopped) return;
     try {
       for (const ps of await this.servers.overdue(this.o.clock.now())) {
+        // A silent agent is dropped and declared lost in the same tick: its jobs become Unknown at most one
+        // watchdog tick (1 s) after AgentTimeout has passed since it was last heard of (README).
         if (this.hub.isConnected(ps)) {
+          this.servers.disconnected(ps, this.hub.lastSeen(ps));
           this.hub.disconnect(ps);
-          continue;
         }
         // The process server shows Unknown before its jobs do, so a client that sees the jobs sees why.
         this.servers.lost(ps);

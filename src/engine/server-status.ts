@@ -37,8 +37,9 @@ export class ServerStatusKeeper {
     this.declaredLost.delete(ps);
   }
 
-  disconnected(ps: string): void {
-    this.awaySince.set(ps, this.clock.now());
+  /** The agent went away at `at` (a silent agent: when it was last heard of); the earliest such time counts. */
+  disconnected(ps: string, at = this.clock.now()): void {
+    if (!this.awaySince.has(ps) || (this.awaySince.get(ps) as number) > at) this.awaySince.set(ps, at);
   }
 
   lost(ps: string): void {

@@ -90,10 +90,23 @@ export async function rerun(
     creationTime: now,
     modificationTime: now,
   };
-  await settlePending(tx, copy as JobRecord, now, fx);
-  const next = await insertJob(tx, copy, fx);
-  await createChainJobs(tx, next, now, fx);
-  return next;
+  // The copy's history starts with where it came from; a user's restart keeps naming the user.
+  const outer = tx.jobs.currentCause();
+  const detail = options.recurrence
+    ? `Next occurrence of the recurrence of Job:${job.jobId}`
+    : `Restart of Job:${job.jobId}`;
+  const cause = {
+    user: outer?.user ?? null,
+    cause: outer?.cause ?? (options.recurrence ? 'recurrence' : 'restart'),
+    detail,
+  };
+  return tx.jobs.withCause(cause, async () => {
+    await settlePending(tx, copy as JobRecord, now, fx);
+    const next = await insertJob(tx, copy, fx);
+    // Its chain's step jobs are created by the engine, as on submit.
+    await tx.jobs.withCause(outer, () => createChainJobs(tx, next, now, fx));
+    return next;
+  });
 }
 
 export interface FinalOutcome {

@@ -11,10 +11,12 @@ import type { MessageServices } from './json/message-routes.ts';
 import type { CarExporter } from '../services/car-export.ts';
 import type { ImportService } from '../services/car-import.ts';
 import type { Store } from '../store/store.ts';
+import type { Feed } from '../feed/feed.ts';
 import { xmlInterface } from './xml/plugin.ts';
 import { addCors } from './cors.ts';
 import { completeDocument, type OpenApiDocument } from './openapi-document.ts';
 import { renderError } from './errors.ts';
+import { installGuards, serverOptions } from './guards.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
 import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
@@ -26,7 +28,7 @@ declare module 'fastify' {
 }
 
 export interface AppDeps {
-  config: Pick<Config, 'context' | 'vendor' | 'vendorFolder' | 'corsOrigins'>;
+  config: Pick<Config, 'context' | 'vendor' | 'vendorFolder' | 'corsOrigins' | 'limits'>;
   logger: Logger;
   auth: Authenticator;
   objects: ObjectService;
@@ -34,6 +36,8 @@ export interface AppDeps {
   messages: MessageServices;
   events: EventService;
   imports: ImportService;
+  /** The live feed served at …/stream. */
+  feed: Feed;
   exporter: CarExporter;
   store: Store;
   version: string;
@@ -46,7 +50,11 @@ export const BODY_LIMIT = 1024 * 1024;
 /** Builds the HTTP application. It never listens: `main.ts` does, tests use `inject()` or port 0. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const paths = interfacePaths(deps.config);
+  const guard = { limits: deps.config.limits, root: paths.root, xmlBase: paths.xmlBase };
   const app = Fastify({
+    ...serverOptions(guard),
+    // Keys are at most 323 characters (a queue provider: four names of 80 and three dots); longer ones are 414.
+    routerOptions: { maxParamLength: 400 },
     // No framework logger: it would build a child logger per request and log each one, which costs more than
     // serving a cached object. Unexpected errors and lifecycle lines go to our own logger below.
     logger: false,
@@ -57,6 +65,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }) as unknown as FastifyInstance;
   app.decorateRequest('principal', null as unknown as Principal);
   addCors(app, deps.config.corsOrigins);
+  const stopGuards = installGuards(app, guard);
+  app.addHook('onClose', async () => stopGuards());
 
   app.addSchema(ERROR_SCHEMA);
   for (const type of definitionTypes()) {

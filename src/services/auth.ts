@@ -5,6 +5,7 @@ import { verifyPassword } from '../security/passwords.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { ApiKey, Grant, Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
+import { type Attempt, FailureLimiter } from './failure-limiter.ts';
 
 export const API_KEY_CHALLENGE = 'APIKey header="X-API-Key"';
 export const BASIC_CHALLENGE = 'Basic realm="Millrace", charset="UTF-8"';
@@ -34,10 +35,10 @@ export class Authenticator {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly idleLapseMs: number;
-  private readonly failuresPerMinute: number;
   private readonly cache = new Map<string, CachedKey>();
   private readonly pendingUses = new Map<string, number>();
-  private readonly failures = new Map<string, { count: number; windowStart: number }>();
+  /** Failed attempts per address and per user name (429 beyond authFailuresPerMinute). */
+  readonly limiter: FailureLimiter;
   /** Keyed by HMAC(user:password) under a key of this process, so the cache never holds a password. */
   private readonly logins = new Map<string, CachedLogin>();
   private readonly inFlight = new Map<string, Promise<CachedLogin | undefined>>();
@@ -49,13 +50,13 @@ export class Authenticator {
     this.store = store;
     this.clock = clock;
     this.idleLapseMs = options.idleLapseMs;
-    this.failuresPerMinute = options.failuresPerMinute;
+    this.limiter = new FailureLimiter(options.failuresPerMinute);
   }
 
   /** Throws 401 (the same whatever was wrong) or 429 after too many wrong keys from one address. */
   async authenticateApiKey(presented: string | undefined, clientAddress: string): Promise<Principal> {
     const now = this.clock.now();
-    this.checkRateLimit(clientAddress, now);
+    this.checkRateLimit({ address: clientAddress }, now);
     if (!presented || presented.length > 512) throw unauthenticated(API_KEY_CHALLENGE);
     // Cached by the presented key itself, so a hit costs no hashing; the database is only asked by hash.
     let entry = this.cache.get(presented);
@@ -65,7 +66,7 @@ export class Authenticator {
       // docs/architecture.md §10: the digest comparison is constant-time (the index look-up only found the candidate).
       if (!key || !sameDigest(hash, key.keyHash)) {
         this.cache.delete(presented);
-        this.recordFailure(clientAddress, now);
+        this.limiter.fail({ address: clientAddress }, now);
         throw unauthenticated(API_KEY_CHALLENGE);
       }
       entry = { key, principal: await this.principalOf(key.userName), fetchedAt: now };
@@ -78,7 +79,7 @@ export class Authenticator {
     const usable =
       principal !== null && key.revokedTime === null && now < key.expiryTime && now - lastUse < this.idleLapseMs;
     if (!usable) {
-      this.recordFailure(clientAddress, now);
+      this.limiter.fail({ address: clientAddress }, now);
       throw unauthenticated(API_KEY_CHALLENGE);
     }
     // Record a use at most once a minute per key: enough for "last used" and the idle lapse. The first use is
@@ -89,16 +90,17 @@ export class Authenticator {
 
   /**
    * Basic authentication (docs/architecture.md §10): `Authorization: Basic base64(user:password)`. Unknown users and wrong
-   * passwords cost the same scrypt run and get the same 401; failures count toward the same per-address limit
-   * as API keys. A success is cached for LOGIN_CACHE_MS, re-checked against the stored user every CACHE_MS so
+   * passwords cost the same scrypt run and get the same 401; failures count per address (as API keys
+   * do) and per user name. A success is cached for LOGIN_CACHE_MS, re-checked against the stored user every CACHE_MS so
    * that a password change, a disabled user or a role change takes effect at once.
    */
   async authenticateBasic(header: string | undefined, clientAddress: string): Promise<Principal> {
     const now = this.clock.now();
-    this.checkRateLimit(clientAddress, now);
     const credentials = parseBasic(header);
+    const attempt = { address: clientAddress, user: credentials?.user };
+    this.checkRateLimit(attempt, now);
     if (!credentials) {
-      this.recordFailure(clientAddress, now);
+      this.limiter.fail(attempt, now);
       throw unauthenticated(BASIC_CHALLENGE);
     }
     const cacheKey = createHmac('sha256', this.loginKey)
@@ -119,7 +121,7 @@ export class Authenticator {
       }
       login = await pending;
       if (!login) {
-        this.recordFailure(clientAddress, now);
+        this.limiter.fail(attempt, now);
         throw unauthenticated(BASIC_CHALLENGE);
       }
       if (this.logins.size > 10_000) this.logins.clear();
@@ -174,18 +176,9 @@ export class Authenticator {
     }
   }
 
-  private checkRateLimit(address: string, now: number): void {
-    const f = this.failures.get(address);
-    if (f && now - f.windowStart < 60_000 && f.count >= this.failuresPerMinute)
-      throw tooManyRequests(Math.ceil((f.windowStart + 60_000 - now) / 1000));
-  }
-
-  private recordFailure(address: string, now: number): void {
-    const f = this.failures.get(address);
-    if (!f || now - f.windowStart >= 60_000) {
-      if (this.failures.size > 10_000) this.failures.clear();
-      this.failures.set(address, { count: 1, windowStart: now });
-    } else f.count += 1;
+  private checkRateLimit(attempt: Attempt, now: number): void {
+    const wait = this.limiter.retryAfter(attempt, now);
+    if (wait !== undefined) throw tooManyRequests(wait);
   }
 }
 

@@ -1,6 +1,6 @@
 import { readCar } from '../car/archive.ts';
 import { parseRuleSetProperties } from '../car/import-rules.ts';
-import { readLayout } from '../car/layout.ts';
+import { MANIFEST, readLayout } from '../car/layout.ts';
 import { SIGNATURE_ENTRY, type TrustedKey, verifyEntries } from '../car/signing.ts';
 import type { JobRecord } from '../domain/job.ts';
 import { isFinal } from '../domain/job-status.ts';
@@ -11,6 +11,7 @@ import { NAME_PATTERN } from '../model/fields.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
+import type { ImportGate } from './import-gate.ts';
 import type { JobService } from './jobs.ts';
 
 export const IMPORT_DEFINITION = 'GLOBAL.System_Import_Archive';
@@ -42,6 +43,8 @@ export interface ImportServiceDeps {
   jobs: JobService;
   /** The keys a signed archive must be signed with (read on each import, so adding a key needs no restart). */
   trustedKeys(): Promise<TrustedKey[]>;
+  /** The bound on archive requests received and checked at once. */
+  gate: ImportGate;
 }
 
 /**
@@ -57,6 +60,10 @@ export class ImportService {
     this.d = deps;
   }
 
+  get gate(): ImportGate {
+    return this.d.gate;
+  }
+
   async start(p: Principal, bytes: Buffer, request: ImportRequest): Promise<JobRecord> {
     const definitionKey = parseKey('partitioned', IMPORT_DEFINITION) as NonNullable<ReturnType<typeof parseKey>>;
     if (!can(p, 'JobDefinition', definitionKey.partition, 'Submit'))
@@ -66,7 +73,8 @@ export class ImportService {
     const ruleSet = await this.checkRuleSet(p, request.ruleSet);
     const parameters = this.parameters(p, { ...request, ruleSet });
     if (bytes.length === 0) throw invalid('The body is empty: send the CAR file');
-    const entries = await readCar(bytes);
+    // Every entry is inflated and checked, but only the manifest and the signature are kept meanwhile.
+    const entries = await readCar(bytes, {}, { retain: (name) => name === MANIFEST || name === SIGNATURE_ENTRY });
     const layout = readLayout(entries);
     // Keys are read only for a signed archive, so a trusted-keys problem cannot stop unsigned imports.
     const isSigned = entries.some((e) => e.name === SIGNATURE_ENTRY);

@@ -8,6 +8,7 @@ import { isPlainObject } from '../model/validate.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { EventRecord } from '../store/event-store.ts';
 import type { Clock } from '../time/clock.ts';
+import { userCause } from './user-cause.ts';
 
 const EVENT = requireType('Event');
 
@@ -76,7 +77,10 @@ export class EventService {
     const key = await this.controlledDefinition(p, definitionText, 'raise its events');
     const comment = parseCommentBody(body, 'RaiserComment');
     const by = { comment, raiser: `User:${p.user}`, zone: this.d.defaultTimeZone };
-    const event = await this.d.engine.mutate((tx, fx) => raiseEvent(tx, key, by, this.d.clock.now(), fx));
+    const event = await this.d.engine.mutate(
+      (tx, fx) => raiseEvent(tx, key, by, this.d.clock.now(), fx),
+      userCause(p, 'raise', `Raised an event of ${key}`),
+    );
     return this.render(event);
   }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { readCar } from '../car/archive.ts';
+import type { ImportGate } from './import-gate.ts';
 import {
   type ArchiveObject,
   applyRules,
@@ -7,7 +8,7 @@ import {
   type RuledObject,
   rulesOf,
 } from '../car/import-rules.ts';
-import { readLayout } from '../car/layout.ts';
+import { type CarLayout, readLayout } from '../car/layout.ts';
 import { elementToBody, typeOfElement } from '../car/object-xml.ts';
 import { parseXml } from '../car/xml.ts';
 import type { JobRecord } from '../domain/job.ts';
@@ -35,6 +36,8 @@ export interface ImportJobDeps {
   logger: Logger;
   /** The importing user's privileges, read when the job runs (an import runs as the user who sent it). */
   principalOf(user: string): Promise<Principal | null>;
+  /** Imports read their archives one (or a few) at a time: the global bound on import memory. */
+  gate: ImportGate;
 }
 
 /** An object entry may be as large as a script allows (1,000,000 characters, escaped). */
@@ -51,44 +54,46 @@ class NoLongerRunning extends Error {}
  * changed, left unchanged, skipped or refused.
  */
 export function importRunner(d: ImportJobDeps): SystemRunner {
-  return async (job: JobRecord) => {
-    const log = new ImportLog(job);
-    try {
-      const p = await d.principalOf(job.submittedBy);
-      if (!p) throw forbidden(`User ${job.submittedBy} no longer exists or is disabled`);
-      const bytes = await d.store.blobs.get('archive', String(job.jobId), 'car');
-      if (!bytes) throw invalid('The archive of this import is gone (it was imported or discarded before)');
-      const plan = await planImport(d, job, p, bytes, log);
-      const results = await d.engine.mutate(async (tx, fx) => {
-        const current = await tx.jobs.get(job.jobId);
-        if (current?.status !== 'Running') throw new NoLongerRunning();
-        const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
-        for (const o of plan.objects) {
-          try {
-            done.push({
-              type: o.type,
-              result: await d.objects.importObject(tx, p, requireType(o.type), o.key, o.body),
-            });
-          } catch (e) {
-            log.refused(businessKey(o.type, o.key), e);
-            throw e;
-          }
+  return (job: JobRecord) => d.gate.run(() => runImport(d, job));
+}
+
+async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
+  const log = new ImportLog(job);
+  try {
+    const p = await d.principalOf(job.submittedBy);
+    if (!p) throw forbidden(`User ${job.submittedBy} no longer exists or is disabled`);
+    const bytes = await d.store.blobs.get('archive', String(job.jobId), 'car');
+    if (!bytes) throw invalid('The archive of this import is gone (it was imported or discarded before)');
+    const plan = await planImport(d, job, p, bytes, log);
+    const results = await d.engine.mutate(async (tx, fx) => {
+      const current = await tx.jobs.get(job.jobId);
+      if (current?.status !== 'Running') throw new NoLongerRunning();
+      const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
+      for (const o of plan.objects) {
+        try {
+          done.push({
+            type: o.type,
+            result: await d.objects.importObject(tx, p, requireType(o.type), o.key, o.body),
+          });
+        } catch (e) {
+          log.refused(businessKey(o.type, o.key), e);
+          throw e;
         }
-        for (const r of done) log.outcome(businessKey(r.type, r.result.after.key), r.result.outcome);
-        await writeLibraryFiles(tx, p, plan.libraryFiles, d.clock.now(), log);
-        await tx.blobs.delete('archive', String(job.jobId));
-        const summary = log.summary('Completed');
-        await attachLog(d, tx, job.jobId, log);
-        await finishJob(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), fx);
-        return done;
-      });
-      for (const r of results) await d.objects.importCommitted(requireType(r.type), r.result);
-    } catch (e) {
-      if (!(e instanceof MillraceError) && !(e instanceof NoLongerRunning))
-        d.logger.error({ err: e, jobId: job.jobId }, 'import failed');
-      await fail(d, job, log, e);
-    }
-  };
+      }
+      for (const r of done) log.outcome(businessKey(r.type, r.result.after.key), r.result.outcome);
+      await writeLibraryFiles(tx, p, plan.libraryFiles, d.clock.now(), log);
+      await tx.blobs.delete('archive', String(job.jobId));
+      const summary = log.summary('Completed');
+      await attachLog(d, tx, job.jobId, log);
+      await finishJob(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), fx);
+      return done;
+    });
+    for (const r of results) await d.objects.importCommitted(requireType(r.type), r.result);
+  } catch (e) {
+    if (!(e instanceof MillraceError) && !(e instanceof NoLongerRunning))
+      d.logger.error({ err: e, jobId: job.jobId }, 'import failed');
+    await fail(d, job, log, e);
+  }
 }
 
 interface ImportPlan {
@@ -105,20 +110,35 @@ async function planImport(
   log: ImportLog,
 ): Promise<ImportPlan> {
   const param = (name: string) => job.data.parameters.find((x) => x.Name === name)?.InValueString ?? null;
-  const layout = readLayout(await readCar(bytes));
+  // Entries are parsed as they are inflated and their XML dropped at once, so an archive never sits in memory
+  // both inflated and parsed; once an entry is refused nothing will be imported, so parsed bodies stop being kept
+  // (the rest are still read, for the log).
+  const layout: CarLayout = { objects: [], libraryFiles: [] };
   const parsed: ArchiveObject[] = [];
-  for (const entry of layout.objects) {
-    try {
-      const root = parseXml(entry.data, ENTRY_XML_LIMITS);
-      const type = typeOfElement(root);
-      if (type.name !== entry.type) throw invalid(`The entry holds a ${type.name}, not a ${entry.type}`);
-      const body = elementToBody(type, root);
-      checkIdentity(type, entry.key, body);
-      parsed.push({ type: type.name, key: entry.key, body });
-    } catch (e) {
-      log.refused(entry.entry, e);
-    }
-  }
+  await readCar(
+    bytes,
+    {},
+    {
+      retain: () => false,
+      visit: (raw) => {
+        const one = readLayout([raw]);
+        layout.libraryFiles.push(...one.libraryFiles);
+        for (const entry of one.objects) {
+          try {
+            const root = parseXml(entry.data, ENTRY_XML_LIMITS);
+            const type = typeOfElement(root);
+            if (type.name !== entry.type) throw invalid(`The entry holds a ${type.name}, not a ${entry.type}`);
+            const body = elementToBody(type, root);
+            checkIdentity(type, entry.key, body);
+            checkLengths(type, body);
+            if (log.refusals === 0) parsed.push({ type: type.name, key: entry.key, body });
+          } catch (e) {
+            log.refused(entry.entry, e);
+          }
+        }
+      },
+    },
+  );
   const ruleSetKey = param('ImportRuleSet');
   const ruleSet = ruleSetKey ? await d.store.getObject('ImportRuleSet', ruleSetKey) : undefined;
   if (ruleSetKey && (!ruleSet || !can(p, 'ImportRuleSet', ruleSet.partition, 'View')))
@@ -143,6 +163,15 @@ async function planImport(
     // A library's files go where the archive's Library goes (or where a mapping sends its partition).
     libraryFiles: layout.libraryFiles.map((f) => ({ ...f, library: reference('Library', f.library) })),
   };
+}
+
+/** Text longer than its field allows is refused while parsing, before such bodies pile up in memory. */
+function checkLengths(type: ObjectType, body: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(body)) {
+    const kind = type.byName.get(name)?.kind;
+    if (typeof value === 'string' && kind && 'maxLength' in kind && value.length > kind.maxLength)
+      throw invalid(`Field "${name}" must be at most ${kind.maxLength} characters`);
+  }
 }
 
 /** The identity fields an entry carries must name the object its entry name names. */

@@ -1,6 +1,7 @@
 import type { JobRecord } from '../domain/job.ts';
 import { type ProcessProperty, unchangeableReason } from '../domain/process-properties.ts';
 import { actionApplies, isFinal, type JobAction, notApplicableMessage, PENDING } from '../domain/job-status.ts';
+import { unstorableText } from '../model/characters.ts';
 import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
 import { SYSTEM_SERVER } from '../engine/dispatcher.ts';
 import type { Effects } from '../engine/effects.ts';
@@ -14,6 +15,7 @@ import { isPlainObject } from '../model/validate.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import { renderJob } from './job-render.ts';
+import { userCause } from './user-cause.ts';
 import { type JobService, type JobServiceDeps, parseSubmitBody, SUBMIT_FIELDS, type SubmitOptions } from './jobs.ts';
 
 interface Properties {
@@ -73,55 +75,58 @@ export class JobActions {
     const properties =
       action === 'resubmit' || action === 'updateJob' ? undefined : parseProperties(body, this.d.defaultTimeZone);
     const now = () => this.d.clock.now();
-    const result = await this.d.engine.mutate(async (tx, fx) => {
-      let job = await tx.jobs.get(seen.jobId);
-      if (!job) throw notFound('Job', seen.jobId);
-      if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
-      if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), fx);
-      switch (action) {
-        case 'cancel':
-          await this.cancel(tx, job, query.cancelRecurrence === 'true', now(), fx);
-          return job;
-        case 'kill':
-          await this.kill(tx, job, now(), fx);
-          return job;
-        case 'unknown':
-          if (job.processServer === SYSTEM_SERVER) fx.stopSystem.push(job.jobId);
-          else if (onAgent(job) && !isFinal(job.status))
-            fx.messages.push({
-              processServer: job.processServer as string,
-              message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt },
+    const result = await this.d.engine.mutate(
+      async (tx, fx) => {
+        let job = await tx.jobs.get(seen.jobId);
+        if (!job) throw notFound('Job', seen.jobId);
+        if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
+        if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), fx);
+        switch (action) {
+          case 'cancel':
+            await this.cancel(tx, job, query.cancelRecurrence === 'true', now(), fx);
+            return job;
+          case 'kill':
+            await this.kill(tx, job, now(), fx);
+            return job;
+          case 'unknown':
+            if (job.processServer === SYSTEM_SERVER) fx.stopSystem.push(job.jobId);
+            else if (onAgent(job) && !isFinal(job.status))
+              fx.messages.push({
+                processServer: job.processServer as string,
+                message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt },
+              });
+            await finishJob(tx, job, { status: 'Unknown', notes: [`Set Unknown by ${p.user}`] }, now(), fx);
+            return job;
+          case 'hold':
+            return this.save(tx, job, 'Held', now());
+          case 'release':
+            await settlePending(tx, job, now(), fx);
+            await tx.jobs.updateMany([job]);
+            return job;
+          case 'runnow':
+            job.data.runNow = true;
+            fx.dispatch = true;
+            return this.save(tx, job, 'Queued', now(), fx);
+          case 'restart':
+            return rerun(tx, job, now(), fx, {
+              keepPlace: false,
+              submittedBy: p.user,
+              starts: 0,
+              ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
             });
-          await finishJob(tx, job, { status: 'Unknown', notes: [`Set Unknown by ${p.user}`] }, now(), fx);
-          return job;
-        case 'hold':
-          return this.save(tx, job, 'Held', now());
-        case 'release':
-          await settlePending(tx, job, now(), fx);
-          await tx.jobs.updateMany([job]);
-          return job;
-        case 'runnow':
-          job.data.runNow = true;
-          fx.dispatch = true;
-          return this.save(tx, job, 'Queued', now(), fx);
-        case 'restart':
-          return rerun(tx, job, now(), fx, {
-            keepPlace: false,
-            submittedBy: p.user,
-            starts: 0,
-            ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
-          });
-        case 'resubmit':
-          return this.resubmit(tx, p, job, resubmit as NonNullable<typeof resubmit>, fx);
-        case 'updateJob':
-          await this.updateJob(tx, job, body, now(), fx);
-          return job;
-        case 'disable':
-          return this.save(tx, job, 'Disabled', now());
-        case 'enable':
-          return this.save(tx, job, 'Chained', now());
-      }
-    });
+          case 'resubmit':
+            return this.resubmit(tx, p, job, resubmit as NonNullable<typeof resubmit>, fx);
+          case 'updateJob':
+            await this.updateJob(tx, job, body, now(), fx);
+            return job;
+          case 'disable':
+            return this.save(tx, job, 'Disabled', now());
+          case 'enable':
+            return this.save(tx, job, 'Chained', now());
+        }
+      },
+      userCause(p, action),
+    );
     if (action === 'runnow') this.d.engine.addRunNow(result.jobId);
     const created = action === 'restart' || action === 'resubmit';
     return { job: renderJob(result, created ? [] : await this.d.store.jobs.listFiles(result.jobId)), created };
@@ -277,6 +282,10 @@ export class JobActions {
     if (!notes.every((n) => typeof n === 'string' && n.length <= 4000))
       throw invalid('Field "JobNotes" must be a note or a list of notes of at most 4000 characters');
     if (job.data.notes.length + notes.length > 1000) throw invalid('Field "JobNotes": a job keeps at most 1000 notes');
+    for (const [field, text] of [['Description', b.Description], ...notes.map((n) => ['JobNotes', n])]) {
+      const bad = typeof text === 'string' ? unstorableText(text) : undefined;
+      if (bad) throw invalid(`Field "${field}" ${bad}`);
+    }
     applyOutItems(job.data.parameters, b.JobParameters, job.data.zone);
     if (b.Description !== undefined) job.description = b.Description as string | null;
     job.data.notes.push(...(notes as string[]));

@@ -1,4 +1,5 @@
 import type { JobFileRecord, JobRecord } from '../domain/job.ts';
+import { unstorableText } from '../model/characters.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
 import { type Effects, newEffects } from '../engine/effects.ts';
 import type { Engine } from '../engine/engine.ts';
@@ -13,7 +14,8 @@ import { isPlainObject } from '../model/validate.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
-import { DateParseError, parseDate, type ZonedInstant } from '../time/date-format.ts';
+import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../time/date-format.ts';
+import { userCause } from './user-cause.ts';
 import { JOB_LIST_PARAMS, parseJobFilter } from './job-list.ts';
 import { renderJob, selectFields } from './job-render.ts';
 import { encodeCursor, type ListAnswer, partitionsToRead, readPage, readParams } from './list-query.ts';
@@ -24,6 +26,9 @@ export interface JobServiceDeps {
   engine: Engine;
   defaultTimeZone: string;
 }
+
+/** A job changes status a few dozen times at most; hold/release loops are capped here. */
+const MAX_HISTORY = 10_000;
 
 export const SUBMIT_FIELDS: ReadonlySet<string> = new Set([
   'JobParameters',
@@ -79,6 +84,8 @@ export function parseSubmitBody(body: unknown, defaultZone: string): SubmitOptio
     (typeof b.Description !== 'string' || b.Description.length > 255)
   )
     throw invalid('Field "Description" must be text of at most 255 characters');
+  const badDescription = typeof b.Description === 'string' ? unstorableText(b.Description) : undefined;
+  if (badDescription) throw invalid(`Field "Description" ${badDescription}`);
   if (b.HoldOnSubmit !== undefined && b.HoldOnSubmit !== null && typeof b.HoldOnSubmit !== 'boolean')
     throw invalid('Field "HoldOnSubmit" must be true or false');
   if (b.SubmitFrame !== undefined && b.SubmitFrame !== null && typeof b.SubmitFrame !== 'string')
@@ -115,7 +122,7 @@ export class JobService {
     const create = async (tx: Store, fx: Effects) => {
       const definition = await tx.getObject('JobDefinition', parsed.key);
       if (!definition) throw notFound('JobDefinition', parsed.key);
-      return this.createFrom(tx, p, definition, options, fx);
+      return tx.jobs.withCause(userCause(p, 'submit'), () => this.createFrom(tx, p, definition, options, fx));
     };
     // A job that waits for events, or a chain, is created in the engine's loop: an event raised at the same
     // moment is then seen either by the submit or by the release of waiting jobs. Plain jobs take the fast path.
@@ -216,6 +223,22 @@ export class JobService {
     if (!queue) return undefined;
     if ((await this.d.store.referrerKeys(queue.uniqueId, 'QueueProvider', 'Queue')).length > 0) return undefined;
     return `Waiting: no process server serves ${businessKey('Queue', job.queue)}; add a QueueProvider linking one to it`;
+  }
+
+  /** GET /Job/<id>/history: the job's status changes, oldest first (the privileges of GET /Job/<id>). */
+  async history(p: Principal, idText: string): Promise<{ items: Record<string, unknown>[] }> {
+    const job = await this.find(p, idText);
+    const entries = await this.d.store.jobs.history(job.jobId, MAX_HISTORY);
+    return {
+      items: entries.map((e) => ({
+        Time: formatInstant(e.time, job.data.zone),
+        FromStatus: e.from,
+        ToStatus: e.to,
+        User: e.user,
+        Cause: e.cause,
+        Detail: e.detail,
+      })),
+    };
   }
 
   /**

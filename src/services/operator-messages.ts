@@ -7,6 +7,7 @@ import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody, visibleForReply } from './messages.ts';
+import { userCause } from './user-cause.ts';
 
 const MAX_REPLY = 1000;
 
@@ -26,48 +27,51 @@ export class OperatorMessages extends MessageService {
     const reply = normalizeReply(raw);
     if (reply === '') throw invalid('Field "Reply" must not be empty');
     if (reply.length > MAX_REPLY) throw invalid(`Field "Reply" must be at most ${MAX_REPLY} characters`);
-    await this.engine.mutate(async (tx, fx) => {
-      const m = await tx.getObject('OperatorMessage', String(id));
-      if (!m) throw notFound('OperatorMessage', id);
-      if (m.data.ReplyStatus !== 'Required')
-        throw conflict(
-          `OperatorMessage:${id} is ${m.data.ReplyStatus === 'Replied' ? 'answered already' : 'not waiting for a reply'}`,
-        );
-      const expression = (m.data.ReplyExpression as string | null) ?? '.+';
-      const matches = replyMatches(expression, reply);
-      if (matches === 'timeout')
-        throw invalid(`Field "Reply": the reply expression ${expression} took too long to match`);
-      if (!matches) throw invalid(`Field "Reply": "${reply}" does not match the reply expression ${expression}`);
-      const now = this.clock.now();
-      await tx.patchObjectData(m.uniqueId, {
-        ...m.data,
-        ReplyStatus: 'Replied',
-        Reply: reply,
-        ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
-        ReplyUser: p.user,
-      });
-      const sender = /^(Job|Alert):(\d+)$/.exec(String(m.data.SenderObject ?? ''));
-      if (sender?.[1] === 'Alert') {
-        const alert = await tx.getObject('Alert', sender[2] as string);
-        if (alert) await answerAlert(tx, alert, reply, p.user, now);
-        return;
-      }
-      const job = sender ? await tx.jobs.get(Number(sender[2])) : undefined;
-      if (!job || job.data.operatorMessage !== id) return;
-      if (job.status === 'ConsoleRestart') await settleRestartRequest(tx, job, reply === 'Restart', p.user, now, fx);
-      else if (job.status === 'Console' && job.data.chain?.step)
-        await settleStepRequest(tx, job, reply === 'Restart', p.user, now, fx);
-      else if (job.status === 'Console' && job.definition === OPERATOR_MESSAGE_DEFINITION) {
-        applyOutText(job.data.parameters, { Reply: reply }, job.data.zone);
-        await finishJob(
-          tx,
-          job,
-          { status: 'Completed', returnCode: 0, notes: [`${p.user} replied ${JSON.stringify(reply)}`] },
-          now,
-          fx,
-        );
-      }
-    });
+    await this.engine.mutate(
+      async (tx, fx) => {
+        const m = await tx.getObject('OperatorMessage', String(id));
+        if (!m) throw notFound('OperatorMessage', id);
+        if (m.data.ReplyStatus !== 'Required')
+          throw conflict(
+            `OperatorMessage:${id} is ${m.data.ReplyStatus === 'Replied' ? 'answered already' : 'not waiting for a reply'}`,
+          );
+        const expression = (m.data.ReplyExpression as string | null) ?? '.+';
+        const matches = replyMatches(expression, reply);
+        if (matches === 'timeout')
+          throw invalid(`Field "Reply": the reply expression ${expression} took too long to match`);
+        if (!matches) throw invalid(`Field "Reply": "${reply}" does not match the reply expression ${expression}`);
+        const now = this.clock.now();
+        await tx.patchObjectData(m.uniqueId, {
+          ...m.data,
+          ReplyStatus: 'Replied',
+          Reply: reply,
+          ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
+          ReplyUser: p.user,
+        });
+        const sender = /^(Job|Alert):(\d+)$/.exec(String(m.data.SenderObject ?? ''));
+        if (sender?.[1] === 'Alert') {
+          const alert = await tx.getObject('Alert', sender[2] as string);
+          if (alert) await answerAlert(tx, alert, reply, p.user, now);
+          return;
+        }
+        const job = sender ? await tx.jobs.get(Number(sender[2])) : undefined;
+        if (!job || job.data.operatorMessage !== id) return;
+        if (job.status === 'ConsoleRestart') await settleRestartRequest(tx, job, reply === 'Restart', p.user, now, fx);
+        else if (job.status === 'Console' && job.data.chain?.step)
+          await settleStepRequest(tx, job, reply === 'Restart', p.user, now, fx);
+        else if (job.status === 'Console' && job.definition === OPERATOR_MESSAGE_DEFINITION) {
+          applyOutText(job.data.parameters, { Reply: reply }, job.data.zone);
+          await finishJob(
+            tx,
+            job,
+            { status: 'Completed', returnCode: 0, notes: [`${p.user} replied ${JSON.stringify(reply)}`] },
+            now,
+            fx,
+          );
+        }
+      },
+      userCause(p, 'reply', `Reply to OperatorMessage:${id}`),
+    );
     return this.get(p, String(id));
   }
 }

@@ -3,6 +3,7 @@ import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { UserMessageSpec } from '../domain/job.ts';
 import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody, visibleForReply } from './messages.ts';
+import { userCause } from './user-cause.ts';
 
 const MAX_COMMENT = 1000;
 
@@ -31,41 +32,44 @@ export class UserMessages extends MessageService {
     if (comment !== null && comment.length > MAX_COMMENT)
       throw invalid(`Field "ReplyComment" must be at most ${MAX_COMMENT} characters`);
     const asked = b.Response.trim();
-    await this.engine.mutate(async (tx, fx) => {
-      const m = await tx.getObject('UserMessage', String(id));
-      if (!m) throw notFound('UserMessage', id);
-      if (!isParticipant(p, (m.data.Participants as string[] | null) ?? []))
-        throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
-      if (m.data.Status !== 'ManualTask') throw conflict(`UserMessage:${id} is answered already (${m.data.Status})`);
-      const responses = (m.data.Responses as UserMessageSpec['Responses'] | null) ?? [];
-      const chosen = responses.find((r) => r.Response.toLowerCase() === asked.toLowerCase());
-      if (!chosen)
-        throw invalid(
-          `Field "Response": "${asked}" is not one of the responses offered (${responses.map((r) => r.Response).join(', ')})`,
-        );
-      const now = this.clock.now();
-      await tx.patchObjectData(m.uniqueId, {
-        ...m.data,
-        Status: chosen.Status,
-        Response: chosen.Response,
-        ReplyComment: comment,
-        ReplyUser: p.user,
-        ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
-      });
-      const job = await tx.jobs.get(Number(m.data.Job));
-      if (job?.status === 'Console' && job.data.userMessage === id)
-        await finishJob(
-          tx,
-          job,
-          {
-            status: chosen.Status,
-            returnCode: chosen.ReturnCode,
-            notes: [`${p.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`],
-          },
-          now,
-          fx,
-        );
-    });
+    await this.engine.mutate(
+      async (tx, fx) => {
+        const m = await tx.getObject('UserMessage', String(id));
+        if (!m) throw notFound('UserMessage', id);
+        if (!isParticipant(p, (m.data.Participants as string[] | null) ?? []))
+          throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
+        if (m.data.Status !== 'ManualTask') throw conflict(`UserMessage:${id} is answered already (${m.data.Status})`);
+        const responses = (m.data.Responses as UserMessageSpec['Responses'] | null) ?? [];
+        const chosen = responses.find((r) => r.Response.toLowerCase() === asked.toLowerCase());
+        if (!chosen)
+          throw invalid(
+            `Field "Response": "${asked}" is not one of the responses offered (${responses.map((r) => r.Response).join(', ')})`,
+          );
+        const now = this.clock.now();
+        await tx.patchObjectData(m.uniqueId, {
+          ...m.data,
+          Status: chosen.Status,
+          Response: chosen.Response,
+          ReplyComment: comment,
+          ReplyUser: p.user,
+          ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
+        });
+        const job = await tx.jobs.get(Number(m.data.Job));
+        if (job?.status === 'Console' && job.data.userMessage === id)
+          await finishJob(
+            tx,
+            job,
+            {
+              status: chosen.Status,
+              returnCode: chosen.ReturnCode,
+              notes: [`${p.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`],
+            },
+            now,
+            fx,
+          );
+      },
+      userCause(p, 'reply', `Reply to UserMessage:${id}`),
+    );
     return this.get(p, String(id));
   }
 }

@@ -23,6 +23,16 @@ export interface ListJobsOptions {
   limit: number;
 }
 
+/**
+ * What made a job change status: a user's action names the user (`{user: 'alice', cause: 'hold'}`); the engine
+ * leaves `user` null and names its reason in `detail`. Set for a stretch of a transaction with `withCause`.
+ */
+export interface Cause {
+  user: string | null;
+  cause: string;
+  detail: string | null;
+}
+
 /** What `GET /Job` filters on (every field optional; all given ones must hold). */
 export interface JobListFilter {
   statuses?: readonly JobStatus[];
@@ -51,11 +61,25 @@ export interface StatusChange {
   job: JobRecord;
   from: JobStatus | null;
   to: JobStatus;
+  /** The history row of the change: its time (the job's modification time), status move and cause. */
+  entry: HistoryEntry;
+}
+
+/** One row of a job's history (migration 0007), oldest first. */
+export interface HistoryEntry {
+  time: number;
+  from: JobStatus | null;
+  to: JobStatus;
+  user: string | null;
+  cause: string;
+  detail: string | null;
 }
 
 export interface JobStore {
   nextJobIds(count: number): Promise<number[]>;
   insert(job: JobRecord): Promise<void>;
+  /** Many new jobs in few statements (bulk loads of history: tests, benchmarks). */
+  insertMany(jobs: readonly JobRecord[]): Promise<void>;
   get(jobId: number): Promise<JobRecord | undefined>;
   getMany(jobIds: readonly number[]): Promise<JobRecord[]>;
   /** Writes every column of each job (the engine batches the transitions of a moment into one call). */
@@ -94,6 +118,14 @@ export interface JobStore {
 
   /** The status changes written through this store since the last call (a transaction's, for alert sources). */
   takeStatusChanges(): StatusChange[];
+  /** Runs `fn` with `cause` recorded on the status changes it writes (inside a transaction), then restores. */
+  withCause<T>(cause: Cause | undefined, fn: () => Promise<T>): Promise<T>;
+  /** The cause in effect now, if any. */
+  currentCause(): Cause | undefined;
+  /** Writes history rows, one per entry (the store does this for each transaction's changes before it commits). */
+  insertHistory(jobs: ReadonlyArray<{ jobId: number; entry: HistoryEntry }>): Promise<void>;
+  /** A job's history, oldest first, at most `limit` entries. */
+  history(jobId: number, limit: number): Promise<HistoryEntry[]>;
 
   /** Serialises dispatch decisions across server nodes for the rest of the transaction (PostgreSQL). */
   lockDispatch(): Promise<void>;

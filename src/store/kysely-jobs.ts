@@ -1,8 +1,17 @@
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Generated, type Kysely, sql } from 'kysely';
+import { engineCause } from '../domain/job-history.ts';
 import { FINAL } from '../domain/job-status.ts';
 import { JOB_STATUS_NAMES, type JobStatus } from '../model/fields.ts';
 import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
-import type { ActiveCount, JobListOptions, JobStore, ListJobsOptions, StatusChange } from './job-store.ts';
+import type {
+  ActiveCount,
+  Cause,
+  HistoryEntry,
+  JobListOptions,
+  JobStore,
+  ListJobsOptions,
+  StatusChange,
+} from './job-store.ts';
 import type { Database } from './kysely-store.ts';
 import { containsPattern, likeLower } from './sql-text.ts';
 
@@ -32,6 +41,17 @@ export interface JobTables {
     data: string;
     creation_time: number;
     modification_time: number;
+  };
+  /** Migration 0007: one row per status change; `id` orders them (a sequence on PostgreSQL, the rowid on SQLite). */
+  job_history: {
+    id: Generated<number>;
+    job_id: number;
+    time: number;
+    from_status: string | null;
+    to_status: string;
+    user_name: string | null;
+    cause: string;
+    detail: string | null;
   };
   job_files: {
     unique_id: number;
@@ -206,8 +226,16 @@ function hotStatements(dialect: 'sqlite' | 'postgres') {
       `update "jobs" as j set ${UPDATED.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
       `from unnest(${BULK.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')}) as v(${list(BULK)}) ` +
       `where j."job_id" = v."job_id"`,
+    /** One history row (SQLite: prepared once, run per row); PostgreSQL: all rows of a commit in one statement. */
+    history:
+      dialect === 'postgres'
+        ? `insert into "job_history" (${list(HISTORY)}) select * from unnest($1::bigint[], $2::bigint[], ` +
+          '$3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
+        : `insert into "job_history" (${list(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`,
   };
 }
+
+const HISTORY = ['job_id', 'time', 'from_status', 'to_status', 'user_name', 'cause', 'detail'] as const;
 
 const HOT = { sqlite: hotStatements('sqlite'), postgres: hotStatements('postgres') };
 
@@ -221,6 +249,7 @@ export class KyselyJobStore implements JobStore {
   /** The status each job record had when this store read it, so writes can tell status changes (alerts). */
   private readonly seen = new WeakMap<JobRecord, JobStatus>();
   private changes: StatusChange[] = [];
+  private cause: Cause | undefined;
 
   /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
   constructor(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', onWrite: () => void, tracking = false) {
@@ -241,7 +270,10 @@ export class KyselyJobStore implements JobStore {
     if (!this.tracking) return;
     const before = this.seen.get(job);
     if (before === job.status) return;
-    this.changes.push({ job, from: before ?? null, to: job.status });
+    const from = before ?? null;
+    const cause = this.cause ?? { user: null, ...engineCause(job, from, job.status) };
+    const entry = { time: job.modificationTime, from, to: job.status, ...cause };
+    this.changes.push({ job, from, to: job.status, entry });
     this.seen.set(job, job.status);
   }
 
@@ -249,6 +281,49 @@ export class KyselyJobStore implements JobStore {
     const taken = this.changes;
     this.changes = [];
     return taken;
+  }
+
+  async withCause<T>(cause: Cause | undefined, fn: () => Promise<T>): Promise<T> {
+    const outer = this.cause;
+    this.cause = cause;
+    try {
+      return await fn();
+    } finally {
+      this.cause = outer;
+    }
+  }
+
+  currentCause(): Cause | undefined {
+    return this.cause;
+  }
+
+  async insertHistory(rows: ReadonlyArray<{ jobId: number; entry: HistoryEntry }>): Promise<void> {
+    if (rows.length === 0) return;
+    const values = rows.map(({ jobId, entry: e }) => [jobId, e.time, e.from, e.to, e.user, e.cause, e.detail]);
+    if (this.dialect === 'postgres')
+      await this.run(
+        this.hot.history,
+        HISTORY.map((_, i) => values.map((v) => v[i])),
+      );
+    else for (const v of values) await this.run(this.hot.history, v);
+  }
+
+  async history(jobId: number, limit: number): Promise<HistoryEntry[]> {
+    const rows = await this.db
+      .selectFrom('job_history')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      time: Number(r.time),
+      from: r.from_status as JobStatus | null,
+      to: r.to_status as JobStatus,
+      user: r.user_name,
+      cause: r.cause,
+      detail: r.detail,
+    }));
   }
 
   private run<R>(text: string, parameters: unknown[]) {
@@ -277,6 +352,17 @@ export class KyselyJobStore implements JobStore {
     );
     this.noteStatus(job);
     this.onWrite();
+  }
+
+  async insertMany(jobs: readonly JobRecord[]): Promise<void> {
+    // 23 parameters a row: 400 rows stay under SQLite's and PostgreSQL's limits on parameters per statement.
+    for (let from = 0; from < jobs.length; from += 400)
+      await this.db
+        .insertInto('jobs')
+        .values(jobs.slice(from, from + 400).map(toRow))
+        .execute();
+    for (const job of jobs) this.noteStatus(job);
+    if (jobs.length > 0) this.onWrite();
   }
 
   async get(jobId: number): Promise<JobRecord | undefined> {
@@ -313,6 +399,10 @@ export class KyselyJobStore implements JobStore {
 
   async delete(jobIds: readonly number[]): Promise<void> {
     if (jobIds.length === 0) return;
+    await this.db
+      .deleteFrom('job_history')
+      .where('job_id', 'in', [...jobIds])
+      .execute();
     await this.db
       .deleteFrom('job_files')
       .where('job_id', 'in', [...jobIds])

@@ -2,7 +2,7 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
-import type { JobStore } from './job-store.ts';
+import type { JobStore, StatusChange } from './job-store.ts';
 import { type AlertWorkTables, KyselyAlertWorkStore } from './kysely-alert-work.ts';
 import { type BlobTables, KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -11,6 +11,8 @@ import { type JobTables, KyselyJobStore } from './kysely-jobs.ts';
 import { containsPattern, jsonText, likeLower } from './sql-text.ts';
 import type {
   ApiKey,
+  CommitListener,
+  ObjectChange,
   ListOptions,
   ObjectRef,
   Protection,
@@ -97,11 +99,17 @@ const toApiKey = (r: Database['api_keys']): ApiKey => ({
 interface WriteCounter {
   writes: number;
   beforeCommit?: StatusChangeHook;
+  afterCommit?: CommitListener;
+  watched?: ReadonlySet<TypeName>;
 }
 
-/** Whether a transaction wrote object rows: only those change what the object read cache holds. */
+/**
+ * Whether a transaction wrote object rows (only those change what the object read cache holds), and the writes
+ * to watched objects, told to the commit listener once committed.
+ */
 interface TxState {
   wroteObjects: boolean;
+  objects: ObjectChange[];
 }
 
 export interface KyselyStoreOptions {
@@ -147,18 +155,24 @@ export class KyselyStore implements Store {
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
-    const state: TxState = { wroteObjects: false };
+    const state: TxState = { wroteObjects: false, objects: [] };
+    const listener = this.counter.afterCommit;
+    const jobs: StatusChange[] = [];
     try {
-      return await this.db.transaction().execute(async (trx: Transaction<Database>) => {
+      const result = await this.db.transaction().execute(async (trx: Transaction<Database>) => {
         const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter);
         const result = await fn(tx);
         const hook = this.counter.beforeCommit;
-        if (hook)
-          // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
-          for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges())
-            await hook(tx, changes);
+        // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
+        for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges()) {
+          await tx.jobs.insertHistory(changes.map((c) => ({ jobId: c.job.jobId, entry: c.entry })));
+          if (listener) for (const c of changes) jobs.push(c);
+          if (hook) await hook(tx, changes);
+        }
         return result;
       });
+      if (listener && (jobs.length > 0 || state.objects.length > 0)) listener({ jobs, objects: state.objects });
+      return result;
     } finally {
       // Counted after the commit (or rollback), never before: a reader that saw the old token cannot have
       // cached data newer than it, and one that cached older data under the old token misses next time.
@@ -168,6 +182,18 @@ export class KyselyStore implements Store {
 
   onStatusChanges(hook: StatusChangeHook | undefined): void {
     this.counter.beforeCommit = hook;
+  }
+
+  onCommit(listener: CommitListener | undefined, objectTypes?: ReadonlySet<TypeName>): void {
+    this.counter.afterCommit = listener;
+    this.counter.watched = listener ? objectTypes : undefined;
+  }
+
+  /** A write to an object of a watched type: told after the commit, or at once outside a transaction. */
+  private watch(change: ObjectChange): void {
+    if (!this.counter.watched?.has(change.type)) return;
+    if (this.txState) this.txState.objects.push(change);
+    else this.counter.afterCommit?.({ jobs: [], objects: [change] });
   }
 
   dataVersion(): string | undefined {
@@ -279,6 +305,7 @@ export class KyselyStore implements Store {
       .execute();
     await this.writeRefs(o.uniqueId, refs);
     this.wrote();
+    this.watch({ type: o.type, key: o.key, partition: o.partition, data: o.data, created: true });
   }
 
   async updateObject(o: StoredObject, refs: ObjectRef[]): Promise<void> {
@@ -289,15 +316,18 @@ export class KyselyStore implements Store {
       .execute();
     await this.writeRefs(o.uniqueId, refs);
     this.wrote();
+    this.watch({ type: o.type, key: o.key, partition: o.partition, data: o.data, created: false });
   }
 
   async patchObjectData(uniqueId: number, data: Record<string, unknown>): Promise<void> {
-    await this.db
+    const row = await this.db
       .updateTable('objects')
       .set({ data: JSON.stringify(data) })
       .where('unique_id', '=', uniqueId)
-      .execute();
+      .returning(['type', 'key', 'partition'])
+      .executeTakeFirst();
     this.wrote();
+    if (row) this.watch({ type: row.type as TypeName, key: row.key, partition: row.partition, data, created: false });
   }
 
   async setProtection(uniqueId: number, protection: Protection | null): Promise<void> {

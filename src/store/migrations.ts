@@ -271,6 +271,28 @@ const m0006 = (dialect: Dialect): Migration => ({
 });
 
 /**
+ * Job history: every status change with its time and cause, written in the transaction of the change and deleted
+ * with the job. Read by job id in order; the one index is (job_id, id).
+ */
+const m0007 = (dialect: Dialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('job_history')
+      // SQLite: an INTEGER PRIMARY KEY is the rowid, assigned on insert.
+      .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', (c) => c.primaryKey())
+      .addColumn('job_id', 'bigint', (c) => c.notNull())
+      .addColumn('time', 'bigint', (c) => c.notNull())
+      .addColumn('from_status', 'text')
+      .addColumn('to_status', 'text', (c) => c.notNull())
+      .addColumn('user_name', 'text')
+      .addColumn('cause', 'text', (c) => c.notNull())
+      .addColumn('detail', 'text')
+      .execute();
+    await db.schema.createIndex('job_history_job').on('job_history').columns(['job_id', 'id']).execute();
+  },
+});
+
+/**
  * Indexes for the lists of the console (GET /Job, GET /OperatorMessage …): each filter of a job list has an index
  * that ends in job_id, so a page is read newest first from where the cursor points, as fast deep in the history
  * as at its top (keyset pagination; benchmark B9). The costs are weighed as in m0003:
@@ -317,6 +339,7 @@ export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
       '0004_events': m0004,
       '0005_alert_work': m0005,
       '0006_blobs': m0006(dialect),
+      '0007_job_history': m0007(dialect),
       '0008_job_list_indexes': m0008,
     };
   },

@@ -110,6 +110,12 @@ export interface Store {
    */
   onStatusChanges(hook: StatusChangeHook | undefined): void;
   /**
+   * Sets the listener told, right after each commit (never for a rollback), of the transaction's job status
+   * changes and of the writes to objects of `objectTypes` (the live feed). Writes outside a transaction are told
+   * at once.
+   */
+  onCommit(listener: CommitListener | undefined, objectTypes?: ReadonlySet<TypeName>): void;
+  /**
    * A token that changes whenever committed object data may have changed (own writes and, on SQLite, other
    * connections' commits), read before the data it validates. Undefined when the store cannot tell (PostgreSQL
    * with several server nodes): callers must not cache object reads then.
@@ -180,5 +186,21 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     ].includes(code)
   );
 }
+
+/** An object of a watched type inserted or written (its data after the write). */
+export interface ObjectChange {
+  type: TypeName;
+  key: string;
+  partition: string;
+  data: Record<string, unknown>;
+  created: boolean;
+}
+
+export interface Committed {
+  jobs: StatusChange[];
+  objects: ObjectChange[];
+}
+
+export type CommitListener = (committed: Committed) => void;
 
 export type StatusChangeHook = (tx: Store, changes: StatusChange[]) => Promise<void>;

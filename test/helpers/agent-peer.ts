@@ -272,7 +272,7 @@ const agents = new Set<ChildProcess>();
 
 /** `node bin/millrace agent --server <peer> …` with the test's environment (no MILLRACE_*) plus `env`. */
 export function spawnAgent(
-  peer: AgentPeer,
+  peer: Pick<AgentPeer, 'url' | 'processServer'>,
   dir: string,
   options: { dataDir?: string; env?: Record<string, string>; args?: string[] } = {},
 ): AgentProcess {

@@ -17,7 +17,7 @@ export async function heldTemplate(t: TestServer): Promise<JobRecord> {
   return job;
 }
 
-/** Inserts one copy of `template` per entry of `changes` (in one transaction per 2,000); returns them in order. */
+/** Inserts one copy of `template` per entry of `changes` (bulk, a transaction per 2,000); returns them in order. */
 export async function insertJobs(
   t: TestServer,
   template: JobRecord,
@@ -30,16 +30,16 @@ export async function insertJobs(
     await store.transaction(async (tx) => {
       const jobIds = await tx.jobs.nextJobIds(chunk.length);
       const uniqueIds = await tx.nextUniqueIds(chunk.length);
-      for (const [i, change] of chunk.entries()) {
-        const job: JobRecord = {
+      const jobs = chunk.map(
+        (change, i): JobRecord => ({
           ...template,
           jobId: jobIds[i] as number,
           uniqueId: uniqueIds[i] as number,
           ...change,
-        };
-        await tx.jobs.insert(job);
-        made.push(job);
-      }
+        }),
+      );
+      await tx.jobs.insertMany(jobs);
+      made.push(...jobs);
     });
   }
   return made;

@@ -72,6 +72,9 @@ describe('the description document (swagger.yml)', () => {
       'Alert',
     ])
       expected.set(`${t.base}/${name}`, ['get']);
+    // Job history and the live feed (issue 13).
+    expected.set(`${t.base}/Job/{key}/history`, ['get']);
+    expected.set(`${t.base}/stream`, ['get']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,

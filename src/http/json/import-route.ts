@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { invalid, MillraceError } from '../../errors.ts';
 import type { ImportService } from '../../services/car-import.ts';
+import { holdForRequest, releaseForRequest } from '../../services/import-gate.ts';
 import type { JobService } from '../../services/jobs.ts';
 import { requireType } from '../../model/registry.ts';
 import { ARCHIVE_BODY_LIMIT } from '../xml/routes.ts';
@@ -34,6 +35,9 @@ function importRoute(app: FastifyInstance, imports: ImportService, jobs: JobServ
     app.addContentTypeParser(type, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.post<{ Querystring: ImportQuery }>('/Import', {
     bodyLimit: ARCHIVE_BODY_LIMIT,
+    // An import slot before the body is read: the global bound on import memory.
+    preParsing: async (req, reply) =>
+      holdForRequest(imports.gate, req.raw, (release) => reply.raw.once('close', release)),
     schema: {
       tags: ['Import'],
       summary: 'Import a CAR file',
@@ -73,6 +77,7 @@ function importRoute(app: FastifyInstance, imports: ImportService, jobs: JobServ
             throw new MillraceError(500, 'IMPORT_FAILED', `Import failed: ${err.message}`);
           throw err;
         });
+      releaseForRequest(req.raw);
       if (wait === 'false') return reply.code(200).send(await jobs.get(req.principal, String(job.jobId)));
       const ended = await imports.waitForEnd(job.jobId);
       if (ended.status !== 'Completed')

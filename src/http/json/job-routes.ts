@@ -96,6 +96,29 @@ const ACTION_BODY = {
   },
   additionalProperties: false,
 };
+const HISTORY = {
+  type: 'object',
+  properties: {
+    items: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          Time: { type: 'string', example: '2026/11/21 09:30:00,000 Europe/Amsterdam' },
+          FromStatus: { type: 'string', nullable: true, description: 'Null for the job being created' },
+          ToStatus: { type: 'string' },
+          User: { type: 'string', nullable: true, description: 'The user whose action caused it; null: the engine' },
+          Cause: {
+            type: 'string',
+            description:
+              "The user's action (submit, hold, release, cancel, …) or the engine's reason (dispatch, agent, …)",
+          },
+          Detail: { type: 'string', nullable: true, example: 'Process server GLOBAL.Local reported return code 0' },
+        },
+      },
+    },
+  },
+};
 const FIELDS_QUERY = {
   type: 'object',
   properties: { fields: { type: 'string', description: 'Comma-separated fields to return, e.g. jobId,uniqueId' } },
@@ -107,6 +130,7 @@ type Req = { Params: { key: string; action?: string }; Body: unknown; Querystrin
 export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, served: Map<string, Set<string>>): void {
   served.set('/Job/:key', new Set(['GET', 'POST', 'PUT', 'DELETE']));
   served.set('/Job/:key/:action', new Set(['POST', 'PUT']));
+  served.set('/Job/:key/history', new Set(['GET']));
   served.set('/JobFile/:key/content', new Set(['GET']));
   served.set('/ProcessServer/:key/:action', new Set(['PUT']));
   const jobKey = key('The numeric jobId');
@@ -152,6 +176,15 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       response: { 200: JOB, ...errorResponses(401, 403, 404) },
     },
     handler: (req) => deps.jobs.get(req.principal, req.params.key),
+  });
+  app.get<Req>('/Job/:key/history', {
+    schema: {
+      tags: ['Job'],
+      summary: "A job's status changes, oldest first, each with its time and cause",
+      params: jobKey,
+      response: { 200: HISTORY, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => deps.jobs.history(req.principal, req.params.key),
   });
   const act = async (req: FastifyRequest<Req>, reply: FastifyReply, action: JobAction) => {
     const { job, created } = await deps.actions.act(req.principal, req.params.key, action, req.body, req.query);

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { invalid } from '../../errors.ts';
 import type { Authenticator } from '../../services/auth.ts';
 import type { EventService } from '../../services/events.ts';
 import type { ObjectService } from '../../services/objects.ts';
@@ -10,6 +11,10 @@ import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { registerListRoutes } from './list-routes.ts';
 import { type MessageServices, registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
+import { registerStreamRoute } from './stream-route.ts';
+import type { Feed } from '../../feed/feed.ts';
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface JsonInterfaceDeps {
   auth: Authenticator;
@@ -18,6 +23,7 @@ export interface JsonInterfaceDeps {
   messages: MessageServices;
   events: EventService;
   imports: ImportService;
+  feed: Feed;
 }
 
 /**
@@ -29,9 +35,17 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   // Content-Type header and nothing else still works.
   app.removeAllContentTypeParsers();
   const defaultJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    if (body === '') done(null, undefined);
-    else void defaultJson(req, body as string, done);
+  // Bytes that are not UTF-8 are refused rather than stored as U+FFFD (a silent change of what was sent).
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    let text: string;
+    try {
+      text = strictUtf8.decode(body as Buffer);
+    } catch {
+      done(invalid('The body is not valid UTF-8'), undefined);
+      return;
+    }
+    if (text === '') done(null, undefined);
+    else void defaultJson(req, text, done);
   });
 
   // Bodies are validated by the registry (precise messages naming the field); the schemas document the routes.
@@ -49,6 +63,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerMessageRoutes(app, deps.messages, served);
   registerEventRoutes(app, deps.events, served);
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
+  registerStreamRoute(app, deps.feed, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);
 }

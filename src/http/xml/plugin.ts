@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { holdForRequest } from '../../services/import-gate.ts';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../services/auth.ts';
 import type { CarExporter } from '../../services/car-export.ts';
@@ -70,6 +71,12 @@ export async function xmlInterface(app: FastifyInstance, deps: Omit<XmlInterface
         url,
         schema: { hide: true },
         ...(r.bodyLimit ? { bodyLimit: r.bodyLimit } : {}),
+        ...(r.importsArchive
+          ? {
+              preParsing: async (req: FastifyRequest, reply: FastifyReply) =>
+                holdForRequest(deps.imports.gate, req.raw, (release) => reply.raw.once('close', release)),
+            }
+          : {}),
         handler: (req, reply) => r.handler(req, reply),
       });
     }

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { releaseForRequest } from '../../services/import-gate.ts';
 import { readCar, writeCar } from '../../car/archive.ts';
 import { libraryEntryName } from '../../car/layout.ts';
 import { elementToBody, objectToXml, typeOfElement } from '../../car/object-xml.ts';
@@ -27,6 +28,8 @@ export interface XmlRoute {
   headers?: ReadonlyArray<{ name: string; doc: string; default?: string }>;
   /** Largest body accepted, for services that take one. */
   bodyLimit?: number;
+  /** Takes an archive: waits for an import slot before its body is read (the global bound on import memory). */
+  importsArchive?: boolean;
   handler(req: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
 
@@ -82,6 +85,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
   const startImport = async (req: FastifyRequest, reply: FastifyReply, bytes: Buffer, request: ImportRequest) => {
     const wait = !flag(header(req, 'async'), 'The async header', false);
     const job = await d.imports.start(req.principal, bytes, request);
+    releaseForRequest(req.raw);
     if (!wait) return reply.type(XML_TYPE).send(importMessage(job.jobId, job.status));
     const ended = await d.imports.waitForEnd(job.jobId);
     if (ended.status !== 'Completed') {
@@ -197,6 +201,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       produces: 'text/xml',
       doc: 'Imports the CAR file in the body as a System_Import_Archive job.',
       bodyLimit: ARCHIVE_BODY_LIMIT,
+      importsArchive: true,
       headers: [
         { name: 'async', doc: 'true: answer once the import job is submitted', default: 'false' },
         { name: `X-${d.vendor}-Description`, doc: 'description of the import' },
@@ -226,6 +231,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       id: 'jar-put',
       methods: ['PUT'],
       path: '/jar',
+      importsArchive: true,
       produces: 'text/xml',
       doc: 'Stores the JAR file in the body into a library, as a System_Import_Archive job.',
       bodyLimit: ARCHIVE_BODY_LIMIT,

@@ -1,0 +1,195 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Transform, type TransformCallback } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpLimits } from '../config/config.ts';
+import { MillraceError } from '../errors.ts';
+import { errorShape, rawErrorResponse, targetOf } from './error-shape.ts';
+
+/**
+ * What keeps slow, numerous or overwhelming clients from taking the server down (issue 19), below the routes:
+ * - Node's own deadlines for headers and for the whole request (408), checked every second;
+ * - a minimum body rate after a grace period (408), so a body cannot trickle in until the deadline on every
+ *   connection a client opens;
+ * - a cap on connections per client address (503, then closed);
+ * - shedding: beyond a number of requests in flight, or while the event loop lags, new requests get 503 with
+ *   Retry-After at once rather than a timeout later; health and metrics paths are exempt so probes keep answering;
+ * - a request whose body was not read (an early 401, 413 or 408) closes its connection after the answer, so the
+ *   rest of the body is never read;
+ * - every error Node or the router produces itself answers in the interface's own error shape.
+ */
+
+/** Paths (after the context path) that shedding never refuses: probes must tell "busy" from "dead". */
+export const EXEMPT_PREFIXES = ['/health', '/metrics'];
+
+/** A body may start slowly for this long before its rate is judged. */
+const BODY_GRACE_MS = 5000;
+/** How often lag and body rates are looked at. */
+const TICK_MS = 500;
+
+const overCap = new WeakSet<Socket>();
+
+export interface GuardOptions {
+  limits: HttpLimits;
+  /** Context path (`/millrace`), to which EXEMPT_PREFIXES are relative. */
+  root: string;
+  xmlBase: string;
+}
+
+/** Options for Fastify's constructor: Node's deadlines and the shapes of errors no route sees. */
+export function serverOptions(o: GuardOptions) {
+  return {
+    http: {
+      headersTimeout: o.limits.headersTimeoutMs,
+      requestTimeout: o.limits.requestTimeoutMs,
+      connectionsCheckingInterval: 1000,
+    },
+    requestTimeout: o.limits.requestTimeoutMs,
+    clientErrorHandler(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket) {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const res = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+      if (res?.headersSent) {
+        socket.destroy();
+        return;
+      }
+      const [status, message] =
+        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, `The request did not arrive within ${o.limits.requestTimeoutMs / 1000} s`]
+          : err.code === 'HPE_HEADER_OVERFLOW'
+            ? [431, 'The request line and headers are too large']
+            : [400, 'Malformed HTTP request'];
+      if (socket.writable)
+        socket.write(rawErrorResponse(res?.req?.url ?? targetOf(err.rawPacket), o.xmlBase, status, message));
+      socket.destroy();
+    },
+    frameworkErrors(err: Error & { code?: string }, req: FastifyRequest, reply: FastifyReply) {
+      const [status, message] =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? [414, 'A path segment is too long (at most 400 characters)']
+          : err.code === 'FST_ERR_BAD_URL'
+            ? [400, 'The URL is not valid (bad percent-encoding)']
+            : [400, 'Bad request'];
+      const { type, body } = errorShape(req.url, o.xmlBase, status, message);
+      return reply.code(status).type(type).header('Cache-Control', 'no-store').send(body);
+    },
+  };
+}
+
+/** Installs the guards on an app (before its routes are registered). Returns a stop function for its timers. */
+export function installGuards(app: FastifyInstance, o: GuardOptions): () => void {
+  const server: Server = app.server;
+  const perAddress = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const n = (perAddress.get(address) ?? 0) + 1;
+    perAddress.set(address, n);
+    socket.once('close', () => {
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left <= 0) perAddress.delete(address);
+      else perAddress.set(address, left);
+    });
+    if (n > o.limits.maxConnectionsPerAddress) {
+      // Answered (in the interface's shape) if a request comes at once; closed in any case soon after.
+      overCap.add(socket);
+      setTimeout(() => socket.destroy(), 2000).unref();
+    }
+  });
+
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  // Overloaded means lagging in consecutive windows: one long synchronous task (a migration, a big parse) lags one
+  // window and is no reason to refuse anyone.
+  let laggingWindows = 0;
+  const lagTimer = setInterval(() => {
+    laggingWindows = lag.max / 1e6 > o.limits.maxEventLoopDelayMs ? laggingWindows + 1 : 0;
+    lag.reset();
+  }, TICK_MS);
+  lagTimer.unref();
+
+  const exempt = EXEMPT_PREFIXES.map((p) => `${o.root}${p}`);
+  const isExempt = (url: string) => exempt.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
+  let inFlight = 0;
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (overCap.has(req.raw.socket)) {
+      reply.header('Connection', 'close');
+      throw new MillraceError(503, 'TOO_MANY_CONNECTIONS', 'Too many connections from your address; try again later', {
+        'Retry-After': '5',
+      });
+    }
+    if (!isExempt(req.url)) {
+      if (inFlight >= o.limits.maxInFlight || laggingWindows >= 2)
+        throw new MillraceError(503, 'OVERLOADED', 'The server is overloaded; try again shortly', {
+          'Retry-After': '1',
+        });
+    }
+    inFlight += 1;
+    reply.raw.once('close', () => {
+      inFlight -= 1;
+    });
+  });
+
+  app.addHook('preParsing', async (req, reply, payload) => {
+    if (!hasBody(req.raw)) return payload;
+    const guard = new RateGuard(o.limits.minBodyBytesPerSecond);
+    // Once answered (also without reading the body: 415, 401…) the rate no longer matters.
+    reply.raw.once('close', () => guard.stop());
+    return payload.pipe(guard);
+  });
+
+  // An answer given before the body was read (401, 403, 413, 408…) ends the connection: reading the rest of a
+  // body nobody wants is what a hostile client counts on.
+  app.addHook('onSend', async (req, reply) => {
+    if (!req.raw.complete && hasBody(req.raw)) reply.header('Connection', 'close');
+  });
+
+  return () => {
+    clearInterval(lagTimer);
+    lag.disable();
+  };
+}
+
+const hasBody = (req: IncomingMessage): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/** Passes a body through, failing it with 408 when it arrives slower than `minRate` bytes/s after the grace period. */
+class RateGuard extends Transform {
+  private received = 0;
+  private started = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly minRate: number;
+  /** Fastify reads the encoded length from the stream it is given (for its body limit on compressed bodies). */
+  receivedEncodedLength = 0;
+
+  constructor(minRate: number) {
+    super();
+    this.minRate = minRate;
+    // The clock starts when the body is read (a request waiting for an import slot is not reading it yet).
+    this.once('resume', () => this.start());
+    this.once('close', () => this.stop());
+    this.once('end', () => this.stop());
+    this.on('error', () => {}); // the body's reader has its own listener; an unread body needs none
+  }
+
+  private start(): void {
+    const minRate = this.minRate;
+    this.started = Date.now();
+    this.timer = setInterval(() => {
+      const elapsed = Date.now() - this.started;
+      if (elapsed > BODY_GRACE_MS && this.received < (minRate * (elapsed - BODY_GRACE_MS)) / 1000)
+        this.destroy(new MillraceError(408, 'TOO_SLOW', `The body arrived slower than ${minRate} bytes per second`));
+    }, TICK_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.received += chunk.length;
+    this.receivedEncodedLength = this.received;
+    done(null, chunk);
+  }
+}
