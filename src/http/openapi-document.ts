@@ -3,11 +3,11 @@ import { getType } from '../model/registry.ts';
 /**
  * Completes the description document that @fastify/swagger builds from the route schemas, so that code generators
  * and linters take it: an operationId on every operation derived from its method and path (routes added later get
- * one without extra work), a description for every tag (the registry's type description), a server and the
+ * one without extra work), a 401 where a route lists no client error, a description for every tag (the registry's type description), a server and the
  * license. Pure: it rewrites the document object it is given.
  */
 
-type Operation = { operationId?: string; tags?: string[] };
+type Operation = { operationId?: string; tags?: string[]; responses?: Record<string, unknown> };
 export interface OpenApiDocument {
   info: Record<string, unknown>;
   servers?: Array<{ url: string; description?: string }>;
@@ -15,6 +15,11 @@ export interface OpenApiDocument {
   paths?: Record<string, Record<string, unknown>>;
   [key: string]: unknown;
 }
+
+const UNAUTHENTICATED = {
+  description: 'Missing, unknown, revoked or expired API key',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
 
@@ -55,6 +60,9 @@ export function completeDocument(doc: OpenApiDocument, base: string, license: st
       seen.add(id);
       operation.operationId = id;
       for (const tag of operation.tags ?? []) used.add(tag);
+      // Every route of the interface needs a key: one that lists no client error still answers 401 without it.
+      const responses = (operation.responses ??= {});
+      if (!Object.keys(responses).some((code) => code.startsWith('4'))) responses['401'] = UNAUTHENTICATED;
     }
   const given = new Map((doc.tags ?? []).map((t) => [t.name, t]));
   doc.tags = [...used].sort().map(
