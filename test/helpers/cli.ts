@@ -85,9 +85,8 @@ export function startServe(args: readonly string[], extraEnv: Record<string, str
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      // Generous: on a loaded 2-core machine transpiling and migrating can take tens of seconds; a hang still fails.
-      reject(new Error(`millrace serve did not report its URL within 90 s:\n${out}`));
-    }, 90_000);
+      reject(new Error(`millrace serve did not report its URL within 20 s:\n${out}`));
+    }, 20_000);
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /Millrace serving http:\/\/127\.0\.0\.1:(\d+)\/millrace/.exec(out);
