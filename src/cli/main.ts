@@ -9,13 +9,25 @@ export async function buildProgram(): Promise<Command> {
     .version(VERSION)
     .showHelpAfterError();
   // Loaded on demand: `millrace agent` (below) must not load the server's libraries.
-  const [{ registerServe }, { registerAccountCommands }, { registerSecretCommands }, { registerCarCommands }] =
-    await Promise.all([import('./serve.ts'), import('./accounts.ts'), import('./secrets.ts'), import('./car.ts')]);
+  const [
+    { registerServe },
+    { registerAccountCommands },
+    { registerSecretCommands },
+    { registerCarCommands },
+    { registerClientCommands },
+  ] = await Promise.all([
+    import('./serve.ts'),
+    import('./accounts.ts'),
+    import('./secrets.ts'),
+    import('./car.ts'),
+    import('./client/commands.ts'),
+  ]);
   registerServe(program);
   registerAgent(program);
   registerAccountCommands(program);
   registerSecretCommands(program);
   registerCarCommands(program);
+  registerClientCommands(program);
   return program;
 }
 

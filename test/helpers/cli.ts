@@ -31,13 +31,17 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node bin/millrace <args>` to completion (at most 30 s). */
-export function runCli(args: readonly string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
+/** Runs `node bin/millrace <args>` to completion (at most `timeoutMs`, 30 s unless given). */
+export function runCli(
+  args: readonly string[],
+  extraEnv: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['bin/millrace', ...args],
-      { cwd: ROOT, env: cliEnv(extraEnv), timeout: 30_000, killSignal: 'SIGKILL' },
+      { cwd: ROOT, env: cliEnv(extraEnv), timeout: timeoutMs, killSignal: 'SIGKILL' },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolve({ code, stdout: String(stdout), stderr: String(stderr) });
