@@ -61,7 +61,8 @@ export function completeDocument(doc: OpenApiDocument, base: string, license: st
       operation.operationId = id;
       for (const tag of operation.tags ?? []) used.add(tag);
       // Every route of the interface needs a key: one that lists no client error still answers 401 without it.
-      const responses = (operation.responses ??= {});
+      operation.responses ??= {};
+      const responses = operation.responses;
       if (!Object.keys(responses).some((code) => code.startsWith('4'))) responses['401'] = UNAUTHENTICATED;
     }
   const given = new Map((doc.tags ?? []).map((t) => [t.name, t]));
