@@ -124,6 +124,8 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
           'Retry-After': '1',
         });
     }
+    // A live feed (`…/stream`) stays open for as long as its client listens: it is not work in flight.
+    if (req.url.split('?')[0]?.endsWith('/stream')) return;
     inFlight += 1;
     reply.raw.once('close', () => {
       inFlight -= 1;

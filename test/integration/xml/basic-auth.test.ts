@@ -73,24 +73,12 @@ for (const backend of backends()) {
       assert.equal(blocked.status, 429, blocked.body);
       assert.match(blocked.body, /<code>429<\/code>/);
       assert.ok(Number(blocked.headers['retry-after']) > 0);
-      // The admin from another address is served; the name s4user has earned its own limit (per user).
+      // The admin from another address is served; the name s4user has earned its own limit (failures count per
+      // user name too, from any address: the limiter's unit test floods it).
       const other = await get({ authorization: basicAuth('admin', ADMIN_PASSWORD) }, '10.0.3.2');
       assert.equal(other.status, 200, other.body);
       const sameUser = await get({ authorization: basicAuth('s4user', 'other') }, '10.0.3.3');
       assert.equal(sameUser.status, 429, sameUser.body);
-    });
-
-    test('failures count per user name too: one guess from each of many addresses is limited', async () => {
-      await t.loginWithGrants('target', 'target-password-1', ['Queue:GLOBAL:View']);
-      for (let i = 0; i < 20; i++)
-        assertUnauthenticated(
-          await get({ authorization: basicAuth('target', `guess${i}`) }, `10.0.5.${i}`),
-          `guess ${i}`,
-        );
-      const limited = await get({ authorization: basicAuth('target', 'guess-more') }, '10.0.5.200');
-      assert.equal(limited.status, 429, limited.body);
-      assert.match(limited.body, /<code>429<\/code>/);
-      assert.equal((await get({ authorization: basicAuth('admin', ADMIN_PASSWORD) }, '10.0.5.201')).status, 200);
     });
 
     test('a changed password or a disabled user takes effect at once, although successes are cached', async () => {
