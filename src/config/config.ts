@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { SmtpSettings } from '../alerts/mail.ts';
 import { allowEntryProblem } from '../alerts/ssrf.ts';
+import { normalizeTimeZone } from '../time/zone.ts';
 
 /** Everything `millrace serve` can be told. Flags win over environment variables, which win over defaults. */
 export interface Config {
@@ -11,8 +12,15 @@ export interface Config {
   context: string;
   /** A `postgres://` URL selects PostgreSQL; otherwise SQLite in the data folder. */
   databaseUrl?: string;
-  /** Sets `External/<Vendor>/<Vendor>_RestService` and the header prefix `X-<Vendor>-`. */
+  /** Sets `<Vendor>_RestService` in the JSON path and the header prefix `X-<Vendor>-`. */
   vendor: string;
+  /**
+   * The folder segment of `External/<folder>/<Vendor>_RestService`; the vendor name when unset. The product's
+   * own clients call `External/REDWOOD/Redwood_RestService`: folder and component are named apart.
+   */
+  vendorFolder?: string;
+  /** Origins a browser page may call the interfaces from (CORS); none by default. */
+  corsOrigins: string[];
   /** Zone of dates the server writes itself (creation times) and of inputs given without one. */
   defaultTimeZone: string;
   logLevel: string;
@@ -83,6 +91,7 @@ export const DEFAULTS: Config = {
   feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
   trustedKeys: [],
+  corsOrigins: [],
   limits: {
     headersTimeoutMs: 20_000,
     requestTimeoutMs: 120_000,
@@ -119,6 +128,7 @@ export interface ConfigInput {
   context?: string;
   database?: string;
   vendor?: string;
+  vendorFolder?: string;
   timeZone?: string;
   logLevel?: string;
 }
@@ -137,8 +147,10 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.
     context: normalizeContext(flags.context ?? env.MILLRACE_CONTEXT ?? DEFAULTS.context),
     ...(databaseUrl ? { databaseUrl } : {}),
     vendor: normalizeVendor(flags.vendor ?? env.MILLRACE_VENDOR ?? DEFAULTS.vendor),
-    defaultTimeZone: flags.timeZone ?? env.MILLRACE_TIME_ZONE ?? DEFAULTS.defaultTimeZone,
-    logLevel: flags.logLevel ?? env.MILLRACE_LOG_LEVEL ?? DEFAULTS.logLevel,
+    ...vendorFolder(flags.vendorFolder ?? env.MILLRACE_VENDOR_FOLDER),
+    corsOrigins: corsOrigins(env.MILLRACE_CORS_ORIGINS),
+    defaultTimeZone: timeZone(flags.timeZone ?? env.MILLRACE_TIME_ZONE ?? DEFAULTS.defaultTimeZone),
+    logLevel: logLevel(flags.logLevel ?? env.MILLRACE_LOG_LEVEL ?? DEFAULTS.logLevel),
     historyRetentionDays: positive(env.MILLRACE_HISTORY_DAYS, 'MILLRACE_HISTORY_DAYS') ?? DEFAULTS.historyRetentionDays,
     feedRetainEvents: positive(env.MILLRACE_FEED_RETAIN, 'MILLRACE_FEED_RETAIN') ?? DEFAULTS.feedRetainEvents,
     webhookAllow: webhookAllow(env.MILLRACE_WEBHOOK_ALLOW),
@@ -171,6 +183,45 @@ function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
     importConcurrency: n('MILLRACE_IMPORT_CONCURRENCY') ?? d.importConcurrency,
     importQueue: n('MILLRACE_IMPORT_QUEUE') ?? d.importQueue,
   };
+}
+
+function timeZone(text: string): string {
+  const zone = normalizeTimeZone(text);
+  if (zone === undefined) throw new Error(`invalid time zone "${text}": an IANA zone such as Europe/Amsterdam`);
+  return zone;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(text: string): string {
+  if (!LOG_LEVELS.includes(text)) throw new Error(`invalid log level "${text}": one of ${LOG_LEVELS.join(', ')}`);
+  return text;
+}
+
+function vendorFolder(text: string | undefined): { vendorFolder?: string } {
+  if (text === undefined || text === '') return {};
+  if (!/^[A-Za-z][A-Za-z0-9_]{0,39}$/.test(text))
+    throw new Error(`invalid vendor folder "${text}": letters, digits and _`);
+  return { vendorFolder: text };
+}
+
+/** `https://a.example.com,http://localhost:8080`: exact origins (scheme, host, port), as browsers send them. */
+function corsOrigins(text: string | undefined): string[] {
+  const entries = (text ?? '')
+    .split(',')
+    .map((e) => e.trim().replace(/\/+$/, ''))
+    .filter((e) => e !== '');
+  for (const e of entries) {
+    let origin: string | undefined;
+    try {
+      origin = new URL(e).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined || origin === 'null' || origin !== e)
+      throw new Error(`invalid MILLRACE_CORS_ORIGINS entry "${e}": an origin such as https://tools.example.com`);
+  }
+  return entries;
 }
 
 function webhookAllow(text: string | undefined): string[] {
@@ -228,8 +279,9 @@ function positive(text: string | undefined, what: string): number | undefined {
 }
 
 /** The paths of both interfaces, derived once from the context and vendor. */
-export function interfacePaths(config: Pick<Config, 'context' | 'vendor'>) {
+export function interfacePaths(config: Pick<Config, 'context' | 'vendor' | 'vendorFolder'>) {
   const root = config.context ? `/${config.context}` : '';
-  const rest = `${root}/api-extension/External/${config.vendor}/${config.vendor}_RestService/rest`;
+  const folder = config.vendorFolder ?? config.vendor;
+  const rest = `${root}/api-extension/External/${folder}/${config.vendor}_RestService/rest`;
   return { root, jsonBase: `${rest}/v1`, swagger: `${rest}/swagger.yml`, xmlBase: `${root}/api-rest` };
 }

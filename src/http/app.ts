@@ -13,6 +13,8 @@ import type { ImportService } from '../services/car-import.ts';
 import type { Store } from '../store/store.ts';
 import type { Feed } from '../feed/feed.ts';
 import { xmlInterface } from './xml/plugin.ts';
+import { addCors } from './cors.ts';
+import { completeDocument, type OpenApiDocument } from './openapi-document.ts';
 import { renderError } from './errors.ts';
 import { installGuards, serverOptions } from './guards.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
@@ -29,7 +31,7 @@ declare module 'fastify' {
 }
 
 export interface AppDeps {
-  config: Pick<Config, 'context' | 'vendor' | 'limits'>;
+  config: Pick<Config, 'context' | 'vendor' | 'vendorFolder' | 'corsOrigins' | 'limits'>;
   logger: Logger;
   auth: Authenticator;
   objects: ObjectService;
@@ -67,6 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onConstructorPoisoning: 'error',
   }) as unknown as FastifyInstance;
   app.decorateRequest('principal', null as unknown as Principal);
+  addCors(app, deps.config.corsOrigins);
   const stopGuards = installGuards(app, guard);
   app.addHook('onClose', async () => stopGuards());
 
@@ -93,6 +96,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       security: [{ apiKey: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (d) =>
+      'openapiObject' in d
+        ? (completeDocument(d.openapiObject as OpenApiDocument, paths.jsonBase, 'Apache-2.0') as typeof d.openapiObject)
+        : d.swaggerObject,
   });
 
   app.setErrorHandler((err, req, reply) => {
