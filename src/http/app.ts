@@ -132,6 +132,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       xmlBase: paths.xmlBase,
     });
   await app.register(xmlPlugin, { prefix: paths.xmlBase });
-  registerDashboard(app, { ...deps.dashboard, root: paths.root, jsonBase: paths.jsonBase });
+  await registerDashboard(app, { ...deps.dashboard, root: paths.root, jsonBase: paths.jsonBase });
   return app;
 }
