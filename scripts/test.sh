@@ -141,8 +141,19 @@ if [[ -z $tests ]]; then
   ((node_rc != 0)) && exit "$node_rc"
   exit 1
 fi
+# Every failed or cancelled test (a timeout, or a test cut short when its file or suite failed) with where it
+# is and the first line of why, from the reporter's closing "failing tests:" section.
+failures() {
+  sed -e 's/\x1b\[[0-9;]*m//g' "$out" | awk '
+    /^✖ failing tests:$/ { on = 1; next }
+    !on { next }
+    /^test at / { where = substr($0, 9); next }
+    /^✖ / { name = $0; sub(/^✖ /, "", name); sub(/ \([0-9.]+m?s\)$/, "", name); want = 1; next }
+    want && NF { why = $0; sub(/^ +/, "", why); gsub(/^\x27|\x27$/, "", why); print "  " where "  " name "  - " why; want = 0 }'
+}
 if ((node_rc != 0)); then
-  echo "test.sh: tests failed (node exit $node_rc; tests $tests, fail $(num fail))" >&2
+  echo "test.sh: tests failed (node exit $node_rc; tests $tests, fail $(num fail), cancelled $(num cancelled)):" >&2
+  failures >&2
   exit "$node_rc"
 fi
 # Node 20 reports a file that defines no test as one passing "test" named after its path: don't count those.

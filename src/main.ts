@@ -76,6 +76,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const logger = options.logger ?? createLogger(config.logLevel, config.logFormat);
   // The data folder holds the secret key, job files and agent folders on PostgreSQL too.
   mkdirSync(config.dataDir, { recursive: true });
+  // Where public keys trusted for signed CARs go (README: `cp release.pub <data>/trusted-keys/`).
+  mkdirSync(join(config.dataDir, 'trusted-keys'), { recursive: true });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const secrets = SecretBox.load(config.dataDir, (options.env ?? process.env).MILLRACE_SECRET_KEY);
   const accounts = new AccountService(store, clock, { maxKeyLifetimeMs: config.apiKeyMaxLifetimeMs });

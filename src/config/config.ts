@@ -3,6 +3,7 @@ import type { SmtpSettings } from '../alerts/mail.ts';
 import { allowEntryProblem } from '../alerts/ssrf.ts';
 import { readConfigFile } from './file.ts';
 import { CONFIG_ENV, type ConfigFile, parseSwitch, parseWhole, type Resolved, resolveOptions } from './options.ts';
+import { normalizeTimeZone } from '../time/zone.ts';
 
 /** Everything `millrace serve` can be told (src/config/options.ts: flag > environment > file > default). */
 export interface Config {
@@ -13,8 +14,15 @@ export interface Config {
   context: string;
   /** A `postgres://` URL selects PostgreSQL; otherwise SQLite in the data folder. */
   databaseUrl?: string;
-  /** Sets `External/<Vendor>/<Vendor>_RestService` and the header prefix `X-<Vendor>-`. */
+  /** Sets `<Vendor>_RestService` in the JSON path and the header prefix `X-<Vendor>-`. */
   vendor: string;
+  /**
+   * The folder segment of `External/<folder>/<Vendor>_RestService`; the vendor name when unset. The product's
+   * own clients call `External/REDWOOD/Redwood_RestService`: folder and component are named apart.
+   */
+  vendorFolder?: string;
+  /** Origins a browser page may call the interfaces from (CORS); none by default. */
+  corsOrigins: string[];
   /** Zone of dates the server writes itself (creation times) and of inputs given without one. */
   defaultTimeZone: string;
   logLevel: string;
@@ -96,6 +104,7 @@ export const DEFAULTS: Config = {
   metrics: true,
   logFormat: 'json',
   shutdownGraceMs: 10_000,
+  corsOrigins: [],
   limits: {
     headersTimeoutMs: 20_000,
     requestTimeoutMs: 120_000,
@@ -158,10 +167,7 @@ export function loadConfig(
   };
   const port = resolvedOf('port');
   const databaseUrl = text('database');
-  const logLevel = check('log-level', (v) => {
-    if (!LOG_LEVELS.includes(v)) throw new Error(`"${v}" is not one of ${LOG_LEVELS.join(', ')}`);
-    return v;
-  });
+  const level = check('log-level', logLevel);
   const logFormat = check('log-format', (v) => {
     if (v !== 'json' && v !== 'pretty') throw new Error(`"${v}" is not json or pretty`);
     return v;
@@ -177,8 +183,8 @@ export function loadConfig(
     context: check('context', normalizeContext) ?? DEFAULTS.context,
     ...(databaseUrl ? { databaseUrl } : {}),
     vendor: check('vendor', normalizeVendor) ?? DEFAULTS.vendor,
-    defaultTimeZone: check('time-zone', checkZone) ?? DEFAULTS.defaultTimeZone,
-    logLevel: logLevel ?? DEFAULTS.logLevel,
+    defaultTimeZone: check('time-zone', timeZone) ?? DEFAULTS.defaultTimeZone,
+    logLevel: level ?? DEFAULTS.logLevel,
     logFormat: logFormat ?? DEFAULTS.logFormat,
     historyRetentionDays: history ? parseWhole(history, 1) : DEFAULTS.historyRetentionDays,
     webhookAllow: check('webhook-allow', webhookAllow) ?? [],
@@ -189,6 +195,8 @@ export function loadConfig(
     metrics: sw('metrics', DEFAULTS.metrics),
     ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
+    ...(check('vendor-folder', (v) => vendorFolder(v)) ?? {}),
+    corsOrigins: corsOrigins(env.MILLRACE_CORS_ORIGINS),
     feedRetainEvents: positive(env.MILLRACE_FEED_RETAIN, 'MILLRACE_FEED_RETAIN') ?? DEFAULTS.feedRetainEvents,
     limits: httpLimits(env),
   };
@@ -239,22 +247,50 @@ function positive(text: string | undefined, what: string): number | undefined {
   return n;
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function checkZone(zone: string): string {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-  } catch {
-    throw new Error(`"${zone}" is not an IANA time zone such as UTC or Europe/Paris`);
-  }
+function timeZone(text: string): string {
+  const zone = normalizeTimeZone(text);
+  if (zone === undefined) throw new Error(`invalid time zone "${text}": an IANA zone such as Europe/Amsterdam`);
   return zone;
 }
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const list = (text: string): string[] =>
   text
     .split(',')
     .map((e) => e.trim())
     .filter((e) => e !== '');
+
+function logLevel(text: string): string {
+  if (!LOG_LEVELS.includes(text)) throw new Error(`invalid log level "${text}": one of ${LOG_LEVELS.join(', ')}`);
+  return text;
+}
+
+function vendorFolder(text: string | undefined): { vendorFolder?: string } {
+  if (text === undefined || text === '') return {};
+  if (!/^[A-Za-z][A-Za-z0-9_]{0,39}$/.test(text))
+    throw new Error(`invalid vendor folder "${text}": letters, digits and _`);
+  return { vendorFolder: text };
+}
+
+/** `https://a.example.com,http://localhost:8080`: exact origins (scheme, host, port), as browsers send them. */
+function corsOrigins(text: string | undefined): string[] {
+  const entries = (text ?? '')
+    .split(',')
+    .map((e) => e.trim().replace(/\/+$/, ''))
+    .filter((e) => e !== '');
+  for (const e of entries) {
+    let origin: string | undefined;
+    try {
+      origin = new URL(e).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined || origin === 'null' || origin !== e)
+      throw new Error(`invalid MILLRACE_CORS_ORIGINS entry "${e}": an origin such as https://tools.example.com`);
+  }
+  return entries;
+}
 
 function webhookAllow(text: string): string[] {
   const entries = list(text);
@@ -299,8 +335,9 @@ function smtpSettings(url: string, from: string | undefined): { smtp?: SmtpSetti
 }
 
 /** The paths of both interfaces, derived once from the context and vendor. */
-export function interfacePaths(config: Pick<Config, 'context' | 'vendor'>) {
+export function interfacePaths(config: Pick<Config, 'context' | 'vendor' | 'vendorFolder'>) {
   const root = config.context ? `/${config.context}` : '';
-  const rest = `${root}/api-extension/External/${config.vendor}/${config.vendor}_RestService/rest`;
+  const folder = config.vendorFolder ?? config.vendor;
+  const rest = `${root}/api-extension/External/${folder}/${config.vendor}_RestService/rest`;
   return { root, jsonBase: `${rest}/v1`, swagger: `${rest}/swagger.yml`, xmlBase: `${root}/api-rest` };
 }

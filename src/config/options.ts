@@ -67,6 +67,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     command: 'serve',
+    key: 'vendor-folder',
+    arg: 'NAME',
+    env: 'MILLRACE_VENDOR_FOLDER',
+    default: 'the vendor name',
+    help: 'folder segment `External/<NAME>/` of the JSON path',
+  },
+  {
+    command: 'serve',
     key: 'time-zone',
     arg: 'ZONE',
     env: 'MILLRACE_TIME_ZONE',

@@ -14,6 +14,8 @@ import type { ImportService } from '../services/car-import.ts';
 import type { Store } from '../store/store.ts';
 import type { Feed } from '../feed/feed.ts';
 import { xmlInterface } from './xml/plugin.ts';
+import { addCors } from './cors.ts';
+import { completeDocument, type OpenApiDocument } from './openapi-document.ts';
 import { renderError } from './errors.ts';
 import { installGuards, serverOptions } from './guards.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
@@ -32,7 +34,7 @@ declare module 'fastify' {
 }
 
 export interface AppDeps {
-  config: Pick<Config, 'context' | 'vendor' | 'limits'>;
+  config: Pick<Config, 'context' | 'vendor' | 'vendorFolder' | 'corsOrigins' | 'limits'>;
   logger: Logger;
   auth: Authenticator;
   objects: ObjectService;
@@ -101,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       );
   });
   app.decorateRequest('principal', null as unknown as Principal);
+  addCors(app, deps.config.corsOrigins);
   const stopGuards = installGuards(app, guard);
   app.addHook('onClose', async () => stopGuards());
 
@@ -127,6 +130,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       security: [{ apiKey: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (d) =>
+      'openapiObject' in d
+        ? (completeDocument(d.openapiObject as OpenApiDocument, paths.jsonBase, 'Apache-2.0') as typeof d.openapiObject)
+        : d.swaggerObject,
   });
 
   app.setErrorHandler((err, req, reply) => {
@@ -162,6 +169,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       xmlBase: paths.xmlBase,
     });
   await app.register(xmlPlugin, { prefix: paths.xmlBase });
-  registerDashboard(app, { ...deps.dashboard, root: paths.root, jsonBase: paths.jsonBase });
+  await registerDashboard(app, { ...deps.dashboard, root: paths.root, jsonBase: paths.jsonBase });
   return app;
 }

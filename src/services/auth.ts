@@ -63,7 +63,7 @@ export class Authenticator {
     if (!entry || now - entry.fetchedAt > Authenticator.CACHE_MS) {
       const hash = hashApiKey(presented);
       const key = await this.store.getApiKeyByHash(hash);
-      // DESIGN §10: the digest comparison is constant-time (the index look-up only found the candidate).
+      // docs/architecture.md §10: the digest comparison is constant-time (the index look-up only found the candidate).
       if (!key || !sameDigest(hash, key.keyHash)) {
         this.cache.delete(presented);
         this.limiter.fail({ address: clientAddress }, now);
@@ -89,7 +89,7 @@ export class Authenticator {
   }
 
   /**
-   * Basic authentication (DESIGN §10): `Authorization: Basic base64(user:password)`. Unknown users and wrong
+   * Basic authentication (docs/architecture.md §10): `Authorization: Basic base64(user:password)`. Unknown users and wrong
    * passwords cost the same scrypt run and get the same 401; failures count per address (as API keys
    * do) and per user name. A success is cached for LOGIN_CACHE_MS, re-checked against the stored user every CACHE_MS so
    * that a password change, a disabled user or a role change takes effect at once.

@@ -29,7 +29,7 @@ const ACTION_STATUSES = Object.fromEntries(
  * answers the JSON interface has no place for (who am I, load of queues and process servers). Everything else
  * the page reads and changes through the JSON interface itself, with the session cookie instead of an API key.
  */
-export function registerDashboard(app: FastifyInstance, deps: DashboardDeps): void {
+export async function registerDashboard(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const ui = `${deps.root}/ui`;
   const files = loadStaticFiles();
 
@@ -60,7 +60,7 @@ export function registerDashboard(app: FastifyInstance, deps: DashboardDeps): vo
     finalStatuses: FINAL,
   });
 
-  app.register(async (scope) => {
+  await app.register(async (scope) => {
     scope.addHook('onRequest', async (req, reply) => {
       if (req.url.startsWith(`${ui}/api/`)) reply.headers(DASHBOARD_HEADERS).header('Cache-Control', 'no-store');
     });

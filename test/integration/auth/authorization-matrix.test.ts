@@ -6,7 +6,7 @@ import { backends } from '../../helpers/backends.ts';
 import { type Response, startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * DESIGN §10, spec §4, perf-reliability S1/S2: who may do what on every object route of the JSON interface.
+ * docs/architecture.md §10, spec §4, perf-reliability S1/S2: who may do what on every object route of the JSON interface.
  * The routes are enumerated from the registry (every definition type × GET/POST/PUT/DELETE on `/<Type>/<key>`),
  * so a new type is covered without touching this file.
  */
