@@ -60,7 +60,8 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
     finalStatuses: FINAL,
   });
 
-  await app.register(async (scope) => {
+  // A plugin scope, so the hook below applies to the dashboard's routes only.
+  await app.register((scope, _options, done) => {
     scope.addHook('onRequest', async (req, reply) => {
       if (req.url.startsWith(`${ui}/api/`)) reply.headers(DASHBOARD_HEADERS).header('Cache-Control', 'no-store');
     });
@@ -87,5 +88,6 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       return reply.code(204).send();
     });
     scope.get(`${ui}/api/load`, HIDDEN, async (req) => deps.load.of((await session(req)).principal));
+    done();
   });
 }
