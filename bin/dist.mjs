@@ -33,7 +33,9 @@ export function distState() {
   try {
     inputs = Math.max(
       newestMtime(join(root, 'src')),
-      ...['package.json', 'tsconfig.json', 'tsconfig.build.json'].map((f) => statSync(join(root, f)).mtimeMs),
+      ...['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'].map((f) =>
+        statSync(join(root, f)).mtimeMs,
+      ),
     );
   } catch {
     return 'current'; // an installed copy without its sources
