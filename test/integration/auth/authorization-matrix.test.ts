@@ -50,9 +50,9 @@ const EXISTING = 'Matrix1';
 const MISSING = 'Matrix9';
 const NEW = 'Matrix2';
 
-/** Everything a client sees of a 404 except the object named and the Date header. */
+/** Everything a client sees of a 404 except the object named and the headers every answer has its own of. */
 function shapeOf(res: Response): unknown {
-  const { date: _date, ...headers } = res.headers;
+  const { date: _date, 'x-request-id': _requestId, ...headers } = res.headers;
   return { status: res.status, headers, keys: Object.keys(res.json ?? {}) };
 }
 
