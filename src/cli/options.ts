@@ -7,7 +7,7 @@ import { type Command, CONFIG_ENV, optionsOf } from '../config/options.ts';
  * told apart from one typed, since the environment and the file come between a flag and the default.
  */
 export function addOptions(cmd: Program, command: Command): Program {
-  cmd.addOption(new Option('--config <file>', `configuration file, TOML or YAML (env ${CONFIG_ENV})`));
+  cmd.addOption(new Option('--config <file>', `configuration file, TOML or YAML (env ${CONFIG_ENV}; default none)`));
   for (const o of optionsOf(command)) {
     if (o.noFlag) continue;
     const help = `${o.help.replace(/`/g, '')} (env ${o.env}; default ${o.default.replace(/`/g, '')})`;

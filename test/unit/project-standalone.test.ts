@@ -24,10 +24,11 @@ test('serve --help names each option with its environment variable and default',
   const program = new Command('millrace');
   registerServe(program);
   const serve = program.commands.find((c) => c.name() === 'serve') as Command;
-  for (const option of serve.options) {
+  // A `--no-X` option only turns `--X` off: its twin names the variable and default.
+  for (const option of serve.options.filter((o) => !o.negate)) {
     assert.match(
       option.description,
-      /\(env MILLRACE_[A-Z_]+, default/,
+      /\(env MILLRACE_[A-Z_]+[,;] default/,
       `${option.long} names its variable and default`,
     );
   }
