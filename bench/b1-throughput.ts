@@ -89,6 +89,8 @@ interface Options {
   profileDir?: string;
   json?: string;
   check: boolean;
+  /** Builds of ours measured beside it (issue 14): `loader` (sources through tsx), `no-metrics` (compiled, --no-metrics). */
+  builds: Array<'loader' | 'no-metrics'>;
 }
 
 const USAGE = `usage: npm run bench:b1 -- [options]
@@ -112,7 +114,9 @@ const USAGE = `usage: npm run bench:b1 -- [options]
   --profile              afterwards, run ours once more under node --cpu-prof and summarise the profile
   --profile-dir DIR      where the .cpuprofile goes (default: a new folder in the temp dir, kept)
   --json FILE            also write every measurement as JSON
-  --check                exit with status 2 when the target is missed (SQLite >= ${TARGET_SQLITE} jobs/s, PG >= ${TARGET_PG})`;
+  --check                exit with status 2 when the target is missed (SQLite >= ${TARGET_SQLITE} jobs/s, PG >= ${TARGET_PG})
+  --builds LIST          also measure these builds of ours, interleaved: loader (the sources through tsx),
+                         no-metrics (compiled, serve --no-metrics); ours is then dist/ explicitly`;
 
 function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
@@ -135,6 +139,7 @@ function parseOptions(argv: string[]): Options {
       'profile-dir': { type: 'string' },
       json: { type: 'string' },
       check: { type: 'boolean', default: false },
+      builds: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -168,6 +173,13 @@ function parseOptions(argv: string[]): Options {
     ...(values['profile-dir'] !== undefined ? { profileDir: resolve(values['profile-dir']) } : {}),
     ...(values.json !== undefined ? { json: resolve(values.json) } : {}),
     check: values.check,
+    builds: (values.builds ?? '')
+      .split(',')
+      .filter((b) => b !== '')
+      .map((b) => {
+        if (b !== 'loader' && b !== 'no-metrics') throw new Error(`--builds: loader or no-metrics, got "${b}"`);
+        return b;
+      }),
   };
 }
 
@@ -339,7 +351,7 @@ async function submitJobs(
 // ---------------------------------------------------------------------------------------------------------------
 // One measurement of each target.
 
-type Target = 'ours' | 'graphile';
+type Target = 'ours' | 'graphile' | 'loader' | 'no-metrics';
 
 interface Measurement {
   target: Target;
@@ -377,10 +389,15 @@ interface OursSetup {
   pgAdmin?: string;
 }
 
-async function measureOurs(s: OursSetup, rep: number, nodeFlags: string[] = []): Promise<Measurement> {
+async function measureOurs(
+  s: OursSetup,
+  rep: number,
+  nodeFlags: string[] = [],
+  build: 'ours' | 'loader' | 'no-metrics' = 'ours',
+): Promise<Measurement> {
   const { opts } = s;
-  const dataDir = join(s.work, `ours-${rep}`);
-  const dbName = `millrace_b1_${process.pid}_${rep}`;
+  const dataDir = join(s.work, `${build}-${rep}`);
+  const dbName = `millrace_b1_${process.pid}_${rep}_${build.replace('-', '_')}`;
   const database = s.pgAdmin ? await createDatabase(s.pgAdmin, dbName) : undefined;
   let serve: Serve | undefined;
   let counter: Counter | undefined;
@@ -393,6 +410,9 @@ async function measureOurs(s: OursSetup, rep: number, nodeFlags: string[] = []):
       apiKey: s.apiKey,
       ...(database ? { database } : {}),
       nodeFlags,
+      // With --builds, ours is dist/ named explicitly (not bin/millrace, which may fall back to the sources).
+      ...(opts.builds.length > 0 ? { entry: build === 'loader' ? ('loader' as const) : ('compiled' as const) } : {}),
+      ...(build === 'no-metrics' ? { serveArgs: ['--no-metrics'] } : {}),
     });
     counter = database
       ? await pgCounter(database, "select count(*) as n from jobs where status = 'Completed'")
@@ -422,7 +442,7 @@ async function measureOurs(s: OursSetup, rep: number, nodeFlags: string[] = []):
       );
     const drainS = (t1 - t0) / 1000;
     return {
-      target: 'ours',
+      target: build,
       rep,
       jobs: opts.jobs,
       submitPerSec: opts.jobs / ((sub.lastAt - t0) / 1000),
@@ -611,6 +631,7 @@ async function main(): Promise<number> {
       };
       reps.push(info);
       const targets: Array<() => Promise<Measurement>> = [() => measureOurs(setup, rep)];
+      for (const build of opts.builds) targets.push(() => measureOurs(setup, rep, [], build));
       if (opts.anchor && anchorAdmin) targets.push(() => measureGraphile(opts, anchorAdmin, rep));
       for (const run of targets) {
         const m = await run();
@@ -678,6 +699,22 @@ async function main(): Promise<number> {
         `${row([`median of ${usedReps.length} rep(s)`, 'submit/s', 'p50 ms', 'p99 ms', 'drain/s', 'proc CPU', 'µs/job'], w2)}\n` +
         line(`ours (Millrace, ${store})`, o) +
         (a ? line(`anchor (graphile-worker c=${opts.anchorConcurrency})`, a) : '') +
+        opts.builds
+          .map((b) => {
+            const x = stats(b);
+            const vsOurs = x.drainPerSec / o.drainPerSec;
+            return (
+              line(b === 'loader' ? 'ours, sources through tsx' : 'ours, --no-metrics', x) +
+              (a
+                ? `${row([`ratio ${b} / anchor (drain)`, '', '', '', pct((100 * x.drainPerSec) / a.drainPerSec), '', ''], w2)}\n`
+                : '') +
+              (b === 'no-metrics'
+                ? `metrics cost: ${pct(100 * (1 - o.drainPerSec / x.drainPerSec))} of the drain rate, ` +
+                  `${pct(100 * (o.procCpuUsPerJob / x.procCpuUsPerJob - 1))} more server CPU per job (negative: within noise)\n`
+                : `compiled / loader (drain): ${pct(100 / vsOurs)}, server CPU per job ${pct((100 * o.procCpuUsPerJob) / x.procCpuUsPerJob)}\n`)
+            );
+          })
+          .join('') +
         (a
           ? `${row(['ratio ours / anchor (drain)', '', '', '', pct(100 * ratio), '', ''], w2)}\n` +
             `per-repetition ratios ours / anchor: ${perRep.map((r) => pct(100 * r)).join(', ')}\n`

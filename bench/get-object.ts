@@ -26,6 +26,7 @@ import { type CpuProfile, formatProfileSummary, summarizeCpuProfile } from './cp
 import {
   coreTimes,
   coreUse,
+  entryArgs,
   fixed,
   int,
   launch,
@@ -39,6 +40,7 @@ import {
   ROOT,
   row,
   runBenchmark,
+  type ServeEntry,
   scratch,
   stop,
   stopAll,
@@ -61,6 +63,8 @@ interface Options {
   maxBackground: number;
   pin: boolean;
   withFastify: boolean;
+  /** Also measure ours from the sources through tsx (the loader build), beside the compiled one. */
+  withLoader: boolean;
   profile: boolean;
   profileDir?: string;
   json?: string;
@@ -75,6 +79,7 @@ const USAGE = `usage: npm run bench:get -- [options]
   --max-background P   a repetition is noisy when other processes use more than P % of the machine just before
                        it (env BENCH_MAX_BACKGROUND, default 25)
   --with-fastify       also measure plain fastify answering the same body (a third, interleaved target)
+  --with-loader        also measure ours run from the sources through tsx; ours is then dist/ named explicitly
   --no-pin             do not use taskset (results are then not comparable with pinned ones)
   --profile            afterwards, run our server once more under node --cpu-prof and summarise the profile
   --profile-dir DIR    where the .cpuprofile goes (default: a new folder in the temp dir, kept)
@@ -92,6 +97,7 @@ function parseOptions(argv: string[]): Options {
       'max-background': { type: 'string' },
       'no-pin': { type: 'boolean', default: false },
       'with-fastify': { type: 'boolean', default: false },
+      'with-loader': { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       'profile-dir': { type: 'string' },
       json: { type: 'string' },
@@ -112,6 +118,7 @@ function parseOptions(argv: string[]): Options {
     maxBackground: num(values['max-background'], 'BENCH_MAX_BACKGROUND', 25, 0),
     pin: !values['no-pin'],
     withFastify: values['with-fastify'],
+    withLoader: values['with-loader'],
     profile: values.profile || values['profile-dir'] !== undefined,
     ...(values['profile-dir'] !== undefined ? { profileDir: resolve(values['profile-dir']) } : {}),
     ...(values.json !== undefined ? { json: resolve(values.json) } : {}),
@@ -138,7 +145,7 @@ interface AutocannonResult {
 }
 
 /** ours: Millrace; anchor: bare node:http; fastify: plain fastify (optional). */
-type Target = 'ours' | 'anchor' | 'fastify';
+type Target = 'ours' | 'anchor' | 'fastify' | 'loader';
 
 interface Measurement {
   target: Target;
@@ -239,10 +246,16 @@ interface Ours {
   origin: string;
 }
 
-async function startOurs(opts: Options, dataDir: string, apiKey: string, nodeFlags: string[] = []): Promise<Ours> {
+async function startOurs(
+  opts: Options,
+  dataDir: string,
+  apiKey: string,
+  nodeFlags: string[] = [],
+  entry: ServeEntry = opts.withLoader ? 'compiled' : 'bin',
+): Promise<Ours> {
   const [cmd, args] = pinned(opts.pin, 0, process.execPath, [
     ...nodeFlags,
-    join(ROOT, 'bin/millrace'),
+    ...entryArgs(entry),
     'serve',
     '--data',
     dataDir,
@@ -388,10 +401,15 @@ async function main(): Promise<number> {
 
     const oursUrl = `${base}/JobDefinition/${OBJECT_KEY}`;
     const oursHeaders = { 'X-API-Key': apiKey };
+    // The loader build on a data folder of its own, holding the same object.
+    const loader = opts.withLoader ? await startOurs(opts, join(work, 'loader'), apiKey, [], 'loader') : undefined;
+    const loaderUrl = loader ? `${loader.origin}${interfacePaths(DEFAULTS).jsonBase}/JobDefinition/${OBJECT_KEY}` : '';
+    if (loader) await createObject(`${loader.origin}${interfacePaths(DEFAULTS).jsonBase}`, apiKey);
     const targets: Array<{ target: Target; proc: Proc; url: string; headers: Record<string, string> }> = [
       { target: 'ours', proc: ours.proc, url: oursUrl, headers: oursHeaders },
       { target: 'anchor', proc: anchor.proc, url: anchor.url, headers: {} },
       ...(fastify ? [{ target: 'fastify' as const, proc: fastify.proc, url: fastify.url, headers: {} }] : []),
+      ...(loader ? [{ target: 'loader' as const, proc: loader.proc, url: loaderUrl, headers: oursHeaders }] : []),
     ];
     process.stdout.write(
       `ours:    GET ${new URL(oursUrl).pathname} (${body.length}-byte JSON body), X-API-Key, SQLite\n` +
@@ -447,7 +465,7 @@ async function main(): Promise<number> {
             widths,
           )}\n`,
         );
-        if (t.target === 'ours') assertClean(m, `our server, repetition ${rep}`);
+        if (t.target === 'ours' || t.target === 'loader') assertClean(m, `our server, repetition ${rep}`);
         else if (m.errors > 0 || m.requests === 0) assertClean(m, `${t.target}, repetition ${rep}`);
       }
     }
@@ -492,6 +510,11 @@ async function main(): Promise<number> {
         line('ours (Millrace)', o) +
         line('anchor (bare node:http)', a) +
         (f ? line('fastify (plain, same body)', f) : '') +
+        (loader
+          ? line('ours, sources through tsx', stats('loader')) +
+            `${row(['ratio loader / anchor', pct((100 * stats('loader').reqPerSec) / a.reqPerSec), '', '', '', ''], w2)}\n` +
+            `${row(['ratio compiled / loader', pct((100 * o.reqPerSec) / stats('loader').reqPerSec), '', '', '', ''], w2)}\n`
+          : '') +
         `${row(['ratio ours / anchor', pct(100 * ratio), '', '', '', ''], w2)}\n` +
         (f
           ? `${row(['ratio ours / fastify', pct((100 * o.reqPerSec) / f.reqPerSec), '', '', '', ''], w2)}\n` +

@@ -3,7 +3,7 @@
  * processes in their own process groups that are always cleaned up, pinning with taskset, /proc sampling, a
  * `millrace serve` launcher, autocannon in its own pinned process, and report formatting.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer as createNetServer } from 'node:net';
@@ -338,6 +338,20 @@ export function freePort(): Promise<number> {
   });
 }
 
+export type ServeEntry = 'bin' | 'compiled' | 'loader';
+
+/**
+ * The node arguments that run `millrace` from a build: `compiled` is dist/cli/main.js (built first when stale),
+ * `loader` the TypeScript sources through tsx (what `npm start` ran before the compiled build), `bin` bin/millrace.
+ */
+export function entryArgs(entry: ServeEntry): string[] {
+  if (entry === 'loader') return ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
+  if (entry === 'bin') return [join(ROOT, 'bin/millrace')];
+  const built = spawnSync(process.execPath, [join(ROOT, 'scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('npm run build failed');
+  return [join(ROOT, 'dist/cli/main.js')];
+}
+
 /**
  * Starts `node bin/millrace serve --data DIR --port N [--database URL]` pinned to `core` (when `pin`), with the admin
  * API key of a first start and MILLRACE_LOG_LEVEL=warn (so nothing is logged in the measured windows). At warn the
@@ -351,14 +365,19 @@ export async function startServe(opts: {
   apiKey: string;
   database?: string;
   nodeFlags?: string[];
+  /** Which build runs: bin/millrace (default), dist/ explicitly, or the sources through tsx. */
+  entry?: ServeEntry;
+  /** More `serve` options, e.g. `--no-metrics`. */
+  serveArgs?: string[];
   /** Further MILLRACE_* settings (limits) for this server. */
   env?: Record<string, string>;
 }): Promise<Serve> {
   const port = await freePort();
   const args = [
     ...(opts.nodeFlags ?? []),
-    join(ROOT, 'bin/millrace'),
+    ...entryArgs(opts.entry ?? 'bin'),
     'serve',
+    ...(opts.serveArgs ?? []),
     '--data',
     opts.dataDir,
     '--port',

@@ -5,6 +5,8 @@
 #                                     (unix socket in DIR, log in DIR/log) and print its URL
 #                                     postgres://postgres@127.0.0.1:PORT/postgres on stdout (only that line).
 #   scripts/pg-cluster.sh stop DIR    stop that server (immediate mode) and remove DIR.
+#   scripts/pg-cluster.sh pause DIR   stop that server (fast mode) and keep DIR (a database outage).
+#   scripts/pg-cluster.sh resume DIR  start it again on the same port.
 #
 # Binaries are looked up in $PG_BINDIR, PATH, `pg_config --bindir`, /usr/lib/postgresql/*/bin
 # (newest first). Exit code 3 means initdb/pg_ctl were not found; other failures exit 1.
@@ -85,9 +87,8 @@ cmd_start() {
       port=$((port + 1))
       ((port < 65500)) || die 1 "no free port found"
     done
-    if (cd "$dir" && as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
-      -o "-p $port -c listen_addresses=127.0.0.1 -k '$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
-      start) >"$dir/pg_ctl.log" 2>&1; then
+    if start_server "$dir" "$bindir" "$port"; then
+      echo "$port" >"$dir/port"
       break
     fi
     tries=$((tries + 1))
@@ -102,6 +103,25 @@ cmd_start() {
     die 1 "pg_ctl start failed"
   done
   echo "postgres://postgres@127.0.0.1:$port/postgres"
+}
+
+start_server() {
+  local dir=$1 bindir=$2 port=$3
+  (cd "$dir" && as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
+    -o "-p $port -c listen_addresses=127.0.0.1 -k '$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+    start) >"$dir/pg_ctl.log" 2>&1
+}
+
+cmd_pause() {
+  local dir=$1 bindir
+  bindir=$(find_bindir) || die 3 "pg_ctl not found"
+  (cd / && as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop) >/dev/null 2>&1 || die 1 "pg_ctl stop failed"
+}
+
+cmd_resume() {
+  local dir=$1 bindir
+  bindir=$(find_bindir) || die 3 "pg_ctl not found"
+  start_server "$dir" "$bindir" "$(cat "$dir/port")" || die 1 "pg_ctl start failed"
 }
 
 cmd_stop_server() {
@@ -131,11 +151,13 @@ cmd_stop() {
   rm -rf -- "$dir"
 }
 
-usage() { die 2 "usage: $0 start|stop DIR"; }
+usage() { die 2 "usage: $0 start|stop|pause|resume DIR"; }
 
 [[ $# -eq 2 && -n $2 ]] || usage
 case $1 in
 start) cmd_start "$2" ;;
 stop) cmd_stop "$2" ;;
+pause) cmd_pause "$2" ;;
+resume) cmd_resume "$2" ;;
 *) usage ;;
 esac

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test`: type check, lint, format check, start a throwaway PostgreSQL cluster, run the node:test suite.
+# `npm test`: type check, lint, format check, build dist/ when stale, start a throwaway PostgreSQL cluster, run the node:test suite.
 #
 #   bash scripts/test.sh [FILE...]     with FILE arguments only those test files run,
 #                                      otherwise every test/**/*.test.ts.
@@ -36,6 +36,10 @@ else
   echo "== biome format (check)"
   run_bin biome format .
 fi
+
+# The compiled program (dist/): `millrace` runs it, CLI tests and the agents of test servers with it.
+echo "== build (dist/, when older than src/)"
+node scripts/build.mjs --if-stale
 
 pg_dir=
 out=
@@ -111,10 +115,12 @@ out=$(mktemp "${TMPDIR:-/tmp}/millrace-test-out.XXXXXX")
 echo "== node --test (${#files[@]} files)"
 node_pid_file=$out.pid
 node_rc_file=$out.rc
+# The per-file timeout only catches hangs: a loaded 2-core machine makes CLI and agent files take minutes (each CLI
+# call still loads most of the program), and slower must never mean red.
 # node runs in the background and the shell waits for it, so that a signal to this script runs the
 # cleanup trap at once (a foreground child would delay it until node exits); the trap stops node.
 {
-  node --import tsx --test --test-reporter=spec --test-concurrency=2 --test-timeout=120000 "${files[@]}" &
+  node --import tsx --test --test-reporter=spec --test-concurrency=2 --test-timeout=600000 "${files[@]}" &
   echo $! >"$node_pid_file"
   rc=0
   wait $! || rc=$?
@@ -135,8 +141,19 @@ if [[ -z $tests ]]; then
   ((node_rc != 0)) && exit "$node_rc"
   exit 1
 fi
+# Every failed or cancelled test (a timeout, or a test cut short when its file or suite failed) with where it
+# is and the first line of why, from the reporter's closing "failing tests:" section.
+failures() {
+  sed -e 's/\x1b\[[0-9;]*m//g' "$out" | awk '
+    /^✖ failing tests:$/ { on = 1; next }
+    !on { next }
+    /^test at / { where = substr($0, 9); next }
+    /^✖ / { name = $0; sub(/^✖ /, "", name); sub(/ \([0-9.]+m?s\)$/, "", name); want = 1; next }
+    want && NF { why = $0; sub(/^ +/, "", why); gsub(/^\x27|\x27$/, "", why); print "  " where "  " name "  - " why; want = 0 }'
+}
 if ((node_rc != 0)); then
-  echo "test.sh: tests failed (node exit $node_rc; tests $tests, fail $(num fail))" >&2
+  echo "test.sh: tests failed (node exit $node_rc; tests $tests, fail $(num fail), cancelled $(num cancelled)):" >&2
+  failures >&2
   exit "$node_rc"
 fi
 # Node 20 reports a file that defines no test as one passing "test" named after its path: don't count those.

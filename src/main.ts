@@ -2,12 +2,16 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './log/logger.ts';
+import { Metrics } from './metrics/metrics.ts';
 import { type Config, interfacePaths } from './config/config.ts';
 import { Engine } from './engine/engine.ts';
 import { JobFileStore } from './engine/job-files.ts';
 import { ensureLocalSecret, LOCAL_SERVER, type LocalAgent, superviseLocalAgent } from './engine/local-agent.ts';
 import { buildApp } from './http/app.ts';
+import { LoadReport } from './services/load.ts';
+import { Sessions } from './services/sessions.ts';
 import { requireType } from './model/registry.ts';
 import { startRuntimeStats } from './runtime-stats.ts';
 import { SecretBox } from './security/secret-box.ts';
@@ -57,7 +61,11 @@ export interface MillraceServer {
   firstStart?: FirstStartCredentials;
   /** The local agent kept running by `listen`, if any. */
   localAgent?: LocalAgent;
-  close(): Promise<void>;
+  /**
+   * Stops accepting requests, lets those in flight finish, stops the engine and closes the database. With
+   * `keepAgent` (SIGTERM) the local agent is left running: its jobs carry on and report to the next start.
+   */
+  close(options?: { keepAgent?: boolean }): Promise<void>;
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -65,9 +73,11 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 /** The composition root: config → store → services → engine → HTTP app. The only place that wires things. */
 export async function createServer(config: Config, options: ServerOptions = {}): Promise<MillraceServer> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? createLogger(config.logLevel, config.logFormat);
   // The data folder holds the secret key, job files and agent folders on PostgreSQL too.
   mkdirSync(config.dataDir, { recursive: true });
+  // Where public keys trusted for signed CARs go (README: `cp release.pub <data>/trusted-keys/`).
+  mkdirSync(join(config.dataDir, 'trusted-keys'), { recursive: true });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const secrets = SecretBox.load(config.dataDir, (options.env ?? process.env).MILLRACE_SECRET_KEY);
   const accounts = new AccountService(store, clock, { maxKeyLifetimeMs: config.apiKeyMaxLifetimeMs });
@@ -145,7 +155,16 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     clientBufferBytes: config.feedClientBufferBytes,
   });
   store.onCommit((committed) => feed.publish(committed), FEED_OBJECT_TYPES);
+  const metrics = config.metrics ? new Metrics({ store, hub: engine.hub }) : undefined;
+  let stopping = false;
   const app = await buildApp({
+    ops: {
+      store,
+      engineRunning: () => engine.running,
+      stopping: () => stopping,
+      ...(metrics ? { metrics } : {}),
+      ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
+    },
     config,
     logger,
     auth,
@@ -167,6 +186,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     feed,
     exporter,
     store,
+    dashboard: {
+      sessions: new Sessions(auth, clock),
+      load: new LoadReport(store, (ps) => engine.hub.isConnected(ps)),
+    },
     version: VERSION,
     versionString: VERSION_STRING,
   });
@@ -191,15 +214,23 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     jobs,
     feed,
     ...(firstStart ? { firstStart } : {}),
-    async close() {
+    async close(closeOptions: { keepAgent?: boolean } = {}) {
+      stopping = true;
       clearInterval(flushTimer);
       stopStats?.();
-      server.localAgent?.stop();
+      if (closeOptions.keepAgent) server.localAgent?.release();
+      else server.localAgent?.stop();
+      // No new connections; requests in flight finish (their engine work included). Agent connections are
+      // upgraded sockets the HTTP server would wait for: closed now, so the agents retry until the next start.
+      const closing = app.close();
+      engine.hub.close();
+      // Feed streams never end by themselves: ended now, or closing would wait for them.
+      feed.close();
+      await closing;
       await engine.stop();
       store.onCommit(undefined);
-      feed.close();
-      await app.close();
       await auth.flushUses().catch(() => {});
+      metrics?.close();
       await store.close();
     },
   };

@@ -1,5 +1,5 @@
 /**
- * The agent protocol (DESIGN §7), shared by both sides. Pure: message types and the NDJSON framing only.
+ * The agent protocol (docs/architecture.md §7), shared by both sides. Pure: message types and the NDJSON framing only.
  *
  * Transport: the agent opens an HTTP/1.1 connection to `<context>/agent` with
  *   `Connection: Upgrade`, `Upgrade: millrace-agent/1`,

@@ -137,7 +137,7 @@ export async function resolveWebhookTarget(
   url: string,
   allow: readonly string[],
   lookup: LookupAll = defaultLookup,
-): Promise<WebhookTarget | { problem: string }> {
+): Promise<WebhookTarget | { problem: string; unresolved?: true }> {
   const problem = webhookUrlProblem(url, allow);
   if (problem) return { problem };
   const u = new URL(url);
@@ -147,7 +147,10 @@ export async function resolveWebhookTarget(
   const list = compile(allow);
   const found = await resolveAll(host, lookup);
   if (typeof found === 'string')
-    return { problem: `Webhook address ${shown(u)}: the host name ${host} could not be resolved (${found})` };
+    return {
+      problem: `Webhook address ${shown(u)}: the host name ${host} could not be resolved (${found})`,
+      unresolved: true,
+    };
   if (!list.hosts.has(host))
     for (const { address } of found) {
       const p = addressProblem(u, list, address, 'resolves to');

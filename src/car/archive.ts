@@ -3,7 +3,7 @@
  * parsing: nothing is ever written to disk, every name is checked from its raw bytes, and every entry is inflated
  * through a counter that stops at the caps however small the archive claims the entry is
  * (reference/perf-reliability.md §4.3, §5.3 Z1–Z4). Writing is deterministic so that the same objects export to
- * the same bytes (DESIGN.md §14).
+ * the same bytes (docs/architecture.md §14).
  */
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Object ⇄ XML (DESIGN §13), driven by the registry alone: there is no per-type code here, so a field added to a
+ * Object ⇄ XML (docs/architecture.md §13), driven by the registry alone: there is no per-type code here, so a field added to a
  * type file appears in `api-rest/object`, `xml-put` and CAR entries without touching this file.
  *
  * Writing (stored form → XML): the root element is the type name, then one child per field in registry order.
@@ -70,7 +70,7 @@ export function objectToElement(type: ObjectType, data: Readonly<Record<string, 
   return el(type.name, fieldElements(type.fields, data));
 }
 
-/** The object's XML document (DESIGN §13); `data` is the stored form (dates as {ms, zone}). */
+/** The object's XML document (docs/architecture.md §13); `data` is the stored form (dates as {ms, zone}). */
 export function objectToXml(type: ObjectType, data: Readonly<Record<string, unknown>>): string {
   return serializeXml(objectToElement(type, data));
 }

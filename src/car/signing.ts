@@ -1,5 +1,5 @@
 /**
- * Signed CARs (DESIGN.md §14). A signed archive carries META-INF/SIGNATURE.xml: the SHA-256 digest of every
+ * Signed CARs (docs/architecture.md §14). A signed archive carries META-INF/SIGNATURE.xml: the SHA-256 digest of every
  * other entry and an Ed25519 signature over that list, so adding, removing or changing any entry breaks it.
  * The signed message is the UTF-8 text of `<sha256 hex>  <entry name>\n` lines sorted by name (byte order),
  * the format of `sha256sum`, so an operator can check the digests with standard tools.

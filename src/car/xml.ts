@@ -1,5 +1,5 @@
 /**
- * A small XML layer for the XML interface and CAR entries, written to be safe against hostile input (DESIGN §10).
+ * A small XML layer for the XML interface and CAR entries, written to be safe against hostile input (docs/architecture.md §10).
  *
  * parseXml is our own single-pass, iterative parser rather than a general-purpose library, so that every safety
  * rule is enforced in one place and cannot be switched off by a parser option:

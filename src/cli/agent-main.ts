@@ -4,8 +4,7 @@ import { registerAgent } from './agent.ts';
 
 /**
  * The entry of `millrace agent`: a program with the agent command only, so that the agent loads commander, node
- * built-ins and src/agent and nothing of the server. bin/millrace runs it from a bundle (bin/agent-bundle.mjs);
- * src/cli/main.ts imports it for `agent` when the sources run through tsx.
+ * built-ins and src/agent and nothing of the server (src/cli/main.ts imports it for `agent` before anything else).
  */
 const program = new Command('millrace').description('Millrace workload-automation server').version(VERSION);
 program.showHelpAfterError();

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
+import { CONFIG_ENV, optionsOf, parseSwitch, resolveOptions } from '../config/options.ts';
+import { addOptions, typed } from './options.ts';
 import { VERSION } from '../version.ts';
 
 interface AgentFlags {
@@ -17,19 +19,40 @@ interface AgentFlags {
  * to it. It loads only node built-ins and src/agent (no server libraries), so it stays small and forks fast.
  */
 export function registerAgent(program: Command): void {
-  program
+  const cmd = program
     .command('agent')
-    .description('run the agent of a process server: connects to the server and runs the jobs dispatched to it')
-    .requiredOption('--server <url>', 'server root with its context path, e.g. http://127.0.0.1:7070/millrace')
-    .requiredOption('--process-server <partition.name>', 'the process server this agent is, e.g. GLOBAL.Local')
-    .requiredOption('--secret-file <file>', "file holding the process server's secret")
-    .option('--data <dir>', "the agent's folder: pid file, spool, work folders (default ./agent-data/<process server>)")
-    .option('--slots <n>', 'job slots offered (informative; default: the number of CPUs)')
-    .option('--parent-pid <pid>', 'stop once this process is gone and no job runs')
-    .option('--log-jobs', "log every job's start and end (default: only failed starts, signals and kills)")
-    .action(async (flags: AgentFlags) => {
-      await runAgent(flags);
+    .description('run the agent of a process server: connects to the server and runs the jobs dispatched to it');
+  addOptions(cmd, 'agent')
+    // Given by the server to the local agent it starts; not an operator's option.
+    .addOption(new Option('--parent-pid <pid>', 'stop once this process is gone and no job runs').hideHelp())
+    .action(async (flags: Record<string, unknown>) => {
+      await runAgent(await agentFlags(flags, typed(cmd)));
     });
+}
+
+/** The agent's options: flag > environment > configuration file (src/config/options.ts). */
+async function agentFlags(flags: Record<string, unknown>, given: (name: string) => boolean): Promise<AgentFlags> {
+  const path = (flags.config as string | undefined) ?? (process.env[CONFIG_ENV] || undefined);
+  const file = path ? await (await import('../config/file.ts')).readConfigFile(path, 'agent') : undefined;
+  const r = resolveOptions('agent', flags, given, process.env, file);
+  const required = (key: string): string => {
+    const v = r.get(key);
+    if (!v || v.text === '') {
+      const o = optionsOf('agent').find((x) => x.key === key);
+      throw new Error(`--${key} is required (or ${o?.env}, or "${key}" in the [agent] section of --config)`);
+    }
+    return v.text;
+  };
+  const logJobs = r.get('log-jobs');
+  return {
+    server: required('server'),
+    processServer: required('process-server'),
+    secretFile: required('secret-file'),
+    ...(r.get('data') ? { data: r.get('data')?.text as string } : {}),
+    ...(r.get('slots') ? { slots: r.get('slots')?.text as string } : {}),
+    ...(typeof flags.parentPid === 'string' ? { parentPid: flags.parentPid } : {}),
+    logJobs: logJobs ? parseSwitch(logJobs) : false,
+  };
 }
 
 async function runAgent(flags: AgentFlags): Promise<void> {

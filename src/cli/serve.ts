@@ -1,51 +1,66 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config/config.ts';
-import { createServer, listen } from '../main.ts';
+import { addOptions, typed } from './options.ts';
+
+/** Settings read only from the environment, listed under `serve --help`. */
+const ENVIRONMENT = `
+Environment only (see README.md):
+  MILLRACE_ADMIN_API_KEY, MILLRACE_ADMIN_PASSWORD  the administrator's key and password on the first start
+                                                   (default: generated and printed once)
+  MILLRACE_SECRET_KEY        base64 keys of stored secrets (default: <data>/secret.key, made on first start)
+  MILLRACE_HISTORY_DAYS      days finished jobs are kept (default 30)
+  MILLRACE_CORS_ORIGINS      comma-separated origins browsers may call from (default: none, CORS off)
+  MILLRACE_TRUSTED_KEYS      extra public keys (files or folders) trusted for signed CARs
+                             (default: only <data>/trusted-keys/)
+  MILLRACE_WEBHOOK_ALLOW     internal hosts, IPs or CIDRs webhooks may reach (default: none)
+  MILLRACE_WEBHOOK_SECRET    webhook signing secret (default: <data>/webhook.key)
+  MILLRACE_SMTP_URL, MILLRACE_MAIL_FROM  mail server for e-mail alerts (default: none; millrace@localhost)
+  MILLRACE_STATS_FILE        append RSS and event-loop delay once a second to this file (default: off)`;
 
 export function registerServe(program: Command): void {
-  program
+  const cmd = program
     .command('serve')
-    .description('start the server (embedded SQLite in the data folder unless --database names PostgreSQL)')
-    .option('--data <dir>', 'data folder', undefined)
-    .option('--port <n>', 'TCP port (default 7070)')
-    .option('--host <host>', 'address to listen on (default 127.0.0.1)')
-    .option('--context <path>', 'context path, may be empty or hold / (default millrace)')
-    .option('--database <url>', 'postgres:// URL to use PostgreSQL instead of SQLite')
-    .option('--vendor <name>', 'vendor segment of the JSON interface path and header prefix (default Vendor)')
-    .action(
-      async (flags: {
-        data?: string;
-        port?: string;
-        host?: string;
-        context?: string;
-        database?: string;
-        vendor?: string;
-      }) => {
-        const config = loadConfig(flags);
-        const server = await createServer(config);
-        if (server.firstStart) {
-          const { user, password, apiKey } = server.firstStart;
-          const lines = [`First start: administrator "${user}" created.`];
-          if (password) lines.push(`  password: ${password}`);
-          if (apiKey) lines.push(`  API key:  ${apiKey}`);
-          lines.push('  These are shown only once; keep them somewhere safe.');
-          process.stdout.write(`${lines.join('\n')}\n`);
-        }
-        await listen(server, config);
-        let stopping = false;
-        const stop = (signal: string) => {
-          if (stopping) return;
-          stopping = true;
-          server.logger.info(`${signal} received, shutting down`);
-          const force = setTimeout(() => process.exit(1), 10_000);
-          force.unref();
-          server.close().then(
-            () => process.exit(0),
-            () => process.exit(1),
-          );
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
-      },
-    );
+    .description('start the server (embedded SQLite in the data folder unless --database names PostgreSQL)');
+  addOptions(cmd, 'serve')
+    .addHelpText('after', ENVIRONMENT)
+    .action(async (flags: Record<string, unknown>) => {
+      // Loaded here, not at the top: the other commands of the program must not load the whole server.
+      const { loadServeConfig } = await import('../config/config.ts');
+      const { createServer, listen } = await import('../main.ts');
+      const config = await loadServeConfig(flags, process.env, typed(cmd));
+      const server = await createServer(config);
+      if (server.firstStart) {
+        const { user, password, apiKey } = server.firstStart;
+        const lines = [`First start: administrator "${user}" created.`];
+        if (password) lines.push(`  password: ${password}`);
+        if (apiKey) lines.push(`  API key:  ${apiKey}`);
+        lines.push('  These are shown only once; keep them somewhere safe.');
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }
+      await listen(server, config);
+      let stopping = false;
+      // Graceful: no new requests, those in flight finish, the engine stops, the database closes. The local agent
+      // keeps its jobs running; they report to the next start. Bounded: exit 1 once the grace period is over.
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        server.logger.info(`${signal} received, shutting down`);
+        const force = setTimeout(() => {
+          server.logger.error(`shutdown took longer than ${config.shutdownGraceMs / 1000} s; exiting anyway`);
+          process.exit(1);
+        }, config.shutdownGraceMs);
+        force.unref();
+        server.close({ keepAgent: true }).then(
+          () => {
+            server.logger.info('stopped');
+            process.exit(0);
+          },
+          (err: unknown) => {
+            server.logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
 }

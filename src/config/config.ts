@@ -1,8 +1,11 @@
 import { resolve } from 'node:path';
 import type { SmtpSettings } from '../alerts/mail.ts';
 import { allowEntryProblem } from '../alerts/ssrf.ts';
+import { readConfigFile } from './file.ts';
+import { CONFIG_ENV, type ConfigFile, parseSwitch, parseWhole, type Resolved, resolveOptions } from './options.ts';
+import { normalizeTimeZone } from '../time/zone.ts';
 
-/** Everything `millrace serve` can be told. Flags win over environment variables, which win over defaults. */
+/** Everything `millrace serve` can be told (src/config/options.ts: flag > environment > file > default). */
 export interface Config {
   dataDir: string;
   host: string;
@@ -11,8 +14,15 @@ export interface Config {
   context: string;
   /** A `postgres://` URL selects PostgreSQL; otherwise SQLite in the data folder. */
   databaseUrl?: string;
-  /** Sets `External/<Vendor>/<Vendor>_RestService` and the header prefix `X-<Vendor>-`. */
+  /** Sets `<Vendor>_RestService` in the JSON path and the header prefix `X-<Vendor>-`. */
   vendor: string;
+  /**
+   * The folder segment of `External/<folder>/<Vendor>_RestService`; the vendor name when unset. The product's
+   * own clients call `External/REDWOOD/Redwood_RestService`: folder and component are named apart.
+   */
+  vendorFolder?: string;
+  /** Origins a browser page may call the interfaces from (CORS); none by default. */
+  corsOrigins: string[];
   /** Zone of dates the server writes itself (creation times) and of inputs given without one. */
   defaultTimeZone: string;
   logLevel: string;
@@ -40,6 +50,14 @@ export interface Config {
   smtp?: SmtpSettings;
   /** Public keys (files, or folders of `*.pem`/`*.pub`) trusted for signed CARs, besides `<data>/trusted-keys`. */
   trustedKeys: string[];
+  /** `GET /metrics` serves Prometheus metrics (and the server counts what they need). */
+  metrics: boolean;
+  /** When set, `GET /metrics` requires it as `Authorization: Bearer <token>`. */
+  metricsToken?: string;
+  /** `json` lines, or `pretty` (pino-pretty) for a terminal. */
+  logFormat: 'json' | 'pretty';
+  /** On SIGTERM, requests in flight get this long to finish before the server closes anyway. */
+  shutdownGraceMs: number;
   /** Bounds that keep hostile or overwhelming clients from taking the server down (README "Limits"). */
   limits: HttpLimits;
 }
@@ -83,6 +101,10 @@ export const DEFAULTS: Config = {
   feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
   trustedKeys: [],
+  metrics: true,
+  logFormat: 'json',
+  shutdownGraceMs: 10_000,
+  corsOrigins: [],
   limits: {
     headersTimeoutMs: 20_000,
     requestTimeoutMs: 120_000,
@@ -112,43 +134,70 @@ export function normalizeVendor(text: string): string {
   return text;
 }
 
-export interface ConfigInput {
-  data?: string;
-  host?: string;
-  port?: string | number;
-  context?: string;
-  database?: string;
-  vendor?: string;
-  timeZone?: string;
-  logLevel?: string;
-}
+/** Flags by commander's names (`timeZone` for `--time-zone`), plus `config` (`--config FILE`). */
+export type ConfigInput = Record<string, unknown>;
 
-/** Builds the configuration from flags and the environment (MILLRACE_DATA, MILLRACE_PORT, …). */
-export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(flags.port ?? env.MILLRACE_PORT ?? DEFAULTS.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`invalid port "${flags.port ?? env.MILLRACE_PORT}"`);
-  const databaseUrl = flags.database ?? env.MILLRACE_DATABASE_URL;
+/**
+ * Builds the configuration of `serve`: flag > environment (MILLRACE_DATA, MILLRACE_PORT, …) > configuration file >
+ * default, option by option (src/config/options.ts lists them). `given(name)` tells whether a flag was typed on the
+ * command line (by default: whether it has a value). Every value is checked; a bad one throws naming its source.
+ */
+export function loadConfig(
+  flags: ConfigInput,
+  env: NodeJS.ProcessEnv = process.env,
+  file?: ConfigFile,
+  given: (name: string) => boolean = (name) => flags[name] !== undefined,
+): Config {
+  const r = resolveOptions('serve', flags, given, env, file);
+  const text = (key: string): string | undefined => r.get(key)?.text;
+  const check = <T>(key: string, parse: (v: string) => T): T | undefined => {
+    const v = r.get(key);
+    if (!v) return undefined;
+    try {
+      return parse(v.text);
+    } catch (err) {
+      // The parsers name the value where it is safe to: secrets (SMTP URL, webhook secret) are never echoed.
+      throw new Error(`invalid ${v.source}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  const resolvedOf = (key: string): Resolved | undefined => r.get(key);
+  const sw = (key: string, dflt: boolean) => {
+    const v = resolvedOf(key);
+    return v ? parseSwitch(v) : dflt;
+  };
+  const port = resolvedOf('port');
+  const databaseUrl = text('database');
+  const level = check('log-level', logLevel);
+  const logFormat = check('log-format', (v) => {
+    if (v !== 'json' && v !== 'pretty') throw new Error(`"${v}" is not json or pretty`);
+    return v;
+  });
+  const mailFrom = check('mail-from', checkSender);
+  const history = resolvedOf('history-days');
+  const grace = resolvedOf('shutdown-grace');
   return {
     ...DEFAULTS,
-    dataDir: resolve(flags.data ?? env.MILLRACE_DATA ?? DEFAULTS.dataDir),
-    host: flags.host ?? env.MILLRACE_HOST ?? DEFAULTS.host,
-    port,
-    context: normalizeContext(flags.context ?? env.MILLRACE_CONTEXT ?? DEFAULTS.context),
+    dataDir: resolve(text('data') ?? DEFAULTS.dataDir),
+    host: text('host') ?? DEFAULTS.host,
+    port: port ? parseWhole(port, 0, 65535) : DEFAULTS.port,
+    context: check('context', normalizeContext) ?? DEFAULTS.context,
     ...(databaseUrl ? { databaseUrl } : {}),
-    vendor: normalizeVendor(flags.vendor ?? env.MILLRACE_VENDOR ?? DEFAULTS.vendor),
-    defaultTimeZone: flags.timeZone ?? env.MILLRACE_TIME_ZONE ?? DEFAULTS.defaultTimeZone,
-    logLevel: flags.logLevel ?? env.MILLRACE_LOG_LEVEL ?? DEFAULTS.logLevel,
-    historyRetentionDays: positive(env.MILLRACE_HISTORY_DAYS, 'MILLRACE_HISTORY_DAYS') ?? DEFAULTS.historyRetentionDays,
+    vendor: check('vendor', normalizeVendor) ?? DEFAULTS.vendor,
+    defaultTimeZone: check('time-zone', timeZone) ?? DEFAULTS.defaultTimeZone,
+    logLevel: level ?? DEFAULTS.logLevel,
+    logFormat: logFormat ?? DEFAULTS.logFormat,
+    historyRetentionDays: history ? parseWhole(history, 1) : DEFAULTS.historyRetentionDays,
+    webhookAllow: check('webhook-allow', webhookAllow) ?? [],
+    ...(check('webhook-secret', webhookSecret) ?? {}),
+    ...(check('smtp-url', (url) => smtpSettings(url, mailFrom)) ?? {}),
+    trustedKeys: check('trusted-keys', (v) => list(v).map((e) => resolve(e))) ?? [],
+    localAgent: sw('local-agent', DEFAULTS.localAgent),
+    metrics: sw('metrics', DEFAULTS.metrics),
+    ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
+    shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
+    ...(check('vendor-folder', (v) => vendorFolder(v)) ?? {}),
+    corsOrigins: corsOrigins(env.MILLRACE_CORS_ORIGINS),
     feedRetainEvents: positive(env.MILLRACE_FEED_RETAIN, 'MILLRACE_FEED_RETAIN') ?? DEFAULTS.feedRetainEvents,
-    webhookAllow: webhookAllow(env.MILLRACE_WEBHOOK_ALLOW),
-    ...webhookSecret(env.MILLRACE_WEBHOOK_SECRET),
-    ...smtpSettings(env.MILLRACE_SMTP_URL, env.MILLRACE_MAIL_FROM),
-    trustedKeys: (env.MILLRACE_TRUSTED_KEYS ?? '')
-      .split(',')
-      .map((e) => e.trim())
-      .filter((e) => e !== '')
-      .map((e) => resolve(e)),
     limits: httpLimits(env),
   };
 }
@@ -173,28 +222,95 @@ function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
   };
 }
 
-function webhookAllow(text: string | undefined): string[] {
-  const entries = (text ?? '')
+/** `loadConfig` with the configuration file of `--config FILE` or MILLRACE_CONFIG read first. */
+export async function loadServeConfig(
+  flags: ConfigInput,
+  env: NodeJS.ProcessEnv = process.env,
+  given?: (name: string) => boolean,
+): Promise<Config> {
+  const path = (flags.config as string | undefined) ?? (env[CONFIG_ENV] || undefined);
+  const file = path ? await readConfigFile(path, 'serve') : undefined;
+  return loadConfig(flags, env, file, given);
+}
+
+function checkSender(sender: string): string {
+  if (!/^[^\r\n\0@]+@[^\r\n\0@]+$/.test(sender) || sender.length > 320)
+    throw new Error(`"${sender.replace(/[\r\n]/g, ' ')}" is not one e-mail address`);
+  return sender;
+}
+
+/** An environment-only setting (limits, feed): a positive number, or undefined when unset. */
+function positive(text: string | undefined, what: string): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`invalid ${what} "${text}": a positive number`);
+  return n;
+}
+
+function timeZone(text: string): string {
+  const zone = normalizeTimeZone(text);
+  if (zone === undefined) throw new Error(`invalid time zone "${text}": an IANA zone such as Europe/Amsterdam`);
+  return zone;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+const list = (text: string): string[] =>
+  text
     .split(',')
     .map((e) => e.trim())
     .filter((e) => e !== '');
+
+function logLevel(text: string): string {
+  if (!LOG_LEVELS.includes(text)) throw new Error(`invalid log level "${text}": one of ${LOG_LEVELS.join(', ')}`);
+  return text;
+}
+
+function vendorFolder(text: string | undefined): { vendorFolder?: string } {
+  if (text === undefined || text === '') return {};
+  if (!/^[A-Za-z][A-Za-z0-9_]{0,39}$/.test(text))
+    throw new Error(`invalid vendor folder "${text}": letters, digits and _`);
+  return { vendorFolder: text };
+}
+
+/** `https://a.example.com,http://localhost:8080`: exact origins (scheme, host, port), as browsers send them. */
+function corsOrigins(text: string | undefined): string[] {
+  const entries = (text ?? '')
+    .split(',')
+    .map((e) => e.trim().replace(/\/+$/, ''))
+    .filter((e) => e !== '');
   for (const e of entries) {
-    const problem = allowEntryProblem(e);
-    if (problem) throw new Error(`invalid MILLRACE_WEBHOOK_ALLOW: ${problem}`);
+    let origin: string | undefined;
+    try {
+      origin = new URL(e).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined || origin === 'null' || origin !== e)
+      throw new Error(`invalid MILLRACE_CORS_ORIGINS entry "${e}": an origin such as https://tools.example.com`);
   }
   return entries;
 }
 
-function webhookSecret(text: string | undefined): { webhookSecret?: string } {
-  if (text === undefined || text === '') return {};
+function webhookAllow(text: string): string[] {
+  const entries = list(text);
+  for (const e of entries) {
+    const problem = allowEntryProblem(e);
+    if (problem) throw new Error(problem);
+  }
+  return entries;
+}
+
+function webhookSecret(text: string): { webhookSecret?: string } {
+  if (text === '') return {};
   // Receivers hold the same key; a short one could be guessed from a captured signature offline.
-  if (text.length < 16) throw new Error('invalid MILLRACE_WEBHOOK_SECRET: at least 16 characters');
+  if (text.length < 16) throw new Error('at least 16 characters');
   return { webhookSecret: text };
 }
 
 /** `smtp://[user[:password]@]host[:port]` (STARTTLS when offered, port 25) or `smtps://…` (TLS, port 465). */
-function smtpSettings(url: string | undefined, from: string | undefined): { smtp?: SmtpSettings } {
-  if (url === undefined || url === '') return {};
+function smtpSettings(url: string, from: string | undefined): { smtp?: SmtpSettings } {
+  if (url === '') return {};
   let u: URL | undefined;
   try {
     u = new URL(url);
@@ -203,10 +319,8 @@ function smtpSettings(url: string | undefined, from: string | undefined): { smtp
   }
   // Never echo the URL: it may hold the password.
   if (!u || (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') || u.hostname === '')
-    throw new Error('invalid MILLRACE_SMTP_URL: smtp://[user[:password]@]host[:port] or smtps://…');
+    throw new Error('smtp://[user[:password]@]host[:port] or smtps://…');
   const sender = from ?? DEFAULT_MAIL_FROM;
-  if (!/^[^\r\n\0@]+@[^\r\n\0@]+$/.test(sender) || sender.length > 320)
-    throw new Error(`invalid MILLRACE_MAIL_FROM "${sender.replace(/[\r\n]/g, ' ')}": one e-mail address`);
   const secure = u.protocol === 'smtps:';
   return {
     smtp: {
@@ -220,16 +334,10 @@ function smtpSettings(url: string | undefined, from: string | undefined): { smtp
   };
 }
 
-function positive(text: string | undefined, what: string): number | undefined {
-  if (text === undefined || text === '') return undefined;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`invalid ${what} "${text}": a positive number`);
-  return n;
-}
-
 /** The paths of both interfaces, derived once from the context and vendor. */
-export function interfacePaths(config: Pick<Config, 'context' | 'vendor'>) {
+export function interfacePaths(config: Pick<Config, 'context' | 'vendor' | 'vendorFolder'>) {
   const root = config.context ? `/${config.context}` : '';
-  const rest = `${root}/api-extension/External/${config.vendor}/${config.vendor}_RestService/rest`;
+  const folder = config.vendorFolder ?? config.vendor;
+  const rest = `${root}/api-extension/External/${folder}/${config.vendor}_RestService/rest`;
   return { root, jsonBase: `${rest}/v1`, swagger: `${rest}/swagger.yml`, xmlBase: `${root}/api-rest` };
 }

@@ -1,7 +1,7 @@
 import type { JobStatus } from '../model/fields.ts';
 
 /**
- * Which queued jobs start now, and where (DESIGN §8). Pure: the engine loads the state inside the dispatch
+ * Which queued jobs start now, and where (docs/architecture.md §8). Pure: the engine loads the state inside the dispatch
  * transaction, calls `planDispatch`, and writes the result in the same transaction, so a limit is never exceeded.
  */
 

@@ -1,7 +1,7 @@
 import { JOB_STATUSES, type JobStatus } from '../model/fields.ts';
 
 /**
- * The stages of DESIGN §6 and which action applies in which status. Pure: the engine asks these before it
+ * The stages of docs/architecture.md §6 and which action applies in which status. Pure: the engine asks these before it
  * changes a job, and answers 409 naming the status when the answer is no.
  */
 
@@ -79,7 +79,7 @@ export const JOB_ACTIONS: readonly JobAction[] = [
   'enable',
 ];
 
-/** Statuses an action applies in (DESIGN §6). Dispatched jobs are on their way to an agent: too late to cancel. */
+/** Statuses an action applies in (docs/architecture.md §6). Dispatched jobs are on their way to an agent: too late to cancel. */
 const APPLIES: Record<JobAction, readonly JobStatus[]> = {
   cancel: [...INITIAL, 'Scheduled', 'QueueHeld', 'Held', 'EventWait', 'LockWait', 'Queued', 'Overdue'],
   kill: ['Running', 'Waiting', 'Console'],

@@ -4,7 +4,7 @@ import type { JobStatus } from '../model/fields.ts';
  * A job and its files as the engine and the services see them (the rows of migration 0002). Pure types.
  */
 
-/** A parameter value of a job, as shown in GET /Job (DESIGN §12). Dates are epoch ms with the zone they came in. */
+/** A parameter value of a job, as shown in GET /Job (docs/architecture.md §12). Dates are epoch ms with the zone they came in. */
 export interface JobParameter {
   Name: string;
   /** `JobDefinitionParameter:<partition>.<definition>.<name>` (spec §2.3). */
@@ -61,7 +61,7 @@ export type OverdueAction = 'Scheduled' | 'Overdue' | 'Canceled' | 'Held';
 export type MisfirePolicy = 'Skip' | 'RunOnce' | 'RunAll';
 
 /**
- * A job's place in a chain (DESIGN §3). A call of another chain is both a call and a chain. The chain job keeps the
+ * A job's place in a chain (docs/architecture.md §3). A call of another chain is both a call and a chain. The chain job keeps the
  * chain's structure as it was at submit, so editing the JobChain later changes only later submits.
  */
 export interface ChainInfo {

@@ -5,7 +5,7 @@ import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../
 import type { JobParameter } from './job.ts';
 
 /**
- * Job parameters (DESIGN §7, §12): checked against the definition at submit, turned into environment variables
+ * Job parameters (docs/architecture.md §7, §12): checked against the definition at submit, turned into environment variables
  * for the script, and filled from the script's Out values. Pure.
  */
 
@@ -22,6 +22,8 @@ type Value = string | number | ZonedInstant;
 
 const ITEM_FIELDS = new Set([
   'Name',
+  'Direction',
+  'DataType',
   'JobDefinitionParameter',
   'InValueString',
   'InValueNumber',
@@ -108,6 +110,10 @@ export function buildJobParameters(
       const entry = byName.get(name);
       if (!entry) throw invalid(`${at}: ${definitionKey} has no parameter ${name}`);
       if (given.has(name)) throw invalid(`${at}: parameter ${name} is given twice`);
+      // Copied from GET /Job: what the definition declares is read-only, accepted when unchanged.
+      for (const k of ['Direction', 'DataType'] as const)
+        if (item[k] !== undefined && item[k] !== entry.param[k])
+          throw invalid(`Field "JobParameters[${i}].${k}" is read-only: parameter ${name} is ${entry.param[k]}`);
       given.add(name);
       const values = ['InValueString', 'InValueNumber', 'InValueDate'].filter(
         (k) => item[k] !== undefined && item[k] !== null,
@@ -160,6 +166,7 @@ export function resubmitParameters(
     DefaultValue: null,
     Optional: true,
   }));
+  checkOutValues(original, items, definitionKey);
   const result = buildJobParameters(declared, items, definitionKey, zone);
   for (const [i, p] of result.entries()) {
     const before = original[i] as JobParameter;
@@ -171,6 +178,32 @@ export function resubmitParameters(
     p.JobDefinitionParameter = before.JobDefinitionParameter;
   }
   return result;
+}
+
+const OUT_FIELDS = ['OutValueString', 'OutValueNumber', 'OutValueDate'] as const;
+
+/**
+ * Out values in a resubmit body (items copied from GET /Job) are the original job's results: read-only, accepted
+ * when they are as the original has them, 400 naming them when changed. The new job starts without any.
+ */
+function checkOutValues(original: readonly JobParameter[], items: unknown, definitionKey: string): void {
+  if (!Array.isArray(items)) return;
+  for (const [i, item] of items.entries()) {
+    if (!isPlainObject(item)) continue;
+    const at = `Field "JobParameters[${i}]"`;
+    const name = parameterName(item, definitionKey, at);
+    const before = original.find((p) => p.Name === name);
+    if (!before) continue;
+    for (const k of OUT_FIELDS) {
+      if (item[k] === undefined) continue;
+      const was = before[k];
+      const shown = was !== null && typeof was === 'object' ? formatInstant(was.ms, was.zone) : was;
+      if (item[k] !== shown)
+        throw invalid(
+          `Field "JobParameters[${i}].${k}" is read-only: it is ${JSON.stringify(shown)} and cannot be changed`,
+        );
+    }
+  }
 }
 
 /** Text of a value as the script sees it. */

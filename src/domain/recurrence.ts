@@ -10,13 +10,13 @@ import { HORIZON_MS, isOpen, nextChange, nextOpening, type WindowSpec } from './
  * every unit with PreserveTimes false, step in elapsed time (Months then count calendar months in UTC, so the wall
  * clock drifts by an hour across DST like the other absolute steps). Days, Weeks and Months with PreserveTimes step
  * in local wall-clock time from the anchor, computed directly for each k (Jan 31 + 1 month is Feb 29, + 2 months is
- * Mar 31), and each local occurrence maps to exactly one instant by the DESIGN §5 policy: in a spring-forward gap it
+ * Mar 31), and each local occurrence maps to exactly one instant by the docs/architecture.md §5 policy: in a spring-forward gap it
  * moves forward to the first valid instant (the end of the gap), in a fall-back overlap it is the earlier instant.
  *
  * A cron expression is read by croner in the frame's zone. Croner already fires a fixed time (`30 2 * * *`) once
  * in a fall-back night and moves it to the end of a spring-forward gap; with `fixedTimeRule: 'no-wildcard'` lists
  * and ranges (`30 1,2 * * *`) count as fixed times too. Croner fires wildcard and step expressions (`*\/20 * * * *`)
- * on both passes of a repeated hour; we drop the second pass, since DESIGN §5 says a recurrence never fires twice
+ * on both passes of a repeated hour; we drop the second pass, since docs/architecture.md §5 says a recurrence never fires twice
  * for one local occurrence.
  *
  * Every search is bounded: filters (`during`, the job's window) are skipped with nextOpening jumps rather than
@@ -438,7 +438,7 @@ function atTime(local: Temporal.PlainDateTime, hhmm: string): Temporal.PlainDate
 }
 
 /**
- * DESIGN §5: a local time in a spring-forward gap moves forward to the first valid instant (the transition, 03:00 in
+ * docs/architecture.md §5: a local time in a spring-forward gap moves forward to the first valid instant (the transition, 03:00 in
  * Amsterdam, as croner and the time windows do; parseDate's 'compatible' would say 03:30), an ambiguous one in a
  * fall-back overlap means the earlier instant.
  */

@@ -3,7 +3,7 @@
  *
  * Model. Every element opens, on each local calendar day D (in the window's zone) that its day restrictions select,
  * one local wall-time interval [D + FromTime + h, D + UntilTime + h) (UntilTime on the next day when the range
- * crosses midnight; h = TimeOffsetHours). The two local ends are turned into instants with DESIGN §5's DST policy
+ * crosses midnight; h = TimeOffsetHours). The two local ends are turned into instants with docs/architecture.md §5's DST policy
  * and the element is open on the instant interval between them. Working on instant intervals rather than on the
  * wall-clock reading of an instant is what makes the DST days behave:
  * - spring forward: a boundary in the gap moves to the first valid instant (the transition), so a window from 02:30
@@ -11,7 +11,7 @@
  * - fall back: an ambiguous boundary means the earlier instant, so a window 02:00-02:30 opens once (the first
  *   02:00-02:30), not twice, and a window 01:00-02:30 stays open for exactly 90 minutes of elapsed time.
  * Note: the gap rule is "first valid instant", which is not the `compatible` rule parseDate uses for typed-in dates
- * (02:30 → 03:30); for a window boundary it is the one DESIGN §5 and the R14 reliability test ask for ("runs at 03:00").
+ * (02:30 → 03:30); for a window boundary it is the one docs/architecture.md §5 and the R14 reliability test ask for ("runs at 03:00").
  *
  * Evaluation never steps per minute: isOpen looks at the few element days around the instant; nextChange builds
  * the merged open intervals of a growing stretch of days (2 days, then 16, 128, ...) until it sees a boundary.
@@ -60,7 +60,7 @@ export interface OpenInterval {
   end: number;
 }
 
-/** How far ahead the "next" functions look: a window that does not open within this is Never (DESIGN / issue 4). */
+/** How far ahead the "next" functions look: a window that does not open within this is Never (docs/architecture.md §6). */
 export const HORIZON_MS = 2 * 366 * 86_400_000;
 
 /** A caller's horizon is clamped to this, so every loop stays bounded whatever is passed in. */
@@ -297,7 +297,7 @@ const gapCache = new Map<string, number>();
 const MAX_GAP_CACHE = 256;
 
 /**
- * The instant of local wall time `local` (ms on the local clock since 1970-01-01) under DESIGN §5: the earlier
+ * The instant of local wall time `local` (ms on the local clock since 1970-01-01) under docs/architecture.md §5: the earlier
  * instant when the local time occurs twice, the first valid instant (the transition) when it falls in a gap.
  */
 export function localToInstant(zone: string, local: number): number {

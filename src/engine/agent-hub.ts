@@ -36,6 +36,8 @@ interface Session {
   lastSeen: number;
   hello: boolean;
   draining: boolean;
+  /** Job slots the agent said it offers in its `hello` (informative). */
+  slots?: number;
   /** Messages of a session are handled strictly in order. */
   chain: Promise<void>;
 }
@@ -130,6 +132,15 @@ export class AgentHub {
 
   isConnected(processServer: string): boolean {
     return this.sessions.has(processServer);
+  }
+
+  /** The agents connected now and the slots each offers (metrics). */
+  connected(): { processServer: string; slots: number | undefined; ready: boolean }[] {
+    return [...this.sessions.values()].map((s) => ({
+      processServer: s.processServer,
+      slots: s.slots,
+      ready: s.hello && !s.draining,
+    }));
   }
 
   lastSeen(processServer: string): number | undefined {
@@ -234,6 +245,7 @@ export class AgentHub {
         await this.handlers.onMessage(session.processServer, message);
         if (message.type === 'hello' && !session.hello) {
           session.hello = true;
+          if (Number.isSafeInteger(message.slots)) session.slots = message.slots;
           this.handlers.onConnect(session.processServer);
         }
       })

@@ -117,7 +117,7 @@ export function runMessage(job: JobRecord, credential?: OpenCredential): ServerM
 
 /**
  * One dispatch pass, inside a transaction holding the dispatch lock: due Scheduled jobs move on (a recurrence's
- * next occurrence is submitted then), then queued jobs start in the order of DESIGN §8 within every limit, their
+ * next occurrence is submitted then), then queued jobs start in the order of docs/architecture.md §8 within every limit, their
  * time windows open and their locks free. Agent jobs are recorded Dispatched with a new attempt before their `run`
  * is sent (after the commit); System jobs go straight to Running, chains to Waiting with their first step started.
  * Returns whether another pass may find more to do.

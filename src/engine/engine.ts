@@ -1,3 +1,4 @@
+import { outsideRequests } from '../log/request-context.ts';
 import type { Logger } from 'pino';
 import type { AgentMessage, WelcomeMessage } from '../agent/protocol.ts';
 import { isFinal } from '../domain/job-status.ts';
@@ -77,6 +78,7 @@ export class Engine {
   private readonly purgeQueue = new Map<string, number>();
   private purging = false;
   private stopped = false;
+  private started = false;
 
   constructor(options: EngineOptions) {
     this.o = options;
@@ -160,6 +162,12 @@ export class Engine {
     this.purgeTimer = setInterval(() => void this.purgeHistory(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
     void this.purgeHistory();
+    this.started = true;
+  }
+
+  /** Started and not stopped: its loop takes work and its timers run (readiness). */
+  get running(): boolean {
+    return this.started && !this.stopped;
   }
 
   /** Stops timers and in-server jobs, lets the loop finish what it has, and closes agent sessions. */
@@ -263,7 +271,8 @@ export class Engine {
   private kick(): void {
     if (this.looping) return;
     this.looping = true;
-    setImmediate(() => void this.loop());
+    // The loop serves every caller's work, not the request that happened to start it: no request id on its lines.
+    outsideRequests(() => setImmediate(() => void this.loop()));
   }
 
   private async loop(): Promise<void> {

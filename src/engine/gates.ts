@@ -14,7 +14,7 @@ export function openingEnd(w: WindowSpec, now: number): number | undefined {
 }
 
 /**
- * The checks of DESIGN §8 that belong to a job rather than to queues and servers, made once per dispatch pass for
+ * The checks of docs/architecture.md §8 that belong to a job rather than to queues and servers, made once per dispatch pass for
  * each queued candidate: its time window is open now, and its locks are free. A closed window keeps the job
  * Queued and wakes the dispatcher when it opens; a job that waited through a whole opening is overdue and its
  * definition's ActWhenOverdue (or its queue's Overdue) applies. A lock held by a running job sends it to LockWait.

@@ -27,11 +27,13 @@ export function ensureLocalSecret(dataDir: string): string {
 export interface LocalAgent {
   current(): ChildProcess | undefined;
   stop(): void;
+  /** Stops supervising and leaves the agent running (it finishes its jobs, reconnects to the next start). */
+  release(): void;
 }
 
 /**
  * Starts `millrace agent` for GLOBAL.Local as a separate process: job processes are spawned from it, never from
- * the server (DESIGN §1). It gets the server's environment without MILLRACE_* variables (the server's secrets),
+ * the server (docs/architecture.md §1). It gets the server's environment without MILLRACE_* variables (the server's secrets),
  * and leaves by itself once the server is gone and nothing runs. If an agent from an earlier server process still
  * runs (the server was killed), the new one sees its pid file and steps aside while the old one reconnects and
  * finishes its jobs; whenever the agent exits while the server runs, another is started a little later.
@@ -55,6 +57,10 @@ export function superviseLocalAgent(dataDir: string, serverUrl: string, logger: 
       stopped = true;
       clearTimeout(timer);
       child?.kill('SIGTERM');
+    },
+    release() {
+      stopped = true;
+      clearTimeout(timer);
     },
   };
 }

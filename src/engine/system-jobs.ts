@@ -8,7 +8,7 @@ import type { FinalOutcome } from './transitions.ts';
 export type SystemRunner = (job: JobRecord) => Promise<void>;
 
 /**
- * Jobs the server runs itself on GLOBAL.System (DESIGN §7). They need no OS process: System_Sleep is a timer.
+ * Jobs the server runs itself on GLOBAL.System (docs/architecture.md §7). They need no OS process: System_Sleep is a timer.
  * Chains are run by chains.ts (they only wait for their children), and jobs that ask people (System_OperatorMessage,
  * UserMessage) by ask.ts. Capabilities outside the engine (imports) register a runner for their definition; a System
  * job nobody runs ends in Error saying so, rather than waiting forever.

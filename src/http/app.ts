@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
@@ -13,11 +14,18 @@ import type { ImportService } from '../services/car-import.ts';
 import type { Store } from '../store/store.ts';
 import type { Feed } from '../feed/feed.ts';
 import { xmlInterface } from './xml/plugin.ts';
+import { addCors } from './cors.ts';
+import { completeDocument, type OpenApiDocument } from './openapi-document.ts';
 import { renderError } from './errors.ts';
 import { installGuards, serverOptions } from './guards.ts';
 import type { JobRouteDeps } from './json/job-routes.ts';
+import type { LoadReport } from '../services/load.ts';
+import type { Sessions } from '../services/sessions.ts';
+import { registerDashboard } from './ui/dashboard.ts';
 import { jsonInterface } from './json/plugin.ts';
 import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
+import { requestContext, requestIdFrom } from '../log/request-context.ts';
+import { type OpsDeps, opsRoutes } from './ops-routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,7 +34,7 @@ declare module 'fastify' {
 }
 
 export interface AppDeps {
-  config: Pick<Config, 'context' | 'vendor' | 'limits'>;
+  config: Pick<Config, 'context' | 'vendor' | 'vendorFolder' | 'corsOrigins' | 'limits'>;
   logger: Logger;
   auth: Authenticator;
   objects: ObjectService;
@@ -38,9 +46,13 @@ export interface AppDeps {
   feed: Feed;
   exporter: CarExporter;
   store: Store;
+  /** The web dashboard (issue 13): its sessions and the load of queues and process servers. */
+  dashboard: { sessions: Sessions; load: LoadReport };
   version: string;
   /** The XML interface's version string, `<dotted_version>-<date>-<time>_<digits>`. */
   versionString: string;
+  /** Health checks and metrics (`/health/*`, `/metrics`); without it those routes are absent. */
+  ops?: OpsDeps;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -49,8 +61,9 @@ export const BODY_LIMIT = 1024 * 1024;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const paths = interfacePaths(deps.config);
   const guard = { limits: deps.config.limits, root: paths.root, xmlBase: paths.xmlBase };
+  const options = serverOptions(guard);
   const app = Fastify({
-    ...serverOptions(guard),
+    ...options,
     // Keys are at most 323 characters (a queue provider: four names of 80 and three dots); longer ones are 414.
     routerOptions: { maxParamLength: 400 },
     // No framework logger: it would build a child logger per request and log each one, which costs more than
@@ -60,8 +73,37 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // Each request runs in its own context, so every line logged while serving it carries its id. Fastify ignores
+    // its `http` options (the guards' timeouts) when it is given a server: they are passed on here.
+    serverFactory: (handler) =>
+      createServer(options.http, (req, res) =>
+        requestContext.run({ id: requestIdFrom(req.headers['x-request-id']) }, handler, req, res),
+      ),
+    genReqId: (req) => requestContext.getStore()?.id ?? requestIdFrom(req.headers['x-request-id']),
   }) as unknown as FastifyInstance;
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Request-Id', req.id);
+  });
+  // The access log: what was asked and answered, never headers, query strings or bodies (keys, passwords).
+  const metrics = deps.ops?.metrics;
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url;
+    metrics?.request(req.method, route, reply.statusCode, reply.elapsedTime);
+    if (deps.logger.isLevelEnabled('info'))
+      deps.logger.info(
+        {
+          reqId: req.id,
+          method: req.method,
+          path: req.url.split('?')[0],
+          route,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+        },
+        'request',
+      );
+  });
   app.decorateRequest('principal', null as unknown as Principal);
+  addCors(app, deps.config.corsOrigins);
   const stopGuards = installGuards(app, guard);
   app.addHook('onClose', async () => stopGuards());
 
@@ -88,11 +130,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       security: [{ apiKey: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (d) =>
+      'openapiObject' in d
+        ? (completeDocument(d.openapiObject as OpenApiDocument, paths.jsonBase, 'Apache-2.0') as typeof d.openapiObject)
+        : d.swaggerObject,
   });
 
   app.setErrorHandler((err, req, reply) => {
     const e = renderError(err, BODY_LIMIT);
-    if (e.unexpected) deps.logger.error({ err, method: req.method, url: req.url }, 'request failed');
+    if (e.unexpected)
+      deps.logger.error({ err, reqId: req.id, method: req.method, path: req.url.split('?')[0] }, 'request failed');
     return reply.code(e.status).headers(e.headers).send({ code: e.code, message: e.message });
   });
   app.setNotFoundHandler((req, reply) =>
@@ -103,7 +150,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
   );
 
-  const jsonPlugin: FastifyPluginAsync = (scope) => jsonInterface(scope, deps);
+  if (deps.ops) opsRoutes(app, deps.ops);
+
+  const jsonPlugin: FastifyPluginAsync = (scope) =>
+    jsonInterface(scope, { ...deps, sessions: deps.dashboard.sessions });
   await app.register(jsonPlugin, { prefix: paths.jsonBase });
   const xmlPlugin: FastifyPluginAsync = (scope) =>
     xmlInterface(scope, {
@@ -119,5 +169,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       xmlBase: paths.xmlBase,
     });
   await app.register(xmlPlugin, { prefix: paths.xmlBase });
+  await registerDashboard(app, { ...deps.dashboard, root: paths.root, jsonBase: paths.jsonBase });
   return app;
 }

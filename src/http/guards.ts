@@ -107,7 +107,8 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
   }, TICK_MS);
   lagTimer.unref();
 
-  const exempt = EXEMPT_PREFIXES.map((p) => `${o.root}${p}`);
+  // /health and /metrics are served at the root of the port (src/http/ops-routes.ts); also under the context path.
+  const exempt = [...EXEMPT_PREFIXES, ...EXEMPT_PREFIXES.map((p) => `${o.root}${p}`)];
   const isExempt = (url: string) => exempt.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
   let inFlight = 0;
 

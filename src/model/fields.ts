@@ -96,7 +96,7 @@ export const field = (fieldName: string, kind: FieldKind, options: Omit<Field, '
 /** The five final statuses that restart behaviour and status handlers react to. */
 export const HANDLED_FINAL_STATUSES = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'] as const;
 
-/** Every process status of DESIGN §6, with its one-letter code. */
+/** Every process status of docs/architecture.md §6, with its one-letter code. */
 export const JOB_STATUSES = {
   New: '-',
   Chained: 'P',

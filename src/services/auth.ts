@@ -63,7 +63,7 @@ export class Authenticator {
     if (!entry || now - entry.fetchedAt > Authenticator.CACHE_MS) {
       const hash = hashApiKey(presented);
       const key = await this.store.getApiKeyByHash(hash);
-      // DESIGN §10: the digest comparison is constant-time (the index look-up only found the candidate).
+      // docs/architecture.md §10: the digest comparison is constant-time (the index look-up only found the candidate).
       if (!key || !sameDigest(hash, key.keyHash)) {
         this.cache.delete(presented);
         this.limiter.fail({ address: clientAddress }, now);
@@ -89,19 +89,36 @@ export class Authenticator {
   }
 
   /**
-   * Basic authentication (DESIGN §10): `Authorization: Basic base64(user:password)`. Unknown users and wrong
+   * Basic authentication (docs/architecture.md §10): `Authorization: Basic base64(user:password)`. Unknown users and wrong
    * passwords cost the same scrypt run and get the same 401; failures count per address (as API keys
    * do) and per user name. A success is cached for LOGIN_CACHE_MS, re-checked against the stored user every CACHE_MS so
    * that a password change, a disabled user or a role change takes effect at once.
    */
   async authenticateBasic(header: string | undefined, clientAddress: string): Promise<Principal> {
+    return (await this.authenticatePassword(parseBasic(header), clientAddress, BASIC_CHALLENGE)).principal;
+  }
+
+  /**
+   * A user name and password, as basic auth and the dashboard's sign-in present them: the same scrypt check,
+   * cache and per-address failure limit. Answers the principal and the password hash it was checked against
+   * (a session remembers it, so a password change ends the session).
+   */
+  async authenticatePassword(
+    credentials: { user: string; password: string } | undefined,
+    clientAddress: string,
+    challenge: string,
+  ): Promise<{ principal: Principal; passwordHash: string }> {
     const now = this.clock.now();
-    const credentials = parseBasic(header);
     const attempt = { address: clientAddress, user: credentials?.user };
     this.checkRateLimit(attempt, now);
-    if (!credentials) {
+    if (
+      !credentials ||
+      credentials.user === '' ||
+      credentials.user.length > 255 ||
+      credentials.password.length > 1024
+    ) {
       this.limiter.fail(attempt, now);
-      throw unauthenticated(BASIC_CHALLENGE);
+      throw unauthenticated(challenge);
     }
     const cacheKey = createHmac('sha256', this.loginKey)
       .update(`${credentials.user}\0${credentials.password}`)
@@ -122,12 +139,22 @@ export class Authenticator {
       login = await pending;
       if (!login) {
         this.limiter.fail(attempt, now);
-        throw unauthenticated(BASIC_CHALLENGE);
+        throw unauthenticated(challenge);
       }
       if (this.logins.size > 10_000) this.logins.clear();
       this.logins.set(cacheKey, login);
     }
-    return login.principal;
+    return { principal: login.principal, passwordHash: login.passwordHash };
+  }
+
+  /**
+   * The current principal of a signed-in user, or null when the user is gone, disabled or has another password
+   * now (the session ends). Sessions call it at most every CACHE_MS.
+   */
+  async principalWithPassword(userName: string, passwordHash: string): Promise<Principal | null> {
+    const user = await this.store.getUser(userName);
+    if (!user || user.disabled || user.passwordHash !== passwordHash) return null;
+    return this.principalOf(user.name);
   }
 
   private async verifyLogin(userName: string, password: string, now: number): Promise<CachedLogin | undefined> {

@@ -27,7 +27,7 @@ const systemDefinition = (name: string, description: string, parameters: unknown
   protection: 'locked',
 });
 
-/** DESIGN §4: the objects every installation has. Created in order, so references resolve. */
+/** docs/architecture.md §4: the objects every installation has. Created in order, so references resolve. */
 export const BUILTIN_OBJECTS: readonly Builtin[] = [
   {
     type: 'Partition',

@@ -19,7 +19,7 @@ export interface CarExportDeps {
 }
 
 /**
- * Writes CAR archives (DESIGN §14): the object XML of each object, its library files, and export-info.xml, with
+ * Writes CAR archives (docs/architecture.md §14): the object XML of each object, its library files, and export-info.xml, with
  * the same privilege rules as reading the objects. The bytes depend only on the objects and the user: entries are
  * sorted, timestamps fixed, and export-info's date is the newest modification time among the objects.
  */
@@ -46,7 +46,7 @@ export class CarExporter {
       if (seen.has(label)) continue;
       const { object, data } = await this.d.objects.read(p, type, canonical);
       seen.set(label, { type: type.name, key: object.key, data });
-      // A chain is a JobDefinition and a JobChain of one name (DESIGN §3): they travel together.
+      // A chain is a JobDefinition and a JobChain of one name (docs/architecture.md §3): they travel together.
       if (type.name === 'JobChain') queue.push({ type: 'JobDefinition', key: object.key });
       if (
         type.name === 'JobDefinition' &&

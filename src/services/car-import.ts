@@ -48,7 +48,7 @@ export interface ImportServiceDeps {
 }
 
 /**
- * Receives CAR archives (DESIGN §14). What can be judged from the bytes alone is judged before anything is stored:
+ * Receives CAR archives (docs/architecture.md §14). What can be judged from the bytes alone is judged before anything is stored:
  * size and inflation caps (413), unsafe or unexpected entries and signatures (422), the caller's right to import
  * (403), the request's own fields (400). The archive is then kept in the database and a System_Import_Archive job
  * is submitted in the same transaction; the job (import-job.ts) does the import, all or nothing.

@@ -18,7 +18,7 @@ export interface EventServiceDeps {
   defaultTimeZone: string;
 }
 
-/** The JSON of an event (DESIGN §12): its id first, then the registry's Event fields, dates in the event's zone. */
+/** The JSON of an event (docs/architecture.md §12): its id first, then the registry's Event fields, dates in the event's zone. */
 export function renderEvent(e: EventRecord, defaultZone: string): Record<string, unknown> {
   const zone = e.data.zone ?? defaultZone;
   return {

@@ -47,7 +47,7 @@ const ENTRY_XML_LIMITS = { maxBytes: 16 * 1024 * 1024 };
 class NoLongerRunning extends Error {}
 
 /**
- * Runs System_Import_Archive jobs (DESIGN §14): reads the archive kept with the job, turns every object entry into
+ * Runs System_Import_Archive jobs (docs/architecture.md §14): reads the archive kept with the job, turns every object entry into
  * a registry object, applies the import rule set and target partition, and writes everything in ONE transaction
  * that also finishes the job, so an import is all or nothing, even across a crash (a job that was running when the
  * server stopped ends Unknown and its transaction never committed). The job's stdout.log lists what was created,

@@ -1,4 +1,5 @@
 import type { JobRecord } from '../domain/job.ts';
+import { type ProcessProperty, unchangeableReason } from '../domain/process-properties.ts';
 import { actionApplies, isFinal, type JobAction, notApplicableMessage, PENDING } from '../domain/job-status.ts';
 import { unstorableText } from '../model/characters.ts';
 import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
@@ -9,12 +10,28 @@ import { settlePending } from '../engine/pending.ts';
 import { finishJob, rerun } from '../engine/transitions.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { JobStatus } from '../model/fields.ts';
+import { dropUnchanged } from '../model/round-trip.ts';
 import { isPlainObject } from '../model/validate.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import { renderJob } from './job-render.ts';
 import { userCause } from './user-cause.ts';
-import { type JobService, type JobServiceDeps, parseSubmitBody } from './jobs.ts';
+import { type JobService, type JobServiceDeps, parseSubmitBody, SUBMIT_FIELDS, type SubmitOptions } from './jobs.ts';
+
+interface Properties {
+  /** The fields the body gives, in its order. */
+  given: ProcessProperty[];
+  options: SubmitOptions;
+}
+
+/** An action's body: the fields of a submit body (checked as there), none of them required. */
+function parseProperties(body: unknown, defaultZone: string): Properties {
+  const options = parseSubmitBody(body, defaultZone);
+  const given = isPlainObject(body)
+    ? (Object.keys(body).filter((k) => body[k] !== undefined) as ProcessProperty[])
+    : [];
+  return { given, options };
+}
 
 const UPDATE_FIELDS = new Set(['Status', 'Description', 'JobNotes', 'JobParameters']);
 const UPDATE_STATUSES: readonly JobStatus[] = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'];
@@ -23,8 +40,9 @@ const UPDATE_STATUSES: readonly JobStatus[] = ['Completed', 'Error', 'Killed', '
 const onAgent = (job: JobRecord) => job.processServer !== null && job.processServer !== SYSTEM_SERVER;
 
 /**
- * The job actions of spec §3 with the statuses of DESIGN §6. Each runs in the engine's serial loop, in its own
- * transaction; one that does not apply in the job's status is a 409 naming the status.
+ * The job actions of spec §3 with the statuses of docs/architecture.md §6. Each runs in the engine's serial loop, in its own
+ * transaction; one that does not apply in the job's status is a 409 naming the status. Each takes an optional body
+ * of process properties, applied in the same transaction (see domain/process-properties.ts).
  */
 export class JobActions {
   private readonly d: JobServiceDeps;
@@ -47,21 +65,22 @@ export class JobActions {
     this.jobs.require(p, 'Job', seen.partition, 'Control', `${action} Job:${seen.jobId}`);
     if (action === 'restart' || action === 'resubmit')
       this.jobs.require(p, 'JobDefinition', seen.partition, 'Submit', `submit ${seen.definition}`);
-    if (
-      action !== 'resubmit' &&
-      action !== 'updateJob' &&
-      body !== undefined &&
-      body !== null &&
-      !(isPlainObject(body) && Object.keys(body).length === 0)
-    )
-      throw invalid(`Action ${action} takes no body`);
+    // A resubmit body may be the job as GET renders it: what is not a submit field must be as it is (spec row 13).
+    if (action === 'resubmit' && isPlainObject(body) && Object.keys(body).some((k) => !SUBMIT_FIELDS.has(k))) {
+      const current = await this.jobs.get(p, idText);
+      body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && k in current);
+    }
     const resubmit = action === 'resubmit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
+    // Every other action takes an optional body of process properties (spec §4 row 13), applied with the action.
+    const properties =
+      action === 'resubmit' || action === 'updateJob' ? undefined : parseProperties(body, this.d.defaultTimeZone);
     const now = () => this.d.clock.now();
     const result = await this.d.engine.mutate(
       async (tx, fx) => {
-        const job = await tx.jobs.get(seen.jobId);
+        let job = await tx.jobs.get(seen.jobId);
         if (!job) throw notFound('Job', seen.jobId);
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
+        if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), fx);
         switch (action) {
           case 'cancel':
             await this.cancel(tx, job, query.cancelRecurrence === 'true', now(), fx);
@@ -89,7 +108,12 @@ export class JobActions {
             fx.dispatch = true;
             return this.save(tx, job, 'Queued', now(), fx);
           case 'restart':
-            return rerun(tx, job, now(), fx, { keepPlace: false, submittedBy: p.user, starts: 0 });
+            return rerun(tx, job, now(), fx, {
+              keepPlace: false,
+              submittedBy: p.user,
+              starts: 0,
+              ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
+            });
           case 'resubmit':
             return this.resubmit(tx, p, job, resubmit as NonNullable<typeof resubmit>, fx);
           case 'updateJob':
@@ -120,6 +144,58 @@ export class JobActions {
       await tx.jobs.delete([job.jobId]);
       fx.removeFiles.push(job.jobId);
     });
+  }
+
+  /**
+   * Applies an action's body to the job before the action runs, in its transaction. Every field is checked first
+   * (a field that cannot change in the job's status is 400 and nothing is done). Restart applies the body to the
+   * job it creates: the finished job is left as it was and a copy carries the changes into `rerun`.
+   */
+  private async applyProperties(
+    tx: Store,
+    p: Principal,
+    job: JobRecord,
+    action: JobAction,
+    properties: Properties,
+    now: number,
+    fx: Effects,
+  ): Promise<JobRecord> {
+    const { given, options } = properties;
+    if (given.length === 0) return job;
+    for (const field of given) {
+      const reason = unchangeableReason(field, job.jobId, job.status, action);
+      if (reason) throw invalid(reason);
+    }
+    const target: JobRecord = action === 'restart' ? { ...job, data: { ...job.data } } : job;
+    for (const field of given)
+      switch (field) {
+        case 'Description':
+          target.description = options.description ?? null;
+          break;
+        case 'Priority':
+          if (options.priority !== undefined) target.priority = options.priority;
+          break;
+        case 'Queue':
+          if (options.queue !== undefined) target.queue = (await this.jobs.queue(tx, p, options.queue)).key;
+          break;
+        case 'RequestedStartTime':
+          if (options.requestedStart) {
+            target.requestedStart = options.requestedStart.ms;
+            if (target.status === 'Scheduled') fx.wakeAt.push(target.requestedStart);
+          }
+          break;
+        case 'JobParameters':
+          target.data.parameters = resubmitParameters(
+            job.data.parameters,
+            options.parameters,
+            job.definition,
+            job.data.zone,
+          );
+          break;
+      }
+    if (action !== 'restart') target.modificationTime = now;
+    fx.dispatch = true;
+    return target;
   }
 
   private async save(tx: Store, job: JobRecord, status: JobStatus, now: number, fx?: Effects): Promise<JobRecord> {

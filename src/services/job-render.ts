@@ -5,7 +5,7 @@ import { renderObject } from '../model/render.ts';
 
 const JOB = requireType('Job');
 
-/** The JSON of a job (DESIGN §12): identifiers first, then the registry's Job fields, dates in the job's zone. */
+/** The JSON of a job (docs/architecture.md §12): identifiers first, then the registry's Job fields, dates in the job's zone. */
 export function renderJob(job: JobRecord, files: readonly JobFileRecord[]): Record<string, unknown> {
   const zone = job.data.zone;
   const at = (ms: number | null) => (ms === null ? null : { ms, zone });
@@ -50,7 +50,7 @@ export function renderJob(job: JobRecord, files: readonly JobFileRecord[]): Reco
   };
 }
 
-/** `?fields=jobId,uniqueId`: only the named fields, matched without regard to case (DESIGN §12). */
+/** `?fields=jobId,uniqueId`: only the named fields, matched without regard to case (docs/architecture.md §12). */
 export function selectFields(rendered: Record<string, unknown>, fields: string | undefined): Record<string, unknown> {
   if (fields === undefined || fields.trim() === '') return rendered;
   const wanted = new Set(fields.split(',').map((f) => f.trim().toLowerCase()));

@@ -30,7 +30,7 @@ export interface JobServiceDeps {
 /** A job changes status a few dozen times at most; hold/release loops are capped here. */
 const MAX_HISTORY = 10_000;
 
-const SUBMIT_FIELDS = new Set([
+export const SUBMIT_FIELDS: ReadonlySet<string> = new Set([
   'JobParameters',
   'RequestedStartTime',
   'Queue',
@@ -46,7 +46,7 @@ export function parseJobId(text: string, type = 'Job'): number {
   return Number(text);
 }
 
-/** The properties a submit or resubmit body may set (DESIGN §12), checked before anything is stored. */
+/** The properties a submit or resubmit body may set (docs/architecture.md §12), checked before anything is stored. */
 export interface SubmitOptions {
   parameters: unknown;
   requestedStart: ZonedInstant | undefined;
@@ -146,11 +146,7 @@ export class JobService {
     parameters?: JobRecord['data']['parameters'],
   ): Promise<JobRecord> {
     const d = definition.data;
-    const queueKey = parseKey('partitioned', options.queue ?? (d.DefaultQueue as string));
-    if (!queueKey) throw invalid(`Field "Queue": "${options.queue}" is not a queue key`);
-    const queue = can(p, 'Queue', queueKey.partition, 'View') ? await tx.getObject('Queue', queueKey.key) : undefined;
-    if (!queue) throw invalid(`Field "Queue": ${businessKey('Queue', queueKey.key)} does not exist`);
-    this.require(p, 'Queue', queueKey.partition, 'Submit', `submit into ${businessKey('Queue', queueKey.key)}`);
+    const queue = await this.queue(tx, p, options.queue ?? (d.DefaultQueue as string));
     const now = this.d.clock.now();
     const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.d.defaultTimeZone;
     const params =
@@ -211,7 +207,22 @@ export class JobService {
       if (partition !== undefined && !can(p, type, partition, 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(type, key as string)}`);
     }
-    return renderJob(job, await this.filesWithLiveSizes(job));
+    const rendered = renderJob(job, await this.filesWithLiveSizes(job));
+    const waiting = await this.unservedNote(job);
+    if (waiting) rendered.JobNotes = [...(rendered.JobNotes as string[]), waiting];
+    return rendered;
+  }
+
+  /**
+   * A Queued job whose queue no process server serves waits until a QueueProvider links one: say so when it is
+   * read (not stored: it stops being true the moment a provider is added).
+   */
+  private async unservedNote(job: JobRecord): Promise<string | undefined> {
+    if (job.status !== 'Queued') return undefined;
+    const queue = await this.d.store.getObject('Queue', job.queue);
+    if (!queue) return undefined;
+    if ((await this.d.store.referrerKeys(queue.uniqueId, 'QueueProvider', 'Queue')).length > 0) return undefined;
+    return `Waiting: no process server serves ${businessKey('Queue', job.queue)}; add a QueueProvider linking one to it`;
   }
 
   /** GET /Job/<id>/history: the job's status changes, oldest first (the privileges of GET /Job/<id>). */
@@ -272,6 +283,16 @@ export class JobService {
     const job = await this.d.store.jobs.get(id);
     if (!job || !can(p, 'Job', job.partition, 'View')) throw notFound('Job', id);
     return job;
+  }
+
+  /** The queue a job goes into: it must exist, be visible, and take the caller's submits. */
+  async queue(tx: Store, p: Principal, key: string): Promise<StoredObject> {
+    const queueKey = parseKey('partitioned', key);
+    if (!queueKey) throw invalid(`Field "Queue": "${key}" is not a queue key`);
+    const queue = can(p, 'Queue', queueKey.partition, 'View') ? await tx.getObject('Queue', queueKey.key) : undefined;
+    if (!queue) throw invalid(`Field "Queue": ${businessKey('Queue', queueKey.key)} does not exist`);
+    this.require(p, 'Queue', queueKey.partition, 'Submit', `submit into ${businessKey('Queue', queueKey.key)}`);
+    return queue;
   }
 
   require(p: Principal, type: string, partition: string, privilege: Privilege, what: string): void {

@@ -28,7 +28,10 @@ export async function precheckObject(typeName: TypeName, data: Rec, deps: Preche
   const checks = items(data.Recipients).map(async (r, i) => {
     if (r.Kind !== 'Webhook' || typeof r.Address !== 'string' || !/^https?:\/\/\S+$/i.test(r.Address)) return undefined;
     const target = await resolveWebhookTarget(r.Address, deps.webhookAllow, deps.lookup);
-    return 'problem' in target ? `Field "Recipients[${i}].Address": ${target.problem}` : undefined;
+    // A host that does not resolve (yet, or not from here) is accepted: every send resolves and checks it again,
+    // so it can never reach an internal address. One that resolves to an internal address is refused now.
+    if (!('problem' in target) || target.unresolved) return undefined;
+    return `Field "Recipients[${i}].Address": ${target.problem}`;
   });
   return (await Promise.all(checks)).find((p) => p !== undefined);
 }
@@ -49,10 +52,29 @@ export async function checkObject(
     case 'JobChain':
       return checkJobChain(new Reader(tx), key, data);
     case 'JobDefinition':
-      return (await checkChainDefinition(tx, key, data)) ?? (await checkCredentialUse(tx, data, p));
+      return (
+        (await checkChainDefinition(tx, key, data)) ??
+        (await checkCredentialUse(tx, data, p)) ??
+        (await checkParticipants(tx, data))
+      );
     default:
       return undefined;
   }
+}
+
+/**
+ * A UserMessage's participants must exist when the definition is stored: a misspelt or missing name would leave its
+ * jobs waiting for an answer nobody is allowed to give. Users and roles are made with `millrace user …`.
+ */
+async function checkParticipants(tx: Store, data: Rec): Promise<string | undefined> {
+  const um = data.UserMessage as Rec | null | undefined;
+  for (const [i, who] of items(um?.Participants).entries()) {
+    const name = who as unknown as string;
+    const role = /^role:(.+)$/i.exec(name)?.[1];
+    if (role !== undefined ? await tx.getRole(role) : await tx.getUser(name)) continue;
+    return `Field "UserMessage.Participants[${i}]": there is no ${role !== undefined ? `role ${role}` : `user ${name}`}; create it first (millrace user add / user role-set)`;
+  }
+  return undefined;
 }
 
 /** The definition that carries a JobChain's parameters and submits it must stay of type JobChain. */
@@ -91,7 +113,7 @@ const OUTPUT: readonly Direction[] = ['Out', 'InOut'];
 const ANY: readonly Direction[] = ['In', 'Out', 'InOut'];
 
 async function checkJobChain(r: Reader, key: string, data: Rec): Promise<string | undefined> {
-  // Same key: the definition a chain is submitted through (DESIGN §3); absent on a first create (auto-created).
+  // Same key: the definition a chain is submitted through (docs/architecture.md §3); absent on a first create (auto-created).
   const own = await r.get('JobDefinition', key);
   if (own && own.JobDefinitionType !== 'JobChain')
     return `JobDefinition ${key} has JobDefinitionType ${own.JobDefinitionType}; the definition of a JobChain must have JobDefinitionType JobChain`;

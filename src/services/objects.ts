@@ -5,6 +5,7 @@ import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import type { ObjectType } from '../model/object-type.ts';
 import { keyShapeOf, requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
+import { dropServerOwned, namesServerOwned } from '../model/round-trip.ts';
 import { checkRules, collectReferences, validateObjectBody } from '../model/validate.ts';
 import type { SecretBox } from '../security/secret-box.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
@@ -84,7 +85,7 @@ const DERIVED: Record<string, Deriver> = {
 
 /**
  * Create, read, update and delete for every definition type of the registry, with the privilege rules of
- * DESIGN §10: no View → 404 exactly as for a missing object; View but not the operation's privilege → 403;
+ * docs/architecture.md §10: no View → 404 exactly as for a missing object; View but not the operation's privilege → 403;
  * GET also needs View on every object referred to (spec §4), else 403 naming it.
  */
 export class ObjectService {
@@ -200,7 +201,8 @@ export class ObjectService {
     const partitionType = type.name === 'Partition' ? undefined : 'Partition';
     if (!can(p, type.name, parsed.partition, 'View')) throw notFound(partitionType ?? type.name, parsed.partition);
     this.require(p, type, parsed.partition, 'Create', `create a ${type.name} in partition ${parsed.partition}`);
-    const values = validateObjectBody(type, body ?? {}, this.validateOptions('create'));
+    const given = dropServerOwned(type, body ?? {}, undefined, businessKey(type.name, parsed.key));
+    const values = validateObjectBody(type, given, this.validateOptions('create'));
     this.applyIdentity(type, parsed, values);
     checkRules(type, values);
     await this.precheck(type, values);
@@ -220,7 +222,10 @@ export class ObjectService {
   async update(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
     const { parsed } = await this.find(p, type, pathKey);
     this.require(p, type, parsed.partition, 'Edit', `change ${businessKey(type.name, parsed.key)}`);
-    const values = validateObjectBody(type, body ?? {}, this.validateOptions('update'));
+    // A body copied from GET: its server-owned fields must be as they are now (else someone changed the object).
+    const current = namesServerOwned(type, body) ? JSON.parse(await this.getText(p, type, pathKey)) : undefined;
+    const given = dropServerOwned(type, body ?? {}, current, businessKey(type.name, parsed.key));
+    const values = validateObjectBody(type, given, this.validateOptions('update'));
     this.applyIdentity(type, parsed, values);
     await this.precheck(type, values);
     this.sealSecrets(type, values);
@@ -299,7 +304,7 @@ export class ObjectService {
   }
 
   /**
-   * Writes one object of an import (DESIGN §14) inside the import's transaction: the archive's object replaces
+   * Writes one object of an import (docs/architecture.md §14) inside the import's transaction: the archive's object replaces
    * the stored one field by field (fields the archive does not carry, such as passwords and run-time state, are
    * kept). Needs Create for a new object and Edit for an existing one. Built-in locked objects are kept as they
    * are. `body` is the JSON-input form (from the object XML); `precheckImport` ran on it before the transaction.
@@ -475,7 +480,7 @@ export class ObjectService {
   }
 
   /**
-   * DESIGN §3: creating a JobChain creates its JobDefinition (type JobChain) when there is none. Chains run inside
+   * docs/architecture.md §3: creating a JobChain creates its JobDefinition (type JobChain) when there is none. Chains run inside
    * the server, on the System process server, which serves the GLOBAL.System queue: that is their default queue.
    */
   private async afterCreate(tx: Store, type: ObjectType, object: StoredObject): Promise<void> {

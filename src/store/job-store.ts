@@ -94,10 +94,12 @@ export interface JobStore {
   groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean>;
   /** The jobs a chain or step job made (steps of a chain, calls of a step), oldest first. */
   listChildren(parentJob: number): Promise<JobRecord[]>;
-  /** Queued jobs of the given queues in dispatch order (DESIGN §8). */
+  /** Queued jobs of the given queues in dispatch order (docs/architecture.md §8). */
   dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]>;
   /** Jobs in `statuses` counted per queue, process server and status. */
   countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]>;
+  /** Every job counted per status and queue: one grouped query over the dispatch index (metrics). */
+  countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]>;
   /** Scheduled jobs whose RequestedStartTime has come, oldest first. */
   dueScheduled(now: number, limit: number): Promise<JobRecord[]>;
   /** Earliest RequestedStartTime of a Scheduled job, or undefined. */

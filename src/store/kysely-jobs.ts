@@ -500,6 +500,15 @@ export class KyselyJobStore implements JobStore {
     return rows.map(this.load);
   }
 
+  async countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['status', 'queue', sql<number>`count(*)`.as('n')])
+      .groupBy(['status', 'queue'])
+      .execute();
+    return rows.map((r) => ({ status: r.status as JobStatus, queue: r.queue, count: Number(r.n) }));
+  }
+
   async countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]> {
     const rows = await this.db
       .selectFrom('jobs')

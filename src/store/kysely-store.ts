@@ -15,6 +15,7 @@ import type {
   ObjectChange,
   ListOptions,
   ObjectRef,
+  PoolStats,
   Protection,
   RecentListOptions,
   Role,
@@ -101,6 +102,9 @@ interface WriteCounter {
   beforeCommit?: StatusChangeHook;
   afterCommit?: CommitListener;
   watched?: ReadonlySet<TypeName>;
+  /** Metrics: every committed transaction's job status changes, and each transaction's duration. */
+  committedStatus?: (changes: readonly StatusChange[]) => void;
+  transactionEnd?: (ms: number, committed: boolean) => void;
 }
 
 /**
@@ -116,6 +120,9 @@ export interface KyselyStoreOptions {
   onClose?: () => Promise<void>;
   /** SQLite's `PRAGMA data_version`: changes when another connection commits. */
   externalVersion?: () => number;
+  /** Migrations not yet run (see Store.pendingMigrations). */
+  pendingMigrations?: () => Promise<string[]>;
+  poolStats?: () => PoolStats;
 }
 
 /** One implementation for both dialects; a transaction is the same class over a Kysely Transaction. */
@@ -158,6 +165,9 @@ export class KyselyStore implements Store {
     const state: TxState = { wroteObjects: false, objects: [] };
     const listener = this.counter.afterCommit;
     const jobs: StatusChange[] = [];
+    const started = performance.now();
+    let committed = false;
+    const statusListener = this.counter.committedStatus;
     try {
       const result = await this.db.transaction().execute(async (trx: Transaction<Database>) => {
         const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter);
@@ -166,22 +176,59 @@ export class KyselyStore implements Store {
         // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
         for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges()) {
           await tx.jobs.insertHistory(changes.map((c) => ({ jobId: c.job.jobId, entry: c.entry })));
-          if (listener) for (const c of changes) jobs.push(c);
+          if (listener || statusListener) for (const c of changes) jobs.push(c);
           if (hook) await hook(tx, changes);
         }
         return result;
       });
+      committed = true;
       if (listener && (jobs.length > 0 || state.objects.length > 0)) listener({ jobs, objects: state.objects });
+      if (statusListener && jobs.length > 0) statusListener(jobs);
       return result;
     } finally {
       // Counted after the commit (or rollback), never before: a reader that saw the old token cannot have
       // cached data newer than it, and one that cached older data under the old token misses next time.
       if (state.wroteObjects) this.counter.writes += 1;
+      this.counter.transactionEnd?.(performance.now() - started, committed);
     }
   }
 
   onStatusChanges(hook: StatusChangeHook | undefined): void {
     this.counter.beforeCommit = hook;
+  }
+
+  async pendingMigrations(): Promise<string[]> {
+    const pending = this.options.pendingMigrations;
+    if (!pending) throw new Error('pendingMigrations is asked of the store, not of a transaction');
+    return pending();
+  }
+
+  async countObjectsByField(type: TypeName, field: string): Promise<{ value: string | null; count: number }[]> {
+    // A literal, not a parameter: PostgreSQL groups by an expression only when it is the selected one verbatim.
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(field)) throw new Error(`not a field name: ${field}`);
+    const value =
+      this.dialect === 'postgres'
+        ? sql<string | null>`(data::jsonb ->> ${sql.lit(field)})`
+        : sql<string | null>`json_extract(data, ${sql.lit(`$.${field}`)})`;
+    const rows = await this.db
+      .selectFrom('objects')
+      .select([value.as('value'), sql<number>`count(*)`.as('n')])
+      .where('type', '=', type)
+      .groupBy(value)
+      .execute();
+    return rows.map((r) => ({ value: r.value === null ? null : String(r.value), count: Number(r.n) }));
+  }
+
+  poolStats(): PoolStats | undefined {
+    return this.options.poolStats?.();
+  }
+
+  onCommittedStatusChanges(listener: ((changes: readonly StatusChange[]) => void) | undefined): void {
+    this.counter.committedStatus = listener;
+  }
+
+  onTransactionEnd(listener: ((ms: number, committed: boolean) => void) | undefined): void {
+    this.counter.transactionEnd = listener;
   }
 
   onCommit(listener: CommitListener | undefined, objectTypes?: ReadonlySet<TypeName>): void {

@@ -114,7 +114,7 @@ const m0002 = (dialect: Dialect): Migration => ({
       .addColumn('creation_time', 'bigint', (c) => c.notNull())
       .addColumn('modification_time', 'bigint', (c) => c.notNull())
       .execute();
-    // Dispatch order (DESIGN §8) within a status; also serves "jobs in status S" and the active counts.
+    // Dispatch order (docs/architecture.md §8) within a status; also serves "jobs in status S" and the active counts.
     await db.schema
       .createIndex('jobs_dispatch')
       .on('jobs')

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import pg from 'pg';
 import { type Database, KyselyStore } from './kysely-store.ts';
 import { migrationProvider } from './migrations.ts';
@@ -44,6 +44,14 @@ function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
   };
 }
 
+/** Names of the migrations the database has not run; one query of the migration table (readiness). */
+async function pendingMigrations(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): Promise<string[]> {
+  const known = Object.keys(await migrationProvider(dialect).getMigrations());
+  const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+  const done = new Set(rows.rows.map((r) => r.name));
+  return known.filter((name) => !done.has(name));
+}
+
 /** Opens the database, runs pending migrations, and returns the Store. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   let store: KyselyStore;
@@ -54,7 +62,12 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     // end the process. The pool drops the client and the next query connects afresh (or answers 503).
     pool.on('error', () => {});
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    store = new KyselyStore(db, 'postgres', { onClose: () => db.destroy() });
+    const kdb = db;
+    store = new KyselyStore(db, 'postgres', {
+      onClose: () => db.destroy(),
+      pendingMigrations: () => pendingMigrations(kdb, 'postgres'),
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    });
   } else {
     if (options.databaseUrl !== undefined) throw new Error(`unsupported database URL: ${options.databaseUrl}`);
     mkdirSync(options.dataDir, { recursive: true });
@@ -67,8 +80,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     sqlite.pragma('foreign_keys = ON');
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     const dataVersion = sqlite.prepare('pragma data_version').pluck();
+    const kdb = db;
     store = new KyselyStore(db, 'sqlite', {
       onClose: () => db.destroy(),
+      pendingMigrations: () => pendingMigrations(kdb, 'sqlite'),
       externalVersion: () => dataVersion.get() as number,
     });
   }

@@ -80,6 +80,13 @@ export interface ListOptions {
   limit: number;
 }
 
+export interface PoolStats {
+  total: number;
+  idle: number;
+  /** Queries waiting for a client. */
+  waiting: number;
+}
+
 /** A list of runtime objects kept with the others (messages, alerts), newest (highest uniqueId) first. */
 export interface RecentListOptions {
   partitions?: readonly string[];
@@ -115,6 +122,22 @@ export interface Store {
    * at once.
    */
   onCommit(listener: CommitListener | undefined, objectTypes?: ReadonlySet<TypeName>): void;
+  /**
+   * Sets the listener told of every transaction's job status changes once it committed (metrics). It must not
+   * throw nor write.
+   */
+  onCommittedStatusChanges(listener: ((changes: readonly StatusChange[]) => void) | undefined): void;
+  /**
+   * Asks the database which migrations have not run (an empty list when all have); rejects when the database does
+   * not answer. For the readiness check.
+   */
+  pendingMigrations(): Promise<string[]>;
+  /** Objects of a type counted per value of one top-level field of their data: one grouped query (metrics). */
+  countObjectsByField(type: TypeName, field: string): Promise<{ value: string | null; count: number }[]>;
+  /** The connection pool's clients (PostgreSQL); undefined for SQLite's single connection. */
+  poolStats(): PoolStats | undefined;
+  /** Sets the listener told how long each transaction took, in ms, and whether it committed (metrics). */
+  onTransactionEnd(listener: ((ms: number, committed: boolean) => void) | undefined): void;
   /**
    * A token that changes whenever committed object data may have changed (own writes and, on SQLite, other
    * connections' commits), read before the data it validates. Undefined when the store cannot tell (PostgreSQL

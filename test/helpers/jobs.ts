@@ -72,7 +72,7 @@ export async function staysIn(t: TestServer, jobId: number, status: string, ms =
   } while (Date.now() < end);
 }
 
-/** Asserts an error record of DESIGN §9: the status, `code` as text, and a message matching `message`. */
+/** Asserts an error record of docs/architecture.md §9: the status, `code` as text, and a message matching `message`. */
 /** POSTs an object (or anything answering 201) and fails the test with the answer's body otherwise. */
 export async function postCreated(t: TestServer, path: string, body: unknown = {}): Promise<void> {
   const res = await t.req('POST', path, { body });

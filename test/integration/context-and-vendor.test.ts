@@ -32,7 +32,7 @@ describe('--context and --vendor shape the paths', () => {
     assert.equal(normalizeContext('/acme/prod/'), 'acme/prod');
     assert.throws(() => normalizeContext('acme/../etc'), /invalid context/);
     assert.throws(() => loadConfig({ vendor: 'Bad Vendor' }), /invalid vendor/);
-    assert.throws(() => loadConfig({ port: '70000' }), /invalid port/);
+    assert.throws(() => loadConfig({ port: '70000' }), /invalid --port: "70000"/);
     assert.equal(loadConfig({}, { MILLRACE_PORT: '8080', MILLRACE_CONTEXT: '' }).context, '');
     assert.equal(loadConfig({ port: '9090' }, { MILLRACE_PORT: '8080' }).port, 9090);
   });

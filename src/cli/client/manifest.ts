@@ -179,7 +179,7 @@ function needs(m: Manifest): string[] {
   const parsed = parseKey(m.type.key, m.key);
   const data = { ...m.desired, ...(parsed?.identity ?? {}) };
   const found = collectReferences(m.type.fields, data).map((r) => idOf(r.type, r.key));
-  // DESIGN §3: a chain's steps live in a JobChain object of the same key as its JobDefinition (type JobChain).
+  // docs/architecture.md §3: a chain's steps live in a JobChain object of the same key as its JobDefinition (type JobChain).
   if (m.type.name === 'JobChain') found.push(idOf('JobDefinition', m.key));
   return found;
 }

@@ -15,7 +15,8 @@ const QUERY = new Set(['TargetPartition', 'WaitForCompletion', 'ImportRuleSet', 
  * Spec §4 row 11: `POST /Import` with the CAR file as the body. The answer is the System_Import_Archive job that
  * does the import (GET /Job/<jobId> follows it). WaitForCompletion=true waits for it: 200 when it completed, 500
  * when it failed (import rules 1 and 2); false answers 200 once it is submitted (rule 3). An archive that cannot
- * be imported at all (unsafe, too large, untrusted) is refused before any job exists, with 413 or 422.
+ * be imported at all (not a CAR, unsafe, too large when inflated, untrusted) is refused before any job exists:
+ * with WaitForCompletion=true that is a failed import too, so 500 with the reason (rule 2); otherwise 413 or 422.
  */
 export async function registerImportRoute(
   app: FastifyInstance,
@@ -65,11 +66,17 @@ function importRoute(app: FastifyInstance, imports: ImportService, jobs: JobServ
       const wait = q.WaitForCompletion ?? 'false';
       if (wait !== 'true' && wait !== 'false') throw invalid('WaitForCompletion must be true or false');
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const job = await imports.start(req.principal, body, {
-        ...(q.TargetPartition !== undefined ? { targetPartition: q.TargetPartition } : {}),
-        ...(q.ImportRuleSet !== undefined ? { ruleSet: q.ImportRuleSet } : {}),
-        ...(q.fileName !== undefined ? { fileName: q.fileName } : {}),
-      });
+      const job = await imports
+        .start(req.principal, body, {
+          ...(q.TargetPartition !== undefined ? { targetPartition: q.TargetPartition } : {}),
+          ...(q.ImportRuleSet !== undefined ? { ruleSet: q.ImportRuleSet } : {}),
+          ...(q.fileName !== undefined ? { fileName: q.fileName } : {}),
+        })
+        .catch((err: unknown) => {
+          if (wait === 'true' && err instanceof MillraceError && (err.status === 422 || err.status === 413))
+            throw new MillraceError(500, 'IMPORT_FAILED', `Import failed: ${err.message}`);
+          throw err;
+        });
       releaseForRequest(req.raw);
       if (wait === 'false') return reply.code(200).send(await jobs.get(req.principal, String(job.jobId)));
       const ended = await imports.waitForEnd(job.jobId);

@@ -24,7 +24,7 @@ const key = (description: string) => ({
 });
 const SUBMIT_BODY = {
   type: 'object',
-  description: 'Every field is optional (DESIGN §12).',
+  description: 'Every field is optional (docs/architecture.md §12).',
   properties: {
     JobParameters: {
       type: 'array',
@@ -39,6 +39,11 @@ const SUBMIT_BODY = {
           InValueString: { type: 'string', nullable: true },
           InValueNumber: { type: 'number', nullable: true },
           InValueDate: { type: 'string', nullable: true },
+          Direction: { type: 'string', enum: ['In', 'Out', 'InOut'], description: 'Read-only: as declared' },
+          DataType: { type: 'string', enum: ['String', 'Number', 'Date'], description: 'Read-only: as declared' },
+          OutValueString: { type: 'string', nullable: true, description: 'Read-only: a result' },
+          OutValueNumber: { type: 'number', nullable: true, description: 'Read-only: a result' },
+          OutValueDate: { type: 'string', nullable: true, description: 'Read-only: a result' },
         },
       },
     },
@@ -47,6 +52,47 @@ const SUBMIT_BODY = {
     Priority: { type: 'integer', minimum: 1, maximum: 100 },
     Description: { type: 'string', maxLength: 255 },
     HoldOnSubmit: { type: 'boolean' },
+    SubmitFrame: {
+      type: 'string',
+      example: 'GLOBAL.Daily',
+      description: 'A recurrence: the job is submitted again at each occurrence of this SubmitFrame',
+    },
+  },
+  additionalProperties: false,
+};
+/** Resubmit: a submit body, or the body of GET /Job/<id> (fields the server owns must be unchanged). */
+const RESUBMIT_BODY = {
+  ...SUBMIT_BODY,
+  description:
+    'Every field is optional. The body of GET /Job/<id> is accepted as is: the fields a submit does not set (Status, jobId, RunStart …) are ignored when unchanged and refused (400 naming them) when changed.',
+  additionalProperties: true,
+};
+/**
+ * Spec §4 row 13: process properties, optional, applied with the action (restart: to the new job). A property that
+ * cannot change in the job's status is 400 naming it. updateJob takes its own form (spec §2.3): Status, JobNotes, and
+ * JobParameters as {Name, OutValue}.
+ */
+const ACTION_BODY = {
+  type: 'object',
+  description:
+    'Optional process properties applied with the action. Description may change in any status; Priority, Queue, RequestedStartTime and JobParameters (In values) only before the job is handed to a process server, and on restart (to the new job). updateJob takes Status, Description, JobNotes and JobParameters as {Name, OutValue}.',
+  properties: {
+    Description: { type: 'string', maxLength: 255, nullable: true },
+    Priority: SUBMIT_BODY.properties.Priority,
+    Queue: SUBMIT_BODY.properties.Queue,
+    RequestedStartTime: SUBMIT_BODY.properties.RequestedStartTime,
+    JobParameters: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          ...SUBMIT_BODY.properties.JobParameters.items.properties,
+          OutValue: { description: 'updateJob: the Out value', oneOf: [{ type: 'string' }, { type: 'number' }] },
+        },
+      },
+    },
+    Status: { type: 'string', description: 'updateJob: a final status', example: 'Completed' },
+    JobNotes: { type: 'array', items: { type: 'string' }, description: 'updateJob: notes appended to the job' },
   },
   additionalProperties: false,
 };
@@ -149,7 +195,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       tags: ['Job'],
       summary: 'Resubmit: a new job copied from this one, with the body applied',
       params: jobKey,
-      body: SUBMIT_BODY,
+      body: RESUBMIT_BODY,
       response: { 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },
     handler: (req, reply) => act(req, reply, 'resubmit'),
@@ -164,6 +210,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
         required: ['key', 'action'],
       },
       querystring: { type: 'object', properties: { cancelRecurrence: { type: 'string', enum: ['true', 'false'] } } },
+      body: ACTION_BODY,
       response: { 200: JOB, 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },
     handler: (req, reply) => {

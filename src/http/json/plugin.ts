@@ -3,6 +3,8 @@ import { invalid } from '../../errors.ts';
 import type { Authenticator } from '../../services/auth.ts';
 import type { EventService } from '../../services/events.ts';
 import type { ObjectService } from '../../services/objects.ts';
+import type { Sessions } from '../../services/sessions.ts';
+import { requireCsrf, sessionCookie } from '../ui/session-cookie.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
 import type { ImportService } from '../../services/car-import.ts';
 import { registerEventRoutes } from './event-routes.ts';
@@ -23,12 +25,16 @@ export interface JsonInterfaceDeps {
   messages: MessageServices;
   events: EventService;
   imports: ImportService;
+  /** The dashboard's sessions: their cookie stands in for an API key (issue 13). */
+  sessions?: Sessions;
   feed: Feed;
 }
 
 /**
  * The JSON interface of spec document 1, registered under its base URL. Every route needs an API key in
  * `X-API-Key` (Node lower-cases header names, so any spelling works); keys in the query string are ignored.
+ * Without a key, the dashboard's session cookie is accepted instead, and then a state-changing request must also
+ * carry the session's CSRF token (X-Millrace-CSRF).
  */
 export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDeps): Promise<void> {
   // Only JSON bodies; anything else is 415. An empty body counts as no body, so `POST …/submit` with a
@@ -52,9 +58,17 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   app.setValidatorCompiler(() => () => true);
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    reply.header('Cache-Control', 'no-store').header('X-Content-Type-Options', 'nosniff');
     const header = req.headers['x-api-key'];
+    if (header === undefined && deps.sessions) {
+      const session = await deps.sessions.resolve(sessionCookie(req));
+      if (session) {
+        requireCsrf(req, session);
+        req.principal = session.principal;
+        return;
+      }
+    }
     req.principal = await deps.auth.authenticateApiKey(typeof header === 'string' ? header : undefined, req.ip);
-    reply.header('Cache-Control', 'no-store');
   });
 
   const served = new Map<string, Set<string>>();

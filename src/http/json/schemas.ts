@@ -70,7 +70,7 @@ function recordSchema(fields: ObjectType['fields'], mode: 'input' | 'output'): S
 export const outputSchemaId = (type: ObjectType): string => type.name;
 export const inputSchemaId = (type: ObjectType): string => `${type.name}Input`;
 
-/** Runtime objects addressed by an id of their own (DESIGN §12): the renderer writes it before uniqueId. */
+/** Runtime objects addressed by an id of their own (docs/architecture.md §12): the renderer writes it before uniqueId. */
 const ID_FIELDS: Record<string, { name: string; schema: Schema; example: string }> = {
   Job: { name: 'jobId', schema: { type: 'integer', readOnly: true }, example: '42' },
   Event: {

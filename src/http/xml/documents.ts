@@ -1,7 +1,7 @@
 import { el, serializeXml, type XmlElement } from '../../car/xml.ts';
 
 /**
- * The XML documents the api-rest interface answers with (DESIGN §9, §13): errors, `message` replies of the put
+ * The XML documents the api-rest interface answers with (docs/architecture.md §9, §13): errors, `message` replies of the put
  * services, and `rest-list`. Built as element trees and serialised by one serialiser, so escaping is never
  * hand-written.
  */

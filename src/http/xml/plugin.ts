@@ -33,7 +33,7 @@ export interface XmlInterfaceDeps {
 
 /**
  * The XML interface of spec document 2 (`api-rest`), with basic authentication on every service and errors as
- * `<error><code/><message/></error>` (DESIGN §9), 401s included. Bodies are taken as bytes by every service and
+ * `<error><code/><message/></error>` (docs/architecture.md §9), 401s included. Bodies are taken as bytes by every service and
  * checked by it: XML ones for content type, size and safety before parsing; archives for being zips.
  */
 export async function xmlInterface(app: FastifyInstance, deps: Omit<XmlInterfaceDeps, 'wadl'>): Promise<void> {
@@ -42,7 +42,8 @@ export async function xmlInterface(app: FastifyInstance, deps: Omit<XmlInterface
 
   app.setErrorHandler((err, req, reply) => {
     const e = renderError(err, XML_BODY_LIMIT);
-    if (e.unexpected) deps.logger.error({ err, method: req.method, url: req.url }, 'request failed');
+    if (e.unexpected)
+      deps.logger.error({ err, reqId: req.id, method: req.method, path: req.url.split('?')[0] }, 'request failed');
     return reply.code(e.status).headers(e.headers).type(XML_TYPE).send(errorDocument(e.status, e.message));
   });
   app.setNotFoundHandler((req, reply) =>

@@ -3,7 +3,7 @@ import { defineType } from '../object-type.ts';
 
 /**
  * A user and password for a system (product §2.9), so that jobs can run as a user without naming the password.
- * The password is write-only: encrypted at rest and never returned, CAR exports included (DESIGN §10).
+ * The password is write-only: encrypted at rest and never returned, CAR exports included (docs/architecture.md §10).
  */
 export default defineType({
   name: 'Credential',

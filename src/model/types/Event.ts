@@ -2,7 +2,7 @@ import { date, field, int, oneOf, ref, string } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
 /**
- * A raise of an event definition (DESIGN §12). Its id `<definition name><RaiseSequence>` is written by the renderer.
+ * A raise of an event definition (docs/architecture.md §12). Its id `<definition name><RaiseSequence>` is written by the renderer.
  * Pending: waiting because another event of the definition is Raised; Cleared: cleared or consumed, kept as history.
  */
 export const EVENT_STATUSES = ['Pending', 'PendingRaised', 'Raised', 'Cleared'] as const;

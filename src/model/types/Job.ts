@@ -16,7 +16,7 @@ import {
 import { defineType } from '../object-type.ts';
 
 /**
- * A process: the JSON shape of DESIGN §12 (jobId, uniqueId and businessKey are added by the renderer). Everything is
+ * A process: the JSON shape of docs/architecture.md §12 (jobId, uniqueId and businessKey are added by the renderer). Everything is
  * read-only here: submit, resubmit and updateJob bodies are validated by their own code.
  */
 const parameter = record(
@@ -54,7 +54,10 @@ export default defineType({
     field('Description', string(255), ro),
     field('Documentation', text(100_000), ro),
     field('Status', oneOf(...JOB_STATUS_NAMES), ro),
-    field('StatusCode', oneOf(...Object.values(JOB_STATUSES)), { ...ro, description: 'One letter (DESIGN §6).' }),
+    field('StatusCode', oneOf(...Object.values(JOB_STATUSES)), {
+      ...ro,
+      description: 'One letter (docs/architecture.md §6).',
+    }),
     field('Priority', int(1, 100), ro),
     field('Queue', ref('Queue'), ro),
     field('ProcessServer', ref('ProcessServer'), ro),

@@ -16,7 +16,7 @@ import { defineType } from '../object-type.ts';
 
 /**
  * The steps of a chain. A chain is a JobDefinition with JobDefinitionType `JobChain` plus this object of the same
- * partition and name (DESIGN §3). Steps run one after another; the calls inside a step run in parallel.
+ * partition and name (docs/architecture.md §3). Steps run one after another; the calls inside a step run in parallel.
  */
 
 export const CHAIN_HANDLER_ACTIONS = [

@@ -3,7 +3,7 @@ import { expressionProblem } from '../../domain/reply-match.ts';
 import { defineType } from '../object-type.ts';
 import { PROCESS_SERVER_STATUSES } from './ProcessServer.ts';
 
-/** Glob over object names: `*` any run of characters, `?` one character; no regular expressions (DESIGN §10). */
+/** Glob over object names: `*` any run of characters, `?` one character; no regular expressions (docs/architecture.md §10). */
 export const namePattern = () => string(80, /^[A-Za-z0-9_*?]+$/, 'letters, digits, _ and the wildcards * and ?');
 
 /**

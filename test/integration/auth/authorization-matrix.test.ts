@@ -6,7 +6,7 @@ import { backends } from '../../helpers/backends.ts';
 import { type Response, startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * DESIGN §10, spec §4, perf-reliability S1/S2: who may do what on every object route of the JSON interface.
+ * docs/architecture.md §10, spec §4, perf-reliability S1/S2: who may do what on every object route of the JSON interface.
  * The routes are enumerated from the registry (every definition type × GET/POST/PUT/DELETE on `/<Type>/<key>`),
  * so a new type is covered without touching this file.
  */
@@ -50,9 +50,9 @@ const EXISTING = 'Matrix1';
 const MISSING = 'Matrix9';
 const NEW = 'Matrix2';
 
-/** Everything a client sees of a 404 except the object named and the Date header. */
+/** Everything a client sees of a 404 except the object named and the headers every answer has its own of. */
 function shapeOf(res: Response): unknown {
-  const { date: _date, ...headers } = res.headers;
+  const { date: _date, 'x-request-id': _requestId, ...headers } = res.headers;
   return { status: res.status, headers, keys: Object.keys(res.json ?? {}) };
 }
 

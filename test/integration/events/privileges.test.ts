@@ -6,7 +6,7 @@ import { assertError } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * Events are governed by the privileges on their EventDefinition in its partition (DESIGN §10): without View the
+ * Events are governed by the privileges on their EventDefinition in its partition (docs/architecture.md §10): without View the
  * definition and its events answer 404 exactly as missing ones; with View but not Control, raising and clearing
  * answer 403 naming what is needed.
  */

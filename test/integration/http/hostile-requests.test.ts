@@ -244,6 +244,9 @@ describe(`shedding under overload (${backend?.name})`, () => {
       for (const path of ['/health/live', '/health/ready', '/metrics']) {
         const a = await rawExchange(port, `GET ${root}${path} HTTP/1.1\r\nHost: x\r\n${key}${basic}\r\n`);
         assert.notEqual(a.status, 503, `${path} is never shed`);
+        // Served at the root of the port (src/http/ops-routes.ts): answered while requests are shed.
+        const atRoot = await rawExchange(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+        assert.equal(atRoot.status, 200, `${path} at the root answers while requests are shed`);
       }
     } finally {
       for (const c of held) c.close();

@@ -81,11 +81,14 @@ for (const backend of backends()) {
       assertError(await act(t, job.jobId, 'cancel'), 409, /Canceled/);
     });
 
-    test('cancel takes no body', async () => {
+    test('cancel takes an optional body of process properties, applied with it', async () => {
       const job = await submit(t, 'GLOBAL.Echo');
-      assertError(await act(t, job.jobId, 'cancel', { Description: 'x' }), 400, /cancel/);
-      assert.equal((await getJob(t, job.jobId)).Status, 'Queued');
-      assert.equal((await act(t, job.jobId, 'cancel', {})).status, 200, 'an empty body is no body');
+      const res = await act(t, job.jobId, 'cancel', { Description: 'not needed today' });
+      assert.equal(res.status, 200, res.body);
+      assert.equal(res.json.Status, 'Canceled');
+      assert.equal((await getJob(t, job.jobId)).Description, 'not needed today');
+      const other = await submit(t, 'GLOBAL.Echo');
+      assert.equal((await act(t, other.jobId, 'cancel', {})).status, 200, 'an empty body is no body');
     });
   });
 }

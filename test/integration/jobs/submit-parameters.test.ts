@@ -61,7 +61,7 @@ for (const backend of backends()) {
       assert.equal(param(job, 'Count').InValueNumber, 12);
     });
 
-    test('values are converted to the data type: a number as text, a date in the form of DESIGN §5', async () => {
+    test('values are converted to the data type: a number as text, a date in the form of docs/architecture.md §5', async () => {
       const job = await submit(t, 'GLOBAL.Params', {
         JobParameters: [
           { Name: 'Target', InValueString: 'x' },

@@ -4,7 +4,7 @@ import { backends } from '../../helpers/backends.ts';
 import { getJob, submit, submitSleep } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
-/** The fields of a job in the order of DESIGN §12. */
+/** The fields of a job in the order of docs/architecture.md §12. */
 const JOB_FIELDS = [
   'jobId',
   'uniqueId',
@@ -31,7 +31,7 @@ const JOB_FIELDS = [
   'CreationTime',
   'LastModificationTime',
 ];
-/** Every field of DESIGN §12 is there, in that order (fields added later may sit between them). */
+/** Every field of docs/architecture.md §12 is there, in that order (fields added later may sit between them). */
 function assertJobFields(job: Record<string, unknown>): void {
   assert.deepEqual(
     Object.keys(job).filter((k) => JOB_FIELDS.includes(k)),
@@ -54,7 +54,7 @@ for (const backend of backends()) {
     });
     after(() => t.close());
 
-    test('POST /Job/<partition>.<definition> answers 201 with the job of DESIGN §12', async () => {
+    test('POST /Job/<partition>.<definition> answers 201 with the job of docs/architecture.md §12', async () => {
       const res = await t.req('POST', '/Job/GLOBAL.Echo', { body: { Description: 'first' } });
       assert.equal(res.status, 201, res.body);
       const job = res.json;

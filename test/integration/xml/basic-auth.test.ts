@@ -4,7 +4,7 @@ import { Authenticator } from '../../../src/services/auth.ts';
 import { backends } from '../../helpers/backends.ts';
 import { ADMIN_PASSWORD, basicAuth, type Response, startTestServer, type TestServer } from '../../helpers/server.ts';
 
-/** DESIGN §9–§10, perf-reliability S2–S4: basic authentication of the XML interface. */
+/** docs/architecture.md §9–§10, perf-reliability S2–S4: basic authentication of the XML interface. */
 
 const UNAUTHENTICATED =
   '<?xml version="1.0" encoding="UTF-8"?>\n<error>\n  <code>401</code>\n  <message>Authentication required</message>\n</error>\n';

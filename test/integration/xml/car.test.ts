@@ -9,7 +9,7 @@ import { backends } from '../../helpers/backends.ts';
 import { getJob, postCreated } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
-/** DESIGN §14, spec §4 row 11, spec document 2 car / car-put: export, import, rule sets, signatures. */
+/** docs/architecture.md §14, spec §4 row 11, spec document 2 car / car-put: export, import, rule sets, signatures. */
 
 const ZIP = { 'content-type': 'application/zip' };
 const jobIdOf = (body: string) => Number(/<job-id>(\d+)<\/job-id>/.exec(body)?.[1]);

@@ -227,16 +227,24 @@ for (const backend of backends()) {
       );
     });
 
-    test('POST /Import refuses the same hostile archives with the same statuses, as JSON', async () => {
-      const post = (payload: Buffer) =>
-        t.req('POST', '/Import?WaitForCompletion=true', {
+    test('POST /Import refuses the same hostile archives with the same statuses, as JSON; with WaitForCompletion=true a refusal is a failed import (500, saying why)', async () => {
+      const post = (payload: Buffer, wait = 'false') =>
+        t.req('POST', `/Import?WaitForCompletion=${wait}`, {
           payload,
           headers: { 'content-type': 'application/octet-stream' },
         });
       const before = await snapshot();
-      const slip = await post(craftZip([{ name: '../../x', data: Buffer.from('x') }]));
+      const slipCar = craftZip([{ name: '../../x', data: Buffer.from('x') }]);
+      const slip = await post(slipCar);
       assert.equal(slip.status, 422, slip.body);
       assert.equal(slip.json.code, '422');
+      const slipWaited = await post(slipCar, 'true');
+      assert.equal(slipWaited.status, 500, slipWaited.body);
+      assert.equal(slipWaited.json.code, '500');
+      assert.match(slipWaited.json.message, /^Import failed: .*\.\.\/\.\.\/x/);
+      const notCar = await post(Buffer.from('this is not a CAR file'), 'true');
+      assert.equal(notCar.status, 500, notCar.body);
+      assert.match(notCar.json.message, /^Import failed: /);
       const bomb = await post(
         craftZip([{ name: 'Queue/GLOBAL.Bomb.xml', raw: zeroBomb(64), method: 8, uncompressedSize: 10, crc: 0 }]),
       );

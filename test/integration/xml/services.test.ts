@@ -92,7 +92,7 @@ for (const backend of backends()) {
         assert.ok(headers.includes(`"${h}"`), `car-put header ${h}`);
     });
 
-    test('object answers the XML of DESIGN §13; a missing object, an unknown type and an unseen object are XML 404s', async () => {
+    test('object answers the XML of docs/architecture.md §13; a missing object, an unknown type and an unseen object are XML 404s', async () => {
       const res = await t.xml('GET', '/object/Queue/GLOBAL.Default');
       assert.equal(res.status, 200);
       assert.match(String(res.headers['content-type']), /^text\/xml/);

@@ -51,7 +51,7 @@ const job = (jobId: number, q: string, o: Partial<Candidate> = {}): Candidate =>
   ...o,
 });
 
-describe('dispatch planning (DESIGN §8)', () => {
+describe('dispatch planning (docs/architecture.md §8)', () => {
   test('respects the queue, provider and server limits: the most restrictive wins', () => {
     const s = state(
       [queue('Q', { executionSize: 5 })],

@@ -145,7 +145,7 @@ const timeMs = (s: string): number => {
   return ((Number(m[1]) * 60 + Number(m[2])) * 60 + Number(m[3] ?? 0)) * 1000;
 };
 
-/** DESIGN §5 with Temporal: the earlier instant of an overlap, the transition itself for a time in a gap. */
+/** docs/architecture.md §5 with Temporal: the earlier instant of an overlap, the transition itself for a time in a gap. */
 function refInstant(local: Temporal.PlainDateTime, zone: string): number {
   const earlier = local.toZonedDateTime(zone, { disambiguation: 'earlier' });
   if (Temporal.PlainDateTime.compare(earlier.toPlainDateTime(), local) === 0) return earlier.epochMilliseconds;

@@ -389,7 +389,7 @@ describe('DST', () => {
     assert.deepEqual(day, { start: utc('2024-11-03T04:00:00Z'), end: utc('2024-11-04T05:00:00Z') });
   });
 
-  test('localToInstant follows DESIGN §5', () => {
+  test('localToInstant follows docs/architecture.md §5', () => {
     const local = (s: string): number => Date.parse(`${s}Z`);
     assert.equal(localToInstant(AMS, local('2024-03-31T02:30')), utc('2024-03-31T01:00:00Z'));
     assert.equal(localToInstant(AMS, local('2024-03-31T03:00')), utc('2024-03-31T01:00:00Z'));

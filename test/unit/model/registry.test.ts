@@ -37,7 +37,7 @@ const referencedTypes = (kind: FieldKind): string[] => {
   }
 };
 
-test('the registry holds the 23 types of DESIGN §3, each once, under its own name', () => {
+test('the registry holds the 23 types of docs/architecture.md §3, each once, under its own name', () => {
   const names = allTypes().map((t) => t.name);
   assert.equal(names.length, 23);
   assert.equal(new Set(names).size, names.length);

@@ -1,0 +1,296 @@
+/**
+ * Every option of `millrace serve` and `millrace agent`, in one list: the command-line flags, the environment
+ * variables, the configuration file's keys, `--help` and the README's table (test/unit/config/options-table.test.ts
+ * compares them) all come from here. Precedence: flag > environment > file > default.
+ *
+ * Pure data and string handling: the agent loads this too, so nothing of the server is imported.
+ */
+export type Command = 'serve' | 'agent';
+
+export interface OptionSpec {
+  command: Command;
+  /** The file's key and the flag's name (`--<key>`). */
+  key: string;
+  /** The flag's argument (`--port <N>`); absent for a switch (`--metrics`, `--no-metrics`). */
+  arg?: string;
+  /** Secrets have no flag: a command line is visible to every user of the machine (`ps`). */
+  noFlag?: boolean;
+  /** A list: comma-separated in a flag or the environment, an array in the file. */
+  list?: boolean;
+  env: string;
+  /** As documented; `–` for none. */
+  default: string;
+  help: string;
+}
+
+export const OPTIONS: readonly OptionSpec[] = [
+  {
+    command: 'serve',
+    key: 'data',
+    arg: 'DIR',
+    env: 'MILLRACE_DATA',
+    default: './data',
+    help: 'data folder: SQLite database, secret key, job files',
+  },
+  { command: 'serve', key: 'port', arg: 'N', env: 'MILLRACE_PORT', default: '7070', help: 'TCP port' },
+  {
+    command: 'serve',
+    key: 'host',
+    arg: 'HOST',
+    env: 'MILLRACE_HOST',
+    default: '127.0.0.1',
+    help: 'address to listen on',
+  },
+  {
+    command: 'serve',
+    key: 'context',
+    arg: 'PATH',
+    env: 'MILLRACE_CONTEXT',
+    default: 'millrace',
+    help: 'context path; may be empty or hold `/` (`acme/prod`)',
+  },
+  {
+    command: 'serve',
+    key: 'database',
+    arg: 'URL',
+    env: 'MILLRACE_DATABASE_URL',
+    default: '–',
+    help: 'a `postgres://` URL selects PostgreSQL instead of SQLite',
+  },
+  {
+    command: 'serve',
+    key: 'vendor',
+    arg: 'NAME',
+    env: 'MILLRACE_VENDOR',
+    default: 'Vendor',
+    help: 'sets `External/<NAME>/<NAME>_RestService` and the header prefix `X-<NAME>-`',
+  },
+  {
+    command: 'serve',
+    key: 'vendor-folder',
+    arg: 'NAME',
+    env: 'MILLRACE_VENDOR_FOLDER',
+    default: 'the vendor name',
+    help: 'folder segment `External/<NAME>/` of the JSON path',
+  },
+  {
+    command: 'serve',
+    key: 'time-zone',
+    arg: 'ZONE',
+    env: 'MILLRACE_TIME_ZONE',
+    default: 'UTC',
+    help: 'zone of dates the server writes itself and of inputs given without one',
+  },
+  {
+    command: 'serve',
+    key: 'log-level',
+    arg: 'LEVEL',
+    env: 'MILLRACE_LOG_LEVEL',
+    default: 'info',
+    help: 'fatal, error, warn, info (one access line per request), debug, trace or silent',
+  },
+  {
+    command: 'serve',
+    key: 'log-format',
+    arg: 'FORMAT',
+    env: 'MILLRACE_LOG_FORMAT',
+    default: 'json',
+    help: '`json` lines, or `pretty` for a terminal',
+  },
+  {
+    command: 'serve',
+    key: 'history-days',
+    arg: 'N',
+    env: 'MILLRACE_HISTORY_DAYS',
+    default: '30',
+    help: 'finished jobs older than this are purged',
+  },
+  {
+    command: 'serve',
+    key: 'webhook-allow',
+    arg: 'LIST',
+    list: true,
+    env: 'MILLRACE_WEBHOOK_ALLOW',
+    default: '–',
+    help: 'internal webhook targets allowed: host names, addresses, CIDR ranges',
+  },
+  {
+    command: 'serve',
+    key: 'webhook-secret',
+    noFlag: true,
+    env: 'MILLRACE_WEBHOOK_SECRET',
+    default: '`<data>/webhook.key`',
+    help: 'key of the webhook signatures (16+ characters)',
+  },
+  {
+    command: 'serve',
+    key: 'smtp-url',
+    noFlag: true,
+    env: 'MILLRACE_SMTP_URL',
+    default: '–',
+    help: '`smtp://[user[:password]@]host[:port]` or `smtps://…` for alert e-mail',
+  },
+  {
+    command: 'serve',
+    key: 'mail-from',
+    arg: 'ADDRESS',
+    env: 'MILLRACE_MAIL_FROM',
+    default: 'millrace@localhost',
+    help: 'sender of alert e-mail',
+  },
+  {
+    command: 'serve',
+    key: 'trusted-keys',
+    arg: 'LIST',
+    list: true,
+    env: 'MILLRACE_TRUSTED_KEYS',
+    default: '–',
+    help: 'public keys (files or folders) trusted for signed CARs, besides `<data>/trusted-keys`',
+  },
+  {
+    command: 'serve',
+    key: 'local-agent',
+    env: 'MILLRACE_LOCAL_AGENT',
+    default: 'true',
+    help: 'start the agent of `GLOBAL.Local` (`--no-local-agent` when it runs as its own service)',
+  },
+  {
+    command: 'serve',
+    key: 'metrics',
+    env: 'MILLRACE_METRICS',
+    default: 'true',
+    help: 'serve `GET /metrics` (`--no-metrics`: neither served nor counted)',
+  },
+  {
+    command: 'serve',
+    key: 'metrics-token',
+    noFlag: true,
+    env: 'MILLRACE_METRICS_TOKEN',
+    default: '–',
+    help: '`GET /metrics` requires `Authorization: Bearer <token>`',
+  },
+  {
+    command: 'serve',
+    key: 'shutdown-grace',
+    arg: 'SECONDS',
+    env: 'MILLRACE_SHUTDOWN_GRACE',
+    default: '10',
+    help: 'on SIGTERM, requests in flight get this long before the process exits anyway',
+  },
+  {
+    command: 'agent',
+    key: 'server',
+    arg: 'URL',
+    env: 'MILLRACE_AGENT_SERVER',
+    default: '(required)',
+    help: 'the server with its context path, e.g. `http://127.0.0.1:7070/millrace`',
+  },
+  {
+    command: 'agent',
+    key: 'process-server',
+    arg: 'PARTITION.NAME',
+    env: 'MILLRACE_PROCESS_SERVER',
+    default: '(required)',
+    help: 'the process server this agent is, e.g. `GLOBAL.Local`',
+  },
+  {
+    command: 'agent',
+    key: 'secret-file',
+    arg: 'FILE',
+    env: 'MILLRACE_AGENT_SECRET_FILE',
+    default: '(required)',
+    help: "file holding the process server's secret",
+  },
+  {
+    command: 'agent',
+    key: 'data',
+    arg: 'DIR',
+    env: 'MILLRACE_AGENT_DATA',
+    default: '`./agent-data/<process server>`',
+    help: "the agent's folder: pid file, spool, work folders",
+  },
+  {
+    command: 'agent',
+    key: 'slots',
+    arg: 'N',
+    env: 'MILLRACE_AGENT_SLOTS',
+    default: 'the CPUs',
+    help: 'job slots offered (informative)',
+  },
+  {
+    command: 'agent',
+    key: 'log-jobs',
+    env: 'MILLRACE_AGENT_LOG_JOBS',
+    default: 'false',
+    help: "log every job's start and end",
+  },
+];
+
+/** `time-zone` → `timeZone`: commander's name for a flag's value. */
+export const camel = (key: string): string => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+export const optionsOf = (command: Command): OptionSpec[] => OPTIONS.filter((o) => o.command === command);
+
+/** `--config FILE` and `MILLRACE_CONFIG`: the configuration file (TOML or YAML, by its extension). */
+export const CONFIG_ENV = 'MILLRACE_CONFIG';
+
+/** A value found in the configuration file, as text, and the line it is on. */
+export interface FileValue {
+  text: string;
+  line: number;
+}
+
+/** The configuration file's section for one command. */
+export interface ConfigFile {
+  path: string;
+  values: Map<string, FileValue>;
+}
+
+/** An option's value and where it came from, for messages: `--port`, `MILLRACE_PORT`, `FILE line 3`. */
+export interface Resolved {
+  text: string;
+  source: string;
+}
+
+/**
+ * Resolves each option of `command` to a text value (flag > environment > file); options set nowhere are absent
+ * and take their default. `given(name)` tells whether a flag was on the command line.
+ */
+export function resolveOptions(
+  command: Command,
+  flags: Record<string, unknown>,
+  given: (name: string) => boolean,
+  env: NodeJS.ProcessEnv,
+  file: ConfigFile | undefined,
+): Map<string, Resolved> {
+  const out = new Map<string, Resolved>();
+  for (const o of optionsOf(command)) {
+    const name = camel(o.key);
+    const flag = flags[name];
+    if (!o.noFlag && flag !== undefined && given(name)) out.set(o.key, { text: String(flag), source: `--${o.key}` });
+    else if (env[o.env] !== undefined) out.set(o.key, { text: env[o.env] as string, source: o.env });
+    else {
+      const v = file?.values.get(o.key);
+      if (v && file) out.set(o.key, { text: v.text, source: `"${o.key}" in ${file.path} line ${v.line}` });
+    }
+  }
+  return out;
+}
+
+/** A switch's value: true/false (also yes/no, on/off, 1/0). */
+export function parseSwitch(r: Resolved): boolean {
+  const t = r.text.trim().toLowerCase();
+  if (['true', 'yes', 'on', '1'].includes(t)) return true;
+  if (['false', 'no', 'off', '0'].includes(t)) return false;
+  throw new Error(`invalid ${r.source}: "${r.text}" is not true or false`);
+}
+
+/** A whole number ≥ `min`. */
+export function parseWhole(r: Resolved, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(r.text);
+  if (!/^\s*\d+\s*$/.test(r.text) || n < min || n > max)
+    throw new Error(
+      `invalid ${r.source}: "${r.text}" is not a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`,
+    );
+  return n;
+}

@@ -1,0 +1,93 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { FINAL, JOB_ACTIONS, actionApplies } from '../../domain/job-status.ts';
+import { invalid, unauthenticated } from '../../errors.ts';
+import { JOB_STATUS_NAMES } from '../../model/fields.ts';
+import { isPlainObject } from '../../model/validate.ts';
+import type { LoadReport } from '../../services/load.ts';
+import { SESSION_CHALLENGE, type Session, Sessions } from '../../services/sessions.ts';
+import { DASHBOARD_HEADERS } from './security-headers.ts';
+import { clearSessionCookie, requireCsrf, sessionCookie, setSessionCookie } from './session-cookie.ts';
+import { loadStaticFiles, type StaticFile } from './static-files.ts';
+
+export interface DashboardDeps {
+  sessions: Sessions;
+  load: LoadReport;
+  /** The context root (`/millrace`, or empty) and the JSON interface's base path the page calls. */
+  root: string;
+  jsonBase: string;
+}
+
+const HIDDEN = { schema: { hide: true } };
+
+/** What the page may offer: each job action with the statuses it applies in (the engine's own table). */
+const ACTION_STATUSES = Object.fromEntries(
+  JOB_ACTIONS.map((a) => [a, JOB_STATUS_NAMES.filter((s) => actionApplies(a, s))]),
+);
+
+/**
+ * The web dashboard of issue 13 at `<context>/ui/`: its static files, sign-in/sign-out and two small JSON
+ * answers the JSON interface has no place for (who am I, load of queues and process servers). Everything else
+ * the page reads and changes through the JSON interface itself, with the session cookie instead of an API key.
+ */
+export async function registerDashboard(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
+  const ui = `${deps.root}/ui`;
+  const files = loadStaticFiles();
+
+  const sendFile = (req: FastifyRequest, reply: FastifyReply, file: StaticFile | undefined, path: string) => {
+    reply.headers(DASHBOARD_HEADERS);
+    if (!file) return reply.code(404).send({ code: '404', message: `No resource at GET ${path}` });
+    reply.header('ETag', file.etag).header('Cache-Control', 'no-cache');
+    if (req.headers['if-none-match'] === file.etag) return reply.code(304).send();
+    return reply.type(file.type).send(file.body);
+  };
+
+  const session = async (req: FastifyRequest): Promise<Session> => {
+    const s = await deps.sessions.resolve(sessionCookie(req));
+    if (!s) throw unauthenticated(SESSION_CHALLENGE);
+    return s;
+  };
+  const me = (s: Session) => ({
+    user: s.user,
+    roles: s.principal.roles,
+    grants: s.principal.grants,
+    csrf: s.csrf,
+    csrfHeader: 'X-Millrace-CSRF',
+    expiresAt: deps.sessions.expiresAt(s),
+    lifetimeSeconds: Sessions.LIFETIME_MS / 1000,
+    idleTimeoutSeconds: Sessions.IDLE_MS / 1000,
+    jsonBase: deps.jsonBase,
+    actions: ACTION_STATUSES,
+    finalStatuses: FINAL,
+  });
+
+  // A plugin scope, so the hook below applies to the dashboard's routes only.
+  await app.register((scope, _options, done) => {
+    scope.addHook('onRequest', async (req, reply) => {
+      if (req.url.startsWith(`${ui}/api/`)) reply.headers(DASHBOARD_HEADERS).header('Cache-Control', 'no-store');
+    });
+    scope.get(ui, HIDDEN, (_req, reply) => reply.headers(DASHBOARD_HEADERS).redirect(`${ui}/`, 301));
+    scope.get(`${ui}/`, HIDDEN, (req, reply) => sendFile(req, reply, files.get('index.html'), req.url));
+    scope.get<{ Params: { '*': string } }>(`${ui}/*`, HIDDEN, (req, reply) =>
+      sendFile(req, reply, files.get(req.params['*']), req.url.split('?')[0] ?? ''),
+    );
+
+    scope.post<{ Body: unknown }>(`${ui}/api/session`, HIDDEN, async (req, reply) => {
+      const body = req.body;
+      if (!isPlainObject(body) || typeof body.user !== 'string' || typeof body.password !== 'string')
+        throw invalid('Sign in with a JSON body {"user": "…", "password": "…"}');
+      const { id, session: s } = await deps.sessions.signIn(body.user, body.password, req.ip);
+      setSessionCookie(req, reply, deps.root, id);
+      return me(s);
+    });
+    scope.get(`${ui}/api/session`, HIDDEN, async (req) => me(await session(req)));
+    scope.delete(`${ui}/api/session`, HIDDEN, async (req, reply) => {
+      const s = await session(req);
+      requireCsrf(req, s);
+      deps.sessions.signOut(sessionCookie(req));
+      clearSessionCookie(reply, deps.root);
+      return reply.code(204).send();
+    });
+    scope.get(`${ui}/api/load`, HIDDEN, async (req) => deps.load.of((await session(req)).principal));
+    done();
+  });
+}

@@ -1,0 +1,69 @@
+/** Start-up: ask who is signed in, then show the page the address names (or the sign-in form). */
+import { configureApi, uiApi } from './api.js';
+import { h } from './dom.js';
+import { onFeedState, startFeed, stopFeed } from './feed.js';
+import { startInboxBadge } from './inbox-badge.js';
+import { renderDefinition, renderDefinitions } from './pages/definitions.js';
+import { renderInbox } from './pages/inbox.js';
+import { renderInfra } from './pages/infra.js';
+import { renderJob } from './pages/job.js';
+import { renderJobs } from './pages/jobs.js';
+import { renderSignIn } from './pages/signin.js';
+import { route, show } from './router.js';
+import { setSession } from './session.js';
+
+const main = document.getElementById('main');
+const top = document.getElementById('top');
+
+route('/jobs', renderJobs);
+route('/job/:id', renderJob);
+route('/inbox', renderInbox);
+route('/definitions', renderDefinitions);
+route('/definition/:key', renderDefinition);
+route('/infra', renderInfra);
+
+let stopBadge = null;
+
+function signedOut() {
+  stopBadge?.();
+  stopBadge = null;
+  setSession(null);
+  stopFeed();
+  top.hidden = true;
+  renderSignIn(main, signedIn);
+}
+
+function signedIn(session) {
+  setSession(session);
+  configureApi(session, signedOut);
+  top.hidden = false;
+  document.getElementById('who').replaceChildren(h('span', { class: 'muted' }, 'Signed in as '), session.user);
+  startFeed();
+  stopBadge?.();
+  stopBadge = startInboxBadge(document.getElementById('inbox-count'));
+  void show(main);
+}
+
+document.getElementById('sign-out').addEventListener('click', async () => {
+  try {
+    await uiApi('DELETE', 'api/session');
+  } finally {
+    location.hash = '#/jobs';
+    signedOut();
+  }
+});
+onFeedState((open) => {
+  const el = document.getElementById('feed-state');
+  el.textContent = open ? 'live' : 'offline';
+  el.classList.toggle('on', open);
+});
+window.addEventListener('hashchange', () => {
+  if (!top.hidden) void show(main);
+});
+
+try {
+  const session = await uiApi('GET', 'api/session');
+  signedIn(session);
+} catch {
+  signedOut();
+}

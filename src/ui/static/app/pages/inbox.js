@@ -1,0 +1,151 @@
+/**
+ * What waits for the signed-in user: operator messages needing a reply, user messages (approvals) they may
+ * answer, and unacknowledged alerts; each answered here. Re-read when the feed reports a message or alert.
+ */
+import { api, withQuery } from '../api.js';
+import { fill, h, notice } from '../dom.js';
+import { onFeed } from '../feed.js';
+import { text } from '../format.js';
+import { session } from '../session.js';
+
+const mayReply = (type) =>
+  session()?.grants.some((g) => (g.type === '*' || g.type === type) && g.privileges.includes('Reply')) ?? false;
+
+async function list(path, query) {
+  try {
+    return { items: (await api('GET', withQuery(path, { Limit: 100, ...query }))).items ?? [] };
+  } catch (err) {
+    return { items: [], error: err.message };
+  }
+}
+
+function replyTo(kind, id, body, done) {
+  return api('PUT', `/${kind}/${id}/reply`, body).then(
+    () => {
+      notice(`${kind} ${id} answered`);
+      done();
+    },
+    (err) => notice(err.message, 'error'),
+  );
+}
+
+function operatorCard(m, done) {
+  const input = h('input', {
+    name: 'reply',
+    placeholder: m.ReplyExpression ? `matching ${m.ReplyExpression}` : 'reply',
+    'aria-label': 'Reply',
+  });
+  const form = h('form', { class: 'reply' }, input, h('button', { type: 'submit' }, 'Reply'));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void replyTo('OperatorMessage', m.uniqueId, { Reply: input.value }, done);
+  });
+  return h(
+    'article',
+    { class: 'card message', 'data-message': m.uniqueId },
+    h('p', { class: 'text' }, text(m.FullText)),
+    h('p', { class: 'muted small' }, `${text(m.SenderObject)} · ${text(m.CreationTime)}`),
+    mayReply('OperatorMessage') ? form : null,
+  );
+}
+
+function userCard(m, done) {
+  const comment = h('input', { name: 'comment', placeholder: 'comment (optional)', 'aria-label': 'Comment' });
+  const buttons = (m.Responses ?? []).map((r) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        'data-response': r.Response,
+        onclick: () =>
+          void replyTo(
+            'UserMessage',
+            m.uniqueId,
+            { Response: r.Response, ...(comment.value.trim() ? { ReplyComment: comment.value.trim() } : {}) },
+            done,
+          ),
+      },
+      r.Response,
+    ),
+  );
+  return h(
+    'article',
+    { class: 'card message', 'data-message': m.uniqueId },
+    h('p', { class: 'text' }, text(m.Text)),
+    h(
+      'p',
+      { class: 'muted small' },
+      'Job ',
+      m.Job ? h('a', { href: `#/job/${m.Job}` }, String(m.Job)) : '—',
+      ` · ${text(m.CreationTime)}`,
+    ),
+    mayReply('UserMessage') ? h('div', { class: 'reply' }, comment, buttons) : null,
+  );
+}
+
+function alertCard(a, done) {
+  return h(
+    'article',
+    { class: 'card message', 'data-alert': a.uniqueId },
+    h('p', { class: 'text' }, text(a.Message)),
+    h('p', { class: 'muted small' }, `${text(a.Status)} · ${text(a.SourceObject)} · ${text(a.CreationTime)}`),
+    mayReply('Alert')
+      ? h(
+          'button',
+          { type: 'button', onclick: () => void replyTo('Alert', a.uniqueId, { Response: 'Acknowledge' }, done) },
+          'Acknowledge',
+        )
+      : null,
+  );
+}
+
+export function renderInbox(main) {
+  const operator = h('div', { id: 'inbox-operator' });
+  const user = h('div', { id: 'inbox-user' });
+  const alerts = h('div', { id: 'inbox-alerts' });
+  let timer = null;
+
+  const section = (el, res, card, empty) =>
+    fill(
+      el,
+      res.error
+        ? h('p', { class: 'error' }, res.error)
+        : res.items.length
+          ? res.items.map((m) => card(m, load))
+          : h('p', { class: 'muted' }, empty),
+    );
+
+  async function load() {
+    timer = null;
+    const [o, u, a] = await Promise.all([
+      list('/OperatorMessage', { ReplyStatus: 'Required' }),
+      list('/UserMessage', { ReplyStatus: 'Required' }),
+      list('/Alert', { Status: 'NotAcknowledged,Escalated' }),
+    ]);
+    u.items = u.items.filter((m) => m.Status === 'ManualTask' || m.Response === null);
+    section(operator, o, operatorCard, 'No operator message waits for a reply.');
+    section(user, u, userCard, 'No approval waits for you.');
+    section(alerts, a, alertCard, 'No alert waits for an acknowledgement.');
+  }
+
+  fill(
+    main,
+    h('h1', {}, 'Inbox'),
+    h('section', {}, h('h2', {}, 'Approvals'), user),
+    h('section', {}, h('h2', {}, 'Operator messages'), operator),
+    h('section', {}, h('h2', {}, 'Alerts'), alerts),
+  );
+  const unsubscribe = onFeed((batch, resync) => {
+    if (resync || batch.some((ev) => /message|alert/i.test(ev.type))) {
+      clearTimeout(timer);
+      timer = setTimeout(load, 200);
+    }
+  });
+  const poll = setInterval(load, 10_000);
+  void load();
+  return () => {
+    unsubscribe();
+    clearInterval(poll);
+    clearTimeout(timer);
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Hash routing: `#/jobs?Status=Error`, `#/job/12`, … Each page is `render(main, params, query)` and returns a
+ * function that stops what it started (timers, feed subscriptions) when the page is left.
+ */
+
+const routes = [];
+let stop = null;
+let generation = 0;
+
+export function route(pattern, render) {
+  const names = [];
+  const source = pattern.replace(/:(\w+)/g, (_m, n) => {
+    names.push(n);
+    return '([^/]+)';
+  });
+  const re = new RegExp(`^${source}$`);
+  routes.push({ re, names, render });
+}
+
+export function parseHash(hash = location.hash) {
+  const raw = hash.replace(/^#/, '') || '/jobs';
+  const [path, qs = ''] = raw.split('?');
+  return { path, query: Object.fromEntries(new URLSearchParams(qs)) };
+}
+
+export function navigate(path, query = {}) {
+  const q = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined && v !== '')).toString();
+  location.hash = q ? `${path}?${q}` : path;
+}
+
+export async function show(main) {
+  stop?.();
+  stop = null;
+  const { path, query } = parseHash();
+  for (const r of routes) {
+    const m = r.re.exec(path);
+    if (!m) continue;
+    const params = Object.fromEntries(r.names.map((n, i) => [n, decodeURIComponent(m[i + 1])]));
+    main.replaceChildren();
+    for (const a of document.querySelectorAll('#nav a'))
+      a.classList.toggle(
+        'active',
+        path.startsWith(`/${a.dataset.page}`) || (a.dataset.page === 'jobs' && path.startsWith('/job/')),
+      );
+    const mine = ++generation;
+    const stopper = (await r.render(main, params, query)) ?? null;
+    if (mine === generation) stop = stopper;
+    else stopper?.();
+    return;
+  }
+  navigate('/jobs');
+}

@@ -1,0 +1,27 @@
+/** The signed-in user and what they may do: the server's own grants, so the page offers only allowed buttons. */
+
+let current = null;
+
+export const setSession = (s) => {
+  current = s;
+};
+export const session = () => current;
+
+/** Same rule as the server: some grant names the type (or *), the partition (or *) and the privilege. */
+export function can(type, partition, privilege) {
+  if (!current) return false;
+  return current.grants.some(
+    (g) =>
+      (g.type === '*' || g.type === type) &&
+      (g.partition === '*' || g.partition === partition) &&
+      g.privileges.includes(privilege),
+  );
+}
+
+/** The partition of a business key `<partition>.<name>` (a job's is its definition's). */
+export const partitionOf = (key) => (typeof key === 'string' && key.includes('.') ? key.split('.')[0] : 'GLOBAL');
+
+/** Whether a job action applies in a status (the engine's table, sent with the session). */
+export const actionApplies = (action, status) => current?.actions?.[action]?.includes(status) ?? false;
+
+export const isFinal = (status) => current?.finalStatuses?.includes(status) ?? false;

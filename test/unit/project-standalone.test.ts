@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { registerServe } from '../../src/cli/serve.ts';
+
+/** Issue 18 point 12: the repository stands alone — its architecture, its license, its settings documented. */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+
+function* files(dir: string): Generator<string> {
+  for (const name of readdirSync(join(ROOT, dir))) {
+    const path = join(dir, name);
+    if (statSync(join(ROOT, path)).isDirectory()) yield* files(path);
+    else if (/\.(ts|mjs|md|sh)$/.test(name)) yield path;
+  }
+}
+const sources = () => [...files('src'), ...files('test'), ...files('scripts'), ...files('bench'), 'README.md'];
+
+test('serve --help names each option with its environment variable and default', () => {
+  const program = new Command('millrace');
+  registerServe(program);
+  const serve = program.commands.find((c) => c.name() === 'serve') as Command;
+  // A `--no-X` option only turns `--X` off: its twin names the variable and default.
+  for (const option of serve.options.filter((o) => !o.negate)) {
+    assert.match(
+      option.description,
+      /\(env MILLRACE_[A-Z_]+[,;] default/,
+      `${option.long} names its variable and default`,
+    );
+  }
+  const help = serve.helpInformation().replace(/\s+/g, ' ');
+  for (const name of ['MILLRACE_LOG_LEVEL', 'MILLRACE_TIME_ZONE', 'MILLRACE_VENDOR_FOLDER'])
+    assert.ok(help.includes(name), name);
+});
+
+test('every MILLRACE_* setting the server reads is documented in the README', () => {
+  const readme = read('README.md');
+  const config = read('src/config/config.ts') + read('src/main.ts') + read('src/cli/serve.ts');
+  const names = new Set([...config.matchAll(/MILLRACE_[A-Z_]+/g)].map((m) => m[0]));
+  for (const name of names) assert.ok(readme.includes(name), `${name} is in the README`);
+});
+
+test('LICENSE holds the Apache License 2.0 that package.json names', () => {
+  assert.equal(JSON.parse(read('package.json')).license, 'Apache-2.0');
+  const license = read('LICENSE');
+  assert.match(license, /Apache License\s+Version 2\.0, January 2004/);
+  assert.match(license, /END OF TERMS AND CONDITIONS/);
+});
+
+test('references to the architecture point into the repository, at sections that exist', () => {
+  const architecture = read('docs/architecture.md');
+  const sections = new Set([...architecture.matchAll(/^## (\d+)\./gm)].map((m) => m[1]));
+  for (const file of sources()) {
+    if (file.endsWith('project-standalone.test.ts')) continue;
+    const text = read(file);
+    assert.doesNotMatch(text, /DESIGN(\.md)? ?§|shared\/DESIGN/, `${file} cites a file outside the repository`);
+    for (const m of text.matchAll(/docs\/architecture\.md §(\d+)/g))
+      assert.ok(sections.has(m[1] as string), `${file}: docs/architecture.md §${m[1]} exists`);
+  }
+});
+
+test('package-lock.json lists every platform package of the linter, so `npm ci` accepts it (.ci/run)', () => {
+  const packages = JSON.parse(read('package-lock.json')).packages as Record<
+    string,
+    { optionalDependencies?: Record<string, string> }
+  >;
+  const biome = packages['node_modules/@biomejs/biome'];
+  for (const name of Object.keys(biome?.optionalDependencies ?? {}))
+    assert.ok(packages[`node_modules/${name}`], `${name} is in package-lock.json (node scripts/lock-platforms.mjs)`);
+});
