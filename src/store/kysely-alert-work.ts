@@ -1,22 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { AlertWorkItem, AlertWorkKind, AlertWorkStore } from './alert-work-store.ts';
-import type { Database } from './kysely-store.ts';
+import type { Database } from './tables.ts';
 
-/** Row shape of migration 0005. */
-export interface AlertWorkTables {
-  alert_work: {
-    id: number;
-    kind: string;
-    due_at: number;
-    alert_id: number | null;
-    attempts: number;
-    state: string;
-    last_error: string | null;
-    data: string;
-  };
-}
-
-type Row = AlertWorkTables['alert_work'];
+type Row = Database['alert_work'];
 
 // A literal, not a parameter: SQLite uses the partial index only when the query names its state itself.
 const PENDING = sql.lit('pending');

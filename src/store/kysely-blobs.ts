@@ -1,20 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { BlobInfo, BlobKind, BlobStore } from './blob-store.ts';
-import type { Database } from './kysely-store.ts';
-
-/** Row shape of migration 0006. */
-export interface BlobTables {
-  blobs: {
-    kind: string;
-    owner: string;
-    name: string;
-    data: Buffer;
-    size: number;
-    sha256: string;
-    created_at: number;
-  };
-}
+import type { Database } from './tables.ts';
 
 const info = (r: { owner: string; name: string; size: number; sha256: string; created_at: number }): BlobInfo => ({
   owner: r.owner,

@@ -1,23 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { EventData, EventRecord, EventStatus, EventStore } from './event-store.ts';
-import type { Database } from './kysely-store.ts';
+import type { Database } from './tables.ts';
 
-/** Row shape of migration 0004. */
-export interface EventTables {
-  events: {
-    unique_id: number;
-    event_id: string;
-    definition: string;
-    partition: string;
-    raise_sequence: number;
-    status: string;
-    raise_time: number;
-    clear_time: number | null;
-    data: string;
-  };
-}
-
-type EventRow = EventTables['events'];
+type EventRow = Database['events'];
 
 const toEvent = (r: EventRow): EventRecord => ({
   uniqueId: Number(r.unique_id),

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Generated, type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { engineCause } from '../domain/job-history.ts';
 import { FINAL } from '../domain/job-status.ts';
 import { JOB_STATUS_NAMES, type JobStatus } from '../model/fields.ts';
@@ -12,59 +12,10 @@ import type {
   ListJobsOptions,
   StatusChange,
 } from './job-store.ts';
-import type { Database } from './kysely-store.ts';
+import type { Database } from './tables.ts';
 import { containsPattern, likeLower } from './sql-text.ts';
 
-/** Row shapes of migration 0002. */
-export interface JobTables {
-  jobs: {
-    job_id: number;
-    unique_id: number;
-    definition: string;
-    partition: string;
-    status: string;
-    priority: number;
-    queue: string;
-    process_server: string | null;
-    requested_start: number;
-    scheduled_start: number | null;
-    run_start: number | null;
-    run_end: number | null;
-    return_code: number | null;
-    parent_job: number | null;
-    job_group: number | null;
-    top_start: number;
-    attempt: number;
-    starts: number;
-    submitted_by: string;
-    description: string | null;
-    data: string;
-    creation_time: number;
-    modification_time: number;
-  };
-  /** Migration 0007: one row per status change; `id` orders them (a sequence on PostgreSQL, the rowid on SQLite). */
-  job_history: {
-    id: Generated<number>;
-    job_id: number;
-    time: number;
-    from_status: string | null;
-    to_status: string;
-    user_name: string | null;
-    cause: string;
-    detail: string | null;
-  };
-  job_files: {
-    unique_id: number;
-    job_id: number;
-    name: string;
-    file_order: number;
-    type: string;
-    format: string;
-    size: number;
-  };
-}
-
-type JobRow = JobTables['jobs'];
+type JobRow = Database['jobs'];
 
 const num = (v: number | null): number | null => (v === null ? null : Number(v));
 
@@ -120,7 +71,7 @@ const toRow = (j: JobRecord): JobRow => ({
   modification_time: j.modificationTime,
 });
 
-const toFile = (r: JobTables['job_files']): JobFileRecord => ({
+const toFile = (r: Database['job_files']): JobFileRecord => ({
   uniqueId: Number(r.unique_id),
   jobId: Number(r.job_id),
   name: r.name,

@@ -3,11 +3,12 @@ import type { TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
-import { type AlertWorkTables, KyselyAlertWorkStore } from './kysely-alert-work.ts';
-import { type BlobTables, KyselyBlobStore } from './kysely-blobs.ts';
+import { KyselyAlertWorkStore } from './kysely-alert-work.ts';
+import { KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
-import { type EventTables, KyselyEventStore } from './kysely-events.ts';
-import { type JobTables, KyselyJobStore } from './kysely-jobs.ts';
+import { KyselyEventStore } from './kysely-events.ts';
+import { KyselyJobStore } from './kysely-jobs.ts';
+import type { Database } from './tables.ts';
 import { containsPattern, jsonText, likeLower } from './sql-text.ts';
 import type {
   ApiKey,
@@ -24,35 +25,6 @@ import type {
   StoredObject,
   User,
 } from './store.ts';
-
-/** Row shapes of the tables of migrations 0001, 0002 and 0004. */
-export interface Database extends JobTables, EventTables, AlertWorkTables, BlobTables {
-  sequences: { name: string; value: number };
-  objects: {
-    unique_id: number;
-    type: string;
-    key: string;
-    partition: string;
-    data: string;
-    protection: string | null;
-    creation_time: number;
-    modification_time: number;
-  };
-  object_refs: { from_id: number; path: string; to_id: number };
-  users: { name: string; password_hash: string | null; roles: string; disabled: number; creation_time: number };
-  roles: { name: string; description: string; grants: string; builtin: number };
-  api_keys: {
-    id: string;
-    user_name: string;
-    key_hash: string;
-    description: string;
-    creation_time: number;
-    expiry_time: number;
-    last_used_time: number | null;
-    revoked_time: number | null;
-  };
-  meta: { name: string; value: string };
-}
 
 type ObjectRow = Database['objects'];
 

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import pg from 'pg';
-import { type Database, KyselyStore } from './kysely-store.ts';
+import { KyselyStore } from './kysely-store.ts';
+import type { Database } from './tables.ts';
 import { migrationProvider } from './migrations.ts';
 import type { Store } from './store.ts';
 

@@ -1,35 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { holdForRequest } from '../../services/import-gate.ts';
-import type { Logger } from 'pino';
-import type { Authenticator } from '../../services/auth.ts';
-import type { CarExporter } from '../../services/car-export.ts';
-import type { ImportService } from '../../services/car-import.ts';
-import type { JobService } from '../../services/jobs.ts';
-import type { ObjectService } from '../../services/objects.ts';
-import type { Store } from '../../store/store.ts';
 import { renderError } from '../errors.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
 import { errorDocument, XML_TYPE } from './documents.ts';
-import { XML_BODY_LIMIT, xmlRoutes } from './routes.ts';
+import { XML_BODY_LIMIT, type XmlInterfaceDeps, xmlRoutes } from './routes.ts';
 import { wadl } from './wadl.ts';
 
-export interface XmlInterfaceDeps {
-  auth: Authenticator;
-  objects: ObjectService;
-  jobs: JobService;
-  exporter: CarExporter;
-  imports: ImportService;
-  store: Store;
-  logger: Logger;
-  /** `<dotted_version>-<date>-<time>_<digits>`. */
-  version: string;
-  /** Header prefix `X-<vendor>-`. */
-  vendor: string;
-  /** Absolute path of the interface (`/<context>/api-rest`), for URLs in answers. */
-  xmlBase: string;
-  /** The WADL of the routes served (set by the plugin itself). */
-  wadl(): string;
-}
+export type { XmlInterfaceDeps } from './routes.ts';
 
 /**
  * The XML interface of spec document 2 (`api-rest`), with basic authentication on every service and errors as

@@ -1,4 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Authenticator } from '../../services/auth.ts';
+import type { CarExporter } from '../../services/car-export.ts';
+import type { ImportService } from '../../services/car-import.ts';
+import type { JobService } from '../../services/jobs.ts';
+import type { ObjectService } from '../../services/objects.ts';
+import type { Store } from '../../store/store.ts';
 import { releaseForRequest } from '../../services/import-gate.ts';
 import { readCar, writeCar } from '../../car/archive.ts';
 import { libraryEntryName } from '../../car/layout.ts';
@@ -13,7 +20,25 @@ import { IMPORT_NOT_PERMITTED, type ImportRequest } from '../../services/car-imp
 import { allObjects } from '../../store/all-objects.ts';
 import { sendJobFile } from '../job-file-content.ts';
 import { importMessage, LIST_STYLESHEET, objectMessage, type RestObject, restList, XML_TYPE } from './documents.ts';
-import type { XmlInterfaceDeps } from './plugin.ts';
+
+/** What the XML interface's services use. */
+export interface XmlInterfaceDeps {
+  auth: Authenticator;
+  objects: ObjectService;
+  jobs: JobService;
+  exporter: CarExporter;
+  imports: ImportService;
+  store: Store;
+  logger: Logger;
+  /** `<dotted_version>-<date>-<time>_<digits>`. */
+  version: string;
+  /** Header prefix `X-<vendor>-`. */
+  vendor: string;
+  /** Absolute path of the interface (`/<context>/api-rest`), for URLs in answers. */
+  xmlBase: string;
+  /** The WADL of the routes served (set by the plugin itself). */
+  wadl(): string;
+}
 
 /** One service of the XML interface: how it is served, and how the WADL (capabilitiesxml) describes it. */
 export interface XmlRoute {

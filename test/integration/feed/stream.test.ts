@@ -4,7 +4,7 @@ import { backends } from '../../helpers/backends.ts';
 import { submit } from '../../helpers/jobs.ts';
 import { ADMIN_KEY, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { openSse, type SseClient, type SseEvent } from '../../helpers/sse.ts';
-import { waitFor, waitForJob } from '../../helpers/wait.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const jobEvents = (events: SseEvent[], jobId: number) =>
   events.filter((e) => e.event === 'job' && e.data.jobId === jobId);
@@ -17,7 +17,6 @@ for (const backend of backends()) {
     let t: TestServer;
     let url: string;
     const clients: SseClient[] = [];
-    const get = (path: string) => t.req('GET', path);
     const open = async (key: string, headers: Record<string, string> = {}, query = '') => {
       const c = await openSse(`${url}${query}`, { 'X-API-Key': key, ...headers });
       clients.push(c);

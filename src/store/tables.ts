@@ -1,0 +1,125 @@
+/**
+ * Row shapes of every table the migrations make, in one file with no imports of the stores, so the Kysely stores
+ * (kysely-store.ts and the per-area stores it composes) all read it without importing each other.
+ */
+import type { Generated } from 'kysely';
+
+/** Every table: those of migrations 0001 (objects, security) here, the others in their areas' interfaces below. */
+export interface Database extends JobTables, EventTables, AlertWorkTables, BlobTables {
+  sequences: { name: string; value: number };
+  objects: {
+    unique_id: number;
+    type: string;
+    key: string;
+    partition: string;
+    data: string;
+    protection: string | null;
+    creation_time: number;
+    modification_time: number;
+  };
+  object_refs: { from_id: number; path: string; to_id: number };
+  users: { name: string; password_hash: string | null; roles: string; disabled: number; creation_time: number };
+  roles: { name: string; description: string; grants: string; builtin: number };
+  api_keys: {
+    id: string;
+    user_name: string;
+    key_hash: string;
+    description: string;
+    creation_time: number;
+    expiry_time: number;
+    last_used_time: number | null;
+    revoked_time: number | null;
+  };
+  meta: { name: string; value: string };
+}
+
+/** Row shapes of migration 0002. */
+export interface JobTables {
+  jobs: {
+    job_id: number;
+    unique_id: number;
+    definition: string;
+    partition: string;
+    status: string;
+    priority: number;
+    queue: string;
+    process_server: string | null;
+    requested_start: number;
+    scheduled_start: number | null;
+    run_start: number | null;
+    run_end: number | null;
+    return_code: number | null;
+    parent_job: number | null;
+    job_group: number | null;
+    top_start: number;
+    attempt: number;
+    starts: number;
+    submitted_by: string;
+    description: string | null;
+    data: string;
+    creation_time: number;
+    modification_time: number;
+  };
+  /** Migration 0007: one row per status change; `id` orders them (a sequence on PostgreSQL, the rowid on SQLite). */
+  job_history: {
+    id: Generated<number>;
+    job_id: number;
+    time: number;
+    from_status: string | null;
+    to_status: string;
+    user_name: string | null;
+    cause: string;
+    detail: string | null;
+  };
+  job_files: {
+    unique_id: number;
+    job_id: number;
+    name: string;
+    file_order: number;
+    type: string;
+    format: string;
+    size: number;
+  };
+}
+
+/** Row shape of migration 0004. */
+export interface EventTables {
+  events: {
+    unique_id: number;
+    event_id: string;
+    definition: string;
+    partition: string;
+    raise_sequence: number;
+    status: string;
+    raise_time: number;
+    clear_time: number | null;
+    data: string;
+  };
+}
+
+/** Row shape of migration 0005. */
+export interface AlertWorkTables {
+  alert_work: {
+    id: number;
+    kind: string;
+    due_at: number;
+    alert_id: number | null;
+    attempts: number;
+    state: string;
+    last_error: string | null;
+    data: string;
+  };
+}
+
+/** Row shape of migration 0006. */
+export interface BlobTables {
+  blobs: {
+    kind: string;
+    owner: string;
+    name: string;
+    data: Buffer;
+    size: number;
+    sha256: string;
+    created_at: number;
+  };
+}
