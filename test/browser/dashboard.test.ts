@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { backends } from '../helpers/backends.ts';
-import { browserSkip, launchBrowser, screenshot, signIn } from '../helpers/browser.ts';
-import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserSkip, launchBrowser, startDashboardServer, screenshot, signIn } from '../helpers/browser.ts';
+import { ADMIN_PASSWORD, type TestServer } from '../helpers/server.ts';
 import { waitFor, waitForJob } from '../helpers/wait.ts';
 
 /**
@@ -22,11 +21,7 @@ describe('dashboard in Chromium', { skip }, () => {
   const get = (path: string) => t.req('GET', path);
 
   before(async () => {
-    const sqlite = backends().find((b) => b.name === 'sqlite');
-    assert.ok(sqlite);
-    t = await startTestServer(sqlite, {}, { listen: true });
-    const { port } = t.server.app.server.address() as { port: number };
-    ui = `http://127.0.0.1:${port}/millrace/ui`;
+    ({ t, ui } = await startDashboardServer());
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { backends } from '../helpers/backends.ts';
-import { browserSkip, launchBrowser, recordDialogs, screenshot, signIn } from '../helpers/browser.ts';
-import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
+import {
+  browserSkip,
+  launchBrowser,
+  startDashboardServer,
+  recordDialogs,
+  screenshot,
+  signIn,
+} from '../helpers/browser.ts';
+import { ADMIN_PASSWORD, type TestServer } from '../helpers/server.ts';
 import { waitForJob } from '../helpers/wait.ts';
 
 /**
@@ -27,12 +33,7 @@ describe('dashboard security in Chromium', { skip }, () => {
   const get = (path: string) => t.req('GET', path);
 
   before(async () => {
-    const sqlite = backends().find((b) => b.name === 'sqlite');
-    assert.ok(sqlite);
-    t = await startTestServer(sqlite, {}, { listen: true });
-    const { port } = t.server.app.server.address() as { port: number };
-    origin = `http://127.0.0.1:${port}`;
-    ui = `${origin}/millrace/ui`;
+    ({ t, origin, ui } = await startDashboardServer());
     browser = await launchBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     dialogs = recordDialogs(page);

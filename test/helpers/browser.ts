@@ -1,6 +1,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import assert from 'node:assert/strict';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { backends } from './backends.ts';
+import { startTestServer, type TestServer } from './server.ts';
 
 /** Debian's chromium; `.ci/run` installs it when missing. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -58,4 +61,14 @@ export function recordDialogs(page: Page): string[] {
     void d.dismiss();
   });
   return seen;
+}
+
+/** A listening SQLite server for a browser to reach, with its origin and the dashboard's URL. */
+export async function startDashboardServer(): Promise<{ t: TestServer; origin: string; ui: string }> {
+  const sqlite = backends().find((b) => b.name === 'sqlite');
+  assert.ok(sqlite);
+  const t = await startTestServer(sqlite, {}, { listen: true });
+  const { port } = t.server.app.server.address() as { port: number };
+  const origin = `http://127.0.0.1:${port}`;
+  return { t, origin, ui: `${origin}/millrace/ui` };
 }
