@@ -108,9 +108,11 @@ describe('millrace client commands against a running server', () => {
       });
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       try {
+        // Two lines, so that the second one is known to have been followed while the job ran: the script stops
+        // only when the test creates $STOP, which it does after this.
         await waitFor(
-          'the first line from job logs --follow',
-          async () => (out.includes('tick 1\n') ? true : undefined),
+          'two lines from job logs --follow',
+          async () => (out.includes('tick 2\n') ? true : undefined),
           180_000,
         );
         const whileRunning = await getJob(t, job.jobId);
