@@ -9,6 +9,7 @@
 #                            never set it in CI - .ci/run unsets it).
 #   MILLRACE_REQUIRE_PG=1    fail instead of skipping the PostgreSQL suite when initdb/pg_ctl are missing.
 #   PG_BINDIR                where to find initdb/pg_ctl (see scripts/pg-cluster.sh).
+#   MILLRACE_TEST_TIMES=F    also write each test file's time to F, slowest first (scripts/test-file-times.mjs).
 # Exported to the tests: MILLRACE_TEST_PG_URL (unset when the PostgreSQL suite is skipped).
 set -euo pipefail
 
@@ -119,8 +120,12 @@ node_rc_file=$out.rc
 # call still loads most of the program), and slower must never mean red.
 # node runs in the background and the shell waits for it, so that a signal to this script runs the
 # cleanup trap at once (a foreground child would delay it until node exits); the trap stops node.
+reporters=(--test-reporter=spec --test-reporter-destination=stdout)
+if [[ -n ${MILLRACE_TEST_TIMES:-} ]]; then
+  reporters+=(--test-reporter=./scripts/test-file-times.mjs "--test-reporter-destination=$MILLRACE_TEST_TIMES")
+fi
 {
-  node --import tsx --test --test-reporter=spec --test-concurrency=2 --test-timeout=600000 "${files[@]}" &
+  node --import tsx --test "${reporters[@]}" --test-concurrency=2 --test-timeout=600000 "${files[@]}" &
   echo $! >"$node_pid_file"
   rc=0
   wait $! || rc=$?
