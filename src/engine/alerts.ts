@@ -19,7 +19,6 @@ import { loadWindow } from './windows.ts';
 export const DEFAULT_ALERT_REPLY = 'Acknowledge';
 const OPEN_STATUSES = new Set(['NotAcknowledged', 'Escalated']);
 
-// biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
 const DEFAULT_JOB_TEXT = 'Job:${jobid} (${jobdefinition}) went from ${oldStatus} to ${newStatus}';
 
 /** What the engine keeps between transactions: the enabled job alert sources, read once until one changes. */

@@ -178,7 +178,6 @@ async function afterFinal(
   if (settled && job.data.chain?.call) await onCallFinal(tx, job, now, fx);
 }
 
-// biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
 const DEFAULT_RAISE_COMMENT = 'Event raised by process:${jobid} (${jobdescription}) going to status ${jobstatus}';
 
 /** The substitution variables of a raise comment (product §2.1 Raise Events). */

@@ -41,7 +41,6 @@ const parameter = record(
 const userMessage = record(
   field('Text', text(4000), {
     required: true,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
     description:
       'The question; ${jobid}, ${jobname}, ${queue}, ${requestedstarttime} and ${<parameter>} are substituted.',
   }),

@@ -94,7 +94,6 @@ for (const backend of backends()) {
         '/JobDefinition/GLOBAL.Waiter',
         bash('echo waited', {
           WaitEvents: [{ EventDefinition: 'GLOBAL.Ready', ClearsEvent: true }],
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
           RaiseEvents: [
             {
               EventDefinition: 'GLOBAL.Done',

@@ -167,7 +167,6 @@ for (const backend of backends()) {
       });
       await post(t, '/JobDefinitionAlertSource/GLOBAL.Unanswered', {
         NamePattern: 'AskSlow',
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax
         Statuses: [
           { Status: 'Console', DelayAmount: 1, DelayUnits: 'Seconds', Message: 'Job ${jobid} waits for an answer' },
         ],
@@ -274,7 +273,6 @@ for (const backend of backends()) {
       await post(t, '/ProcessServerAlertSource/GLOBAL.ServersDown', {
         NamePattern: 'Remote*',
         Statuses: ['Shutdown'],
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax
         OperatorMessageExpression: '${processServer} went from ${oldStatus} to ${newStatus}',
         ReplyExpression: 'Acknowledge|Later',
         DefaultAlertEscalation: 'GLOBAL.Servers',

@@ -36,7 +36,6 @@ for (const backend of backends()) {
     after(() => t.close());
 
     test('the job waits in Console for a matching reply, then Completes with the reply as Out parameter', async () => {
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax
       const { jobId, messageId } = await asked(t, 'Load the files for job ${jobid}?', 'Yes|No');
       const m = (await t.req('GET', `/OperatorMessage/${messageId}`)).json;
       assert.equal(m.FullText, `Load the files for job ${jobId}?`);

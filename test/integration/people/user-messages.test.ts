@@ -23,7 +23,6 @@ const approval = (participants: string[]) => ({
   DefaultQueue: 'GLOBAL.System',
   Parameters: [{ Name: 'Batch', DefaultValue: 'nightly' }],
   UserMessage: {
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax
     Text: 'Approve ${Batch} (job ${jobid}, ${jobname})?',
     Responses: [
       { Response: 'Approve', Status: 'Completed', ReturnCode: 0 },

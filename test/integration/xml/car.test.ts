@@ -234,9 +234,7 @@ for (const backend of backends()) {
         Includes: ['Queue:*', 'TimeWindow:*'],
         Excludes: ['Queue:DEV.Skip*'],
         PropertyOverrides: [
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: the rule set's substitution syntax, not a template
           { TypePattern: 'Queue', Field: 'ExecutionSize', Value: '${slots}' },
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: the rule set's substitution syntax, not a template
           { TypePattern: 'Queue', Field: 'Description', Value: 'promoted by ${who}' },
         ],
       });

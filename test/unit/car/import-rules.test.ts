@@ -46,7 +46,6 @@ test('includes and excludes decide what is imported; overrides take rule-set pro
     Includes: ['Queue:*', 'TimeWindow:DEV.*'],
     Excludes: ['timewindow:dev.nights'],
     PropertyOverrides: [
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the rule set's substitution syntax, not a template
       { TypePattern: 'Q*', Field: 'ExecutionSize', Value: '${n}' },
       { TypePattern: 'Queue', Field: 'Held', Value: 'true' },
       { TypePattern: 'Queue', Field: 'Name', Value: 'Renamed' },

@@ -30,7 +30,6 @@ test('invalid expressions are named, valid ones pass', () => {
 });
 
 test('substitution variables: names without regard to case, unknown ones kept', () => {
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax
   assert.equal(
     substitute('Job ${JobId} is ${newStatus}; ${nope}', { jobid: '7', NEWSTATUS: 'Error' }),
     'Job 7 is Error; ${nope}',
