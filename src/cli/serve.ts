@@ -37,6 +37,10 @@ export function registerServe(program: Command): void {
         process.stdout.write(`${lines.join('\n')}\n`);
       }
       await listen(server, config);
+      // A long-lived server compiles every route's schemas now, between requests, rather than at each first use.
+      void server.app
+        .warmSchemas()
+        .catch((err: unknown) => server.logger.error({ err }, 'route schema failed to compile'));
       let stopping = false;
       // Graceful: no new requests, those in flight finish, the engine stops, the database closes. The local agent
       // keeps its jobs running; they report to the next start. Bounded: exit 1 once the grace period is over.

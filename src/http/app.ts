@@ -24,12 +24,17 @@ import type { Sessions } from '../services/sessions.ts';
 import { registerDashboard } from './ui/dashboard.ts';
 import { jsonInterface } from './json/plugin.ts';
 import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
+import { lazySchemas } from './lazy-schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
 import { type OpsDeps, opsRoutes } from './ops-routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+  }
+  interface FastifyInstance {
+    /** Compiles the route schemas not used yet (they compile on first use), between requests. */
+    warmSchemas(): Promise<void>;
   }
 }
 
@@ -62,6 +67,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const paths = interfacePaths(deps.config);
   const guard = { limits: deps.config.limits, root: paths.root, xmlBase: paths.xmlBase };
   const options = serverOptions(guard);
+  const schemas = lazySchemas();
   const app = Fastify({
     ...options,
     // Keys are at most 323 characters (a queue provider: four names of 80 and three dots); longer ones are 414.
@@ -79,6 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       createServer(options.http, (req, res) =>
         requestContext.run({ id: requestIdFrom(req.headers['x-request-id']) }, handler, req, res),
       ),
+    schemaController: { compilersFactory: schemas.compilersFactory },
     genReqId: (req) => requestContext.getStore()?.id ?? requestIdFrom(req.headers['x-request-id']),
   }) as unknown as FastifyInstance;
   app.addHook('onRequest', async (req, reply) => {
@@ -102,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         'request',
       );
   });
+  app.decorate('warmSchemas', schemas.warm);
   app.decorateRequest('principal', null as unknown as Principal);
   addCors(app, deps.config.corsOrigins);
   const stopGuards = installGuards(app, guard);
