@@ -1,8 +1,8 @@
 /**
- * Shared pieces of the B2 and B4 benchmarks (jobs through the local agent): `millrace serve` started with
- * MILLRACE_STATS_FILE (the server then writes its event-loop delay and RSS once a second), the local agent's pid and
- * CPU affinity, waiting for a quiet machine, the spawn anchor (bench/anchor-spawn.mjs), job submission over
- * keep-alive HTTP, and read-only access to the jobs table. Process handling and formatting come from harness.ts.
+ * What the job benchmarks share (B1, B2, B4, B6, B7, B10…): the local agent's pid and CPU affinity, waiting for a
+ * quiet machine, the server's statistics file (MILLRACE_STATS_FILE: event-loop delay and RSS once a second), the
+ * spawn anchor (bench/anchor-spawn.mjs), job submission over keep-alive HTTP, and read-only access to the jobs table.
+ * Processes and the server launcher come from harness.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,7 +11,8 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { freePort, JSON_BASE, launch, type Proc, pinned, quantile, ROOT } from './harness.ts';
+import { launch, pinned, ROOT, startServe as startServeNow } from './harness.ts';
+import { quantile } from './lib/report.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Waiting for a quiet machine: no other benchmark running and the 1-minute loadavg below a limit.
@@ -72,69 +73,7 @@ export async function waitForQuiet(label: string, maxLoad: number, timeoutS: num
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Our server, with its runtime statistics file, and its local agent.
-
-export interface Serve {
-  proc: Proc;
-  origin: string;
-  base: string;
-  statsFile: string;
-  dataDir: string;
-}
-
-/**
- * Starts `node [nodeFlags] bin/millrace serve --data DIR --port N` pinned to core 0, with MILLRACE_ADMIN_API_KEY,
- * MILLRACE_LOG_LEVEL=warn and MILLRACE_STATS_FILE; other MILLRACE_* variables of the environment are dropped.
- * `nodeEnv` adds variables (e.g. NODE_OPTIONS, which the local agent inherits). Ready at the first 200 answer.
- */
-export async function startServe(opts: {
-  pin: boolean;
-  dataDir: string;
-  apiKey: string;
-  statsFile: string;
-  nodeFlags?: string[];
-  nodeEnv?: NodeJS.ProcessEnv;
-}): Promise<Serve> {
-  const port = await freePort();
-  const args = [
-    ...(opts.nodeFlags ?? []),
-    join(ROOT, 'bin/millrace'),
-    'serve',
-    '--data',
-    opts.dataDir,
-    '--port',
-    String(port),
-  ];
-  const [cmd, full] = pinned(opts.pin, 0, process.execPath, args);
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('MILLRACE_')) delete env[k];
-  Object.assign(env, opts.nodeEnv ?? {}, {
-    MILLRACE_ADMIN_API_KEY: opts.apiKey,
-    MILLRACE_LOG_LEVEL: 'warn',
-    MILLRACE_STATS_FILE: opts.statsFile,
-  });
-  const proc = launch('millrace', cmd, full, { env });
-  const origin = `http://127.0.0.1:${port}`;
-  const base = `${origin}${JSON_BASE}`;
-  const probe = `${base}/Queue/GLOBAL.System`;
-  const deadline = performance.now() + 120_000;
-  for (;;) {
-    if (proc.exitCode !== undefined)
-      throw new Error(`millrace exited (code ${proc.exitCode}) before it served\n${proc.tail.join('\n')}`);
-    if (performance.now() > deadline) throw new Error(`millrace not serving after 120 s\n${proc.tail.join('\n')}`);
-    const status = await fetch(probe, { headers: { 'X-API-Key': opts.apiKey } }).then(
-      async (r) => {
-        await r.arrayBuffer();
-        return r.status;
-      },
-      () => 0,
-    );
-    if (status === 200) break;
-    if (status !== 0) throw new Error(`millrace answered ${status} to GET ${probe}\n${proc.tail.join('\n')}`);
-    await sleep(10);
-  }
-  return { proc, origin, base, statsFile: opts.statsFile, dataDir: opts.dataDir };
-}
+// The local agent and the server's statistics file.
 
 /** The local agent's pid from `<data>/agents/GLOBAL.Local/agent.pid`, once it is there and alive. */
 export async function localAgentPid(dataDir: string, timeoutMs = 60_000): Promise<number> {
@@ -198,8 +137,8 @@ export interface StatsLine {
 }
 
 /** The lines of the server's statistics file for the seconds that ended within [fromMs, toMs + 1000]. */
-export function statsBetween(file: string, fromMs: number, toMs: number): StatsLine[] {
-  if (!existsSync(file)) return [];
+export function statsBetween(file: string | undefined, fromMs: number, toMs: number): StatsLine[] {
+  if (!file || !existsSync(file)) return [];
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.startsWith('{'))
@@ -264,7 +203,7 @@ export async function runSpawnAnchor(
 // Submitting jobs.
 
 export interface Submitter {
-  /** POSTs `{base}/Job/<definition>` with `body`; resolves with the answer's status and body. */
+  /** POSTs `{base}/Job/<definition>` (a query may follow) with `body`; resolves with the answer's status and body. */
   submit(definition: string, body: Buffer): Promise<{ status: number; body: string }>;
   close(): void;
 }
@@ -279,7 +218,7 @@ export function submitter(base: string, apiKey: string, maxSockets: number): Sub
           {
             host: url.hostname,
             port: url.port,
-            path: url.pathname,
+            path: `${url.pathname}${url.search}`,
             method: 'POST',
             agent,
             headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
@@ -297,6 +236,51 @@ export function submitter(base: string, apiKey: string, maxSockets: number): Sub
     },
     close: () => agent.destroy(),
   };
+}
+
+export interface Submitted {
+  /** performance.now() of the last answer. */
+  lastAt: number;
+  /** Answer time of each POST, ms. */
+  latenciesMs: number[];
+  /** The new jobs' ids, when asked for (parsing every answer costs the load generator). */
+  ids: number[];
+}
+
+/**
+ * POSTs `n` jobs of `definition`, `concurrency` in flight (each worker sends its next one when its answer is in);
+ * every answer must be 201. A failure is also put in `opts.abort`, and a failure already there stops the workers, so
+ * that a poller running beside them and the submits end together.
+ */
+export async function submitMany(
+  http: Submitter,
+  definition: string,
+  body: Buffer,
+  n: number,
+  concurrency: number,
+  opts: { abort?: { failed?: unknown }; ids?: boolean } = {},
+): Promise<Submitted> {
+  const abort = opts.abort ?? {};
+  const out: Submitted = { lastAt: 0, latenciesMs: [], ids: [] };
+  let next = 0;
+  const worker = async () => {
+    while (next < n && !abort.failed) {
+      next++;
+      const t = performance.now();
+      const r = await http.submit(definition, body);
+      out.lastAt = performance.now();
+      out.latenciesMs.push(out.lastAt - t);
+      if (r.status !== 201) throw new Error(`POST Job/${definition}: ${r.status} ${r.body.slice(0, 300)}`);
+      if (opts.ids) out.ids.push((JSON.parse(r.body) as { jobId: number }).jobId);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+  } catch (err) {
+    abort.failed ??= err;
+    throw err;
+  }
+  return out;
 }
 
 /** Creates `GLOBAL.<name>` as a BASH definition running `script`. */
@@ -378,4 +362,18 @@ export async function pollUntil(
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutS} s: ${what()}`);
     await sleep(pollMs);
   }
+}
+
+// Until every benchmark runs in lib/benchmark.ts: the launcher now in harness.ts, with its old options.
+export type { Serve } from './harness.ts';
+export function startServe(opts: {
+  pin: boolean;
+  dataDir: string;
+  apiKey: string;
+  statsFile: string;
+  nodeFlags?: string[];
+  nodeEnv?: Record<string, string>;
+}) {
+  const { nodeEnv, ...rest } = opts;
+  return startServeNow({ ...rest, ...(nodeEnv ? { env: nodeEnv } : {}) });
 }
