@@ -213,26 +213,37 @@ export function submitter(base: string, apiKey: string, maxSockets: number): Sub
   return {
     submit(definition, body) {
       const url = new URL(`${base}/Job/${definition}`);
-      return new Promise((res, rej) => {
-        const req = httpRequest(
-          {
-            host: url.hostname,
-            port: url.port,
-            path: `${url.pathname}${url.search}`,
-            method: 'POST',
-            agent,
-            headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
-          },
-          (resp) => {
-            const chunks: Buffer[] = [];
-            resp.on('data', (c: Buffer) => chunks.push(c));
-            resp.on('end', () => res({ status: resp.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-            resp.on('error', rej);
-          },
-        );
-        req.on('error', rej);
-        req.end(body);
-      });
+      const send = (retry: boolean) =>
+        new Promise<{ status: number; body: string }>((res, rej) => {
+          const req = httpRequest(
+            {
+              host: url.hostname,
+              port: url.port,
+              path: `${url.pathname}${url.search}`,
+              method: 'POST',
+              agent,
+              headers: {
+                'X-API-Key': apiKey,
+                'Content-Type': 'application/json',
+                'Content-Length': String(body.length),
+              },
+            },
+            (resp) => {
+              const chunks: Buffer[] = [];
+              resp.on('data', (c: Buffer) => chunks.push(c));
+              resp.on('end', () => res({ status: resp.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+              resp.on('error', rej);
+            },
+          );
+          // A kept-alive socket that idled past the server's keep-alive timeout (5 s, e.g. between two phases) can be
+          // closed just as it is reused: the request never reached the server, so it is sent once more (as the
+          // node:http documentation advises for req.reusedSocket).
+          req.on('error', (err: NodeJS.ErrnoException) =>
+            retry && req.reusedSocket && err.code === 'ECONNRESET' ? send(false).then(res, rej) : rej(err),
+          );
+          req.end(body);
+        });
+      return send(true);
     },
     close: () => agent.destroy(),
   };
