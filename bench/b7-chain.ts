@@ -305,7 +305,8 @@ benchmark({
   pin: 'self',
   profile: 'afterwards, run one chain more with the server under node --cpu-prof and summarise the profile',
   async run({ opts: given, work, apiKey }) {
-    const opts: Options = { ...given, anchorJobs: given.anchorJobs ?? given.steps * given.calls };
+    // In place, so that the --json file's options show it too.
+    const opts: Options = Object.assign(given, { anchorJobs: given.anchorJobs ?? given.steps * given.calls });
     say(
       `ours:    millrace serve (SQLite); ${CHAIN}: JobChain on GLOBAL.System, every call ${NOOP} MilliSeconds 0; one POST, ` +
         `then GET every ${opts.pollMs} ms until final`,
