@@ -11,7 +11,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { launch, pinned, ROOT, startServe as startServeNow } from './harness.ts';
+import { launch, pinned, ROOT } from './harness.ts';
 import { quantile } from './lib/report.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -373,18 +373,4 @@ export async function pollUntil(
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutS} s: ${what()}`);
     await sleep(pollMs);
   }
-}
-
-// Until every benchmark runs in lib/benchmark.ts: the launcher now in harness.ts, with its old options.
-export type { Serve } from './harness.ts';
-export function startServe(opts: {
-  pin: boolean;
-  dataDir: string;
-  apiKey: string;
-  statsFile: string;
-  nodeFlags?: string[];
-  nodeEnv?: Record<string, string>;
-}) {
-  const { nodeEnv, ...rest } = opts;
-  return startServeNow({ ...rest, ...(nodeEnv ? { env: nodeEnv } : {}) });
 }

@@ -12,7 +12,6 @@ import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { DEFAULTS, interfacePaths } from '../src/config/config.ts';
-import { writeResults as writeResultsFile } from './lib/report.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const JSON_BASE = interfacePaths(DEFAULTS).jsonBase;
@@ -517,30 +516,4 @@ export async function autocannon(
   if (code !== 0 || !json.startsWith('{'))
     throw new Error(`autocannon failed (exit ${code}):\n${proc.tail.join('\n')}`);
   return { ...(JSON.parse(json) as AutocannonResult), startUs, endUs };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Until every benchmark runs in lib/benchmark.ts: the old report helpers, now in lib/report.ts.
-
-export { fixed, int, median, pct, quantile, row } from './lib/report.ts';
-
-export function numberOption(flag: string | undefined, env: string | undefined, fallback: number, min: number): number {
-  const text = flag ?? (env ? process.env[env] : undefined);
-  if (text === undefined || text === '') return fallback;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n < min) throw new Error(`invalid value "${text}": expected a number >= ${min}`);
-  return n;
-}
-
-export function commandLine(script: string): string {
-  return `npm run ${script}${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
-}
-
-export function writeResults(
-  path: string | undefined,
-  run: { command: string; startedAt: Date; loadStart: number[] },
-  options: unknown,
-  results: Record<string, unknown>,
-): void {
-  writeResultsFile(path, { ...run, cpus: availableParallelism() }, options, results);
 }
