@@ -5,13 +5,13 @@
  * Processes and the server launcher come from harness.ts.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { launch, pinned, ROOT } from './harness.ts';
+import { launch, pinned, ROOT, type Serve, startServe, stop } from './harness.ts';
 import { quantile } from './lib/report.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -373,4 +373,59 @@ export async function pollUntil(
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutS} s: ${what()}`);
     await sleep(pollMs);
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A fresh server per repetition.
+
+export interface JobServer {
+  serve: Serve;
+  dataDir: string;
+  /** The local agent's pid: waited for, so that its start is not part of a measurement. */
+  agentPid: number;
+  reader: JobsReader;
+  http: Submitter;
+  /** Closes the client and the reader, stops the server (which writes its profile as it exits) and deletes its data. */
+  close(): Promise<void>;
+}
+
+/**
+ * `millrace serve` on `<work>/ours-<name>` with its statistics file, its local agent running, the BASH definition
+ * GLOBAL.True (script `true`), a jobs reader and a keep-alive submitter with `concurrency` sockets.
+ */
+export async function startJobServer(o: {
+  pin: boolean;
+  work: string;
+  name: string;
+  apiKey: string;
+  concurrency: number;
+  nodeFlags?: string[];
+  env?: Record<string, string>;
+}): Promise<JobServer> {
+  const dataDir = join(o.work, `ours-${o.name}`);
+  const serve = await startServe({
+    pin: o.pin,
+    dataDir,
+    apiKey: o.apiKey,
+    statsFile: join(o.work, `stats-${o.name}.ndjson`),
+    ...(o.nodeFlags ? { nodeFlags: o.nodeFlags } : {}),
+    ...(o.env ? { env: o.env } : {}),
+  });
+  const agentPid = await localAgentPid(dataDir);
+  await createBashDefinition(serve.base, o.apiKey, 'True', 'true');
+  const reader = new JobsReader(dataDir);
+  const http = submitter(serve.base, o.apiKey, o.concurrency);
+  return {
+    serve,
+    dataDir,
+    agentPid,
+    reader,
+    http,
+    async close() {
+      http.close();
+      reader.close();
+      await stop(serve.proc, o.nodeFlags?.length ? 30_000 : 10_000);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }

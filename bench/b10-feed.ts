@@ -15,7 +15,7 @@
  * ≥ 90 %). A client that missed an event fails the run.
  */
 import { mkdirSync, rmSync } from 'node:fs';
-import { type IncomingMessage, request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JobsReader, pollUntil, submitMany, submitter } from './agent-harness.ts';

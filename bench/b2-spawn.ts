@@ -18,35 +18,21 @@
  * Before every measurement the harness waits until no other benchmark runs and the 1-minute loadavg is below
  * --max-load.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BASH_WRAPPER } from '../src/agent/scripts.ts';
 import {
   affinity,
-  createBashDefinition,
-  JobsReader,
-  localAgentPid,
   loopDelay,
   pollUntil,
   runSpawnAnchor,
   sampleRss,
+  startJobServer,
   statsBetween,
   submitMany,
-  submitter,
   waitForQuiet,
 } from './agent-harness.ts';
-import {
-  coreTimes,
-  coreUse,
-  memoryOf,
-  monoUs,
-  processCpu,
-  processCpuSeconds,
-  ROOT,
-  type Serve,
-  startServe,
-  stop,
-} from './harness.ts';
+import { coreTimes, coreUse, memoryOf, monoUs, processCpu, processCpuSeconds, ROOT } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { amount, count, flag, shared, type Values } from './lib/options.ts';
 import { profileRun } from './lib/profile.ts';
@@ -119,118 +105,105 @@ async function measureOurs(
   quiet: { loadavg1: number; waitedS: number },
   profileDir?: string,
 ): Promise<Measurement> {
-  const dataDir = join(work, `ours-${rep}`);
-  const statsFile = join(work, `stats-${rep}.ndjson`);
-  let serve: Serve | undefined;
-  let reader: JobsReader | undefined;
+  const js = await startJobServer({
+    pin: opts.pin,
+    work,
+    name: String(rep),
+    apiKey,
+    concurrency: opts.concurrency,
+    // The server: --cpu-prof. Its local agent (started by the server, and node refuses --cpu-prof in NODE_OPTIONS):
+    // a preloaded module that profiles through the inspector and writes CPU.agent.<pid>.cpuprofile at exit.
+    ...(profileDir
+      ? {
+          nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+          env: {
+            NODE_OPTIONS: `--import ${join(ROOT, 'bench/agent-profile-preload.mjs')}`,
+            BENCH_AGENT_PROFILE_DIR: profileDir,
+          },
+        }
+      : {}),
+  });
+  const { serve, agentPid, reader: r, http } = js;
+  const aff = { server: affinity(serve.proc.pid), agent: affinity(agentPid) };
+  const submitAll = async (n: number) => (await submitMany(http, DEFINITION, BODY, n, opts.concurrency)).lastAt;
   try {
-    serve = await startServe({
-      pin: opts.pin,
-      dataDir,
-      apiKey,
-      statsFile,
-      // The server: --cpu-prof. Its local agent (started by the server, and node refuses --cpu-prof in NODE_OPTIONS):
-      // a preloaded module that profiles through the inspector and writes CPU.agent.<pid>.cpuprofile at exit.
-      ...(profileDir
-        ? {
-            nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
-            env: {
-              NODE_OPTIONS: `--import ${join(ROOT, 'bench/agent-profile-preload.mjs')}`,
-              BENCH_AGENT_PROFILE_DIR: profileDir,
-            },
-          }
-        : {}),
-    });
-    const agentPid = await localAgentPid(dataDir);
-    const aff = { server: affinity(serve.proc.pid), agent: affinity(agentPid) };
-    await createBashDefinition(serve.base, apiKey, 'True', 'true');
-    reader = new JobsReader(dataDir);
-    const r = reader;
-    const http = submitter(serve.base, apiKey, opts.concurrency);
-    const submitAll = async (n: number) => (await submitMany(http, DEFINITION, BODY, n, opts.concurrency)).lastAt;
-    try {
-      if (opts.warmupJobs > 0) {
-        await submitAll(opts.warmupJobs);
-        await pollUntil(
-          () => r.completed() >= opts.warmupJobs,
-          opts.pollMs,
-          opts.timeout,
-          () => `warm-up: ${JSON.stringify(r.statuses())}`,
-        );
-      }
-      const after = r.maxJobId();
-      const rss = sampleRss(agentPid, 100);
-      const srv0 = processCpuSeconds(serve.proc.pid);
-      const ag0 = processCpu(agentPid);
-      const cores0 = coreTimes();
-      const startUs = monoUs();
-      const t0Epoch = Date.now();
-      const t0 = performance.now();
-      const [lastAnswer, tPoll] = await Promise.all([
-        submitAll(opts.jobs),
-        pollUntil(
-          () => r.completed(after) >= opts.jobs,
-          opts.pollMs,
-          opts.timeout,
-          () => JSON.stringify(r.statuses(after)),
-        ),
-      ]);
-      const endUs = monoUs();
-      const tEndEpoch = Date.now();
-      const { maxBytes } = rss.stop();
-      const srv1 = processCpuSeconds(serve.proc.pid);
-      const ag1 = processCpu(agentPid);
-      const cores1 = coreTimes();
-      const rows = r.rows(after);
-      const statuses = r.statuses(after);
-      if (rows.length !== opts.jobs || statuses.Completed !== opts.jobs)
-        throw new Error(`rep ${rep}: expected ${opts.jobs} Completed jobs, found ${JSON.stringify(statuses)}`);
-      const lastCompleted = Math.max(...rows.map((x) => x.modification_time));
-      const seconds = (lastCompleted - t0Epoch) / 1000;
-      const pollSeconds = (tPoll - t0) / 1000;
-      const num = (v: number | null) => v ?? Number.NaN;
-      const wait = rows.map((x) => num(x.scheduled_start) - x.creation_time);
-      const toStart = rows.map((x) => num(x.run_start) - num(x.scheduled_start));
-      const run = rows.map((x) => num(x.run_end) - num(x.run_start));
-      const toCompleted = rows.map((x) => x.modification_time - num(x.run_end));
-      const slot = rows.map((x) => x.modification_time - num(x.scheduled_start));
-      return {
-        target: 'ours',
-        rep,
-        ...quiet,
-        jobs: opts.jobs,
-        perSec: opts.jobs / seconds,
-        seconds,
-        submitPerSec: opts.jobs / ((lastAnswer - t0) / 1000),
-        tailS: pollSeconds - (lastAnswer - t0) / 1000,
-        rssMaxMiB: maxBytes / MiB,
-        agentPeakMiB: memoryOf(agentPid).peakMiB,
-        loop: loopDelay(statsBetween(statsFile, t0Epoch, tEndEpoch)),
-        serverCpu: (100 * (srv1 - srv0)) / seconds,
-        agentCpu: (100 * (ag1.user + ag1.sys - ag0.user - ag0.sys)) / seconds,
-        agentSysCpu: (100 * (ag1.sys - ag0.sys)) / seconds,
-        childrenCpu: (100 * (ag1.children - ag0.children)) / seconds,
-        core0Busy: coreUse(cores0, cores1, 'cpu0').busy,
-        core1Busy: coreUse(cores0, cores1, 'cpu1').busy,
-        steal: coreUse(cores0, cores1, 'cpu').steal,
-        stages: {
-          wait: dist(wait),
-          toStart: dist(toStart),
-          run: dist(run),
-          toCompleted: dist(toCompleted),
-          slotMs: median(slot),
-        },
-        affinity: aff,
-        startUs,
-        endUs,
-      };
-    } finally {
-      http.close();
+    if (opts.warmupJobs > 0) {
+      await submitAll(opts.warmupJobs);
+      await pollUntil(
+        () => r.completed() >= opts.warmupJobs,
+        opts.pollMs,
+        opts.timeout,
+        () => `warm-up: ${JSON.stringify(r.statuses())}`,
+      );
     }
+    const after = r.maxJobId();
+    const rss = sampleRss(agentPid, 100);
+    const srv0 = processCpuSeconds(serve.proc.pid);
+    const ag0 = processCpu(agentPid);
+    const cores0 = coreTimes();
+    const startUs = monoUs();
+    const t0Epoch = Date.now();
+    const t0 = performance.now();
+    const [lastAnswer, tPoll] = await Promise.all([
+      submitAll(opts.jobs),
+      pollUntil(
+        () => r.completed(after) >= opts.jobs,
+        opts.pollMs,
+        opts.timeout,
+        () => JSON.stringify(r.statuses(after)),
+      ),
+    ]);
+    const endUs = monoUs();
+    const tEndEpoch = Date.now();
+    const { maxBytes } = rss.stop();
+    const srv1 = processCpuSeconds(serve.proc.pid);
+    const ag1 = processCpu(agentPid);
+    const cores1 = coreTimes();
+    const rows = r.rows(after);
+    const statuses = r.statuses(after);
+    if (rows.length !== opts.jobs || statuses.Completed !== opts.jobs)
+      throw new Error(`rep ${rep}: expected ${opts.jobs} Completed jobs, found ${JSON.stringify(statuses)}`);
+    const lastCompleted = Math.max(...rows.map((x) => x.modification_time));
+    const seconds = (lastCompleted - t0Epoch) / 1000;
+    const pollSeconds = (tPoll - t0) / 1000;
+    const num = (v: number | null) => v ?? Number.NaN;
+    const wait = rows.map((x) => num(x.scheduled_start) - x.creation_time);
+    const toStart = rows.map((x) => num(x.run_start) - num(x.scheduled_start));
+    const run = rows.map((x) => num(x.run_end) - num(x.run_start));
+    const toCompleted = rows.map((x) => x.modification_time - num(x.run_end));
+    const slot = rows.map((x) => x.modification_time - num(x.scheduled_start));
+    return {
+      target: 'ours',
+      rep,
+      ...quiet,
+      jobs: opts.jobs,
+      perSec: opts.jobs / seconds,
+      seconds,
+      submitPerSec: opts.jobs / ((lastAnswer - t0) / 1000),
+      tailS: pollSeconds - (lastAnswer - t0) / 1000,
+      rssMaxMiB: maxBytes / MiB,
+      agentPeakMiB: memoryOf(agentPid).peakMiB,
+      loop: loopDelay(statsBetween(serve.statsFile, t0Epoch, tEndEpoch)),
+      serverCpu: (100 * (srv1 - srv0)) / seconds,
+      agentCpu: (100 * (ag1.user + ag1.sys - ag0.user - ag0.sys)) / seconds,
+      agentSysCpu: (100 * (ag1.sys - ag0.sys)) / seconds,
+      childrenCpu: (100 * (ag1.children - ag0.children)) / seconds,
+      core0Busy: coreUse(cores0, cores1, 'cpu0').busy,
+      core1Busy: coreUse(cores0, cores1, 'cpu1').busy,
+      steal: coreUse(cores0, cores1, 'cpu').steal,
+      stages: {
+        wait: dist(wait),
+        toStart: dist(toStart),
+        run: dist(run),
+        toCompleted: dist(toCompleted),
+        slotMs: median(slot),
+      },
+      affinity: aff,
+      startUs,
+      endUs,
+    };
   } finally {
-    reader?.close();
-    if (serve) await stop(serve.proc, profileDir ? 30_000 : 10_000);
-    rmSync(dataDir, { recursive: true, force: true });
+    await js.close();
   }
 }
 

@@ -15,22 +15,18 @@
  * dispatch pass; BASH: the agent, just before it spawns). Percentiles are over all jobs of a phase. Before every
  * phase the harness waits until no other benchmark runs and the 1-minute loadavg is below --max-load.
  */
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  createBashDefinition,
-  JobsReader,
-  localAgentPid,
+  type JobsReader,
   loopDelay,
   pollUntil,
   runSpawnAnchor,
   type Submitter,
+  startJobServer,
   statsBetween,
-  submitter,
   waitForQuiet,
 } from './agent-harness.ts';
-import { coreTimes, coreUse, processCpuSeconds, type Serve, startServe, stop } from './harness.ts';
+import { coreTimes, coreUse, processCpuSeconds, type Serve } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { amount, count, shared, type Values } from './lib/options.ts';
 import { type Dist, dist, fixed, int, median, medians, say, Table } from './lib/report.ts';
@@ -225,25 +221,16 @@ benchmark({
     const phases: Phase[] = [];
     const anchors: AnchorM[] = [];
     for (let rep = 1; rep <= opts.reps; rep++) {
-      const dataDir = join(work, `ours-${rep}`);
-      const statsFile = join(work, `stats-${rep}.ndjson`);
-      const serve = await startServe({ pin: opts.pin, dataDir, apiKey, statsFile });
-      await localAgentPid(dataDir);
-      await createBashDefinition(serve.base, apiKey, 'True', 'true');
-      const reader = new JobsReader(dataDir);
-      const http = submitter(serve.base, apiKey, 50);
+      const js = await startJobServer({ pin: opts.pin, work, name: String(rep), apiKey, concurrency: 50 });
       try {
         const order: Kind[] = rep % 2 === 1 ? ['system', 'bash'] : ['bash', 'system'];
         for (const kind of order) {
-          const p = await runPhase(opts, serve, reader, http, kind, rep);
+          const p = await runPhase(opts, js.serve, js.reader, js.http, kind, rep);
           phases.push(p);
           say(perPhase.line(p));
         }
       } finally {
-        http.close();
-        reader.close();
-        await stop(serve.proc);
-        rmSync(dataDir, { recursive: true, force: true });
+        await js.close();
       }
       const q = await waitForQuiet(`rep ${rep} anchor`, opts.maxLoad, opts.quietTimeout);
       const a = await runSpawnAnchor(opts.pin, opts.anchorSpawns, 1);

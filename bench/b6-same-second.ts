@@ -16,24 +16,20 @@
  * Reported per phase: the last (the figure), p50 and p99 of the delays, and the last LastModificationTime − due
  * (all Completed). After the server has stopped, the anchor spawns /bin/true N times with 8 in flight on core 0.
  */
-import { rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { join } from 'node:path';
 import { parseDate } from '../src/time/date-format.ts';
 import {
-  createBashDefinition,
-  JobsReader,
-  localAgentPid,
+  type JobsReader,
   loopDelay,
   pollUntil,
   runSpawnAnchor,
   type Submitter,
+  startJobServer,
   statsBetween,
   submitMany,
-  submitter,
   waitForQuiet,
 } from './agent-harness.ts';
-import { coreTimes, coreUse, processCpuSeconds, type Serve, startServe, stop } from './harness.ts';
+import { coreTimes, coreUse, processCpuSeconds, type Serve } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { amount, count, shared, type Values } from './lib/options.ts';
 import { fixed, int, median, medians, quantile, say, Table } from './lib/report.ts';
@@ -245,13 +241,14 @@ benchmark({
     const phases: Phase[] = [];
     const anchors: AnchorM[] = [];
     for (let rep = 1; rep <= opts.reps; rep++) {
-      const dataDir = join(work, `ours-${rep}`);
-      const statsFile = join(work, `stats-${rep}.ndjson`);
-      const serve = await startServe({ pin: opts.pin, dataDir, apiKey, statsFile });
-      const agentPid = await localAgentPid(dataDir);
-      await createBashDefinition(serve.base, apiKey, 'True', 'true');
-      const reader = new JobsReader(dataDir);
-      const http = submitter(serve.base, apiKey, opts.concurrency);
+      const js = await startJobServer({
+        pin: opts.pin,
+        work,
+        name: String(rep),
+        apiKey,
+        concurrency: opts.concurrency,
+      });
+      const { serve, agentPid, reader, http } = js;
       try {
         // A cold server falls behind at its first burst (B4): both kinds run once, unscheduled, before measuring.
         for (const kind of ['bash', 'system'] as const) {
@@ -274,10 +271,7 @@ benchmark({
           );
         }
       } finally {
-        http.close();
-        reader.close();
-        await stop(serve.proc);
-        rmSync(dataDir, { recursive: true, force: true });
+        await js.close();
       }
       const q = await waitForQuiet(`rep ${rep} anchor`, opts.maxLoad, opts.quietTimeout);
       const a = await runSpawnAnchor(opts.pin, opts.jobs, opts.anchorConcurrency);

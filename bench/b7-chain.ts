@@ -16,23 +16,21 @@
  * POST. Both read from the jobs table (better-sqlite3, read-only), so poll intervals do not count. Chain and anchor
  * alternate which goes first.
  */
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isFinal } from '../src/domain/job-status.ts';
 import type { JobStatus } from '../src/model/fields.ts';
 import {
   type JobRow,
-  JobsReader,
+  type JobsReader,
   loopDelay,
   pollUntil,
   type Submitter,
+  startJobServer,
   statsBetween,
   submitMany,
-  submitter,
   waitForQuiet,
 } from './agent-harness.ts';
-import { monoUs, processCpuSeconds, type Serve, startServe, stop } from './harness.ts';
+import { monoUs, processCpuSeconds, type Serve } from './harness.ts';
 import { benchmark, type Standard } from './lib/benchmark.ts';
 import { amount, count, shared, type Values } from './lib/options.ts';
 import { profileRun } from './lib/profile.ts';
@@ -254,34 +252,26 @@ async function measureAnchor(
 }
 
 /** A fresh server with GLOBAL.Big defined and `--warmup-jobs` no-op jobs drained. */
-async function prepare(
-  opts: Options,
-  work: string,
-  apiKey: string,
-  name: string,
-  nodeFlags: string[] = [],
-): Promise<{ serve: Serve; reader: JobsReader; http: Submitter; dataDir: string }> {
-  const dataDir = join(work, `ours-${name}`);
-  const serve = await startServe({
+async function prepare(opts: Options, work: string, apiKey: string, name: string, nodeFlags?: string[]) {
+  const js = await startJobServer({
     pin: opts.pin,
-    dataDir,
+    work,
+    name,
     apiKey,
-    statsFile: join(work, `stats-${name}.ndjson`),
-    nodeFlags,
+    concurrency: opts.concurrency,
+    ...(nodeFlags ? { nodeFlags } : {}),
   });
-  await createChain(serve.base, apiKey, opts.steps, opts.calls);
-  const reader = new JobsReader(dataDir);
-  const http = submitter(serve.base, apiKey, opts.concurrency);
+  await createChain(js.serve.base, apiKey, opts.steps, opts.calls);
   if (opts.warmupJobs > 0) {
-    await submitNoops(http, opts.warmupJobs, opts.concurrency);
+    await submitNoops(js.http, opts.warmupJobs, opts.concurrency);
     await pollUntil(
-      () => reader.completed() >= opts.warmupJobs,
+      () => js.reader.completed() >= opts.warmupJobs,
       20,
       opts.timeout,
-      () => `warm-up: ${JSON.stringify(reader.statuses())}`,
+      () => `warm-up: ${JSON.stringify(js.reader.statuses())}`,
     );
   }
-  return { serve, reader, http, dataDir };
+  return js;
 }
 
 const chainLine = (m: ChainM) =>
@@ -317,7 +307,7 @@ benchmark({
     const chains: ChainM[] = [];
     const anchors: AnchorM[] = [];
     for (let rep = 1; rep <= opts.reps; rep++) {
-      const { serve, reader, http, dataDir } = await prepare(opts, work, apiKey, String(rep));
+      const { serve, reader, http, close } = await prepare(opts, work, apiKey, String(rep));
       try {
         for (const kind of rep % 2 === 1 ? (['chain', 'anchor'] as const) : (['anchor', 'chain'] as const)) {
           if (kind === 'chain') {
@@ -331,10 +321,7 @@ benchmark({
           }
         }
       } finally {
-        http.close();
-        reader.close();
-        await stop(serve.proc);
-        rmSync(dataDir, { recursive: true, force: true });
+        await close();
       }
     }
 
@@ -361,14 +348,11 @@ benchmark({
         await profileRun(
           opts.profileDir,
           async (nodeFlags) => {
-            const { serve, reader, http, dataDir } = await prepare(opts, work, apiKey, 'profile', nodeFlags);
+            const js = await prepare(opts, work, apiKey, 'profile', nodeFlags);
             try {
-              return await measureChain(opts, serve, apiKey, reader, 0);
+              return await measureChain(opts, js.serve, apiKey, js.reader, 0);
             } finally {
-              http.close();
-              reader.close();
-              await stop(serve.proc); // the profile is written when the server exits
-              rmSync(dataDir, { recursive: true, force: true });
+              await js.close(); // the profile is written when the server exits
             }
           },
           (m) => ({
