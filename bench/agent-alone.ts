@@ -4,117 +4,123 @@
  * job (user and kernel), its job processes' CPU per job, and jobs/s. It separates the agent's own cost from the
  * server's, and shows what the file system under the agent's folder costs (run it with TMPDIR=/dev/shm to compare).
  *
- *   node --import tsx bench/agent-alone.ts [N] [TREE]     N default 1000; TREE: a checkout whose bin/millrace runs
+ *   node --import tsx bench/agent-alone.ts [--jobs N] [--tree DIR]     DIR: a checkout whose bin/millrace runs
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AgentMessage, encode, LineDecoder, type ServerMessage } from '../src/agent/protocol.ts';
-import { canPin, pinSelf, ROOT } from './harness.ts';
+import { launch, pinned, processCpu, ROOT } from './harness.ts';
+import { benchmark } from './lib/benchmark.ts';
+import { count, path } from './lib/options.ts';
+import { fixed, int, say } from './lib/report.ts';
 
-const N = Number(process.argv[2] ?? 1000);
-if (canPin()) pinSelf(1);
-const tree = process.argv[3] ?? ROOT;
 const IN_FLIGHT = 8;
-const dir = mkdtempSync(join(tmpdir(), 'millrace-agent-alone-'));
-writeFileSync(join(dir, 'secret'), 'agent-alone-secret');
 
-let socket: Socket | undefined;
-let next = 1;
-let done = 0;
-let t0 = 0;
-let resolveDone = () => {};
-const finished = new Promise<void>((r) => {
-  resolveDone = r;
-});
-const send = (m: ServerMessage) => socket?.write(encode(m));
-const run = () => {
-  send({ type: 'run', jobId: next++, attempt: 1, scriptType: 'BASH', script: 'true', env: {}, outNames: [] });
-};
+benchmark({
+  title: 'agent alone',
+  about:
+    "The agent without the server: a protocol peer drives `millrace agent` through N BASH `true` jobs, 8 in flight; the agent's user and kernel CPU per job and its job processes'.",
+  options: {
+    jobs: count(1000, 'BASH `true` jobs'),
+    tree: path('a checkout whose bin/millrace runs (default: this one)', 'DIR'),
+  },
+  pin: 'self',
+  async run({ opts, work }) {
+    const n = opts.jobs;
+    const tree = opts.tree ?? ROOT;
+    writeFileSync(join(work, 'secret'), 'agent-alone-secret');
+    let socket: Socket | undefined;
+    let next = 1;
+    let done = 0;
+    let t0 = 0;
+    let resolveDone = () => {};
+    const finished = new Promise<void>((r) => {
+      resolveDone = r;
+    });
+    const send = (m: ServerMessage) => socket?.write(encode(m));
+    const run = () => {
+      send({ type: 'run', jobId: next++, attempt: 1, scriptType: 'BASH', script: 'true', env: {}, outNames: [] });
+    };
 
-const server = createServer();
-server.on('upgrade', (_req, s: Socket) => {
-  s.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: millrace-agent/1\r\nConnection: Upgrade\r\n\r\n');
-  socket = s;
-  const decoder = new LineDecoder(
-    (raw) => {
-      const m = raw as AgentMessage;
-      if (m.type === 'hello') {
-        send({ type: 'welcome', killGraceMs: 1000, heartbeatMs: 5000 });
-        setTimeout(() => {
-          t0 = performance.now();
-          for (let i = 0; i < IN_FLIGHT; i++) run();
-        }, 500);
-      } else if (m.type === 'ping') send({ type: 'pong' });
-      else if (m.type === 'finished') {
-        send({ type: 'ack', jobId: m.jobId, attempt: m.attempt });
-        done++;
-        if (done === N) resolveDone();
-        else if (next <= N) run();
-      }
-    },
-    () => {},
-  );
-  s.on('data', (c: Buffer) => decoder.push(c));
+    const server = createServer();
+    server.on('upgrade', (_req, s: Socket) => {
+      s.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: millrace-agent/1\r\nConnection: Upgrade\r\n\r\n');
+      socket = s;
+      const decoder = new LineDecoder(
+        (raw) => {
+          const m = raw as AgentMessage;
+          if (m.type === 'hello') {
+            send({ type: 'welcome', killGraceMs: 1000, heartbeatMs: 5000 });
+            setTimeout(() => {
+              t0 = performance.now();
+              for (let i = 0; i < IN_FLIGHT; i++) run();
+            }, 500);
+          } else if (m.type === 'ping') send({ type: 'pong' });
+          else if (m.type === 'finished') {
+            send({ type: 'ack', jobId: m.jobId, attempt: m.attempt });
+            done++;
+            if (done === n) resolveDone();
+            else if (next <= n) run();
+          }
+        },
+        () => {},
+      );
+      s.on('data', (c: Buffer) => decoder.push(c));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const [cmd, args] = pinned(opts.pin, 0, process.execPath, [
+      join(tree, 'bin/millrace'),
+      'agent',
+      '--server',
+      `http://127.0.0.1:${port}/millrace`,
+      '--process-server',
+      'GLOBAL.Local',
+      '--secret-file',
+      join(work, 'secret'),
+      '--data',
+      join(work, 'agent'),
+    ]);
+    const agent = launch('agent', cmd, args);
+    try {
+      let before: ReturnType<typeof processCpu> | undefined;
+      const sampler = setInterval(() => {
+        if (!before && t0 > 0) before = processCpu(agent.pid);
+      }, 1);
+      await finished;
+      clearInterval(sampler);
+      const after = processCpu(agent.pid);
+      const seconds = (performance.now() - t0) / 1000;
+      const b = before ?? after;
+      const msPerJob = (s: number) => (1000 * s) / n;
+      const r = {
+        tree,
+        dataDir: join(work, 'agent'),
+        jobs: n,
+        jobsPerSec: n / seconds,
+        agentUserMsPerJob: msPerJob(after.user - b.user),
+        agentSysMsPerJob: msPerJob(after.sys - b.sys),
+        jobProcessMsPerJob: msPerJob(after.children - b.children),
+      };
+      say(
+        `agent:   ${join(tree, 'bin/millrace')} agent${opts.pin ? ' on core 0; this process on core 1' : ' (UNPINNED)'}; ` +
+          `data folder ${r.dataDir}`,
+        `${int(n)} BASH true jobs, ${IN_FLIGHT} in flight: ${int(r.jobsPerSec)} jobs/s`,
+        `CPU per job (ms): agent user ${fixed(r.agentUserMsPerJob, 2)}, agent kernel ${fixed(r.agentSysMsPerJob, 2)}, ` +
+          `job process ${fixed(r.jobProcessMsPerJob, 2)}`,
+      );
+      return {
+        summary:
+          `agent alone, ${int(n)} BASH true jobs: ${int(r.jobsPerSec)} jobs/s; per job agent user ` +
+          `${fixed(r.agentUserMsPerJob, 2)} ms + kernel ${fixed(r.agentSysMsPerJob, 2)} ms, job process ` +
+          `${fixed(r.jobProcessMsPerJob, 2)} ms`,
+        results: r,
+      };
+    } finally {
+      server.close();
+      socket?.destroy();
+    }
+  },
 });
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const port = (server.address() as { port: number }).port;
-const agent = spawn(
-  'taskset',
-  [
-    '-c',
-    '0',
-    process.execPath,
-    join(tree, 'bin/millrace'),
-    'agent',
-    '--server',
-    `http://127.0.0.1:${port}/millrace`,
-    '--process-server',
-    'GLOBAL.Local',
-    '--secret-file',
-    join(dir, 'secret'),
-    '--data',
-    join(dir, 'agent'),
-  ],
-  { stdio: ['ignore', 'ignore', 'ignore'] },
-);
-try {
-  const stat = () => {
-    const s = readFileSync(`/proc/${agent.pid}/stat`, 'utf8');
-    const f = s
-      .slice(s.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    return { user: f[11] ?? 0, sys: f[12] ?? 0, children: (f[13] ?? 0) + (f[14] ?? 0) };
-  };
-  let before: ReturnType<typeof stat> | undefined;
-  const sampler = setInterval(() => {
-    if (!before && t0 > 0) before = stat();
-  }, 1);
-  await finished;
-  clearInterval(sampler);
-  const after = stat();
-  const seconds = (performance.now() - t0) / 1000;
-  const b = before ?? after;
-  const msPerJob = (ticks: number) => Number(((ticks * 10) / N).toFixed(2)); // CLK_TCK 100
-  process.stdout.write(
-    `${JSON.stringify({
-      tree,
-      dataDir: dir,
-      jobs: N,
-      jobsPerSec: Math.round(N / seconds),
-      agentUserMsPerJob: msPerJob(after.user - b.user),
-      agentSysMsPerJob: msPerJob(after.sys - b.sys),
-      jobProcessMsPerJob: msPerJob(after.children - b.children),
-    })}\n`,
-  );
-} finally {
-  agent.kill('SIGKILL');
-  server.close();
-  socket?.destroy();
-  rmSync(dir, { recursive: true, force: true });
-}
-process.exit(0);

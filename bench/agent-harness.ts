@@ -1,17 +1,18 @@
 /**
- * Shared pieces of the B2 and B4 benchmarks (jobs through the local agent): `millrace serve` started with
- * MILLRACE_STATS_FILE (the server then writes its event-loop delay and RSS once a second), the local agent's pid and
- * CPU affinity, waiting for a quiet machine, the spawn anchor (bench/anchor-spawn.mjs), job submission over
- * keep-alive HTTP, and read-only access to the jobs table. Process handling and formatting come from harness.ts.
+ * What the job benchmarks share (B1, B2, B4, B6, B7, B10…): the local agent's pid and CPU affinity, waiting for a
+ * quiet machine, the server's statistics file (MILLRACE_STATS_FILE: event-loop delay and RSS once a second), the
+ * spawn anchor (bench/anchor-spawn.mjs), job submission over keep-alive HTTP, and read-only access to the jobs table.
+ * Processes and the server launcher come from harness.ts.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { freePort, JSON_BASE, launch, type Proc, pinned, quantile, ROOT } from './harness.ts';
+import { launch, pinned, ROOT, type Serve, startServe, stop } from './harness.ts';
+import { quantile } from './lib/report.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Waiting for a quiet machine: no other benchmark running and the 1-minute loadavg below a limit.
@@ -72,69 +73,7 @@ export async function waitForQuiet(label: string, maxLoad: number, timeoutS: num
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Our server, with its runtime statistics file, and its local agent.
-
-export interface Serve {
-  proc: Proc;
-  origin: string;
-  base: string;
-  statsFile: string;
-  dataDir: string;
-}
-
-/**
- * Starts `node [nodeFlags] bin/millrace serve --data DIR --port N` pinned to core 0, with MILLRACE_ADMIN_API_KEY,
- * MILLRACE_LOG_LEVEL=warn and MILLRACE_STATS_FILE; other MILLRACE_* variables of the environment are dropped.
- * `nodeEnv` adds variables (e.g. NODE_OPTIONS, which the local agent inherits). Ready at the first 200 answer.
- */
-export async function startServe(opts: {
-  pin: boolean;
-  dataDir: string;
-  apiKey: string;
-  statsFile: string;
-  nodeFlags?: string[];
-  nodeEnv?: NodeJS.ProcessEnv;
-}): Promise<Serve> {
-  const port = await freePort();
-  const args = [
-    ...(opts.nodeFlags ?? []),
-    join(ROOT, 'bin/millrace'),
-    'serve',
-    '--data',
-    opts.dataDir,
-    '--port',
-    String(port),
-  ];
-  const [cmd, full] = pinned(opts.pin, 0, process.execPath, args);
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('MILLRACE_')) delete env[k];
-  Object.assign(env, opts.nodeEnv ?? {}, {
-    MILLRACE_ADMIN_API_KEY: opts.apiKey,
-    MILLRACE_LOG_LEVEL: 'warn',
-    MILLRACE_STATS_FILE: opts.statsFile,
-  });
-  const proc = launch('millrace', cmd, full, { env });
-  const origin = `http://127.0.0.1:${port}`;
-  const base = `${origin}${JSON_BASE}`;
-  const probe = `${base}/Queue/GLOBAL.System`;
-  const deadline = performance.now() + 120_000;
-  for (;;) {
-    if (proc.exitCode !== undefined)
-      throw new Error(`millrace exited (code ${proc.exitCode}) before it served\n${proc.tail.join('\n')}`);
-    if (performance.now() > deadline) throw new Error(`millrace not serving after 120 s\n${proc.tail.join('\n')}`);
-    const status = await fetch(probe, { headers: { 'X-API-Key': opts.apiKey } }).then(
-      async (r) => {
-        await r.arrayBuffer();
-        return r.status;
-      },
-      () => 0,
-    );
-    if (status === 200) break;
-    if (status !== 0) throw new Error(`millrace answered ${status} to GET ${probe}\n${proc.tail.join('\n')}`);
-    await sleep(10);
-  }
-  return { proc, origin, base, statsFile: opts.statsFile, dataDir: opts.dataDir };
-}
+// The local agent and the server's statistics file.
 
 /** The local agent's pid from `<data>/agents/GLOBAL.Local/agent.pid`, once it is there and alive. */
 export async function localAgentPid(dataDir: string, timeoutMs = 60_000): Promise<number> {
@@ -198,8 +137,8 @@ export interface StatsLine {
 }
 
 /** The lines of the server's statistics file for the seconds that ended within [fromMs, toMs + 1000]. */
-export function statsBetween(file: string, fromMs: number, toMs: number): StatsLine[] {
-  if (!existsSync(file)) return [];
+export function statsBetween(file: string | undefined, fromMs: number, toMs: number): StatsLine[] {
+  if (!file || !existsSync(file)) return [];
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.startsWith('{'))
@@ -264,7 +203,7 @@ export async function runSpawnAnchor(
 // Submitting jobs.
 
 export interface Submitter {
-  /** POSTs `{base}/Job/<definition>` with `body`; resolves with the answer's status and body. */
+  /** POSTs `{base}/Job/<definition>` (a query may follow) with `body`; resolves with the answer's status and body. */
   submit(definition: string, body: Buffer): Promise<{ status: number; body: string }>;
   close(): void;
 }
@@ -274,29 +213,85 @@ export function submitter(base: string, apiKey: string, maxSockets: number): Sub
   return {
     submit(definition, body) {
       const url = new URL(`${base}/Job/${definition}`);
-      return new Promise((res, rej) => {
-        const req = httpRequest(
-          {
-            host: url.hostname,
-            port: url.port,
-            path: url.pathname,
-            method: 'POST',
-            agent,
-            headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
-          },
-          (resp) => {
-            const chunks: Buffer[] = [];
-            resp.on('data', (c: Buffer) => chunks.push(c));
-            resp.on('end', () => res({ status: resp.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-            resp.on('error', rej);
-          },
-        );
-        req.on('error', rej);
-        req.end(body);
-      });
+      const send = (retry: boolean) =>
+        new Promise<{ status: number; body: string }>((res, rej) => {
+          const req = httpRequest(
+            {
+              host: url.hostname,
+              port: url.port,
+              path: `${url.pathname}${url.search}`,
+              method: 'POST',
+              agent,
+              headers: {
+                'X-API-Key': apiKey,
+                'Content-Type': 'application/json',
+                'Content-Length': String(body.length),
+              },
+            },
+            (resp) => {
+              const chunks: Buffer[] = [];
+              resp.on('data', (c: Buffer) => chunks.push(c));
+              resp.on('end', () => res({ status: resp.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+              resp.on('error', rej);
+            },
+          );
+          // A kept-alive socket that idled past the server's keep-alive timeout (5 s, e.g. between two phases) can be
+          // closed just as it is reused: the request never reached the server, so it is sent once more (as the
+          // node:http documentation advises for req.reusedSocket).
+          req.on('error', (err: NodeJS.ErrnoException) =>
+            retry && req.reusedSocket && err.code === 'ECONNRESET' ? send(false).then(res, rej) : rej(err),
+          );
+          req.end(body);
+        });
+      return send(true);
     },
     close: () => agent.destroy(),
   };
+}
+
+export interface Submitted {
+  /** performance.now() of the last answer. */
+  lastAt: number;
+  /** Answer time of each POST, ms. */
+  latenciesMs: number[];
+  /** The new jobs' ids, when asked for (parsing every answer costs the load generator). */
+  ids: number[];
+}
+
+/**
+ * POSTs `n` jobs of `definition`, `concurrency` in flight (each worker sends its next one when its answer is in);
+ * every answer must be 201. A failure is also put in `opts.abort`, and a failure already there stops the workers, so
+ * that a poller running beside them and the submits end together.
+ */
+export async function submitMany(
+  http: Submitter,
+  definition: string,
+  body: Buffer,
+  n: number,
+  concurrency: number,
+  opts: { abort?: { failed?: unknown }; ids?: boolean } = {},
+): Promise<Submitted> {
+  const abort = opts.abort ?? {};
+  const out: Submitted = { lastAt: 0, latenciesMs: [], ids: [] };
+  let next = 0;
+  const worker = async () => {
+    while (next < n && !abort.failed) {
+      next++;
+      const t = performance.now();
+      const r = await http.submit(definition, body);
+      out.lastAt = performance.now();
+      out.latenciesMs.push(out.lastAt - t);
+      if (r.status !== 201) throw new Error(`POST Job/${definition}: ${r.status} ${r.body.slice(0, 300)}`);
+      if (opts.ids) out.ids.push((JSON.parse(r.body) as { jobId: number }).jobId);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+  } catch (err) {
+    abort.failed ??= err;
+    throw err;
+  }
+  return out;
 }
 
 /** Creates `GLOBAL.<name>` as a BASH definition running `script`. */
@@ -378,4 +373,59 @@ export async function pollUntil(
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutS} s: ${what()}`);
     await sleep(pollMs);
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A fresh server per repetition.
+
+export interface JobServer {
+  serve: Serve;
+  dataDir: string;
+  /** The local agent's pid: waited for, so that its start is not part of a measurement. */
+  agentPid: number;
+  reader: JobsReader;
+  http: Submitter;
+  /** Closes the client and the reader, stops the server (which writes its profile as it exits) and deletes its data. */
+  close(): Promise<void>;
+}
+
+/**
+ * `millrace serve` on `<work>/ours-<name>` with its statistics file, its local agent running, the BASH definition
+ * GLOBAL.True (script `true`), a jobs reader and a keep-alive submitter with `concurrency` sockets.
+ */
+export async function startJobServer(o: {
+  pin: boolean;
+  work: string;
+  name: string;
+  apiKey: string;
+  concurrency: number;
+  nodeFlags?: string[];
+  env?: Record<string, string>;
+}): Promise<JobServer> {
+  const dataDir = join(o.work, `ours-${o.name}`);
+  const serve = await startServe({
+    pin: o.pin,
+    dataDir,
+    apiKey: o.apiKey,
+    statsFile: join(o.work, `stats-${o.name}.ndjson`),
+    ...(o.nodeFlags ? { nodeFlags: o.nodeFlags } : {}),
+    ...(o.env ? { env: o.env } : {}),
+  });
+  const agentPid = await localAgentPid(dataDir);
+  await createBashDefinition(serve.base, o.apiKey, 'True', 'true');
+  const reader = new JobsReader(dataDir);
+  const http = submitter(serve.base, o.apiKey, o.concurrency);
+  return {
+    serve,
+    dataDir,
+    agentPid,
+    reader,
+    http,
+    async close() {
+      http.close();
+      reader.close();
+      await stop(serve.proc, o.nodeFlags?.length ? 30_000 : 10_000);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }

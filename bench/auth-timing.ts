@@ -21,82 +21,21 @@
  * 4. Report: median, p10, p90, mean of each; difference of medians; Mann–Whitney U (normal approximation with tie
  *    and continuity corrections, two-sided) and a permutation test of the difference of medians; whether either is
  *    significant at 0.01; the Hodges–Lehmann shift with its 99 % interval (how large a difference could be missed).
- * Exit status: 0 done (significant or not), 1 failure.
+ * The exit status does not depend on the result.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import { DEFAULTS, interfacePaths } from '../src/config/config.ts';
-import { startServe } from './agent-harness.ts';
-import {
-  canPin,
-  commandLine,
-  fixed,
-  int,
-  median,
-  numberOption,
-  pinSelf,
-  processCpuSeconds,
-  quantile,
-  ROOT,
-  row,
-  runBenchmark,
-  scratch,
-  stopAll,
-  writeResults,
-} from './harness.ts';
+import { processCpuSeconds, ROOT, startServe } from './harness.ts';
+import { benchmark } from './lib/benchmark.ts';
+import { count } from './lib/options.ts';
+import { fixed, int, median, quantile, say, Table } from './lib/report.ts';
 
 const USER = 'bench_timing'; // 12 characters: unknown names get the same length
 const PASSWORD_HEX = 8; // random passwords of 16 characters
 const ALPHA = 0.01;
-
-interface Options {
-  samples: number;
-  warmup: number;
-  concurrency: number;
-  permutations: number;
-  pin: boolean;
-  json?: string;
-}
-
-const USAGE = `usage: npm run bench:auth -- [options]
-  --samples N        timed requests of each kind (default 1000)
-  --warmup N         untimed requests of each kind first (default 20)
-  --concurrency C    requests in flight (default 1; 2 puts two scrypt runs on the server's one pinned core)
-  --permutations N   permutations of the median test (default 10000)
-  --no-pin           do not use taskset
-  --json FILE        also write every sample as JSON`;
-
-function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      samples: { type: 'string' },
-      warmup: { type: 'string' },
-      concurrency: { type: 'string' },
-      permutations: { type: 'string' },
-      'no-pin': { type: 'boolean', default: false },
-      json: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  return {
-    samples: Math.floor(numberOption(values.samples, undefined, 1000, 10)),
-    warmup: Math.floor(numberOption(values.warmup, undefined, 20, 0)),
-    concurrency: Math.floor(numberOption(values.concurrency, undefined, 1, 1)),
-    permutations: Math.floor(numberOption(values.permutations, undefined, 10_000, 100)),
-    pin: !values['no-pin'],
-    ...(values.json !== undefined ? { json: resolve(values.json) } : {}),
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Requests, each on a new connection from its own loopback address.
@@ -284,25 +223,31 @@ function describe(xs: number[]) {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-async function main(): Promise<number> {
-  const opts = parseOptions(process.argv.slice(2));
-  const command = commandLine('bench:auth');
-  const cpus = availableParallelism();
-  if (opts.pin) opts.pin = canPin();
-  if (opts.pin) pinSelf(1);
-  const work = mkdtempSync(join(tmpdir(), 'millrace-auth-'));
-  scratch.add(work);
-  const startedAt = new Date();
-  const loadStart = loadavg();
-  try {
-    process.stdout.write(
-      `Millrace basic-auth timing (unknown user vs known user with a wrong password), ${startedAt.toISOString()}, ` +
-        `node ${process.version}, ${cpus} CPUs, loadavg ${loadStart.map((x) => x.toFixed(2)).join(' ')}\n` +
-        `command: ${command}\n` +
-        `pinning: ${opts.pin ? 'server (and its thread pool) on core 0; this process on core 1' : 'UNPINNED'}; SQLite\n`,
-    );
+const table = new Table<ReturnType<typeof describe> & { name: string }>([
+  ['401 answer time, ms', 30, (d) => d.name],
+  ['n', 6, (d) => int(d.n)],
+  ['median', 10, (d) => fixed(d.median, 2)],
+  ['p10', 10, (d) => fixed(d.p10, 2)],
+  ['p90', 10, (d) => fixed(d.p90, 2)],
+  ['mean', 10, (d) => fixed(d.mean, 2)],
+]);
+
+benchmark({
+  script: 'bench:auth',
+  title: 'basic-auth timing (unknown user vs known user with a wrong password)',
+  about:
+    'S3: whether a failed basic login tells by its time if the user exists: an unknown user against a known user ' +
+    'with a wrong password, interleaved, with a Mann–Whitney test, a permutation test and the Hodges–Lehmann interval.',
+  options: {
+    samples: count(1000, 'timed requests of each kind', { min: 10 }),
+    warmup: count(20, 'untimed requests of each kind first', { min: 0 }),
+    concurrency: count(1, "requests in flight (2 puts two scrypt runs on the server's one pinned core)"),
+    permutations: count(10_000, 'permutations of the median test', { min: 100 }),
+  },
+  pin: 'self',
+  async run({ opts, work, apiKey }) {
+    say(`pinning: ${opts.pin ? 'server (and its thread pool) on core 0; this process on core 1' : 'UNPINNED'}; SQLite`);
     const dataDir = join(work, 'data');
-    const apiKey = `bench_${randomBytes(16).toString('hex')}`;
     const serve = await startServe({ pin: opts.pin, dataDir, apiKey, statsFile: join(work, 'stats.ndjson') });
 
     const password = `pw_${hex(12)}`;
@@ -313,7 +258,7 @@ async function main(): Promise<number> {
       [join(ROOT, 'bin/millrace'), 'user', 'add', USER, '--password-stdin', '--role', 'Viewer', '--data', dataDir],
       { cwd: ROOT, env, input: password, encoding: 'utf8' },
     );
-    process.stdout.write(`user:    ${added.trim()} (millrace user add … --password-stdin)\n`);
+    say(`user:    ${added.trim()} (millrace user add … --password-stdin)`);
 
     const url = new URL(`${serve.origin}${interfacePaths(DEFAULTS).xmlBase}/version`);
     let addressIndex = 0;
@@ -344,9 +289,10 @@ async function main(): Promise<number> {
       order.push(...((randomBytes(1)[0] ?? 0) & 1 ? (['unknown', 'known'] as const) : (['known', 'unknown'] as const)));
     const samples: Sample[] = [];
     const total = order.length;
-    process.stdout.write(
+    say(
       `timing:  ${int(opts.samples)} samples of each kind, ${opts.warmup} warm-up of each, ${opts.concurrency} in flight, ` +
-        `every request a new connection from its own 127.1.x.y address; GET ${url.pathname}\n\n`,
+        `every request a new connection from its own 127.1.x.y address; GET ${url.pathname}`,
+      '',
     );
     const cpu0 = processCpuSeconds(serve.proc.pid);
     const t0 = performance.now();
@@ -361,9 +307,9 @@ async function main(): Promise<number> {
         if (done - lastReport >= total / 10 || done === total) {
           lastReport = done;
           const of = (k: Kind) => median(samples.filter((s) => s.kind === k).map((s) => s.ms));
-          process.stdout.write(
+          say(
             `  ${int(done).padStart(6)} / ${int(total)}  ${fixed((performance.now() - t0) / 1000, 0).padStart(4)} s   ` +
-              `median so far: unknown ${fixed(of('unknown'), 2)} ms, known ${fixed(of('known'), 2)} ms\n`,
+              `median so far: unknown ${fixed(of('unknown'), 2)} ms, known ${fixed(of('known'), 2)} ms`,
           );
         }
       }
@@ -381,51 +327,41 @@ async function main(): Promise<number> {
     const perm = permutationMedianTest(known, unknown, opts.permutations);
     const hl = hodgesLehmann(known, unknown, Z_995);
     const significant = mw.p < ALPHA || perm < ALPHA;
-    const w = [30, 6, 10, 10, 10, 10];
-    const line = (name: string, d: ReturnType<typeof describe>) =>
-      `${row([name, int(d.n), fixed(d.median, 2), fixed(d.p10, 2), fixed(d.p90, 2), fixed(d.mean, 2)], w)}\n`;
     const pText = (p: number) => (p < 1e-4 ? p.toExponential(1) : p.toFixed(4));
-    process.stdout.write(
-      `\n${row(['401 answer time, ms', 'n', 'median', 'p10', 'p90', 'mean'], w)}\n` +
-        line('unknown user', u) +
-        line('known user, wrong password', k) +
-        `difference of medians (known − unknown): ${fixed(diff, 3)} ms (${fixed((100 * diff) / u.median, 2)} % of the unknown median)\n` +
-        `Mann–Whitney U (known vs unknown): U = ${int(mw.u)}, z = ${fixed(mw.z, 2)}, two-sided p = ${pText(mw.p)}; ` +
-        `P(known > unknown) = ${fixed(mw.cles, 3)}\n` +
-        `permutation test of the difference of medians (${int(opts.permutations)} permutations): p = ${pText(perm)}\n` +
-        `Hodges–Lehmann shift (known − unknown): ${fixed(hl.shift, 3)} ms, 99 % confidence interval ` +
-        `[${fixed(hl.lo, 3)}, ${fixed(hl.hi, 3)}] ms\n` +
-        `at α = ${ALPHA}: ${significant ? 'SIGNIFICANT — the two failures can be told apart by time' : 'not significant — no measurable difference'}\n` +
-        `run: ${int(total)} timed requests in ${fixed(elapsed, 0)} s (${fixed(total / elapsed, 1)} req/s); server CPU ` +
-        `${fixed((1000 * serverCpuS) / total, 1)} ms per request; loadavg at the end ${loadavg()
-          .map((x) => x.toFixed(2))
-          .join(' ')}\n`,
+    say(
+      '',
+      table.header(),
+      table.line({ name: 'unknown user', ...u }),
+      table.line({ name: 'known user, wrong password', ...k }),
+      `difference of medians (known − unknown): ${fixed(diff, 3)} ms (${fixed((100 * diff) / u.median, 2)} % of the unknown median)`,
+      `Mann–Whitney U (known vs unknown): U = ${int(mw.u)}, z = ${fixed(mw.z, 2)}, two-sided p = ${pText(mw.p)}; ` +
+        `P(known > unknown) = ${fixed(mw.cles, 3)}`,
+      `permutation test of the difference of medians (${int(opts.permutations)} permutations): p = ${pText(perm)}`,
+      `Hodges–Lehmann shift (known − unknown): ${fixed(hl.shift, 3)} ms, 99 % confidence interval ` +
+        `[${fixed(hl.lo, 3)}, ${fixed(hl.hi, 3)}] ms`,
+      `at α = ${ALPHA}: ${significant ? 'SIGNIFICANT — the two failures can be told apart by time' : 'not significant — no measurable difference'}`,
+      `run: ${int(total)} timed requests in ${fixed(elapsed, 0)} s (${fixed(total / elapsed, 1)} req/s); server CPU ` +
+        `${fixed((1000 * serverCpuS) / total, 1)} ms per request`,
     );
-    process.stdout.write(
-      `\nSUMMARY basic-auth timing, ${int(opts.samples)} + ${int(opts.samples)} samples: unknown user median ` +
+    return {
+      summary:
+        `basic-auth timing, ${int(opts.samples)} + ${int(opts.samples)} samples: unknown user median ` +
         `${fixed(u.median, 2)} ms (p10 ${fixed(u.p10, 2)}, p90 ${fixed(u.p90, 2)}), known user + wrong password median ` +
         `${fixed(k.median, 2)} ms (p10 ${fixed(k.p10, 2)}, p90 ${fixed(k.p90, 2)}); difference ${fixed(diff, 3)} ms ` +
         `(HL shift ${fixed(hl.shift, 2)} ms, 99 % CI ${fixed(hl.lo, 2)} to ${fixed(hl.hi, 2)}); ` +
-        `Mann–Whitney p = ${pText(mw.p)}, permutation p = ${pText(perm)}: ${significant ? 'SIGNIFICANT' : 'not significant'} at ${ALPHA}\n`,
-    );
-    writeResults(opts.json, { command, startedAt, loadStart }, opts, {
-      unknown: u,
-      known: k,
-      differenceOfMediansMs: diff,
-      mannWhitney: mw,
-      permutationP: perm,
-      hodgesLehmann: hl,
-      significantAt001: significant,
-      elapsedS: elapsed,
-      serverCpuS,
-      samples,
-    });
-    return 0;
-  } finally {
-    await stopAll();
-    rmSync(work, { recursive: true, force: true });
-    scratch.delete(work);
-  }
-}
-
-runBenchmark(main);
+        `Mann–Whitney p = ${pText(mw.p)}, permutation p = ${pText(perm)}: ${significant ? 'SIGNIFICANT' : 'not significant'} at ${ALPHA}`,
+      results: {
+        unknown: u,
+        known: k,
+        differenceOfMediansMs: diff,
+        mannWhitney: mw,
+        permutationP: perm,
+        hodgesLehmann: hl,
+        significantAt001: significant,
+        elapsedS: elapsed,
+        serverCpuS,
+        samples,
+      },
+    };
+  },
+});

@@ -12,31 +12,17 @@
  * this process (core 1, with the load generator); each parses its stream and records the job events. Afterwards
  * every client must hold, for each of the N jobs, exactly `null→Queued, Queued→Running, Running→Completed` in that
  * order. Repetitions alternate without / with clients; medians and the ratio with ÷ without are reported (target
- * ≥ 90 %). Exit status: 0 done, 1 failure, 2 target missed with --check.
+ * ≥ 90 %). A client that missed an event fails the run.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { Agent, type IncomingMessage, request as httpRequest } from 'node:http';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
-import BetterSqlite3 from 'better-sqlite3';
-import {
-  canPin,
-  commandLine,
-  fixed,
-  int,
-  median,
-  numberOption,
-  pct,
-  pinSelf,
-  runBenchmark,
-  type Serve,
-  scratch,
-  startServe,
-  stop,
-} from './harness.ts';
+import { JobsReader, pollUntil, submitMany, submitter } from './agent-harness.ts';
+import { type Serve, startServe, stop } from './harness.ts';
+import { benchmark } from './lib/benchmark.ts';
+import { count, type Values } from './lib/options.ts';
+import { fixed, int, median, pct, say } from './lib/report.ts';
 
 const TARGET_RATIO = 0.9;
 const DEFINITION = 'GLOBAL.System_Sleep';
@@ -44,77 +30,23 @@ const BODY = Buffer.from(JSON.stringify({ JobParameters: [{ Name: 'MilliSeconds'
 const JOB_EVENT = /"jobId":(\d+),.*?"from":(null|"(\w+)"),"to":"(\w+)"/;
 const EXPECTED = 'null>Queued,Queued>Running,Running>Completed';
 
-interface Options {
-  jobs: number;
-  clients: number;
-  concurrency: number;
-  reps: number;
-  warmupJobs: number;
-  pin: boolean;
-  check: boolean;
-}
+const OPTIONS = {
+  jobs: count(10_000, 'jobs per measurement', { env: 'BENCH_JOBS' }),
+  clients: count(50, 'live-feed clients connected in the measurements with clients'),
+  concurrency: count(50, 'HTTP submits in flight', { env: 'BENCH_CONCURRENCY' }),
+  reps: count(2, 'repetitions, each without and then with the clients', { env: 'BENCH_REPS' }),
+  warmupJobs: count(1000, 'untimed jobs each fresh server drains first', { min: 0 }),
+};
+type Options = Values<typeof OPTIONS> & { pin: boolean };
 
-function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      jobs: { type: 'string' },
-      clients: { type: 'string' },
-      concurrency: { type: 'string' },
-      reps: { type: 'string' },
-      'warmup-jobs': { type: 'string' },
-      'no-pin': { type: 'boolean', default: false },
-      check: { type: 'boolean', default: false },
-    },
-  });
-  return {
-    jobs: Math.floor(numberOption(values.jobs, 'BENCH_JOBS', 10_000, 1)),
-    clients: Math.floor(numberOption(values.clients, undefined, 50, 1)),
-    concurrency: Math.floor(numberOption(values.concurrency, 'BENCH_CONCURRENCY', 50, 1)),
-    reps: Math.floor(numberOption(values.reps, 'BENCH_REPS', 2, 1)),
-    warmupJobs: Math.floor(numberOption(values['warmup-jobs'], undefined, 1000, 0)),
-    pin: !values['no-pin'],
-    check: values.check,
-  };
-}
-
-function post(url: URL, headers: Record<string, string>, agent: Agent): Promise<{ status: number; body: string }> {
-  return new Promise((res, rej) => {
-    const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers },
-      (resp) => {
-        const chunks: Buffer[] = [];
-        resp.on('data', (c: Buffer) => chunks.push(c));
-        resp.on('end', () => res({ status: resp.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        resp.on('error', rej);
-      },
-    );
-    req.on('error', rej);
-    req.end(BODY);
-  });
-}
-
-/** N submits, C in flight; returns the job ids. */
+/** N submits, C in flight; returns the job ids (answers hold only the id). */
 async function submitJobs(base: string, apiKey: string, n: number, concurrency: number): Promise<number[]> {
-  const url = new URL(`${base}/Job/${DEFINITION}?fields=jobId`);
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const headers = { 'X-API-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': String(BODY.length) };
-  const ids: number[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < n) {
-      next++;
-      const r = await post(url, headers, agent);
-      if (r.status !== 201) throw new Error(`POST ${url.pathname}: ${r.status} ${r.body.slice(0, 300)}`);
-      ids.push((JSON.parse(r.body) as { jobId: number }).jobId);
-    }
-  };
+  const http = submitter(base, apiKey, concurrency);
   try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+    return (await submitMany(http, `${DEFINITION}?fields=jobId`, BODY, n, concurrency, { ids: true })).ids;
   } finally {
-    agent.destroy();
+    http.close();
   }
-  return ids;
 }
 
 /** A feed client that keeps, per job, its moves as `from>to` in arrival order. */
@@ -183,20 +115,19 @@ async function measure(
   const dataDir = join(work, `rep-${rep}-${clients}`);
   mkdirSync(dataDir, { recursive: true });
   let serve: Serve | undefined;
-  let db: BetterSqlite3.Database | undefined;
+  let reader: JobsReader | undefined;
   const feeds: FeedClient[] = [];
   try {
     serve = await startServe({ pin: opts.pin, dataDir, apiKey });
-    db = new BetterSqlite3(join(dataDir, 'millrace.sqlite'), { readonly: true, fileMustExist: true });
-    const completed = db.prepare("select count(*) from jobs where status = 'Completed'").pluck();
-    const until = async (n: number) => {
-      const deadline = performance.now() + 300_000;
-      for (;;) {
-        if ((completed.get() as number) >= n) return performance.now();
-        if (performance.now() > deadline) throw new Error(`not drained after 300 s`);
-        await sleep(50);
-      }
-    };
+    const r = new JobsReader(dataDir);
+    reader = r;
+    const until = (n: number) =>
+      pollUntil(
+        () => r.completed() >= n,
+        50,
+        300,
+        () => JSON.stringify(r.statuses()),
+      );
     if (opts.warmupJobs > 0) {
       await submitJobs(serve.base, apiKey, opts.warmupJobs, opts.concurrency);
       await until(opts.warmupJobs);
@@ -217,52 +148,59 @@ async function measure(
     return { clients, jobsPerSec: opts.jobs / drainS, drainS, complete: complete.length };
   } finally {
     for (const f of feeds) f.close();
-    db?.close();
+    reader?.close();
     if (serve) await stop(serve.proc);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-async function main(): Promise<number> {
-  const opts = parseOptions(process.argv.slice(2));
-  const cpus = availableParallelism();
-  if (opts.pin) opts.pin = canPin();
-  if (opts.pin) pinSelf(1);
-  const work = mkdtempSync(join(tmpdir(), 'millrace-b10-'));
-  scratch.add(work);
-  const apiKey = `bench_${randomBytes(16).toString('hex')}`;
-  process.stdout.write(
-    `Millrace B10 live feed under load, ${new Date().toISOString()}, node ${process.version}, ${cpus} CPUs, ` +
-      `loadavg ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}\ncommand: ${commandLine('bench:b10')}\n` +
+benchmark({
+  script: 'bench:b10',
+  title: 'B10 live feed under load',
+  about:
+    "B10: B1's no-op jobs drained with live-feed (SSE) clients connected, against the same drain without them, in " +
+    'the same run; every client must receive every event of those jobs.',
+  options: OPTIONS,
+  pin: 'self',
+  target: `the ratio with ÷ without clients is below ${pct(100 * TARGET_RATIO)}`,
+  async run({ opts, work, apiKey }) {
+    say(
       `millrace serve (SQLite), ${int(opts.jobs)} × POST /Job/${DEFINITION} (MilliSeconds 0), ${opts.concurrency} in ` +
-      `flight; ${int(opts.warmupJobs)} warm-up jobs; ${opts.reps} rep(s) alternating 0 and ${opts.clients} SSE clients` +
-      (opts.pin ? '; server on core 0, load generator and clients on core 1\n\n' : '; UNPINNED\n\n'),
-  );
-  const without: Measurement[] = [];
-  const withClients: Measurement[] = [];
-  let failures = 0;
-  for (let rep = 1; rep <= opts.reps; rep++)
-    for (const clients of [0, opts.clients]) {
-      const m = await measure(opts, work, apiKey, rep, clients);
-      (clients === 0 ? without : withClients).push(m);
-      if (m.complete !== clients) failures++;
-      process.stdout.write(
-        `rep ${rep}  clients ${String(clients).padStart(3)}  ${fixed(m.jobsPerSec, 0).padStart(6)} jobs/s  ` +
-          `drain ${fixed(m.drainS, 2)} s  clients with every event of every job: ${m.complete}/${clients}\n`,
-      );
-    }
-  const a = median(without.map((m) => m.jobsPerSec));
-  const b = median(withClients.map((m) => m.jobsPerSec));
-  const ratio = b / a;
-  process.stdout.write(
-    `\nmedian jobs/s: without clients ${fixed(a, 0)}, with ${opts.clients} clients ${fixed(b, 0)}; ` +
-      `ratio ${pct(100 * ratio)} (target ≥ ${pct(100 * TARGET_RATIO)})\n` +
-      `every client received every event of its jobs: ${failures === 0 ? 'yes' : `NO (${failures} measurement(s) short)`}\n`,
-  );
-  if (failures > 0) return 1;
-  return opts.check && ratio < TARGET_RATIO ? 2 : 0;
-}
-
-runBenchmark(main);
+        `flight; ${int(opts.warmupJobs)} warm-up jobs; ${opts.reps} rep(s) alternating 0 and ${opts.clients} SSE clients` +
+        (opts.pin ? '; server on core 0, load generator and clients on core 1' : '; UNPINNED'),
+      '',
+    );
+    const without: Measurement[] = [];
+    const withClients: Measurement[] = [];
+    let failures = 0;
+    for (let rep = 1; rep <= opts.reps; rep++)
+      for (const clients of [0, opts.clients]) {
+        const m = await measure(opts, work, apiKey, rep, clients);
+        (clients === 0 ? without : withClients).push(m);
+        if (m.complete !== clients) failures++;
+        say(
+          `rep ${rep}  clients ${String(clients).padStart(3)}  ${fixed(m.jobsPerSec, 0).padStart(6)} jobs/s  ` +
+            `drain ${fixed(m.drainS, 2)} s  clients with every event of every job: ${m.complete}/${clients}`,
+        );
+      }
+    const a = median(without.map((m) => m.jobsPerSec));
+    const b = median(withClients.map((m) => m.jobsPerSec));
+    const ratio = b / a;
+    const everyEvent = failures === 0 ? 'yes' : `NO (${failures} measurement(s) short)`;
+    say(
+      '',
+      `median jobs/s: without clients ${fixed(a, 0)}, with ${opts.clients} clients ${fixed(b, 0)}; ` +
+        `ratio ${pct(100 * ratio)} (target ≥ ${pct(100 * TARGET_RATIO)})`,
+      `every client received every event of its jobs: ${everyEvent}`,
+    );
+    return {
+      summary:
+        `B10 ${int(opts.jobs)} no-op jobs, ${opts.reps} rep(s): every client every event: ${everyEvent} | without ` +
+        `clients ${fixed(a, 0)} jobs/s, with ${opts.clients} clients ${fixed(b, 0)} jobs/s, ratio ${pct(100 * ratio)} ` +
+        `(target ≥ ${pct(100 * TARGET_RATIO)})`,
+      meets: ratio >= TARGET_RATIO,
+      ...(failures > 0 ? { failure: `${failures} measurement(s) had a client without every event of every job` } : {}),
+      results: { without, withClients, medians: { without: a, with: b, ratio }, failures },
+    };
+  },
+});

@@ -18,126 +18,41 @@
  *    (c=50, pinned as in get-object.ts: server on core 0, autocannon on core 1), stop it. On the 1M database the
  *    job read is the one in the middle of the history.
  * Reported: RSS(1M) − RSS(empty) (target <= 50 MiB), GET p99 ratio 1M ÷ empty (target <= 1.2), startup
- * time with 1M jobs, database size. Exit status: 0 done, 1 failure, 2 target missed with --check.
+ * time with 1M jobs, database size.
  */
-import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
+import { cpSync, existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
   autocannon,
-  backgroundBusy,
-  canPin,
-  commandLine,
-  fixed,
-  int,
-  median,
   memoryOf,
-  numberOption,
-  pct,
+  NoisyReps,
   processCpuSeconds,
-  row,
-  runBenchmark,
-  type Serve,
-  scratch,
+  type RepInfo,
   startServe,
   stop,
-  stopAll,
+  submitModelJob,
 } from './harness.ts';
+import { benchmark } from './lib/benchmark.ts';
+import { amount, count, shared, type Values } from './lib/options.ts';
+import { fixed, int, medians, pct, say, Table } from './lib/report.ts';
 
 const TARGET_RSS_MIB = 50;
 const TARGET_P99_RATIO = 1.2;
 const DAY_MS = 24 * 3600 * 1000;
 
-// ---------------------------------------------------------------------------------------------------------------
-// Options
-
-interface Options {
-  jobs: number;
-  duration: number;
-  reps: number;
-  warmup: number;
-  connections: number;
-  maxBackground: number;
-  pin: boolean;
-  keep: boolean;
-  json?: string;
-  check: boolean;
-}
-
-const USAGE = `usage: npm run bench:b5 -- [options]
-  --jobs N             finished jobs to insert (env BENCH_JOBS, default 1000000)
-  --duration S         seconds per GET measurement (env BENCH_DURATION, default 5)
-  --reps N             repetitions of each database, interleaved (env BENCH_REPS, default 3)
-  --warmup S           autocannon warm-up seconds after each start, before RSS is read (env BENCH_WARMUP, default 2)
-  --connections N      autocannon connections (env BENCH_CONNECTIONS, default 50)
-  --max-background P   a repetition is noisy when other processes use more than P % of the machine just before
-                       it (env BENCH_MAX_BACKGROUND, default 25)
-  --no-pin             do not use taskset (results are then not comparable with pinned ones)
-  --keep               keep the data folders (their path is printed)
-  --json FILE          also write every measurement as JSON
-  --check              exit with status 2 when a target is missed (RSS delta <= ${TARGET_RSS_MIB} MiB, p99 ratio <= ${TARGET_P99_RATIO})`;
-
-function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      jobs: { type: 'string' },
-      duration: { type: 'string' },
-      reps: { type: 'string' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      'max-background': { type: 'string' },
-      'no-pin': { type: 'boolean', default: false },
-      keep: { type: 'boolean', default: false },
-      json: { type: 'string' },
-      check: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  const num = numberOption;
-  return {
-    jobs: Math.floor(num(values.jobs, 'BENCH_JOBS', 1_000_000, 1)),
-    duration: num(values.duration, 'BENCH_DURATION', 5, 1),
-    reps: Math.floor(num(values.reps, 'BENCH_REPS', 3, 1)),
-    warmup: num(values.warmup, 'BENCH_WARMUP', 2, 1),
-    connections: Math.floor(num(values.connections, 'BENCH_CONNECTIONS', 50, 1)),
-    maxBackground: num(values['max-background'], 'BENCH_MAX_BACKGROUND', 25, 0),
-    pin: !values['no-pin'],
-    keep: values.keep,
-    ...(values.json !== undefined ? { json: resolve(values.json) } : {}),
-    check: values.check,
-  };
-}
+const OPTIONS = {
+  jobs: count(1_000_000, 'finished jobs to insert', { env: 'BENCH_JOBS' }),
+  duration: amount(5, 'seconds per GET measurement', { min: 1, env: 'BENCH_DURATION' }),
+  reps: count(3, 'repetitions of each database, interleaved', { env: 'BENCH_REPS' }),
+  warmup: amount(2, 'autocannon warm-up seconds after each start, before RSS is read', { min: 1, env: 'BENCH_WARMUP' }),
+  connections: count(50, 'autocannon connections', { env: 'BENCH_CONNECTIONS' }),
+  maxBackground: shared.maxBackground,
+};
+type Options = Values<typeof OPTIONS> & { pin: boolean };
 
 // ---------------------------------------------------------------------------------------------------------------
 // The model job and the generated history.
-
-async function submitModelJob(serve: Serve, apiKey: string): Promise<number> {
-  const res = await fetch(`${serve.base}/Job/GLOBAL.System_Sleep`, {
-    method: 'POST',
-    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] }),
-  });
-  const body = (await res.json()) as { jobId?: number };
-  if (res.status !== 201 || typeof body.jobId !== 'number')
-    throw new Error(`submit: ${res.status} ${JSON.stringify(body)}`);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const got = await fetch(`${serve.base}/Job/${body.jobId}`, { headers: { 'X-API-Key': apiKey } });
-    const job = (await got.json()) as { Status?: string };
-    if (job.Status === 'Completed') return body.jobId;
-    if (Date.now() > deadline) throw new Error(`model job ${body.jobId} is ${job.Status} after 30 s`);
-    await sleep(20);
-  }
-}
 
 type Row = Record<string, unknown>;
 
@@ -242,9 +157,8 @@ function generateHistory(file: string, modelId: number, n: number): Generated {
 
 type Target = 'empty' | 'history';
 
-interface Measurement {
+interface Measurement extends RepInfo {
   target: Target;
-  rep: number;
   startupMs: number;
   /** VmRSS when the server first answered, and after the warm-up. */
   rssReadyMiB: number;
@@ -263,7 +177,7 @@ interface Measurement {
 async function measure(
   opts: Options,
   target: Target,
-  rep: number,
+  info: RepInfo,
   dataDir: string,
   apiKey: string,
   jobId: number,
@@ -283,12 +197,12 @@ async function measure(
     const after = memoryOf(serve.proc.pid);
     if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0 || r.requests.total === 0)
       throw new Error(
-        `${target}, repetition ${rep}: ${r.requests.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors, ` +
+        `${target}, repetition ${info.rep}: ${r.requests.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors, ` +
           `${r.timeouts} timeouts (status codes ${JSON.stringify(r.statusCodeStats)}); every answer must be 2xx`,
       );
     return {
+      ...info,
       target,
-      rep,
       startupMs: serve.startupMs,
       rssReadyMiB: rssReady,
       rssMiB: rss,
@@ -307,28 +221,61 @@ async function measure(
   }
 }
 
-interface RepInfo {
-  rep: number;
-  loadavg1: number;
-  background: number;
-  noisy: boolean;
-}
+const perRep = new Table<Measurement>([
+  ['rep target', 13, (m) => `${m.rep} ${m.target}${m.noisy ? ' *' : ''}`],
+  ['load1', 5, (m) => fixed(m.loadavg1, 2)],
+  ['bg%', 4, (m) => fixed(m.background, 0)],
+  ['startup', 8, (m) => `${int(m.startupMs)}ms`],
+  ['RSS rdy', 7, (m) => fixed(m.rssReadyMiB)],
+  ['RSS', 7, (m) => fixed(m.rssMiB)],
+  ['RSS end', 7, (m) => fixed(m.rssAfterMiB)],
+  ['peak', 7, (m) => fixed(m.peakMiB)],
+  ['req/s', 8, (m) => int(m.reqPerSec)],
+  ['p50', 4, (m) => String(m.p50)],
+  ['p99', 4, (m) => String(m.p99)],
+  ['mean', 6, (m) => fixed(m.mean, 2)],
+  ['µs/req', 7, (m) => fixed(m.cpuUsPerReq, 0)],
+]);
 
-async function main(): Promise<number> {
-  const opts = parseOptions(process.argv.slice(2));
-  const command = commandLine('bench:b5');
-  if (opts.pin) opts.pin = canPin();
-  const work = mkdtempSync(join(tmpdir(), 'millrace-b5-'));
-  if (!opts.keep) scratch.add(work);
-  const apiKey = `bench_${randomBytes(16).toString('hex')}`;
-  const startedAt = new Date();
-  const loadStart = loadavg();
-  try {
-    process.stdout.write(
-      `Millrace B5 history cost, ${startedAt.toISOString()}, node ${process.version}, ${availableParallelism()} CPUs, ` +
-        `loadavg ${loadStart.map((x) => x.toFixed(2)).join(' ')}\ncommand: ${command}\n` +
-        (opts.keep ? `data folders kept in ${work}\n` : ''),
-    );
+const FIGURES = [
+  'startupMs',
+  'rssReadyMiB',
+  'rssMiB',
+  'rssAfterMiB',
+  'peakMiB',
+  'reqPerSec',
+  'p50',
+  'p99',
+  'mean',
+  'cpuUsPerReq',
+] as const;
+type Figures = Record<(typeof FIGURES)[number], number>;
+
+const mediansTable = new Table<Figures>([
+  ['', 26, () => ''],
+  ['startup', 9, (x) => `${int(x.startupMs)}ms`],
+  ['RSS rdy', 8, (x) => fixed(x.rssReadyMiB)],
+  ['RSS', 7, (x) => fixed(x.rssMiB)],
+  ['RSS end', 8, (x) => fixed(x.rssAfterMiB)],
+  ['peak', 7, (x) => fixed(x.peakMiB)],
+  ['req/s', 9, (x) => int(x.reqPerSec)],
+  ['p50', 6, (x) => fixed(x.p50, 0)],
+  ['p99', 6, (x) => fixed(x.p99, 0)],
+  ['mean', 7, (x) => fixed(x.mean, 2)],
+  ['µs/req', 7, (x) => fixed(x.cpuUsPerReq, 0)],
+]);
+
+benchmark({
+  script: 'bench:b5',
+  title: 'B5 history cost',
+  about:
+    'B5: what a history of finished jobs costs the server (RSS, GET /Job/<id> latency, startup, file size): the same ' +
+    'millrace serve on an empty database and on one holding the history, interleaved in the same run.',
+  options: OPTIONS,
+  pin: 'servers',
+  keep: true,
+  target: `a target is missed (RSS delta <= ${TARGET_RSS_MIB} MiB, p99 ratio <= ${TARGET_P99_RATIO})`,
+  async run({ opts, work, apiKey }) {
     // 1. The model job, on a fresh database.
     const historyDir = join(work, 'history');
     const emptyDir = join(work, 'empty');
@@ -345,149 +292,78 @@ async function main(): Promise<number> {
     const dbFile = join(historyDir, 'millrace.sqlite');
     const gen = generateHistory(dbFile, modelId, opts.jobs);
     const middleId = gen.firstId + Math.floor(opts.jobs / 2);
-    process.stdout.write(
+    say(
       `history: ${int(opts.jobs)} Completed GLOBAL.System_Sleep jobs (ids ${int(gen.firstId)}–${int(gen.lastId)}) ` +
         `inserted in ${fixed(gen.seconds, 1)} s (${int(opts.jobs / gen.seconds)} rows/s); database ` +
-        `${fixed(gen.dbBytes / 2 ** 20, 1)} MiB (empty: ${fixed(emptyBytes / 2 ** 20, 2)} MiB)\n` +
-        `GET:     /Job/${modelId} on the empty database, /Job/${middleId} on the history; autocannon ` +
+        `${fixed(gen.dbBytes / 2 ** 20, 1)} MiB (empty: ${fixed(emptyBytes / 2 ** 20, 2)} MiB)`,
+      `GET:     /Job/${modelId} on the empty database, /Job/${middleId} on the history; autocannon ` +
         `${opts.connections} connections, ${opts.warmup} s warm-up then ${opts.duration} s; ${opts.reps} rep(s) ` +
         `interleaved, a fresh start each; ` +
-        (opts.pin ? 'server on core 0, autocannon on core 1\n\n' : 'UNPINNED\n\n'),
+        (opts.pin ? 'server on core 0, autocannon on core 1' : 'UNPINNED'),
+      '',
+      perRep.header(),
     );
 
     // 3. Interleaved measurements.
     const all: Measurement[] = [];
-    const reps: RepInfo[] = [];
-    const widths = [13, 5, 4, 8, 7, 7, 7, 7, 8, 4, 4, 6, 7];
-    process.stdout.write(
-      `${row(['rep target', 'load1', 'bg%', 'startup', 'RSS rdy', 'RSS', 'RSS end', 'peak', 'req/s', 'p50', 'p99', 'mean', 'µs/req'], widths)}\n`,
-    );
+    const noise = new NoisyReps(opts.maxBackground);
     for (let rep = 1; rep <= opts.reps; rep++) {
-      const background = await backgroundBusy();
-      const info: RepInfo = {
-        rep,
-        loadavg1: loadavg()[0] ?? Number.NaN,
-        background,
-        noisy: background > opts.maxBackground,
-      };
-      reps.push(info);
+      const info = await noise.begin(rep);
       for (const [target, dir, id] of [
         ['empty', emptyDir, modelId],
         ['history', historyDir, middleId],
       ] as const) {
-        const m = await measure(opts, target, rep, dir, apiKey, id);
+        const m = await measure(opts, target, info, dir, apiKey, id);
         all.push(m);
-        process.stdout.write(
-          `${row(
-            [
-              `${rep} ${target}${info.noisy ? ' *' : ''}`,
-              fixed(info.loadavg1, 2),
-              fixed(info.background, 0),
-              `${int(m.startupMs)}ms`,
-              fixed(m.rssReadyMiB),
-              fixed(m.rssMiB),
-              fixed(m.rssAfterMiB),
-              fixed(m.peakMiB),
-              int(m.reqPerSec),
-              String(m.p50),
-              String(m.p99),
-              fixed(m.mean, 2),
-              fixed(m.cpuUsPerReq, 0),
-            ],
-            widths,
-          )}\n`,
-        );
+        say(perRep.line(m));
       }
     }
     const historyBytes = statSync(dbFile).size;
 
-    const clean = reps.filter((r) => !r.noisy).map((r) => r.rep);
-    const usedReps = clean.length > 0 ? clean : reps.map((r) => r.rep);
-    const stats = (t: Target) => {
-      const ms = all.filter((m) => m.target === t && usedReps.includes(m.rep));
-      const med = (f: (m: Measurement) => number) => median(ms.map(f));
-      return {
-        startupMs: med((m) => m.startupMs),
-        rssReadyMiB: med((m) => m.rssReadyMiB),
-        rssMiB: med((m) => m.rssMiB),
-        rssAfterMiB: med((m) => m.rssAfterMiB),
-        peakMiB: med((m) => m.peakMiB),
-        reqPerSec: med((m) => m.reqPerSec),
-        p50: med((m) => m.p50),
-        p99: med((m) => m.p99),
-        mean: med((m) => m.mean),
-        cpuUsPerReq: med((m) => m.cpuUsPerReq),
-      };
-    };
-    const e = stats('empty');
-    const h = stats('history');
+    const used = noise.used();
+    const of = (t: Target) => all.filter((m) => m.target === t && used.includes(m.rep));
+    const e = medians(of('empty'), FIGURES);
+    const h = medians(of('history'), FIGURES);
     const rssDelta = h.rssMiB - e.rssMiB;
     const p99Ratio = h.p99 / e.p99;
-    const perRep = usedReps.map((rep) => {
-      const x = all.find((m) => m.rep === rep && m.target === 'history');
-      const y = all.find((m) => m.rep === rep && m.target === 'empty');
-      return x && y ? { rss: x.rssMiB - y.rssMiB, p99: x.p99 / y.p99, rps: x.reqPerSec / y.reqPerSec } : undefined;
-    });
-    const meets = rssDelta <= TARGET_RSS_MIB && p99Ratio <= TARGET_P99_RATIO;
-    const w2 = [26, 9, 8, 7, 8, 7, 9, 6, 6, 7, 7];
-    const line = (name: string, x: ReturnType<typeof stats>) =>
-      `${row([name, `${int(x.startupMs)}ms`, fixed(x.rssReadyMiB), fixed(x.rssMiB), fixed(x.rssAfterMiB), fixed(x.peakMiB), int(x.reqPerSec), fixed(x.p50, 0), fixed(x.p99, 0), fixed(x.mean, 2), fixed(x.cpuUsPerReq, 0)], w2)}\n`;
-    const noisyNote = reps.some((r) => r.noisy)
-      ? `* noisy: more than ${opts.maxBackground} % background CPU just before the repetition; ${clean.length ? 'left out of the medians' : 'every repetition was noisy, so all are used'}\n`
-      : '';
-    process.stdout.write(
-      `\n${noisyNote}` +
-        `(RSS in MiB: rdy = when the server first answered, RSS = after the warm-up (the compared figure), end = after\n` +
-        ` the measurement, peak = VmHWM; latencies in ms at autocannon's whole-ms resolution, mean unrounded)\n\n` +
-        `${row([`median of ${usedReps.length} rep(s)`, 'startup', 'RSS rdy', 'RSS', 'RSS end', 'peak', 'req/s', 'p50', 'p99', 'mean', 'µs/req'], w2)}\n` +
-        line('empty database', e) +
-        line(`${int(opts.jobs)} jobs of history`, h) +
-        `\nRSS(history) − RSS(empty): ${fixed(rssDelta)} MiB (target <= ${TARGET_RSS_MIB}); per rep ${perRep
-          .map((p) => fixed(p?.rss ?? Number.NaN))
-          .join(', ')}\n` +
-        `GET p99 history ÷ empty: ${fixed(p99Ratio, 2)} (target <= ${TARGET_P99_RATIO}); per rep ${perRep
-          .map((p) => fixed(p?.p99 ?? Number.NaN, 2))
-          .join(', ')}; req/s ratio per rep ${perRep.map((p) => pct(100 * (p?.rps ?? Number.NaN))).join(', ')}\n` +
-        `startup with ${int(opts.jobs)} jobs: ${int(h.startupMs)} ms (empty: ${int(e.startupMs)} ms)\n` +
-        `database file: ${fixed(historyBytes / 2 ** 20, 1)} MiB with ${int(opts.jobs)} jobs ` +
+    const byRep = (f: (x: Measurement, y: Measurement) => string) =>
+      of('history')
+        .map((x) => {
+          const y = of('empty').find((m) => m.rep === x.rep);
+          return y ? f(x, y) : '-';
+        })
+        .join(', ');
+    say(
+      '',
+      `${noise.note()}(RSS in MiB: rdy = when the server first answered, RSS = after the warm-up (the compared figure), end = after`,
+      " the measurement, peak = VmHWM; latencies in ms at autocannon's whole-ms resolution, mean unrounded)",
+      '',
+      mediansTable.header(`median of ${used.length} rep(s)`),
+      mediansTable.line(e, 'empty database'),
+      mediansTable.line(h, `${int(opts.jobs)} jobs of history`),
+      '',
+      `RSS(history) − RSS(empty): ${fixed(rssDelta)} MiB (target <= ${TARGET_RSS_MIB}); per rep ${byRep((x, y) => fixed(x.rssMiB - y.rssMiB))}`,
+      `GET p99 history ÷ empty: ${fixed(p99Ratio, 2)} (target <= ${TARGET_P99_RATIO}); per rep ${byRep((x, y) => fixed(x.p99 / y.p99, 2))}; ` +
+        `req/s ratio per rep ${byRep((x, y) => pct((100 * x.reqPerSec) / y.reqPerSec))}`,
+      `startup with ${int(opts.jobs)} jobs: ${int(h.startupMs)} ms (empty: ${int(e.startupMs)} ms)`,
+      `database file: ${fixed(historyBytes / 2 ** 20, 1)} MiB with ${int(opts.jobs)} jobs ` +
         `(${int(historyBytes / opts.jobs)} bytes per job), ${fixed(emptyBytes / 2 ** 20, 2)} MiB empty; generated in ` +
-        `${fixed(gen.seconds, 1)} s\n`,
+        `${fixed(gen.seconds, 1)} s`,
     );
-    const summary =
-      `SUMMARY B5 ${int(opts.jobs)} finished jobs, SQLite (${usedReps.length} rep(s)): RSS +${fixed(rssDelta)} MiB ` +
-      `(${fixed(e.rssMiB)} → ${fixed(h.rssMiB)}), GET /Job p99 ${fixed(e.p99, 0)} → ${fixed(h.p99, 0)} ms ` +
-      `(×${fixed(p99Ratio, 2)}), startup ${int(h.startupMs)} ms, DB ${fixed(historyBytes / 2 ** 20, 0)} MiB: ` +
-      `${meets ? 'MEETS TARGET' : 'BELOW TARGET'}`;
-    process.stdout.write(`\n${summary}\n`);
-    if (opts.json)
-      writeFileSync(
-        opts.json,
-        `${JSON.stringify(
-          {
-            startedAt: startedAt.toISOString(),
-            command,
-            node: process.version,
-            options: opts,
-            generation: gen,
-            historyBytes,
-            emptyBytes,
-            reps,
-            measurements: all,
-            medians: { empty: e, history: h, rssDelta, p99Ratio },
-            meetsTarget: meets,
-          },
-          null,
-          2,
-        )}\n`,
-      );
-    return opts.check && !meets ? 2 : 0;
-  } finally {
-    await stopAll();
-    if (!opts.keep) {
-      rmSync(work, { recursive: true, force: true });
-      scratch.delete(work);
-    }
-  }
-}
-
-runBenchmark(main);
+    return {
+      summary:
+        `B5 ${int(opts.jobs)} finished jobs, SQLite (${used.length} rep(s)): RSS +${fixed(rssDelta)} MiB ` +
+        `(${fixed(e.rssMiB)} → ${fixed(h.rssMiB)}), GET /Job p99 ${fixed(e.p99, 0)} → ${fixed(h.p99, 0)} ms ` +
+        `(×${fixed(p99Ratio, 2)}), startup ${int(h.startupMs)} ms, DB ${fixed(historyBytes / 2 ** 20, 0)} MiB`,
+      meets: rssDelta <= TARGET_RSS_MIB && p99Ratio <= TARGET_P99_RATIO,
+      results: {
+        generation: gen,
+        historyBytes,
+        emptyBytes,
+        reps: noise.reps,
+        measurements: all,
+        medians: { empty: e, history: h, rssDelta, p99Ratio },
+      },
+    };
+  },
+});

@@ -23,102 +23,40 @@
  *    the list (each answer is MiBs), --get-connections (50, as bench:get) for GET-one, so that each saturates the
  *    server's core; reps interleaved list, xml-get, json-get; medians, the ratios list ÷ GET-one, and server CPU per
  *    request (which does not depend on the connection count).
- * Exit status: 0 done, 1 failure (including a wrong count or any non-2xx answer).
+ * A wrong count or any non-2xx answer fails the run.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { type CarEntry, readCar, writeCar } from '../src/car/archive.ts';
 import { EXPORT_INFO, exportInfoXml, objectEntryName } from '../src/car/layout.ts';
 import { DEFAULTS, interfacePaths } from '../src/config/config.ts';
 import { formatInstant } from '../src/time/date-format.ts';
-import { JobsReader, loopDelay, type Serve, sampleRss, startServe, statsBetween } from './agent-harness.ts';
-import {
-  autocannon,
-  backgroundBusy,
-  canPin,
-  commandLine,
-  fixed,
-  int,
-  median,
-  memoryOf,
-  numberOption,
-  pinSelf,
-  processCpuSeconds,
-  row,
-  runBenchmark,
-  scratch,
-  stopAll,
-  writeResults,
-} from './harness.ts';
+import { JobsReader, loopDelay, sampleRss, statsBetween } from './agent-harness.ts';
+import { autocannon, backgroundBusy, memoryOf, processCpuSeconds, type Serve, startServe } from './harness.ts';
+import { benchmark } from './lib/benchmark.ts';
+import { amount, count, flag, type Values } from './lib/options.ts';
+import { fixed, int, median, medians, ratiosByRep, row, say, Table } from './lib/report.ts';
 
 const PREFIX = 'B8_';
 const ADMIN = 'admin';
 const MiB = 1024 * 1024;
 
-interface Options {
-  objects: number;
-  reps: number;
-  duration: number;
-  warmup: number;
-  connections: number;
-  getConnections: number;
-  pin: boolean;
-  reimport: boolean;
-  json?: string;
-}
-
-const USAGE = `usage: npm run bench:b8 -- [options]
-  --objects N        JobDefinitions in the CAR (default 10000; --quick 2000; at most 49999)
-  --reps N           exports, and repetitions of list / GET-one, interleaved (env BENCH_REPS, default 3; --quick 1)
-  --duration S       seconds per list / GET-one measurement (env BENCH_DURATION, default 5; --quick 2)
-  --warmup S         warm-up seconds per target before the list / GET-one reps (default 2; --quick 1)
-  --connections N    autocannon connections for the list (default 4: each answer is ~250 bytes per object)
-  --get-connections N  autocannon connections for GET-one, XML and JSON (default 50, as bench:get)
-  --quick            a short smoke run (the defaults above marked --quick; explicit options still win)
-  --no-reimport      leave out the second import of the same CAR
-  --no-pin           do not use taskset (results are then not comparable with pinned ones)
-  --json FILE        also write every measurement as JSON`;
-
-function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      objects: { type: 'string' },
-      reps: { type: 'string' },
-      duration: { type: 'string' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      'get-connections': { type: 'string' },
-      quick: { type: 'boolean', default: false },
-      'no-reimport': { type: 'boolean', default: false },
-      'no-pin': { type: 'boolean', default: false },
-      json: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  const q = values.quick;
-  const objects = Math.floor(numberOption(values.objects, undefined, q ? 2000 : 10_000, 1));
+const OPTIONS = {
   // readCar's default cap is 50,000 entries (and writeCar's 65,535); export-info.xml is one more.
-  if (objects > 50_000 - 1) throw new Error('--objects is at most 49999 (the CAR entry cap)');
-  return {
-    objects,
-    reps: Math.floor(numberOption(values.reps, 'BENCH_REPS', q ? 1 : 3, 1)),
-    duration: numberOption(values.duration, 'BENCH_DURATION', q ? 2 : 5, 1),
-    warmup: numberOption(values.warmup, undefined, q ? 1 : 2, 0),
-    connections: Math.floor(numberOption(values.connections, undefined, 4, 1)),
-    getConnections: Math.floor(numberOption(values['get-connections'], undefined, 50, 1)),
-    pin: !values['no-pin'],
-    reimport: !values['no-reimport'],
-    ...(values.json !== undefined ? { json: resolve(values.json) } : {}),
-  };
-}
+  objects: count(10_000, 'JobDefinitions in the CAR', { max: 49_999 }),
+  reps: count(3, 'exports, and repetitions of list / GET-one, interleaved', { env: 'BENCH_REPS' }),
+  duration: amount(5, 'seconds per list / GET-one measurement', { min: 1, env: 'BENCH_DURATION' }),
+  warmup: amount(2, 'warm-up seconds per target before the list / GET-one reps'),
+  connections: count(4, 'autocannon connections for the list (each answer is ~250 bytes per object)'),
+  getConnections: count(50, 'autocannon connections for GET-one, XML and JSON (as bench:get)'),
+  quick: flag('a short smoke run (the defaults marked --quick; explicit options still win)', {
+    sets: { objects: 2000, reps: 1, duration: 2, warmup: 1 },
+  }),
+  reimport: flag('leave out the second import of the same CAR', { default: true }),
+};
+type Options = Values<typeof OPTIONS> & { pin: boolean };
 
 // ---------------------------------------------------------------------------------------------------------------
 // The CAR: N realistic BASH definitions in the form an export writes them.
@@ -472,35 +410,50 @@ function phaseLine(p: Phase, extra = ''): string {
       fixed(p.background, 0),
     ],
     PHASE_WIDTHS,
-  )}${extra}\n`;
+  )}${extra}`;
 }
 const PHASE_WIDTHS = [16, 8, 9, 9, 6, 8, 9, 13, 4];
 
-async function main(): Promise<number> {
-  const opts = parseOptions(process.argv.slice(2));
-  const command = commandLine('bench:b8');
-  const cpus = availableParallelism();
-  if (opts.pin) opts.pin = canPin();
-  if (opts.pin) pinSelf(1);
-  const work = mkdtempSync(join(tmpdir(), 'millrace-b8-'));
-  scratch.add(work);
-  const apiKey = `bench_${randomBytes(16).toString('hex')}`;
-  const password = `pw_${randomBytes(12).toString('hex')}`;
-  const startedAt = new Date();
-  const loadStart = loadavg();
-  try {
-    process.stdout.write(
-      `Millrace B8 CAR import/export and list of ${int(opts.objects)} JobDefinitions, ${startedAt.toISOString()}, ` +
-        `node ${process.version}, ${cpus} CPUs, loadavg ${loadStart.map((x) => x.toFixed(2)).join(' ')}\n` +
-        `command: ${command}\n` +
-        `pinning: ${opts.pin ? 'server on core 0; this process and autocannon on core 1' : 'UNPINNED'}; SQLite\n\n`,
-    );
+const perRep = new Table<LoadM>([
+  ['rep target', 14, (m) => `${m.rep} ${m.target}`],
+  ['bg%', 4, (m) => fixed(m.background, 0)],
+  ['req/s', 9, (m) => int(m.reqPerSec)],
+  ['p50 ms', 7, (m) => String(m.p50)],
+  ['p99 ms', 7, (m) => String(m.p99)],
+  ['srv CPU', 8, (m) => `${fixed(m.serverCpu, 0)}%`],
+  ['CPU ms/req', 10, (m) => fixed(m.cpuMsPerReq, m.cpuMsPerReq < 1 ? 3 : 1)],
+  ['requests', 9, (m) => int(m.requests)],
+]);
+
+type Figures = Record<'reqPerSec' | 'p50' | 'p99' | 'serverCpu' | 'cpuMsPerReq', number> & { size: number };
+
+const mediansTable = new Table<Figures>([
+  ['', 26, () => ''],
+  ['req/s', 9, (x) => fixed(x.reqPerSec, x.reqPerSec < 100 ? 1 : 0)],
+  ['p50 ms', 7, (x) => fixed(x.p50, 0)],
+  ['p99 ms', 7, (x) => fixed(x.p99, 0)],
+  ['srv CPU', 8, (x) => `${fixed(x.serverCpu, 0)}%`],
+  ['CPU ms/req', 10, (x) => fixed(x.cpuMsPerReq, 3)],
+  ['bytes', 11, (x) => int(x.size)],
+]);
+
+benchmark({
+  script: 'bench:b8',
+  title: (o) => `B8 CAR import/export and list of ${int(o.objects)} JobDefinitions`,
+  about:
+    'B8: CAR import and export of JobDefinitions through the XML interface (seconds, server peak RSS), and the XML ' +
+    'list of them against a GET of one object, on a real millrace serve (SQLite).',
+  options: OPTIONS,
+  pin: 'self',
+  async run({ opts, work, apiKey }) {
+    const password = `pw_${randomBytes(12).toString('hex')}`;
+    say(`pinning: ${opts.pin ? 'server on core 0; this process and autocannon on core 1' : 'UNPINNED'}; SQLite`, '');
 
     const built = await buildCar(opts.objects);
-    process.stdout.write(
+    say(
       `CAR: ${int(opts.objects)} BASH definitions + export-info.xml, ${fixed(built.xmlBytes / MiB, 2)} MiB of XML ` +
         `(${int(built.xmlBytes / opts.objects)} B/object) → ${fixed(built.car.length / MiB, 2)} MiB zip, ` +
-        `built in ${fixed(built.seconds, 2)} s\n`,
+        `built in ${fixed(built.seconds, 2)} s`,
     );
 
     const dataDir = join(work, 'data');
@@ -509,7 +462,7 @@ async function main(): Promise<number> {
       dataDir,
       apiKey,
       statsFile: join(work, 'stats.ndjson'),
-      nodeEnv: { MILLRACE_ADMIN_PASSWORD: password },
+      env: { MILLRACE_ADMIN_PASSWORD: password },
     });
     const paths = interfacePaths(DEFAULTS);
     const c: Client = {
@@ -521,14 +474,14 @@ async function main(): Promise<number> {
     // The first basic login runs scrypt (~100 ms); later ones hit the login cache. Not part of any measurement.
     const warm = await call(`${c.xml}/version`, { headers: { Authorization: c.basic } });
     if (warm.status !== 200) throw new Error(`GET /api-rest/version: ${warm.status} ${warm.body.toString()}`);
-    process.stdout.write(`server: pid ${serve.proc.pid}, RSS ${mib(memoryOf(serve.proc.pid).rssMiB)} when idle\n\n`);
+    say(`server: pid ${serve.proc.pid}, RSS ${mib(memoryOf(serve.proc.pid).rssMiB)} when idle`, '');
 
     // --- import, verify, re-import -----------------------------------------------------------------------------
     const phases: Phase[] = [];
-    const header =
-      `${row(['', 'seconds', 'RSS bef.', 'peak RSS', 'Δ MiB', 'srv CPU', 'loop max', 'MiB in/out', 'bg%'], PHASE_WIDTHS)}\n` +
-      `${row(['', 's', '', '', '', 's', 'ms', '', ''], PHASE_WIDTHS)}\n`;
-    process.stdout.write(header);
+    say(
+      row(['', 'seconds', 'RSS bef.', 'peak RSS', 'Δ MiB', 'srv CPU', 'loop max', 'MiB in/out', 'bg%'], PHASE_WIDTHS),
+      row(['', 's', '', '', '', 's', 'ms', '', ''], PHASE_WIDTHS),
+    );
     const first = await importCar(serve, c, built.car, 'import');
     const firstTimes = jobTimes(dataDir, first.jobId, first.phase.wallStart, first.phase.wallEnd);
     phases.push(first.phase);
@@ -537,7 +490,7 @@ async function main(): Promise<number> {
         ? `  (accept ${fixed(t.accept, 2)} s, queued ${fixed(t.queued, 2)} s, job ran ${fixed(t.run, 2)} s, ` +
           `reply ${fixed(t.reply, 2)} s)`
         : '';
-    process.stdout.write(phaseLine(first.phase, split(firstTimes)));
+    say(phaseLine(first.phase, split(firstTimes)));
     const listAfter = await checkList(c, opts.objects, 'after the import');
 
     let again: { phase: Phase; jobId: number } | undefined;
@@ -546,7 +499,7 @@ async function main(): Promise<number> {
       again = await importCar(serve, c, built.car, 're-import (same)');
       againTimes = jobTimes(dataDir, again.jobId, again.phase.wallStart, again.phase.wallEnd);
       phases.push(again.phase);
-      process.stdout.write(phaseLine(again.phase, split(againTimes)));
+      say(phaseLine(again.phase, split(againTimes)));
       await checkList(c, opts.objects, 'after the second import');
     }
 
@@ -567,11 +520,12 @@ async function main(): Promise<number> {
           `export ${rep}: the CAR holds ${exportEntries} JobDefinition entries (${ours} ours), not ${opts.objects}`,
         );
       phases.push(phase);
-      process.stdout.write(phaseLine(phase, `  (${int(entries.length)} entries, ${int(exportEntries)} JobDefinition)`));
+      say(phaseLine(phase, `  (${int(entries.length)} entries, ${int(exportEntries)} JobDefinition)`));
     }
-    process.stdout.write(
+    say(
       `(peak RSS = max of VmHWM${phases.every((p) => p.hwmReset) ? ' reset through clear_refs just before' : ' (NOT reset: since start)'} ` +
-        `and VmRSS sampled every 20 ms; loop max = worst event-loop delay of the server in those seconds)\n\n`,
+        'and VmRSS sampled every 20 ms; loop max = worst event-loop delay of the server in those seconds)',
+      '',
     );
 
     // --- list against GET-one ----------------------------------------------------------------------------------
@@ -598,14 +552,15 @@ async function main(): Promise<number> {
       if (r.status !== 200) throw new Error(`GET ${t.url}: ${r.status} ${r.body.toString().slice(0, 300)}`);
       sizes.set(t.target, r.body.length);
     }
-    process.stdout.write(
+    const size = (t: Target) => sizes.get(t) ?? 0;
+    say(
       `list:     GET ${new URL(targets[0]?.url ?? '').pathname} (basic auth): ${int(listAfter.count)} entries ` +
-        `(${int(opts.objects)} ours + built-ins), ${int(sizes.get('list') ?? 0)} bytes (${fixed((sizes.get('list') ?? 0) / MiB, 2)} MiB)\n` +
-        `xml-get:  GET ${new URL(targets[1]?.url ?? '').pathname} (basic auth): ${int(sizes.get('xml-get') ?? 0)} bytes\n` +
-        `json-get: GET ${new URL(targets[2]?.url ?? '').pathname} (X-API-Key): ${int(sizes.get('json-get') ?? 0)} bytes\n` +
-        `load:     autocannon, list ${opts.connections} connections, GET-one ${opts.getConnections}, no pipelining, ` +
-        `${opts.duration} s × ${opts.reps} reps ` +
-        `interleaved, ${opts.warmup} s warm-up each\n\n`,
+        `(${int(opts.objects)} ours + built-ins), ${int(size('list'))} bytes (${fixed(size('list') / MiB, 2)} MiB)`,
+      `xml-get:  GET ${new URL(targets[1]?.url ?? '').pathname} (basic auth): ${int(size('xml-get'))} bytes`,
+      `json-get: GET ${new URL(targets[2]?.url ?? '').pathname} (X-API-Key): ${int(size('json-get'))} bytes`,
+      `load:     autocannon, list ${opts.connections} connections, GET-one ${opts.getConnections}, no pipelining, ` +
+        `${opts.duration} s × ${opts.reps} reps interleaved, ${opts.warmup} s warm-up each`,
+      '',
     );
     if (opts.warmup > 0)
       for (const t of targets) {
@@ -613,108 +568,69 @@ async function main(): Promise<number> {
         if (w.non2xx > 0 || w.errors > 0 || w.requests.total === 0)
           throw new Error(`warm-up of ${t.target}: ${w.non2xx} non-2xx, ${w.errors} errors`);
       }
-    const loadWidths = [14, 4, 9, 7, 7, 8, 10, 9];
-    process.stdout.write(
-      `${row(['rep target', 'bg%', 'req/s', 'p50 ms', 'p99 ms', 'srv CPU', 'CPU ms/req', 'requests'], loadWidths)}\n`,
-    );
+    say(perRep.header());
     const loads: LoadM[] = [];
     for (let rep = 1; rep <= opts.reps; rep++) {
       const background = await backgroundBusy();
       for (const t of targets) {
         const m = await measureLoad(opts, serve, t.target, t.url, t.headers, t.connections, rep, background);
         loads.push(m);
-        process.stdout.write(
-          `${row(
-            [
-              `${rep} ${t.target}`,
-              fixed(background, 0),
-              int(m.reqPerSec),
-              String(m.p50),
-              String(m.p99),
-              `${fixed(m.serverCpu, 0)}%`,
-              fixed(m.cpuMsPerReq, m.cpuMsPerReq < 1 ? 3 : 1),
-              int(m.requests),
-            ],
-            loadWidths,
-          )}\n`,
-        );
+        say(perRep.line(m));
       }
     }
-    const med = (t: Target) => {
-      const ms = loads.filter((m) => m.target === t);
-      return {
-        reqPerSec: median(ms.map((m) => m.reqPerSec)),
-        p50: median(ms.map((m) => m.p50)),
-        p99: median(ms.map((m) => m.p99)),
-        serverCpu: median(ms.map((m) => m.serverCpu)),
-        cpuMsPerReq: median(ms.map((m) => m.cpuMsPerReq)),
-      };
-    };
+    const of = (t: Target) => loads.filter((m) => m.target === t);
+    const med = (t: Target): Figures => ({
+      ...medians(of(t), ['reqPerSec', 'p50', 'p99', 'serverCpu', 'cpuMsPerReq']),
+      size: size(t),
+    });
     const list = med('list');
     const xmlGet = med('xml-get');
     const jsonGet = med('json-get');
-    const perRep = (b: Target) =>
-      Array.from({ length: opts.reps }, (_, i) => {
-        const x = loads.find((m) => m.rep === i + 1 && m.target === 'list');
-        const y = loads.find((m) => m.rep === i + 1 && m.target === b);
-        return x && y ? x.reqPerSec / y.reqPerSec : Number.NaN;
-      });
+    const perRepText = (b: Target) =>
+      ratiosByRep(of('list'), of(b), (m) => m.reqPerSec)
+        .map((r) => `${fixed(100 * r, 2)} %`)
+        .join(', ');
     const ratio = (a: number, b: number) => (a / b >= 0.01 ? `${fixed((100 * a) / b, 2)} %` : `1 : ${int(b / a)}`);
-    const w2 = [26, 9, 7, 7, 8, 10, 11];
-    const line = (name: string, x: ReturnType<typeof med>, size: number) =>
-      `${row([name, fixed(x.reqPerSec, x.reqPerSec < 100 ? 1 : 0), fixed(x.p50, 0), fixed(x.p99, 0), `${fixed(x.serverCpu, 0)}%`, fixed(x.cpuMsPerReq, 3), int(size)], w2)}\n`;
     const listUsPerObject = (1000 * list.cpuMsPerReq) / listAfter.count;
-    process.stdout.write(
-      `\n${row([`median of ${opts.reps} rep(s)`, 'req/s', 'p50 ms', 'p99 ms', 'srv CPU', 'CPU ms/req', 'bytes'], w2)}\n` +
-        line(`list (${int(listAfter.count)} entries)`, list, sizes.get('list') ?? 0) +
-        line('xml-get (one object)', xmlGet, sizes.get('xml-get') ?? 0) +
-        line('json-get (one object)', jsonGet, sizes.get('json-get') ?? 0) +
-        `ratio list ÷ xml-get:  ${ratio(list.reqPerSec, xmlGet.reqPerSec)} (per rep ${perRep('xml-get')
-          .map((r) => `${fixed(100 * r, 2)} %`)
-          .join(', ')})\n` +
-        `ratio list ÷ json-get: ${ratio(list.reqPerSec, jsonGet.reqPerSec)} (per rep ${perRep('json-get')
-          .map((r) => `${fixed(100 * r, 2)} %`)
-          .join(', ')})\n` +
-        `list server CPU per listed object: ${fixed(listUsPerObject, 2)} µs; ` +
-        `xml-get ${fixed(1000 * xmlGet.cpuMsPerReq, 0)} µs and json-get ${fixed(1000 * jsonGet.cpuMsPerReq, 0)} µs per request\n` +
-        `server RSS at the end: ${mib(memoryOf(serve.proc.pid).rssMiB)}; loadavg at the end ${loadavg()
-          .map((x) => x.toFixed(2))
-          .join(' ')}\n`,
+    say(
+      '',
+      mediansTable.header(`median of ${opts.reps} rep(s)`),
+      mediansTable.line(list, `list (${int(listAfter.count)} entries)`),
+      mediansTable.line(xmlGet, 'xml-get (one object)'),
+      mediansTable.line(jsonGet, 'json-get (one object)'),
+      `ratio list ÷ xml-get:  ${ratio(list.reqPerSec, xmlGet.reqPerSec)} (per rep ${perRepText('xml-get')})`,
+      `ratio list ÷ json-get: ${ratio(list.reqPerSec, jsonGet.reqPerSec)} (per rep ${perRepText('json-get')})`,
+      `list server CPU per listed object: ${fixed(listUsPerObject, 2)} µs; ` +
+        `xml-get ${fixed(1000 * xmlGet.cpuMsPerReq, 0)} µs and json-get ${fixed(1000 * jsonGet.cpuMsPerReq, 0)} µs per request`,
+      `server RSS at the end: ${mib(memoryOf(serve.proc.pid).rssMiB)}`,
     );
 
     const exports = phases.filter((p) => p.name.startsWith('export'));
     const exportS = median(exports.map((p) => p.seconds));
     const exportPeak = Math.max(...exports.map((p) => p.peakMiB));
-    process.stdout.write(
-      `\nSUMMARY B8 ${int(opts.objects)} JobDefinitions (SQLite): import ${fixed(first.phase.seconds, 2)} s, ` +
+    return {
+      summary:
+        `B8 ${int(opts.objects)} JobDefinitions (SQLite): import ${fixed(first.phase.seconds, 2)} s, ` +
         `RSS ${mib(first.phase.rssBeforeMiB)} → peak ${mib(first.phase.peakMiB)}` +
         (again ? `; re-import ${fixed(again.phase.seconds, 2)} s, peak ${mib(again.phase.peakMiB)}` : '') +
         ` | export (scripts-get) ${fixed(exportS, 2)} s (median of ${exports.length}), peak ${mib(exportPeak)} | ` +
         `list ${fixed(list.reqPerSec, 1)} req/s vs GET-one ${int(xmlGet.reqPerSec)} (XML) / ${int(jsonGet.reqPerSec)} (JSON) req/s ` +
         `(c=${opts.connections} / ${opts.getConnections}): list ÷ xml-get ${ratio(list.reqPerSec, xmlGet.reqPerSec)}, ` +
-        `list ÷ json-get ${ratio(list.reqPerSec, jsonGet.reqPerSec)}\n`,
-    );
-
-    writeResults(opts.json, { command, startedAt, loadStart }, opts, {
-      car: { objects: opts.objects, bytes: built.car.length, xmlBytes: built.xmlBytes, buildSeconds: built.seconds },
-      phases,
-      jobTimes: { import: firstTimes, reimport: againTimes },
-      exportEntries,
-      list: { bytes: sizes.get('list'), entries: listAfter.count },
-      sizes: Object.fromEntries(sizes),
-      loads,
-      medians: { list, xmlGet, jsonGet },
-      ratios: {
-        listOverXmlGet: list.reqPerSec / xmlGet.reqPerSec,
-        listOverJsonGet: list.reqPerSec / jsonGet.reqPerSec,
+        `list ÷ json-get ${ratio(list.reqPerSec, jsonGet.reqPerSec)}`,
+      results: {
+        car: { objects: opts.objects, bytes: built.car.length, xmlBytes: built.xmlBytes, buildSeconds: built.seconds },
+        phases,
+        jobTimes: { import: firstTimes, reimport: againTimes },
+        exportEntries,
+        list: { bytes: sizes.get('list'), entries: listAfter.count },
+        sizes: Object.fromEntries(sizes),
+        loads,
+        medians: { list, xmlGet, jsonGet },
+        ratios: {
+          listOverXmlGet: list.reqPerSec / xmlGet.reqPerSec,
+          listOverJsonGet: list.reqPerSec / jsonGet.reqPerSec,
+        },
       },
-    });
-    return 0;
-  } finally {
-    await stopAll();
-    rmSync(work, { recursive: true, force: true });
-    scratch.delete(work);
-  }
-}
-
-runBenchmark(main);
+    };
+  },
+});

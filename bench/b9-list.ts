@@ -15,105 +15,20 @@
  *    index). Requests are sequential (one connection, keep-alive) from this process, pinned to core 1 with the
  *    server on core 0, interleaved target by target within each round, after a warm-up of 50 of each.
  * Reported: p50 and p99 of each target (ms, over all rounds), the ratio deep page p99 ÷ single GET p99 (target
- * <= 2) and deep ÷ first page (keyset paging: the depth costs nothing). Exit status: 0 done, 1 failure, 2 target
- * missed with --check.
+ * <= 2) and deep ÷ first page (keyset paging: the depth costs nothing).
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { Agent, request } from 'node:http';
+import { join } from 'node:path';
 import type { JobRecord } from '../src/domain/job.ts';
 import { encodeCursor } from '../src/services/list-query.ts';
 import { openStore } from '../src/store/open.ts';
-import {
-  canPin,
-  commandLine,
-  fixed,
-  int,
-  numberOption,
-  pinSelf,
-  quantile,
-  row,
-  runBenchmark,
-  type Serve,
-  scratch,
-  startServe,
-  stop,
-  writeResults,
-} from './harness.ts';
+import { pinSelf, startServe, stop, submitModelJob } from './harness.ts';
+import { benchmark } from './lib/benchmark.ts';
+import { count } from './lib/options.ts';
+import { dist, fixed, int, say, Table } from './lib/report.ts';
 
 const TARGET_RATIO = 2;
 const CHUNK = 10_000;
-
-interface Options {
-  jobs: number;
-  samples: number;
-  rounds: number;
-  pin: boolean;
-  keep: boolean;
-  json?: string;
-  check: boolean;
-}
-
-const USAGE = `usage: npm run bench:b9 -- [options]
-  --jobs N       jobs of history to insert (env BENCH_JOBS, default 1000000)
-  --samples N    requests of each target per round (env BENCH_SAMPLES, default 300)
-  --rounds N     rounds, each target measured in turn within a round (env BENCH_ROUNDS, default 3)
-  --no-pin       do not use taskset (results are then not comparable with pinned ones)
-  --keep         keep the data folder (its path is printed)
-  --json FILE    also write every figure as JSON
-  --check        exit with status 2 when deep-page p99 ÷ single-GET p99 > ${TARGET_RATIO}`;
-
-function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      jobs: { type: 'string' },
-      samples: { type: 'string' },
-      rounds: { type: 'string' },
-      'no-pin': { type: 'boolean', default: false },
-      keep: { type: 'boolean', default: false },
-      json: { type: 'string' },
-      check: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  return {
-    jobs: Math.floor(numberOption(values.jobs, 'BENCH_JOBS', 1_000_000, 1000)),
-    samples: Math.floor(numberOption(values.samples, 'BENCH_SAMPLES', 300, 10)),
-    rounds: Math.floor(numberOption(values.rounds, 'BENCH_ROUNDS', 3, 1)),
-    pin: !values['no-pin'],
-    keep: values.keep,
-    ...(values.json !== undefined ? { json: resolve(values.json) } : {}),
-    check: values.check,
-  };
-}
-
-async function submitModelJob(serve: Serve, apiKey: string): Promise<number> {
-  const res = await fetch(`${serve.base}/Job/GLOBAL.System_Sleep`, {
-    method: 'POST',
-    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] }),
-  });
-  const body = (await res.json()) as { jobId?: number };
-  if (res.status !== 201 || typeof body.jobId !== 'number')
-    throw new Error(`submit: ${res.status} ${JSON.stringify(body)}`);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const got = await fetch(`${serve.base}/Job/${body.jobId}`, { headers: { 'X-API-Key': apiKey } });
-    const job = (await got.json()) as { Status?: string };
-    if (job.Status === 'Completed') return body.jobId;
-    if (Date.now() > deadline) throw new Error(`model job ${body.jobId} is ${job.Status} after 30 s`);
-    await sleep(20);
-  }
-}
 
 /** Inserts `n` copies of the model job through the store; returns the first and last new jobId and the seconds. */
 async function insertHistory(
@@ -168,38 +83,49 @@ interface Target {
   items: number;
 }
 
-async function main(): Promise<number> {
-  const opts = parseOptions(process.argv.slice(2));
-  const command = commandLine('bench:b9');
-  if (opts.pin) opts.pin = canPin();
-  const work = mkdtempSync(join(tmpdir(), 'millrace-b9-'));
-  if (!opts.keep) scratch.add(work);
-  const apiKey = `bench_${randomBytes(16).toString('hex')}`;
-  const startedAt = new Date();
-  const loadStart = loadavg();
-  process.stdout.write(
-    `Millrace B9 job list, ${startedAt.toISOString()}, node ${process.version}, ${availableParallelism()} CPUs, ` +
-      `loadavg ${loadStart.map((x) => x.toFixed(2)).join(' ')}\ncommand: ${command}\n` +
-      (opts.keep ? `data folder kept in ${work}\n` : ''),
-  );
-  const dataDir = join(work, 'data');
-  const first = await startServe({ pin: opts.pin, dataDir, apiKey });
-  const modelId = await submitModelJob(first, apiKey);
-  await stop(first.proc);
-  if (first.proc.exitCode !== 0) throw new Error(`the first server exited with ${first.proc.exitCode}`);
+type Stats = ReturnType<typeof dist> & { n: number; bytes: number };
 
-  const history = await insertHistory(dataDir, modelId, opts.jobs);
-  const depthPage = Math.floor(opts.jobs / 200);
-  // The cursor of page `depthPage` + 1: the last job of page `depthPage`, counting from the newest.
-  const deepCursor = encodeCursor('j', history.last - depthPage * 100 + 1);
-  const middle = history.first + Math.floor(opts.jobs / 2);
-  process.stdout.write(
-    `history: ${int(opts.jobs)} Completed System_Sleep jobs (ids ${int(history.first)}–${int(history.last)}) ` +
-      `inserted through the store in ${fixed(history.seconds, 1)} s (${int(opts.jobs / history.seconds)} jobs/s)\n`,
-  );
+const results = new Table<Stats & { name: string }>([
+  ['target', 22, (s) => s.name],
+  ['n', 6, (s) => int(s.n)],
+  ['p50 ms', 8, (s) => fixed(s.p50, 2)],
+  ['p99 ms', 8, (s) => fixed(s.p99, 2)],
+  ['bytes', 9, (s) => int(s.bytes)],
+]);
 
-  const serve = await startServe({ pin: opts.pin, dataDir, apiKey });
-  try {
+benchmark({
+  script: 'bench:b9',
+  title: 'B9 job list',
+  about:
+    'B9: a page of GET /Job?Limit=100 at the top of a job history and deep in it, against GET /Job/<id> of one job, ' +
+    'on the same server in the same run.',
+  options: {
+    jobs: count(1_000_000, 'jobs of history to insert', { min: 1000, env: 'BENCH_JOBS' }),
+    samples: count(300, 'requests of each target per round', { min: 10, env: 'BENCH_SAMPLES' }),
+    rounds: count(3, 'rounds, each target measured in turn within a round', { env: 'BENCH_ROUNDS' }),
+  },
+  pin: 'servers',
+  keep: true,
+  target: `deep-page p99 ÷ single-GET p99 > ${TARGET_RATIO}`,
+  async run({ opts, work, apiKey }) {
+    const dataDir = join(work, 'data');
+    const first = await startServe({ pin: opts.pin, dataDir, apiKey });
+    const modelId = await submitModelJob(first, apiKey);
+    await stop(first.proc);
+    if (first.proc.exitCode !== 0) throw new Error(`the first server exited with ${first.proc.exitCode}`);
+
+    const history = await insertHistory(dataDir, modelId, opts.jobs);
+    const depthPage = Math.floor(opts.jobs / 200);
+    // The cursor of page `depthPage` + 1: the last job of page `depthPage`, counting from the newest.
+    const deepCursor = encodeCursor('j', history.last - depthPage * 100 + 1);
+    const middle = history.first + Math.floor(opts.jobs / 2);
+    say(
+      `history: ${int(opts.jobs)} Completed System_Sleep jobs (ids ${int(history.first)}–${int(history.last)}) ` +
+        `inserted through the store in ${fixed(history.seconds, 1)} s (${int(opts.jobs / history.seconds)} jobs/s)`,
+    );
+
+    const serve = await startServe({ pin: opts.pin, dataDir, apiKey });
+    // Only now: the inserts above had every core.
     if (opts.pin) pinSelf(1);
     const targets: Target[] = [
       { name: `GET /Job/${middle}`, path: `/Job/${middle}`, items: 0 },
@@ -245,39 +171,34 @@ async function main(): Promise<number> {
     for (let round = 0; round < opts.rounds; round++)
       for (const t of targets) for (let i = 0; i < opts.samples; i++) samples.get(t.name)?.push(await once(t));
     agent.destroy();
+    await stop(serve.proc);
 
-    const stats = (name: string) => {
-      const xs = samples.get(name) ?? [];
-      return { p50: quantile(xs, 0.5), p99: quantile(xs, 0.99), n: xs.length, bytes: sizes.get(name) ?? 0 };
+    const stats = (t: Target | undefined): Stats => {
+      const xs = samples.get(t?.name ?? '') ?? [];
+      return { ...dist(xs), n: xs.length, bytes: sizes.get(t?.name ?? '') ?? 0 };
     };
-    const widths = [22, 6, 8, 8, 9];
-    process.stdout.write(
-      `\nsequential requests (1 connection, keep-alive), ${opts.rounds} round(s) × ${opts.samples} of each target, ` +
-        (opts.pin ? 'server on core 0, client on core 1\n\n' : 'UNPINNED\n\n') +
-        `${row(['target', 'n', 'p50 ms', 'p99 ms', 'bytes'], widths)}\n`,
+    say(
+      '',
+      `sequential requests (1 connection, keep-alive), ${opts.rounds} round(s) × ${opts.samples} of each target, ` +
+        (opts.pin ? 'server on core 0, client on core 1' : 'UNPINNED'),
+      '',
+      results.header(),
+      ...targets.map((t) => results.line({ name: t.name, ...stats(t) })),
     );
-    const results: Record<string, ReturnType<typeof stats>> = {};
-    for (const t of targets) {
-      const s = stats(t.name);
-      results[t.name] = s;
-      process.stdout.write(`${row([t.name, int(s.n), fixed(s.p50, 2), fixed(s.p99, 2), int(s.bytes)], widths)}\n`);
-    }
-    const single = stats(targets[0]?.name ?? '');
-    const top = stats(targets[1]?.name ?? '');
-    const deep = stats(targets[2]?.name ?? '');
+    const [single, top, deep] = targets.slice(0, 3).map(stats) as [Stats, Stats, Stats];
     const ratio = deep.p99 / single.p99;
     const depthRatio = deep.p99 / top.p99;
-    process.stdout.write(
-      `\nratio deep page p99 ÷ single GET p99: ${fixed(ratio, 2)} (target <= ${TARGET_RATIO})\n` +
-        `ratio deep page p99 ÷ first page p99: ${fixed(depthRatio, 2)}\n` +
-        `SUMMARY B9 jobs=${opts.jobs} single_p99=${fixed(single.p99, 2)} first_p99=${fixed(top.p99, 2)} ` +
-        `deep_p99=${fixed(deep.p99, 2)} deep/single=${fixed(ratio, 2)} deep/first=${fixed(depthRatio, 2)}\n`,
+    say(
+      '',
+      `ratio deep page p99 ÷ single GET p99: ${fixed(ratio, 2)} (target <= ${TARGET_RATIO})`,
+      `ratio deep page p99 ÷ first page p99: ${fixed(depthRatio, 2)}`,
     );
-    writeResults(opts.json, { command, startedAt, loadStart }, opts, { results, ratio, depthRatio });
-    return opts.check && ratio > TARGET_RATIO ? 2 : 0;
-  } finally {
-    await stop(serve.proc);
-  }
-}
-
-runBenchmark(main);
+    return {
+      summary:
+        `B9 jobs=${opts.jobs} single_p99=${fixed(single.p99, 2)} first_p99=${fixed(top.p99, 2)} ` +
+        `deep_p99=${fixed(deep.p99, 2)} deep/single=${fixed(ratio, 2)} deep/first=${fixed(depthRatio, 2)}`,
+      meets: ratio <= TARGET_RATIO,
+      results: { results: Object.fromEntries(targets.map((t) => [t.name, stats(t)])), ratio, depthRatio },
+    };
+  },
+});

@@ -11,145 +11,40 @@
  * ratio ours ÷ anchor are reported. Before each repetition the harness records the load average and samples
  * 1 s of background CPU use (with both servers idle); a repetition that starts with more than
  * --max-background % busy is marked noisy and left out of the medians (unless every repetition is noisy).
- * Exit status: 0 done, 1 failure (including any non-2xx answer of our server), 2 targets missed with --check.
+ * Any non-2xx answer of our server fails the run.
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
-import { DEFAULTS, interfacePaths } from '../src/config/config.ts';
-import { type CpuProfile, formatProfileSummary, summarizeCpuProfile } from './cpuprofile-summary.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
+  autocannon,
   coreTimes,
   coreUse,
-  entryArgs,
-  fixed,
-  int,
   launch,
-  median,
   memoryOf,
-  numberOption,
+  NoisyReps,
   type Proc,
-  pct,
   pinned,
   processCpuSeconds,
+  type RepInfo,
   ROOT,
-  row,
-  runBenchmark,
-  type ServeEntry,
-  scratch,
+  startServe,
   stop,
-  stopAll,
   waitForLine,
-  writeResults,
 } from './harness.ts';
+import { benchmark } from './lib/benchmark.ts';
+import { amount, count, flag, shared } from './lib/options.ts';
+import { profileRun } from './lib/profile.ts';
+import { fixed, int, medians, pct, ratio, ratiosByRep, say, Table } from './lib/report.ts';
 
 const TARGET_RATIO = 0.6;
 const TARGET_P99_MS = 20;
 const OBJECT_KEY = 'GLOBAL.BenchLoad';
 
-// ---------------------------------------------------------------------------------------------------------------
-// Options
-
-interface Options {
-  duration: number;
-  reps: number;
-  warmup: number;
-  connections: number;
-  maxBackground: number;
-  pin: boolean;
-  withFastify: boolean;
-  /** Also measure ours from the sources through tsx (the loader build), beside the compiled one. */
-  withLoader: boolean;
-  profile: boolean;
-  profileDir?: string;
-  json?: string;
-  check: boolean;
-}
-
-const USAGE = `usage: npm run bench:get -- [options]
-  --duration S         seconds per measurement (env BENCH_DURATION, default 10)
-  --reps N             repetitions of each server, interleaved (env BENCH_REPS, default 3)
-  --warmup S           warm-up seconds per server before measuring (env BENCH_WARMUP, default 3)
-  --connections N      autocannon connections (env BENCH_CONNECTIONS, default 50)
-  --max-background P   a repetition is noisy when other processes use more than P % of the machine just before
-                       it (env BENCH_MAX_BACKGROUND, default 25)
-  --with-fastify       also measure plain fastify answering the same body (a third, interleaved target)
-  --with-loader        also measure ours run from the sources through tsx; ours is then dist/ named explicitly
-  --no-pin             do not use taskset (results are then not comparable with pinned ones)
-  --profile            afterwards, run our server once more under node --cpu-prof and summarise the profile
-  --profile-dir DIR    where the .cpuprofile goes (default: a new folder in the temp dir, kept)
-  --json FILE          also write every measurement as JSON
-  --check              exit with status 2 when a target is missed (ratio >= ${TARGET_RATIO * 100} %, p99 < ${TARGET_P99_MS} ms)`;
-
-function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      duration: { type: 'string' },
-      reps: { type: 'string' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      'max-background': { type: 'string' },
-      'no-pin': { type: 'boolean', default: false },
-      'with-fastify': { type: 'boolean', default: false },
-      'with-loader': { type: 'boolean', default: false },
-      profile: { type: 'boolean', default: false },
-      'profile-dir': { type: 'string' },
-      json: { type: 'string' },
-      check: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  const num = numberOption;
-  return {
-    duration: num(values.duration, 'BENCH_DURATION', 10, 1),
-    reps: Math.floor(num(values.reps, 'BENCH_REPS', 3, 1)),
-    warmup: num(values.warmup, 'BENCH_WARMUP', 3, 0),
-    connections: Math.floor(num(values.connections, 'BENCH_CONNECTIONS', 50, 1)),
-    maxBackground: num(values['max-background'], 'BENCH_MAX_BACKGROUND', 25, 0),
-    pin: !values['no-pin'],
-    withFastify: values['with-fastify'],
-    withLoader: values['with-loader'],
-    profile: values.profile || values['profile-dir'] !== undefined,
-    ...(values['profile-dir'] !== undefined ? { profileDir: resolve(values['profile-dir']) } : {}),
-    ...(values.json !== undefined ? { json: resolve(values.json) } : {}),
-    check: values.check,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Load generation: autocannon's CLI in its own process, pinned to core 1.
-
-const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
-
-interface AutocannonResult {
-  duration: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  resets: number;
-  '2xx': number;
-  statusCodeStats: Record<string, { count: number }>;
-  latency: { p50: number; p90: number; p99: number; max: number; average: number };
-  requests: { average: number; total: number };
-  throughput: { average: number };
-}
-
-/** ours: Millrace; anchor: bare node:http; fastify: plain fastify (optional). */
+/** ours: Millrace; anchor: bare node:http; fastify: plain fastify (optional); loader: ours from the sources. */
 type Target = 'ours' | 'anchor' | 'fastify' | 'loader';
 
-interface Measurement {
+interface Measurement extends RepInfo {
   target: Target;
-  rep: number;
   reqPerSec: number;
   p50: number;
   p99: number;
@@ -171,44 +66,30 @@ interface Measurement {
   endUs: number;
 }
 
-async function autocannon(
-  opts: Options,
-  url: string,
-  headers: Record<string, string>,
-  seconds: number,
-): Promise<{ result: AutocannonResult; startUs: number; endUs: number }> {
-  const args = [AUTOCANNON, '-c', String(opts.connections), '-p', '1', '-d', String(seconds), '-n', '--json'];
-  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
-  args.push(url);
-  const [cmd, full] = pinned(opts.pin, 1, process.execPath, args);
-  const startUs = Number(process.hrtime.bigint() / 1000n);
-  const proc = launch('autocannon', cmd, full, { keepStdout: true });
-  const code = await proc.exited;
-  const endUs = Number(process.hrtime.bigint() / 1000n);
-  const json = proc.stdout.trim().split('\n').pop() ?? '';
-  if (code !== 0 || !json.startsWith('{'))
-    throw new Error(`autocannon failed (exit ${code}):\n${proc.tail.join('\n')}`);
-  return { result: JSON.parse(json) as AutocannonResult, startUs, endUs };
+interface Server {
+  target: Target;
+  proc: Proc;
+  url: string;
+  headers: Record<string, string>;
 }
 
 async function measure(
-  opts: Options,
-  target: Target,
-  rep: number,
-  server: Proc,
-  url: string,
-  headers: Record<string, string>,
+  pin: boolean,
+  s: Server,
+  info: RepInfo,
+  seconds: number,
+  connections: number,
 ): Promise<Measurement> {
   const cores0 = coreTimes();
-  const cpu0 = processCpuSeconds(server.pid);
-  const { result: r, startUs, endUs } = await autocannon(opts, url, headers, opts.duration);
-  const cpu1 = processCpuSeconds(server.pid);
+  const cpu0 = processCpuSeconds(s.proc.pid);
+  const r = await autocannon(pin, s.url, s.headers, seconds, connections);
+  const cpu1 = processCpuSeconds(s.proc.pid);
   const cores1 = coreTimes();
   const statusCodes: Record<string, number> = {};
-  for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = s.count;
-  return {
-    target,
-    rep,
+  for (const [code, c] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = c.count;
+  const m: Measurement = {
+    ...info,
+    target: s.target,
     reqPerSec: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -224,72 +105,26 @@ async function measure(
     core0Busy: coreUse(cores0, cores1, 'cpu0').busy,
     core1Busy: coreUse(cores0, cores1, 'cpu1').busy,
     steal: coreUse(cores0, cores1, 'cpu').steal,
-    startUs,
-    endUs,
+    startUs: r.startUs,
+    endUs: r.endUs,
   };
-}
-
-function assertClean(m: Measurement, what: string): void {
-  const bad = m.non2xx > 0 || m.errors > 0 || m.timeouts > 0 || m.requests === 0;
-  if (bad)
+  // Every answer of ours must be 2xx; an anchor only must not fail.
+  const ours = s.target === 'ours' || s.target === 'loader';
+  if ((ours && (m.non2xx > 0 || m.timeouts > 0)) || m.errors > 0 || m.requests === 0)
     throw new Error(
-      `${what}: ${m.requests} requests, ${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts; ` +
-        `status codes ${JSON.stringify(m.statusCodes)}. Every answer must be 2xx.`,
+      `${s.target}, repetition ${info.rep}: ${m.requests} requests, ${m.non2xx} non-2xx, ${m.errors} errors, ` +
+        `${m.timeouts} timeouts; status codes ${JSON.stringify(m.statusCodes)}. Every answer must be 2xx.`,
     );
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The servers.
-
-interface Ours {
-  proc: Proc;
-  origin: string;
-}
-
-async function startOurs(
-  opts: Options,
-  dataDir: string,
-  apiKey: string,
-  nodeFlags: string[] = [],
-  entry: ServeEntry = opts.withLoader ? 'compiled' : 'bin',
-): Promise<Ours> {
-  const [cmd, args] = pinned(opts.pin, 0, process.execPath, [
-    ...nodeFlags,
-    ...entryArgs(entry),
-    'serve',
-    '--data',
-    dataDir,
-    '--port',
-    '0',
-  ]);
-  const env: NodeJS.ProcessEnv = { ...process.env, MILLRACE_ADMIN_API_KEY: apiKey };
-  for (const k of ['MILLRACE_DATABASE_URL', 'MILLRACE_CONTEXT', 'MILLRACE_VENDOR', 'MILLRACE_PORT', 'MILLRACE_DATA'])
-    delete env[k];
-  const proc = launch('millrace', cmd, args, { env });
-  const url = await waitForLine(
-    proc,
-    (line) => {
-      if (!line.startsWith('{')) return undefined;
-      try {
-        const msg = (JSON.parse(line) as { msg?: unknown }).msg;
-        const m = typeof msg === 'string' ? /^Millrace serving (http:\/\/\S+)$/.exec(msg) : null;
-        return m?.[1];
-      } catch {
-        return undefined;
-      }
-    },
-    60_000,
-  );
-  return { proc, origin: new URL(url).origin };
+  return m;
 }
 
 async function startAnchor(
-  opts: Options,
+  pin: boolean,
   script: 'anchor-http.mjs' | 'anchor-fastify.mjs',
   bodyFile: string,
   contentType: string,
 ): Promise<{ proc: Proc; url: string }> {
-  const [cmd, args] = pinned(opts.pin, 0, process.execPath, [join(ROOT, 'bench', script), bodyFile, contentType]);
+  const [cmd, args] = pinned(pin, 0, process.execPath, [join(ROOT, 'bench', script), bodyFile, contentType]);
   const proc = launch(script, cmd, args);
   const port = await waitForLine(
     proc,
@@ -344,53 +179,61 @@ async function createObject(base: string, apiKey: string): Promise<{ body: Buffe
   return { body, contentType };
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Report.
+const perRep = new Table<Measurement>([
+  ['rep target', 16, (m) => `${m.rep} ${m.target}${m.noisy ? ' *' : ''}`],
+  ['load1', 6, (m) => fixed(m.loadavg1, 2)],
+  ['bg%', 5, (m) => fixed(m.background, 0)],
+  ['req/s', 9, (m) => int(m.reqPerSec)],
+  ['p50', 5, (m) => String(m.p50)],
+  ['p99', 5, (m) => String(m.p99)],
+  ['max', 6, (m) => String(m.max)],
+  ['srv CPU', 8, (m) => `${fixed(m.serverCpu, 0)}%`],
+  ['core1', 6, (m) => `${fixed(m.core1Busy, 0)}%`],
+  ['steal', 6, (m) => `${fixed(m.steal, 1)}%`],
+  ['non2xx', 7, (m) => String(m.non2xx)],
+]);
 
-interface RepInfo {
-  rep: number;
-  loadavg1: number;
-  background: number;
-  noisy: boolean;
-}
+const FIGURES = ['reqPerSec', 'p50', 'p99', 'serverCpu', 'cpuUsPerReq'] as const;
+type Figures = Record<(typeof FIGURES)[number], number>;
 
-async function main(): Promise<number> {
-  const opts = parseOptions(process.argv.slice(2));
-  const command = `npm run bench:get${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
-  if (opts.pin) {
-    const hasTaskset = (() => {
-      try {
-        execFileSync('taskset', ['-V'], { stdio: 'ignore' });
-        return true;
-      } catch {
-        return false;
-      }
-    })();
-    if (!hasTaskset || availableParallelism() < 2) {
-      process.stderr.write('warning: taskset missing or fewer than 2 CPUs; running unpinned\n');
-      opts.pin = false;
-    }
-  }
+const mediansTable = new Table<Figures>([
+  ['', 28, () => ''],
+  ['req/s', 9, (x) => int(x.reqPerSec)],
+  ['p50 ms', 7, (x) => fixed(x.p50, 0)],
+  ['p99 ms', 7, (x) => fixed(x.p99, 0)],
+  ['srv CPU', 8, (x) => `${fixed(x.serverCpu, 0)}%`],
+  ['CPU µs/req', 12, (x) => fixed(x.cpuUsPerReq, 0)],
+]);
 
-  const work = mkdtempSync(join(tmpdir(), 'millrace-bench-'));
-  scratch.add(work);
-  const dataDir = join(work, 'data');
-  const apiKey = `bench_${randomBytes(16).toString('hex')}`;
-  const loadStart = loadavg();
-  const startedAt = new Date();
-  try {
-    process.stdout.write(
-      `Millrace GET-by-key benchmark, ${startedAt.toISOString()}, node ${process.version}, ` +
-        `${availableParallelism()} CPUs, loadavg ${loadStart.map((x) => x.toFixed(2)).join(' ')}\n` +
-        `command: ${command}\n`,
-    );
-    const ours = await startOurs(opts, dataDir, apiKey);
-    const base = `${ours.origin}${interfacePaths(DEFAULTS).jsonBase}`;
-    const { body, contentType } = await createObject(base, apiKey);
+benchmark({
+  script: 'bench:get',
+  title: 'GET-by-key benchmark',
+  about:
+    'GET of a JobDefinition by key with an API key against a bare node:http server answering the same bytes, ' +
+    'interleaved in the same run (servers on core 0, autocannon on core 1).',
+  options: {
+    duration: amount(10, 'seconds per measurement', { min: 1, env: 'BENCH_DURATION' }),
+    reps: count(3, 'repetitions of each server, interleaved', { env: 'BENCH_REPS' }),
+    warmup: amount(3, 'warm-up seconds per server before measuring (0 = none)', { env: 'BENCH_WARMUP' }),
+    connections: count(50, 'autocannon connections', { env: 'BENCH_CONNECTIONS' }),
+    maxBackground: shared.maxBackground,
+    withFastify: flag('also measure plain fastify answering the same body (a third, interleaved target)'),
+    withLoader: flag('also measure ours run from the sources through tsx; ours is then dist/ named explicitly'),
+  },
+  pin: 'servers',
+  target: `a target is missed (ratio >= ${TARGET_RATIO * 100} %, p99 < ${TARGET_P99_MS} ms)`,
+  profile: 'afterwards, run our server once more under node --cpu-prof and summarise the profile',
+  async run({ opts, work, apiKey }) {
+    const entry = opts.withLoader ? 'compiled' : 'bin';
+    const dataDir = join(work, 'data');
+    const ours = await startServe({ pin: opts.pin, dataDir, apiKey, entry });
+    const { body, contentType } = await createObject(ours.base, apiKey);
     const bodyFile = join(work, 'body.json');
     writeFileSync(bodyFile, body);
-    const anchor = await startAnchor(opts, 'anchor-http.mjs', bodyFile, contentType);
-    const fastify = opts.withFastify ? await startAnchor(opts, 'anchor-fastify.mjs', bodyFile, contentType) : undefined;
+    const anchor = await startAnchor(opts.pin, 'anchor-http.mjs', bodyFile, contentType);
+    const fastify = opts.withFastify
+      ? await startAnchor(opts.pin, 'anchor-fastify.mjs', bodyFile, contentType)
+      : undefined;
     for (const a of [anchor, fastify]) {
       if (!a) continue;
       const res = await fetch(a.url);
@@ -398,198 +241,125 @@ async function main(): Promise<number> {
       if (!check.equals(body) || res.headers.get('content-type') !== contentType)
         throw new Error(`${a.proc.name} does not answer the same body and content type`);
     }
-
-    const oursUrl = `${base}/JobDefinition/${OBJECT_KEY}`;
-    const oursHeaders = { 'X-API-Key': apiKey };
+    const oursUrl = `${ours.base}/JobDefinition/${OBJECT_KEY}`;
+    const headers = { 'X-API-Key': apiKey };
     // The loader build on a data folder of its own, holding the same object.
-    const loader = opts.withLoader ? await startOurs(opts, join(work, 'loader'), apiKey, [], 'loader') : undefined;
-    const loaderUrl = loader ? `${loader.origin}${interfacePaths(DEFAULTS).jsonBase}/JobDefinition/${OBJECT_KEY}` : '';
-    if (loader) await createObject(`${loader.origin}${interfacePaths(DEFAULTS).jsonBase}`, apiKey);
-    const targets: Array<{ target: Target; proc: Proc; url: string; headers: Record<string, string> }> = [
-      { target: 'ours', proc: ours.proc, url: oursUrl, headers: oursHeaders },
+    const loader = opts.withLoader
+      ? await startServe({ pin: opts.pin, dataDir: join(work, 'loader'), apiKey, entry: 'loader' })
+      : undefined;
+    if (loader) await createObject(loader.base, apiKey);
+    const servers: Server[] = [
+      { target: 'ours', proc: ours.proc, url: oursUrl, headers },
       { target: 'anchor', proc: anchor.proc, url: anchor.url, headers: {} },
       ...(fastify ? [{ target: 'fastify' as const, proc: fastify.proc, url: fastify.url, headers: {} }] : []),
-      ...(loader ? [{ target: 'loader' as const, proc: loader.proc, url: loaderUrl, headers: oursHeaders }] : []),
+      ...(loader
+        ? [{ target: 'loader' as const, proc: loader.proc, url: `${loader.base}/JobDefinition/${OBJECT_KEY}`, headers }]
+        : []),
     ];
-    process.stdout.write(
-      `ours:    GET ${new URL(oursUrl).pathname} (${body.length}-byte JSON body), X-API-Key, SQLite\n` +
-        `anchor:  bare node:http answering the same ${body.length} bytes (${contentType})\n` +
-        (fastify ? `fastify: plain fastify answering the same ${body.length} bytes\n` : '') +
-        `load:    autocannon ${opts.connections} connections, no pipelining, ${opts.duration} s × ${opts.reps} reps ` +
+    say(
+      `ours:    GET ${new URL(oursUrl).pathname} (${body.length}-byte JSON body), X-API-Key, SQLite`,
+      `anchor:  bare node:http answering the same ${body.length} bytes (${contentType})`,
+      ...(fastify ? [`fastify: plain fastify answering the same ${body.length} bytes`] : []),
+      `load:    autocannon ${opts.connections} connections, no pipelining, ${opts.duration} s × ${opts.reps} reps ` +
         `interleaved, ${opts.warmup} s warm-up each; ` +
-        (opts.pin ? 'servers on core 0, autocannon on core 1\n\n' : 'UNPINNED\n\n'),
+        (opts.pin ? 'servers on core 0, autocannon on core 1' : 'UNPINNED'),
+      '',
     );
 
     if (opts.warmup > 0)
-      for (const t of targets) {
-        const w = await autocannon(opts, t.url, t.headers, opts.warmup);
-        if (w.result.non2xx > 0 || w.result.errors > 0 || w.result.requests.total === 0)
-          throw new Error(`warm-up of ${t.target}: ${w.result.non2xx} non-2xx, ${w.result.errors} errors`);
+      for (const s of servers) {
+        const w = await autocannon(opts.pin, s.url, s.headers, opts.warmup, opts.connections);
+        if (w.non2xx > 0 || w.errors > 0 || w.requests.total === 0)
+          throw new Error(`warm-up of ${s.target}: ${w.non2xx} non-2xx, ${w.errors} errors`);
       }
 
     const all: Measurement[] = [];
-    const reps: RepInfo[] = [];
-    const widths = [16, 6, 5, 9, 5, 5, 6, 8, 6, 6, 7];
-    process.stdout.write(
-      `${row(['rep target', 'load1', 'bg%', 'req/s', 'p50', 'p99', 'max', 'srv CPU', 'core1', 'steal', 'non2xx'], widths)}\n`,
-    );
+    const noise = new NoisyReps(opts.maxBackground);
+    say(perRep.header());
     for (let rep = 1; rep <= opts.reps; rep++) {
-      const b0 = coreTimes();
-      await sleep(1000);
-      const background = coreUse(b0, coreTimes(), 'cpu').busy;
-      const info: RepInfo = {
-        rep,
-        loadavg1: loadavg()[0] ?? Number.NaN,
-        background,
-        noisy: background > opts.maxBackground,
-      };
-      reps.push(info);
-      for (const t of targets) {
-        const m = await measure(opts, t.target, rep, t.proc, t.url, t.headers);
+      const info = await noise.begin(rep);
+      for (const s of servers) {
+        const m = await measure(opts.pin, s, info, opts.duration, opts.connections);
         all.push(m);
-        process.stdout.write(
-          `${row(
-            [
-              `${rep} ${t.target}${info.noisy ? ' *' : ''}`,
-              fixed(info.loadavg1, 2),
-              fixed(info.background, 0),
-              int(m.reqPerSec),
-              String(m.p50),
-              String(m.p99),
-              String(m.max),
-              `${fixed(m.serverCpu, 0)}%`,
-              `${fixed(m.core1Busy, 0)}%`,
-              `${fixed(m.steal, 1)}%`,
-              String(m.non2xx),
-            ],
-            widths,
-          )}\n`,
-        );
-        if (t.target === 'ours' || t.target === 'loader') assertClean(m, `our server, repetition ${rep}`);
-        else if (m.errors > 0 || m.requests === 0) assertClean(m, `${t.target}, repetition ${rep}`);
+        say(perRep.line(m));
       }
     }
 
     const memory = memoryOf(ours.proc.pid);
-    const clean = reps.filter((r) => !r.noisy).map((r) => r.rep);
-    const usedReps = clean.length > 0 ? clean : reps.map((r) => r.rep);
-    const stats = (t: Target) => {
-      const ms = all.filter((m) => m.target === t && usedReps.includes(m.rep));
-      return {
-        reqPerSec: median(ms.map((m) => m.reqPerSec)),
-        p50: median(ms.map((m) => m.p50)),
-        p99: median(ms.map((m) => m.p99)),
-        serverCpu: median(ms.map((m) => m.serverCpu)),
-        /** Server CPU per request, µs (from the process's CPU time, not the profiler). */
-        cpuUsPerReq: median(ms.map((m) => m.cpuUsPerReq)),
-      };
-    };
-    const o = stats('ours');
-    const a = stats('anchor');
-    const f = fastify ? stats('fastify') : undefined;
-    const ratio = o.reqPerSec / a.reqPerSec;
-    const perRep = (x: Target, y: Target) =>
-      usedReps.map((rep) => {
-        const mx = all.find((m) => m.rep === rep && m.target === x);
-        const my = all.find((m) => m.rep === rep && m.target === y);
-        return mx && my ? mx.reqPerSec / my.reqPerSec : Number.NaN;
-      });
-    const meets = ratio >= TARGET_RATIO && o.p99 < TARGET_P99_MS;
-
-    const w2 = [28, 9, 7, 7, 8, 12];
-    const line = (name: string, x: ReturnType<typeof stats>) =>
-      `${row([name, int(x.reqPerSec), fixed(x.p50, 0), fixed(x.p99, 0), `${fixed(x.serverCpu, 0)}%`, fixed(x.cpuUsPerReq, 0)], w2)}\n`;
-    const noisyNote = reps.some((r) => r.noisy)
-      ? `* noisy: more than ${opts.maxBackground} % background CPU just before the repetition; ${clean.length ? 'left out of the medians' : 'every repetition was noisy, so all are used'}\n`
-      : '';
-    process.stdout.write(
-      `\n${noisyNote}` +
-        `(latencies in ms at autocannon's whole-ms resolution; srv CPU = server process, % of one core;\n` +
-        ` core1 = the load generator's core; steal = CPU stolen by the hypervisor, whole machine)\n\n` +
-        `${row([`median of ${usedReps.length} rep(s)`, 'req/s', 'p50 ms', 'p99 ms', 'srv CPU', 'CPU µs/req'], w2)}\n` +
-        line('ours (Millrace)', o) +
-        line('anchor (bare node:http)', a) +
-        (f ? line('fastify (plain, same body)', f) : '') +
-        (loader
-          ? line('ours, sources through tsx', stats('loader')) +
-            `${row(['ratio loader / anchor', pct((100 * stats('loader').reqPerSec) / a.reqPerSec), '', '', '', ''], w2)}\n` +
-            `${row(['ratio compiled / loader', pct((100 * o.reqPerSec) / stats('loader').reqPerSec), '', '', '', ''], w2)}\n`
-          : '') +
-        `${row(['ratio ours / anchor', pct(100 * ratio), '', '', '', ''], w2)}\n` +
-        (f
-          ? `${row(['ratio ours / fastify', pct((100 * o.reqPerSec) / f.reqPerSec), '', '', '', ''], w2)}\n` +
-            `${row(['ratio fastify / anchor', pct((100 * f.reqPerSec) / a.reqPerSec), '', '', '', ''], w2)}\n`
-          : '') +
-        `per-repetition ratios ours / anchor: ${perRep('ours', 'anchor')
-          .map((r) => pct(100 * r))
-          .join(', ')}\n` +
-        `our server's RSS after the run: ${fixed(memory.rssMiB)} MiB (peak ${fixed(memory.peakMiB)} MiB); ` +
-        `loadavg at the end ${loadavg()
-          .map((x) => x.toFixed(2))
-          .join(' ')}\n`,
+    const used = noise.used();
+    const of = (t: Target) => all.filter((m) => m.target === t && used.includes(m.rep));
+    const o = medians(of('ours'), FIGURES);
+    const a = medians(of('anchor'), FIGURES);
+    const f = fastify ? medians(of('fastify'), FIGURES) : undefined;
+    const l = loader ? medians(of('loader'), FIGURES) : undefined;
+    const ours2anchor = o.reqPerSec / a.reqPerSec;
+    const meets = ours2anchor >= TARGET_RATIO && o.p99 < TARGET_P99_MS;
+    const ratioLine = (name: string, x: Figures, y: Figures) =>
+      mediansTable.only(name, 'req/s', ratio(x.reqPerSec, y.reqPerSec));
+    say(
+      '',
+      `${noise.note()}(latencies in ms at autocannon's whole-ms resolution; srv CPU = server process, % of one core;`,
+      ` core1 = the load generator's core; steal = CPU stolen by the hypervisor, whole machine)`,
+      '',
+      mediansTable.header(`median of ${used.length} rep(s)`),
+      mediansTable.line(o, 'ours (Millrace)'),
+      mediansTable.line(a, 'anchor (bare node:http)'),
+      ...(f ? [mediansTable.line(f, 'fastify (plain, same body)')] : []),
+      ...(l
+        ? [
+            mediansTable.line(l, 'ours, sources through tsx'),
+            ratioLine('ratio loader / anchor', l, a),
+            ratioLine('ratio compiled / loader', o, l),
+          ]
+        : []),
+      ratioLine('ratio ours / anchor', o, a),
+      ...(f ? [ratioLine('ratio ours / fastify', o, f), ratioLine('ratio fastify / anchor', f, a)] : []),
+      `per-repetition ratios ours / anchor: ${ratiosByRep(of('ours'), of('anchor'), (m) => m.reqPerSec)
+        .map((r) => pct(100 * r))
+        .join(', ')}`,
+      `our server's RSS after the run: ${fixed(memory.rssMiB)} MiB (peak ${fixed(memory.peakMiB)} MiB)`,
     );
 
-    let profileReport: string | undefined;
-    if (opts.profile) profileReport = await profileOurs(opts, ours, dataDir, apiKey, oursUrl, oursHeaders);
+    if (opts.profile) {
+      // Our server once more under --cpu-prof, on the same data, loaded once; the profile is cut to the load.
+      await stop(ours.proc);
+      const report = await profileRun(
+        opts.profileDir,
+        async (nodeFlags) => {
+          const p = await startServe({ pin: opts.pin, dataDir, apiKey, entry, nodeFlags });
+          const s: Server = { target: 'ours', proc: p.proc, url: `${p.base}/JobDefinition/${OBJECT_KEY}`, headers };
+          if (opts.warmup > 0) await autocannon(opts.pin, s.url, headers, opts.warmup, opts.connections);
+          const m = await measure(
+            opts.pin,
+            s,
+            { rep: 0, loadavg1: Number.NaN, background: Number.NaN, noisy: false },
+            opts.duration,
+            opts.connections,
+          );
+          await stop(p.proc, 20_000); // the profile is written when the server exits
+          return m;
+        },
+        (m) => ({
+          heading: `CPU profile of our server under the same load (node --cpu-prof; ${int(m.reqPerSec)} req/s, p99 ${m.p99} ms while profiled)`,
+          items: m.requests,
+        }),
+      );
+      say('', report);
+    }
 
-    const summary =
-      `SUMMARY GET JobDefinition by key (${body.length} B, c=${opts.connections}, ${usedReps.length}×${opts.duration} s): ` +
-      `ours ${int(o.reqPerSec)} req/s p99 ${fixed(o.p99, 0)} ms | bare node:http ${int(a.reqPerSec)} req/s ` +
-      `p99 ${fixed(a.p99, 0)} ms | ratio ${pct(100 * ratio)} (target >= ${TARGET_RATIO * 100} %, p99 < ${TARGET_P99_MS} ms): ` +
-      `${meets ? 'MEETS TARGET' : 'BELOW TARGET'}`;
-    if (profileReport) process.stdout.write(`\n${profileReport}\n`);
-    process.stdout.write(`\n${summary}\n`);
-
-    writeResults(opts.json, { command, startedAt, loadStart }, opts, {
-      bodyBytes: body.length,
-      reps,
-      measurements: all,
-      medians: { ours: o, anchor: a, ...(f ? { fastify: f } : {}), ratio },
-      memory,
-      meetsTarget: meets,
-    });
-    return opts.check && !meets ? 2 : 0;
-  } finally {
-    await stopAll();
-    rmSync(work, { recursive: true, force: true });
-    scratch.delete(work);
-  }
-}
-
-/**
- * Restarts our server under `node --cpu-prof`, loads it for one measurement and summarises the profile over
- * the load window. The measured figures above come from the unprofiled server; this run is only for where
- * the time goes.
- */
-async function profileOurs(
-  opts: Options,
-  ours: Ours,
-  dataDir: string,
-  apiKey: string,
-  url: string,
-  headers: Record<string, string>,
-): Promise<string> {
-  const dir = opts.profileDir ?? mkdtempSync(join(tmpdir(), 'millrace-bench-profile-'));
-  mkdirSync(dir, { recursive: true });
-  await stop(ours.proc);
-  const before = new Set(existsSync(dir) ? readdirSync(dir) : []);
-  const profiled = await startOurs(opts, dataDir, apiKey, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-  const path = new URL(url).pathname;
-  const profiledUrl = `${profiled.origin}${path}`;
-  if (opts.warmup > 0) await autocannon(opts, profiledUrl, headers, opts.warmup);
-  const m = await measure(opts, 'ours', 0, profiled.proc, profiledUrl, headers);
-  assertClean(m, 'profiled server');
-  await stop(profiled.proc, 20_000);
-  // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the main thread (tsx's loader has its own).
-  const mainThread = new RegExp(`\\.${profiled.proc.pid}\\.0\\.\\d+\\.cpuprofile$`);
-  const file = readdirSync(dir).find((f) => mainThread.test(f) && !before.has(f));
-  if (!file) return `(no .cpuprofile was written to ${dir})`;
-  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
-  const summary = summarizeCpuProfile(profile, { window: { startUs: m.startUs, endUs: m.endUs }, root: ROOT });
-  return (
-    `CPU profile of our server under the same load (node --cpu-prof; ${int(m.reqPerSec)} req/s, p99 ${m.p99} ms ` +
-    `while profiled): ${join(dir, file)}\n\n${formatProfileSummary(summary, m.requests)}`
-  );
-}
-
-runBenchmark(main);
+    return {
+      summary:
+        `GET JobDefinition by key (${body.length} B, c=${opts.connections}, ${used.length}×${opts.duration} s): ` +
+        `ours ${int(o.reqPerSec)} req/s p99 ${fixed(o.p99, 0)} ms | bare node:http ${int(a.reqPerSec)} req/s ` +
+        `p99 ${fixed(a.p99, 0)} ms | ratio ${pct(100 * ours2anchor)} (target >= ${TARGET_RATIO * 100} %, p99 < ${TARGET_P99_MS} ms)`,
+      meets,
+      results: {
+        bodyBytes: body.length,
+        reps: noise.reps,
+        measurements: all,
+        medians: { ours: o, anchor: a, ...(f ? { fastify: f } : {}), ...(l ? { loader: l } : {}), ratio: ours2anchor },
+        memory,
+      },
+    };
+  },
+});

@@ -1,10 +1,10 @@
 /**
- * Shared pieces of the B1 and B5 benchmarks (the method of perf-reliability.md §6, as in get-object.ts): child
- * processes in their own process groups that are always cleaned up, pinning with taskset, /proc sampling, a
- * `millrace serve` launcher, autocannon in its own pinned process, and report formatting.
+ * What the benchmarks share for running things (the method of perf-reliability.md §6): child processes in their own
+ * process groups that are always cleaned up, pinning with taskset, /proc sampling, noisy repetitions, a
+ * `millrace serve` launcher, and autocannon in its own pinned process. Options and reports live in lib/.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer as createNetServer } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
@@ -194,32 +194,6 @@ export function runBenchmark(main: () => Promise<number>): void {
   );
 }
 
-/** How a run was started, for its `--json` result file. */
-export interface RunInfo {
-  command: string;
-  startedAt: Date;
-  loadStart: number[];
-}
-
-/** Writes a `--json` result file (when asked): the run's envelope, then the benchmark's own results. */
-export function writeResults(
-  path: string | undefined,
-  run: RunInfo,
-  options: unknown,
-  results: Record<string, unknown>,
-): void {
-  if (!path) return;
-  const envelope = {
-    startedAt: run.startedAt.toISOString(),
-    command: run.command,
-    node: process.version,
-    options,
-    loadavgStart: run.loadStart,
-    loadavgEnd: loadavg(),
-  };
-  writeFileSync(path, `${JSON.stringify({ ...envelope, ...results }, null, 2)}\n`);
-}
-
 /** Ctrl-C or a kill of the harness still takes the servers and the load generators down. */
 export function installCleanup(): void {
   let exiting = false;
@@ -248,16 +222,29 @@ const CLK_TCK = (() => {
   }
 })();
 
-/** utime + stime of a process, in seconds. */
-export function processCpuSeconds(pid: number): number {
+/** CPU seconds of a process: user and system time, and those of its children it has reaped. */
+export function processCpu(pid: number): { user: number; sys: number; children: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+    const f = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+    const t = (i: number) => (f[i] ?? Number.NaN) / CLK_TCK;
+    return { user: t(11), sys: t(12), children: t(13) + t(14) };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, sys: Number.NaN, children: Number.NaN };
   }
 }
+
+/** utime + stime of a process, in seconds. */
+export function processCpuSeconds(pid: number): number {
+  const c = processCpu(pid);
+  return c.user + c.sys;
+}
+
+/** CLOCK_MONOTONIC in µs: the clock of a .cpuprofile's timestamps on Linux, to cut a profile to a window. */
+export const monoUs = (): number => Number(process.hrtime.bigint() / 1000n);
 
 export interface CoreTimes {
   total: number;
@@ -302,6 +289,49 @@ export async function backgroundBusy(): Promise<number> {
   return coreUse(b0, coreTimes(), 'cpu').busy;
 }
 
+export interface RepInfo {
+  rep: number;
+  loadavg1: number;
+  /** Whole-machine busy % in the second before the repetition. */
+  background: number;
+  noisy: boolean;
+}
+
+/**
+ * §6 drops repetitions that start with loadavg > 1.5, but within one run the benchmark's own load lifts the loadavg;
+ * so one second of whole-machine CPU is sampled before each repetition instead, while nothing of ours runs, and a
+ * repetition that starts busier than `maxBackground` % is noisy: left out of the medians unless every one is.
+ */
+export class NoisyReps {
+  readonly reps: RepInfo[] = [];
+  private readonly maxBackground: number;
+  constructor(maxBackground: number) {
+    this.maxBackground = maxBackground;
+  }
+
+  async begin(rep: number): Promise<RepInfo> {
+    const background = await backgroundBusy();
+    const info = { rep, loadavg1: loadavg()[0] ?? Number.NaN, background, noisy: background > this.maxBackground };
+    this.reps.push(info);
+    return info;
+  }
+
+  /** The repetitions the medians use. */
+  used(): number[] {
+    const clean = this.reps.filter((r) => !r.noisy).map((r) => r.rep);
+    return clean.length > 0 ? clean : this.reps.map((r) => r.rep);
+  }
+
+  /** The footnote under the table: '' when no repetition was noisy. */
+  note(): string {
+    if (!this.reps.some((r) => r.noisy)) return '';
+    const rest = this.reps.some((r) => !r.noisy)
+      ? 'left out of the medians'
+      : 'every repetition was noisy, so all are used';
+    return `* noisy: more than ${this.maxBackground} % background CPU just before the repetition; ${rest}\n`;
+  }
+}
+
 /** VmRSS and VmHWM (peak) of a process, in MiB. */
 export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   try {
@@ -321,7 +351,10 @@ export interface Serve {
   origin: string;
   /** The JSON interface's base URL. */
   base: string;
-  /** From spawn until the "Millrace serving" log line, ms. */
+  dataDir: string;
+  /** MILLRACE_STATS_FILE when asked for: the server writes its event-loop delay and RSS there once a second. */
+  statsFile?: string;
+  /** From spawn until the first answer, ms. */
   startupMs: number;
 }
 
@@ -353,10 +386,11 @@ export function entryArgs(entry: ServeEntry): string[] {
 }
 
 /**
- * Starts `node bin/millrace serve --data DIR --port N [--database URL]` pinned to `core` (when `pin`), with the admin
- * API key of a first start and MILLRACE_LOG_LEVEL=warn (so nothing is logged in the measured windows). At warn the
- * "serving" line is not printed, so readiness is the first 200 answer to an authenticated GET (polled every
- * 10 ms); `startupMs` runs from the spawn until then. The server listens only after the engine has started.
+ * Starts `node [nodeFlags] bin/millrace serve --data DIR --port N [--database URL]` pinned to `core` (default 0, when
+ * `pin`), with the admin API key of a first start, MILLRACE_LOG_LEVEL=warn (so nothing is logged in the measured
+ * windows) and MILLRACE_STATS_FILE when `statsFile` is given; other MILLRACE_* variables of the environment are
+ * dropped. Readiness is the first 200 answer to an authenticated GET (polled every 10 ms); `startupMs` runs from the
+ * spawn until then. The server listens only after the engine has started.
  */
 export async function startServe(opts: {
   pin: boolean;
@@ -369,7 +403,8 @@ export async function startServe(opts: {
   entry?: ServeEntry;
   /** More `serve` options, e.g. `--no-metrics`. */
   serveArgs?: string[];
-  /** Further MILLRACE_* settings (limits) for this server. */
+  statsFile?: string;
+  /** More environment: MILLRACE_* settings (limits), or NODE_OPTIONS, which the local agent inherits. */
   env?: Record<string, string>;
 }): Promise<Serve> {
   const port = await freePort();
@@ -385,10 +420,13 @@ export async function startServe(opts: {
     ...(opts.database ? ['--database', opts.database] : []),
   ];
   const [cmd, full] = pinned(opts.pin, opts.core ?? 0, process.execPath, args);
-  const env: NodeJS.ProcessEnv = { ...process.env, MILLRACE_ADMIN_API_KEY: opts.apiKey, MILLRACE_LOG_LEVEL: 'warn' };
-  for (const k of Object.keys(env))
-    if (k.startsWith('MILLRACE_') && k !== 'MILLRACE_ADMIN_API_KEY' && k !== 'MILLRACE_LOG_LEVEL') delete env[k];
-  Object.assign(env, opts.env ?? {});
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('MILLRACE_')) delete env[k];
+  Object.assign(env, opts.env ?? {}, {
+    MILLRACE_ADMIN_API_KEY: opts.apiKey,
+    MILLRACE_LOG_LEVEL: 'warn',
+    ...(opts.statsFile ? { MILLRACE_STATS_FILE: opts.statsFile } : {}),
+  });
   const t0 = performance.now();
   const proc = launch('millrace', cmd, full, { env });
   const origin = `http://127.0.0.1:${port}`;
@@ -410,7 +448,34 @@ export async function startServe(opts: {
     if (status !== 0) throw new Error(`millrace answered ${status} to GET ${probe}\n${proc.tail.join('\n')}`);
     await sleep(10);
   }
-  return { proc, origin, base, startupMs: performance.now() - t0 };
+  return {
+    proc,
+    origin,
+    base,
+    dataDir: opts.dataDir,
+    ...(opts.statsFile ? { statsFile: opts.statsFile } : {}),
+    startupMs: performance.now() - t0,
+  };
+}
+
+/** Submits one System_Sleep job (MilliSeconds 0) and waits until it is Completed: the model of a generated history. */
+export async function submitModelJob(serve: Serve, apiKey: string): Promise<number> {
+  const res = await fetch(`${serve.base}/Job/GLOBAL.System_Sleep`, {
+    method: 'POST',
+    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] }),
+  });
+  const body = (await res.json()) as { jobId?: number };
+  if (res.status !== 201 || typeof body.jobId !== 'number')
+    throw new Error(`submit: ${res.status} ${JSON.stringify(body)}`);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const got = await fetch(`${serve.base}/Job/${body.jobId}`, { headers: { 'X-API-Key': apiKey } });
+    const job = (await got.json()) as { Status?: string };
+    if (job.Status === 'Completed') return body.jobId;
+    if (Date.now() > deadline) throw new Error(`model job ${body.jobId} is ${job.Status} after 30 s`);
+    await sleep(20);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -427,6 +492,9 @@ export interface AutocannonResult {
   statusCodeStats: Record<string, { count: number }>;
   latency: { p50: number; p90: number; p99: number; max: number; average: number };
   requests: { average: number; total: number };
+  /** Added by the harness: CLOCK_MONOTONIC µs around the run (to cut a profile to it). */
+  startUs: number;
+  endUs: number;
 }
 
 export async function autocannon(
@@ -440,49 +508,12 @@ export async function autocannon(
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   args.push(url);
   const [cmd, full] = pinned(pin, 1, process.execPath, args);
+  const startUs = monoUs();
   const proc = launch('autocannon', cmd, full, { keepStdout: true });
   const code = await proc.exited;
+  const endUs = monoUs();
   const json = proc.stdout.trim().split('\n').pop() ?? '';
   if (code !== 0 || !json.startsWith('{'))
     throw new Error(`autocannon failed (exit ${code}):\n${proc.tail.join('\n')}`);
-  return JSON.parse(json) as AutocannonResult;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Report.
-
-/** A numeric option from its flag, else from the environment variable `env`, else `fallback`; at least `min`. */
-export function numberOption(flag: string | undefined, env: string | undefined, fallback: number, min: number): number {
-  const text = flag ?? (env ? process.env[env] : undefined);
-  if (text === undefined || text === '') return fallback;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n < min) throw new Error(`invalid value "${text}": expected a number >= ${min}`);
-  return n;
-}
-
-export const median = (xs: number[]): number => {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
-
-/** The q-quantile (0..1) of `xs` by nearest rank. */
-export const quantile = (xs: number[], q: number): number => {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] as number;
-};
-
-export const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
-export const fixed = (n: number, d = 1): string => (Number.isFinite(n) ? n.toFixed(d) : '-');
-export const pct = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(1)} %` : '-');
-
-export function row(cells: string[], widths: number[]): string {
-  return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-}
-
-/** `npm run <script> -- <args>` as this run was started, for the report. */
-export function commandLine(script: string): string {
-  return `npm run ${script}${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+  return { ...(JSON.parse(json) as AutocannonResult), startUs, endUs };
 }

@@ -10,32 +10,17 @@
  *
  * The server runs on core 0, autocannon on core 1 (when taskset works). All 500 connections come from 127.0.0.1,
  * so the per-address connection cap is raised for this run (MILLRACE_MAX_CONNECTIONS_PER_ADDRESS=2000); every
- * other limit is the default. Exit status 0 unless the run failed.
+ * other limit is the default.
  */
-import { mkdtempSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { DEFAULTS, interfacePaths } from '../src/config/config.ts';
-import {
-  type AutocannonResult,
-  autocannon,
-  canPin,
-  commandLine,
-  fixed,
-  int,
-  numberOption,
-  quantile,
-  runBenchmark,
-  scratch,
-  startServe,
-  stopAll,
-  writeResults,
-} from './harness.ts';
+import { type AutocannonResult, autocannon, startServe } from './harness.ts';
+import { benchmark } from './lib/benchmark.ts';
+import { amount, count } from './lib/options.ts';
+import { fixed, int, quantile, say, Table } from './lib/report.ts';
 
-const API_KEY = 'bench-overload-admin-key-0123456789';
 const PASSWORD = 'bench-overload-password-01';
 
 interface Probe {
@@ -68,101 +53,122 @@ async function probe(url: string, stopAt: () => boolean, gapMs: number): Promise
   return out;
 }
 
-runBenchmark(async () => {
-  const { values } = parseArgs({
-    options: { duration: { type: 'string' }, connections: { type: 'string' }, json: { type: 'string' } },
-  });
-  const duration = numberOption(values.duration, 'BENCH_DURATION', 20, 1);
-  const connections = numberOption(values.connections, 'BENCH_CONNECTIONS', 500, 1);
-  const pin = canPin();
-  const startedAt = new Date();
-  const loadStart = loadavg();
-  const dataDir = mkdtempSync(join(tmpdir(), 'millrace-bench-overload-'));
-  scratch.add(dataDir);
-  const serve = await startServe({
-    pin,
-    core: 0,
-    dataDir,
-    apiKey: API_KEY,
-    env: { MILLRACE_ADMIN_PASSWORD: PASSWORD, MILLRACE_MAX_CONNECTIONS_PER_ADDRESS: '2000' },
-  });
-  const paths = interfacePaths(DEFAULTS);
-  const health = `${serve.origin}${paths.root}/health/live`;
+interface Run {
+  name: string;
+  cannon: AutocannonResult;
+  health: Probe;
+  shed: number;
+  healthP99: number;
+}
 
-  // Anchor: the health probe on the idle server.
-  let until = performance.now() + 5000;
-  const idle = await probe(health, () => performance.now() > until, 10);
+const p99 = (xs: number[]) => quantile(xs, 0.99);
 
-  const runs: Record<string, { cannon: AutocannonResult; health: Probe }> = {};
-  const targets = {
-    json: { url: `${serve.base}/Queue/GLOBAL.System`, headers: { 'X-API-Key': API_KEY } },
-    xml: {
-      url: `${serve.origin}${paths.xmlBase}/object/Queue/GLOBAL.System`,
-      headers: { Authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}` },
-    },
-  };
-  for (const [name, target] of Object.entries(targets)) {
-    let loaded = false;
-    const cannon = autocannon(pin, target.url, target.headers, duration, connections).finally(() => {
-      loaded = true;
+benchmark({
+  script: 'bench:overload',
+  title: 'overload',
+  about:
+    'Issue 19 point 3: GETs of the JSON and then the XML interface at 500 connections, while a health path is ' +
+    'probed one request at a time; its p99 under load against its p99 on the idle server in the same run.',
+  options: {
+    duration: amount(20, 'seconds of load per interface', { min: 1, env: 'BENCH_DURATION' }),
+    connections: count(500, 'autocannon connections', { env: 'BENCH_CONNECTIONS' }),
+  },
+  pin: 'servers',
+  async run({ opts, work, apiKey }) {
+    const { duration, connections, pin } = opts;
+    const serve = await startServe({
+      pin,
+      dataDir: join(work, 'data'),
+      apiKey,
+      env: { MILLRACE_ADMIN_PASSWORD: PASSWORD, MILLRACE_MAX_CONNECTIONS_PER_ADDRESS: '2000' },
     });
-    await sleep(1000); // connections open and the queue builds before probing
-    until = performance.now() + (duration - 2) * 1000;
-    const healthRun = await probe(health, () => loaded || performance.now() > until, 20);
-    runs[name] = { cannon: await cannon, health: healthRun };
-    await sleep(2000);
-  }
+    const paths = interfacePaths(DEFAULTS);
+    const health = `${serve.origin}${paths.root}/health/live`;
 
-  const p99 = (xs: number[]) => quantile(xs, 0.99);
-  const idleP99 = p99(idle.latencies);
-  const lines = [
-    `Overload at c=${connections}, ${duration} s per interface; server on core 0, autocannon on core 1${pin ? '' : ' (not pinned)'}`,
-    `health probe on the idle server (anchor): p99 ${fixed(idleP99, 2)} ms over ${idle.latencies.length} requests`,
-    '',
-    'interface  requests  2xx      503 shed  other  errors  timeouts  p99 ms   health p99 ms  ratio to idle  health failures',
-  ];
-  const results: Record<string, unknown> = { idleHealthP99Ms: idleP99 };
-  for (const [name, { cannon, health: h }] of Object.entries(runs)) {
-    const shed = cannon.statusCodeStats?.['503']?.count ?? 0;
-    const other = cannon.non2xx - shed;
-    const hp99 = p99(h.latencies);
-    lines.push(
-      [
-        name.padEnd(9),
-        int(cannon.requests.total).padStart(8),
-        int(cannon['2xx']).padStart(7),
-        int(shed).padStart(9),
-        int(other).padStart(6),
-        int(cannon.errors).padStart(7),
-        int(cannon.timeouts).padStart(9),
-        fixed(cannon.latency.p99, 0).padStart(7),
-        fixed(hp99, 1).padStart(14),
-        fixed(hp99 / idleP99, 1).padStart(14),
-        `${h.failures}/${h.latencies.length}`.padStart(16),
-      ].join('  '),
-    );
-    results[name] = {
-      requests: cannon.requests.total,
-      ok: cannon['2xx'],
-      shed,
-      otherNon2xx: other,
-      errors: cannon.errors,
-      timeouts: cannon.timeouts,
-      p99Ms: cannon.latency.p99,
-      healthP99Ms: hp99,
-      healthMaxMs: Math.max(...h.latencies),
-      healthFailures: h.failures,
-      healthRequests: h.latencies.length,
-      healthStatuses: h.statuses,
+    // Anchor: the health probe on the idle server.
+    let until = performance.now() + 5000;
+    const idle = await probe(health, () => performance.now() > until, 10);
+    const idleP99 = p99(idle.latencies);
+
+    const runs: Run[] = [];
+    const targets = {
+      json: { url: `${serve.base}/Queue/GLOBAL.System`, headers: { 'X-API-Key': apiKey } },
+      xml: {
+        url: `${serve.origin}${paths.xmlBase}/object/Queue/GLOBAL.System`,
+        headers: { Authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}` },
+      },
     };
-  }
-  process.stdout.write(`${lines.join('\n')}\n`);
-  writeResults(
-    values.json,
-    { command: commandLine('bench:overload'), startedAt, loadStart },
-    { duration, connections, pin },
-    results,
-  );
-  await stopAll();
-  return 0;
+    for (const [name, target] of Object.entries(targets)) {
+      let loaded = false;
+      const cannon = autocannon(pin, target.url, target.headers, duration, connections).finally(() => {
+        loaded = true;
+      });
+      await sleep(1000); // connections open and the queue builds before probing
+      until = performance.now() + (duration - 2) * 1000;
+      const h = await probe(health, () => loaded || performance.now() > until, 20);
+      const c = await cannon;
+      runs.push({
+        name,
+        cannon: c,
+        health: h,
+        shed: c.statusCodeStats?.['503']?.count ?? 0,
+        healthP99: p99(h.latencies),
+      });
+      await sleep(2000);
+    }
+
+    const table = new Table<Run>([
+      ['interface', 9, (r) => r.name],
+      ['requests', 8, (r) => int(r.cannon.requests.total)],
+      ['2xx', 7, (r) => int(r.cannon['2xx'])],
+      ['503 shed', 9, (r) => int(r.shed)],
+      ['other', 6, (r) => int(r.cannon.non2xx - r.shed)],
+      ['errors', 7, (r) => int(r.cannon.errors)],
+      ['timeouts', 9, (r) => int(r.cannon.timeouts)],
+      ['p99 ms', 7, (r) => fixed(r.cannon.latency.p99, 0)],
+      ['health p99 ms', 14, (r) => fixed(r.healthP99, 1)],
+      ['ratio to idle', 14, (r) => fixed(r.healthP99 / idleP99, 1)],
+      ['health failures', 16, (r) => `${r.health.failures}/${r.health.latencies.length}`],
+    ]);
+    say(
+      `Overload at c=${connections}, ${duration} s per interface; server on core 0, autocannon on core 1${pin ? '' : ' (not pinned)'}`,
+      `health probe on the idle server (anchor): p99 ${fixed(idleP99, 2)} ms over ${idle.latencies.length} requests`,
+      '',
+      table.header(),
+      ...runs.map((r) => table.line(r)),
+    );
+    return {
+      summary:
+        `overload c=${connections}, ${duration} s per interface: ` +
+        runs
+          .map(
+            (r) =>
+              `${r.name} p99 ${fixed(r.cannon.latency.p99, 0)} ms, ${int(r.shed)} shed, ${int(r.cannon.errors)} errors, ` +
+              `${int(r.cannon.timeouts)} timeouts, health p99 ${fixed(r.healthP99, 1)} ms (${fixed(r.healthP99 / idleP99, 1)} × idle)`,
+          )
+          .join(' | '),
+      results: {
+        idleHealthP99Ms: idleP99,
+        ...Object.fromEntries(
+          runs.map((r) => [
+            r.name,
+            {
+              requests: r.cannon.requests.total,
+              ok: r.cannon['2xx'],
+              shed: r.shed,
+              otherNon2xx: r.cannon.non2xx - r.shed,
+              errors: r.cannon.errors,
+              timeouts: r.cannon.timeouts,
+              p99Ms: r.cannon.latency.p99,
+              healthP99Ms: r.healthP99,
+              healthMaxMs: Math.max(...r.health.latencies),
+              healthFailures: r.health.failures,
+              healthRequests: r.health.latencies.length,
+              healthStatuses: r.health.statuses,
+            },
+          ]),
+        ),
+      },
+    };
+  },
 });

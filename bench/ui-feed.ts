@@ -14,22 +14,16 @@
  * Output: medians of jobs/s without and with the page and their ratio (target ≥ 0.9), events per batch.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { FINAL } from '../src/domain/job-status.ts';
 import { JOB_STATUS_NAMES } from '../src/model/fields.ts';
-import { fixed, int, median, ROOT, runBenchmark, scratch, startServe, stop } from './harness.ts';
+import { ROOT, startServe, stop } from './harness.ts';
+import { benchmark } from './lib/benchmark.ts';
+import { count } from './lib/options.ts';
+import { fixed, int, median, say } from './lib/report.ts';
 
-const { values } = parseArgs({
-  options: { jobs: { type: 'string', default: '5000' }, reps: { type: 'string', default: '2' } },
-});
-const JOBS = Number(values.jobs);
-const REPS = Number(values.reps);
-const KEY = 'ui-bench-key-0123456789abcdef';
 const PASSWORD = 'ui-bench-password-0123';
 const PENDING = JOB_STATUS_NAMES.filter((s) => !FINAL.includes(s)).join(',');
 
@@ -40,13 +34,13 @@ interface Run {
   longTaskMs?: number;
 }
 
-async function drain(base: string): Promise<number> {
-  const headers = { 'X-API-Key': KEY, 'Content-Type': 'application/json' };
+async function drain(base: string, apiKey: string, jobs: number): Promise<number> {
+  const headers = { 'X-API-Key': apiKey, 'Content-Type': 'application/json' };
   const body = JSON.stringify({ JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] });
   const t0 = performance.now();
   let next = 0;
   const worker = async () => {
-    while (next < JOBS) {
+    while (next < jobs) {
       next += 1;
       const res = await fetch(`${base}/Job/GLOBAL.System_Sleep?fields=jobId`, { method: 'POST', headers, body });
       if (res.status !== 201) throw new Error(`submit answered ${res.status}: ${await res.text()}`);
@@ -60,13 +54,11 @@ async function drain(base: string): Promise<number> {
     if (page.items.length === 0) break;
     await sleep(50);
   }
-  return JOBS / ((performance.now() - t0) / 1000);
+  return jobs / ((performance.now() - t0) / 1000);
 }
 
-async function once(withPage: boolean): Promise<Run> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'millrace-ui-bench-'));
-  scratch.add(dataDir);
-  const serve = await startServe({ pin: false, dataDir, apiKey: KEY });
+async function once(withPage: boolean, dataDir: string, apiKey: string, jobs: number): Promise<Run> {
+  const serve = await startServe({ pin: false, dataDir, apiKey });
   try {
     execFileSync(
       process.execPath,
@@ -84,7 +76,7 @@ async function once(withPage: boolean): Promise<Run> {
       ],
       { stdio: 'ignore' },
     );
-    if (!withPage) return { jobsPerSecond: await drain(serve.base) };
+    if (!withPage) return { jobsPerSecond: await drain(serve.base, apiKey, jobs) };
     const browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
@@ -117,7 +109,7 @@ async function once(withPage: boolean): Promise<Run> {
           for (const e of list.getEntries()) w.longTaskMs += e.duration;
         }).observe({ type: 'longtask' });
       });
-      const jobsPerSecond = await drain(serve.base);
+      const jobsPerSecond = await drain(serve.base, apiKey, jobs);
       await page.waitForTimeout(1000);
       const stats = await page.evaluate(() => {
         const el = document.getElementById('feed-state') as HTMLElement;
@@ -136,25 +128,45 @@ async function once(withPage: boolean): Promise<Run> {
   }
 }
 
-runBenchmark(async () => {
-  const without: Run[] = [];
-  const withPage: Run[] = [];
-  for (let r = 0; r < REPS; r += 1) {
-    without.push(await once(false));
-    withPage.push(await once(true));
-    const w = withPage.at(-1) as Run;
-    console.log(
-      `rep ${r + 1}: without page ${int(without.at(-1)?.jobsPerSecond ?? 0)} jobs/s, with page ${int(w.jobsPerSecond)} jobs/s; ` +
-        `page got ${int(w.events ?? 0)} events in ${int(w.batches ?? 0)} batches, long tasks ${int(w.longTaskMs ?? 0)} ms`,
+benchmark({
+  script: 'bench:ui-feed',
+  title: 'dashboard under load',
+  about:
+    "B1's no-op jobs drained with the job monitor open in Chromium, against the same drain with no page open, in " +
+    'the same run; and the feed events per repaint the page saw.',
+  options: {
+    jobs: count(5000, 'no-op jobs per drain'),
+    reps: count(2, 'repetitions, each without and then with the page'),
+  },
+  target: 'the ratio with ÷ without the page is below 0.9',
+  async run({ opts, work, apiKey }) {
+    const without: Run[] = [];
+    const withPage: Run[] = [];
+    for (let r = 0; r < opts.reps; r += 1) {
+      without.push(await once(false, join(work, `${r}-without`), apiKey, opts.jobs));
+      const w = await once(true, join(work, `${r}-page`), apiKey, opts.jobs);
+      withPage.push(w);
+      say(
+        `rep ${r + 1}: without page ${int(without.at(-1)?.jobsPerSecond ?? 0)} jobs/s, with page ${int(w.jobsPerSecond)} jobs/s; ` +
+          `page got ${int(w.events ?? 0)} events in ${int(w.batches ?? 0)} batches, long tasks ${int(w.longTaskMs ?? 0)} ms`,
+      );
+    }
+    const a = median(without.map((r) => r.jobsPerSecond));
+    const b = median(withPage.map((r) => r.jobsPerSecond));
+    const perBatch = median(withPage.map((r) => (r.events ?? 0) / Math.max(1, r.batches ?? 0)));
+    say(
+      '',
+      `${int(opts.jobs)} no-op jobs × ${opts.reps} reps`,
+      `without page: ${int(a)} jobs/s   with the job monitor open: ${int(b)} jobs/s   ratio ${fixed(b / a, 2)}`,
+      `feed events per repaint (median): ${fixed(perBatch, 1)}`,
     );
-  }
-  const a = median(without.map((r) => r.jobsPerSecond));
-  const b = median(withPage.map((r) => r.jobsPerSecond));
-  const perBatch = median(withPage.map((r) => (r.events ?? 0) / Math.max(1, r.batches ?? 0)));
-  console.log(`\n${int(JOBS)} no-op jobs × ${REPS} reps`);
-  console.log(
-    `without page: ${int(a)} jobs/s   with the job monitor open: ${int(b)} jobs/s   ratio ${fixed(b / a, 2)}`,
-  );
-  console.log(`feed events per repaint (median): ${fixed(perBatch, 1)}`);
-  return 0;
+    return {
+      summary:
+        `dashboard under load, ${int(opts.jobs)} no-op jobs × ${opts.reps} reps: ${fixed(perBatch, 1)} feed events per ` +
+        `repaint; without page ${int(a)} jobs/s, with the job monitor open ${int(b)} jobs/s, ratio ${fixed(b / a, 2)} ` +
+        '(target >= 0.9)',
+      meets: b / a >= 0.9,
+      results: { without, withPage, medians: { without: a, withPage: b, ratio: b / a, eventsPerRepaint: perBatch } },
+    };
+  },
 });
