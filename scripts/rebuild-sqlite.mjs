@@ -6,18 +6,18 @@
 // install step may have built it for another one: it compiles against the headers `nodedir` names (e.g. the
 // machine's Node 20) when it finds no prebuilt binary. So this asks that Node to open an SQLite database and, when it
 // cannot, rebuilds better-sqlite3 from source against that Node's headers, which the package carries (no download).
-// Where npm installed no such Node (other platforms, `npm install --omit=optional`) there is nothing to do: the
-// machine's Node runs everything, and better-sqlite3's install built it for that one.
+// Where npm installed no such Node (other platforms, `npm install --omit=optional`), the Node running npm runs
+// Millrace and better-sqlite3's install built it for that one; only the check below applies then.
 //
 // Node 24.19.0 and later ship a node_object_wrap.h whose ObjectWrap constructor and destructor add and remove an
 // environment cleanup hook. The header is compiled into the addon, and its destructor runs from a garbage
 // collector callback where no context is entered: the process aborts ("Assertion failed: (env) != nullptr" in
-// node::RemoveEnvironmentCleanupHook) when a prepared statement is collected (nodejs/node#65446, open). So the
-// rebuild uses the package's headers with that header as it was up to 24.18 (no hooks), which is what addons built
-// before 24.19 - and run fine on 24.19 and later - were compiled from; an addon that was built with the hooks (it
-// imports node::RemoveEnvironmentCleanupHook, which better-sqlite3's own code never calls) is rebuilt too.
+// node::RemoveEnvironmentCleanupHook) when a prepared statement is collected (nodejs/node#65446, open). So an addon
+// built with the hooks (it imports node::RemoveEnvironmentCleanupHook, which better-sqlite3's own code never calls)
+// is rebuilt, and the build uses that Node's headers with node_object_wrap.h as it was up to 24.18 (no hooks): what
+// addons built before 24.19 were compiled from, and they run fine on 24.19 and later.
 //
-//   node scripts/rebuild-sqlite.mjs      (npm runs it after `npm install` / `npm ci`)
+//   node scripts/rebuild-sqlite.mjs      (npm runs it after `npm install` / `npm ci`; the Dockerfile after its build)
 import { spawnSync } from 'node:child_process';
 import {
   existsSync,
@@ -37,21 +37,24 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../', import.meta.url));
 const binDir = join(root, 'node_modules', '.bin');
 const nodeLink = join(binDir, 'node');
-if (!existsSync(nodeLink)) process.exit(0);
-const node = realpathSync(nodeLink);
+// The Node that runs Millrace: the one npm installed, else the one running npm and this script.
+const bundled = existsSync(nodeLink);
+const node = bundled ? realpathSync(nodeLink) : process.execPath;
 const addon = join(root, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
 
 const fail = (why) => {
-  process.stderr.write(
-    `rebuild-sqlite: ${why}\n` +
-      "rebuild-sqlite: to run Millrace on the machine's Node instead, install without the bundled one: npm install --omit=optional\n",
-  );
+  process.stderr.write(`rebuild-sqlite: ${why}\n`);
+  if (bundled) {
+    process.stderr.write(
+      "rebuild-sqlite: to run Millrace on the machine's Node instead of the bundled one: npm install --omit=optional\n",
+    );
+  }
   process.exit(1);
 };
 
 const version = spawnSync(node, ['--version'], { encoding: 'utf8' });
 if (version.status !== 0) fail(`${node} does not run here (${version.error?.message ?? version.stderr.trim()})`);
-const label = `Node ${version.stdout.trim()} (node_modules/.bin/node)`;
+const label = `Node ${version.stdout.trim()} (${bundled ? 'node_modules/.bin/node' : node})`;
 
 /** Why better-sqlite3 is not fit for that Node, or an empty string when it is. */
 function unfit() {
@@ -59,7 +62,13 @@ function unfit() {
     cwd: root,
     encoding: 'utf8',
   });
-  if (probe.status !== 0) return probe.stderr.split('\n').find((l) => /Error/.test(l)) || `exit ${probe.status}`;
+  if (probe.status !== 0) {
+    const abi = /NODE_MODULE_VERSION (\d+)\. This version of Node\.js requires\s+NODE_MODULE_VERSION (\d+)/.exec(
+      probe.stderr,
+    );
+    if (abi) return `built for NODE_MODULE_VERSION ${abi[1]}, this Node needs ${abi[2]}`;
+    return probe.stderr.split('\n').find((l) => /Error/.test(l)) ?? `exit ${probe.status}`;
+  }
   if (readFileSync(addon).includes('RemoveEnvironmentCleanupHook')) return 'built with the ObjectWrap cleanup hooks';
   return '';
 }
@@ -67,7 +76,8 @@ function unfit() {
 const before = unfit();
 if (!before) process.exit(0);
 
-// The package's folder has the layout of Node's release archive (bin/node, include/node/*.h): a `nodedir`.
+// Node's release archive - the package's folder, the prefix of an official install - holds bin/node and
+// include/node/*.h: a `nodedir`.
 const nodedir = dirname(dirname(node));
 const headers = join(nodedir, 'include', 'node');
 if (!existsSync(join(headers, 'node.h')))
