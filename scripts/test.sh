@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm test`: type check, lint, format check, build dist/ when stale, start a throwaway PostgreSQL cluster, run the node:test suite.
+# `npm test`: type check, lint, format check, build dist/ when stale, start a throwaway PostgreSQL cluster, run the node:test suite
+# (on the Node in node_modules/.bin when npm installed one).
 #
 #   bash scripts/test.sh [FILE...]     with FILE arguments only those test files run,
 #                                      otherwise every test/**/*.test.ts.
@@ -15,6 +16,13 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd -P)
+
+# The Node that `npm install` put in node_modules/.bin (Node 24 LTS where the platform has it; better-sqlite3 is
+# built for it, see scripts/rebuild-sqlite.mjs) runs the checks, the build, the tests and everything they spawn
+# (process.execPath, `node` on PATH), as under `npm test`, also when this script is run directly. Where npm
+# installed none, the machine's Node does.
+export PATH=$root/node_modules/.bin:$PATH
+echo "== node $(node --version) ($(command -v node))"
 
 # Run a tool from node_modules/.bin (not `npx`, which could fetch an unrelated package when it is missing).
 run_bin() {

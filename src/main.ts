@@ -246,11 +246,14 @@ async function sealLocalSecret(store: Store, secrets: SecretBox, secret: string)
   await store.patchObjectData(ps.uniqueId, { ...ps.data, AgentSecret: secrets.encrypt(secret) });
 }
 
-/** Starts listening, then the local agent; once requests are accepted the log gets one line with the URL served. */
+/**
+ * Starts listening, then the local agent; once requests are accepted the log gets one line with the URL served (and
+ * the versions of Millrace and of the Node running it).
+ */
 export async function listen(server: MillraceServer, config: Config): Promise<void> {
   const address = await server.app.listen({ host: config.host, port: config.port });
   const root = interfacePaths(config).root;
-  server.logger.info(`Millrace serving ${address}${root}`);
+  server.logger.info({ version: VERSION, node: process.version }, `Millrace serving ${address}${root}`);
   if (config.localAgent) {
     const { port } = server.app.server.address() as { port: number };
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
