@@ -6,7 +6,8 @@
 #                                      otherwise every test/**/*.test.ts.
 #
 # Environment:
-#   MILLRACE_SKIP_CHECKS=1   skip `tsc --noEmit`, `biome lint` and the `biome format` check (escape hatch while src/ is mid-edit;
+#   MILLRACE_SKIP_CHECKS=1   skip `tsc --noEmit`, `biome lint`, the `biome format` check and the import rules
+#                            (dependency-cruiser: no circles, the layers of docs/architecture.md §2) (escape hatch while src/ is mid-edit;
 #                            never set it in CI - .ci/run unsets it).
 #   MILLRACE_REQUIRE_PG=1    fail instead of skipping the PostgreSQL suite when initdb/pg_ctl are missing.
 #   PG_BINDIR                where to find initdb/pg_ctl (see scripts/pg-cluster.sh).
@@ -36,7 +37,7 @@ run_bin() {
 }
 
 if [[ ${MILLRACE_SKIP_CHECKS:-} == 1 ]]; then
-  echo "test.sh: MILLRACE_SKIP_CHECKS=1 - skipping tsc and biome lint" >&2
+  echo "test.sh: MILLRACE_SKIP_CHECKS=1 - skipping tsc, biome and the import rules" >&2
 else
   echo "== tsc --noEmit"
   run_bin tsc --noEmit
@@ -44,6 +45,8 @@ else
   run_bin biome lint .
   echo "== biome format (check)"
   run_bin biome format .
+  echo "== import rules (dependency-cruiser: no circles, the layers of docs/architecture.md §2)"
+  run_bin depcruise src --config .dependency-cruiser.cjs --output-type err
 fi
 
 # The compiled program (dist/): `millrace` runs it, CLI tests and the agents of test servers with it.

@@ -15,7 +15,7 @@
  * dropped, CDATA becomes text. Whitespace-only text between child elements is ignored; any other text is kept
  * exactly (line ends are normalised to \n, as XML 1.0 requires of every parser).
  */
-import { codePointText, NOT_XML_CHAR } from '../model/characters.ts';
+import { codePointText, NOT_XML_CHAR } from '../domain/characters.ts';
 import { invalid, tooLarge } from '../errors.ts';
 
 export interface XmlElement {

@@ -1,4 +1,4 @@
-import type { JobStatus } from '../model/fields.ts';
+import type { JobStatus } from './job-status.ts';
 
 /**
  * Which queued jobs start now, and where (docs/architecture.md §8). Pure: the engine loads the state inside the dispatch

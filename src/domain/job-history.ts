@@ -1,4 +1,4 @@
-import type { JobStatus } from '../model/fields.ts';
+import type { JobStatus } from './job-status.ts';
 import { isFinal } from './job-status.ts';
 import type { JobRecord } from './job.ts';
 

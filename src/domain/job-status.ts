@@ -1,9 +1,42 @@
-import { JOB_STATUSES, type JobStatus } from '../model/fields.ts';
-
 /**
  * The stages of docs/architecture.md §6 and which action applies in which status. Pure: the engine asks these before it
  * changes a job, and answers 409 naming the status when the answer is no.
  */
+
+/** Every process status of docs/architecture.md §6, with its one-letter code. */
+export const JOB_STATUSES = {
+  New: '-',
+  Chained: 'P',
+  Disabled: 'J',
+  Delayed: 'D',
+  Scheduled: 'S',
+  QueueHeld: 'B',
+  Held: 'H',
+  EventWait: 'V',
+  LockWait: 'I',
+  Queued: 'Q',
+  Dispatched: 'q',
+  Assigned: 'a',
+  Overdue: 'O',
+  PreRunning: '6',
+  Running: 'R',
+  PostRunning: '8',
+  Waiting: 'W',
+  Console: 'L',
+  ConsoleRestart: 'r',
+  Killing: 'k',
+  Canceling: 'c',
+  Completed: 'C',
+  Error: 'E',
+  Killed: 'K',
+  Canceled: 'A',
+  Unknown: 'U',
+  Ignored: 'G',
+  Skipped: 's',
+  Never: 'n',
+} as const;
+export type JobStatus = keyof typeof JOB_STATUSES;
+export const JOB_STATUS_NAMES = Object.keys(JOB_STATUSES) as JobStatus[];
 
 export const INITIAL: readonly JobStatus[] = ['New', 'Chained', 'Disabled', 'Delayed'];
 export const PENDING: readonly JobStatus[] = [

@@ -1,4 +1,4 @@
-import type { JobStatus } from '../model/fields.ts';
+import type { JobStatus } from './job-status.ts';
 
 /**
  * A job and its files as the engine and the services see them (the rows of migration 0002). Pure types.
@@ -188,3 +188,9 @@ export interface JobFileRecord {
   format: string;
   size: number;
 }
+
+/** The built-in process server that runs System, JobChain and UserMessage jobs inside the server. */
+export const SYSTEM_SERVER = 'GLOBAL.System';
+
+/** A job whose children a chain made (a chain job, a step job): cancel and kill reach them. */
+export const hasChildren = (job: JobRecord): boolean => Boolean(job.data.chain?.structure || job.data.chain?.step);

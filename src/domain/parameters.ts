@@ -1,6 +1,6 @@
 import { invalid } from '../errors.ts';
-import { unstorableText } from '../model/characters.ts';
-import { isPlainObject } from '../model/validate.ts';
+import { unstorableText } from './characters.ts';
+import { isPlainObject } from './json.ts';
 import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../time/date-format.ts';
 import type { JobParameter } from './job.ts';
 

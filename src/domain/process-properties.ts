@@ -1,4 +1,4 @@
-import type { JobStatus } from '../model/fields.ts';
+import type { JobStatus } from './job-status.ts';
 import { INITIAL, PENDING } from './job-status.ts';
 
 /**

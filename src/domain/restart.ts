@@ -1,4 +1,4 @@
-import type { JobStatus } from '../model/fields.ts';
+import type { JobStatus } from './job-status.ts';
 
 /**
  * What happens after a job reaches a handled final status (product §1.4). `Restart`, `RestartFromError` and

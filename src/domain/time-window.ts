@@ -118,6 +118,12 @@ export function nextOpening(w: WindowSpec, t: number, horizonMs: number = HORIZO
   return nextChange(w, t, horizonMs);
 }
 
+/** The end of the window's current opening, or of its next one when it is closed at `t`. */
+export function openingEnd(w: WindowSpec, t: number): number | undefined {
+  const opens = nextOpening(w, t);
+  return opens === undefined ? undefined : nextChange(w, opens);
+}
+
 /**
  * The open intervals of the window within [from, to): sorted, disjoint, never touching (touching ones are merged),
  * clipped to [from, to). An interval starting at `from` or ending at `to` may extend beyond it.

@@ -5,9 +5,8 @@ import { applyOutText } from '../domain/parameters.ts';
 import { parseReturnCodeMap } from '../domain/return-codes.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
-import type { Effects } from './effects.ts';
 import { isSafeFileName } from './job-files.ts';
-import { finishJob } from './transitions.ts';
+import { type Effects, type Kernel, move } from './kernel.ts';
 
 /**
  * What the server does with an agent's messages, inside a transaction. A report is applied only when it is for
@@ -26,9 +25,7 @@ const STANDARD_FILES: ReadonlyArray<Pick<JobFileRecord, 'name' | 'fileOrder' | '
 ];
 
 async function markRunning(tx: Store, job: JobRecord, startTime: number, now: number): Promise<void> {
-  job.status = 'Running';
-  job.runStart = startTime;
-  job.modificationTime = now;
+  move(job, 'Running', now).runStart = startTime;
   const existing = await tx.jobs.listFiles(job.jobId);
   const missing = STANDARD_FILES.filter((f) => !existing.some((e) => e.name === f.name));
   const ids = await tx.nextUniqueIds(missing.length);
@@ -39,6 +36,7 @@ async function markRunning(tx: Store, job: JobRecord, startTime: number, now: nu
 
 /** Reconciles the agent's spool with the jobs this process server holds, right after it (re)connects. */
 export async function applyHello(
+  k: Kernel,
   tx: Store,
   ps: string,
   known: readonly KnownAttempt[],
@@ -49,11 +47,11 @@ export async function applyHello(
   const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
   const changed: JobRecord[] = [];
   for (const job of jobs) {
-    const k = byJob.get(job.jobId);
+    const a = byJob.get(job.jobId);
     byJob.delete(job.jobId);
-    if (k && k.attempt === job.attempt) {
+    if (a && a.attempt === job.attempt) {
       if (job.status === 'Dispatched' || job.status === 'Assigned') {
-        await markRunning(tx, job, k.startTime ?? now, now);
+        await markRunning(tx, job, a.startTime ?? now, now);
         changed.push(job);
       } else if (job.status === 'Killing') {
         fx.messages.push({ processServer: ps, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
@@ -62,13 +60,11 @@ export async function applyHello(
     }
     if (job.status === 'Dispatched' || job.status === 'Assigned') {
       // The agent writes its spool before it spawns: an attempt it does not know never started. Queue it again.
-      job.status = 'Queued';
-      job.processServer = null;
-      job.modificationTime = now;
+      move(job, 'Queued', now).processServer = null;
       changed.push(job);
       fx.dispatch = true;
     } else if (!(job.status === 'Running' && job.data.scriptEnded)) {
-      await finishJob(
+      await k.finish(
         tx,
         job,
         { status: 'Unknown', notes: [`Agent of ${ps} no longer knows attempt ${job.attempt}`] },
@@ -79,9 +75,9 @@ export async function applyHello(
   }
   await tx.jobs.updateMany(changed);
   // Attempts the agent still runs for jobs that moved on (set Unknown, or another attempt): let them go.
-  for (const k of byJob.values())
-    if (k.state === 'running')
-      fx.messages.push({ processServer: ps, message: { type: 'abandon', jobId: k.jobId, attempt: k.attempt } });
+  for (const a of byJob.values())
+    if (a.state === 'running')
+      fx.messages.push({ processServer: ps, message: { type: 'abandon', jobId: a.jobId, attempt: a.attempt } });
 }
 
 export async function applyStarted(tx: Store, ps: string, m: StartedMessage, now: number): Promise<void> {
@@ -131,6 +127,7 @@ function outcomeOf(job: JobRecord, m: FinishedMessage): { status: JobStatus; not
 }
 
 export async function applyFinished(
+  k: Kernel,
   tx: Store,
   ps: string,
   m: FinishedMessage,
@@ -154,14 +151,21 @@ export async function applyFinished(
     await tx.jobs.updateMany([job]);
     return;
   }
-  await finishJob(tx, job, { status, runEnd: m.endTime, returnCode: m.returnCode, notes }, now, fx);
+  await k.finish(tx, job, { status, runEnd: m.endTime, returnCode: m.returnCode, notes }, now, fx);
 }
 
-export async function applyLost(tx: Store, ps: string, m: LostMessage, now: number, fx: Effects): Promise<void> {
+export async function applyLost(
+  k: Kernel,
+  tx: Store,
+  ps: string,
+  m: LostMessage,
+  now: number,
+  fx: Effects,
+): Promise<void> {
   fx.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
   const job = await tx.jobs.get(m.jobId);
   if (!isCurrent(job, ps, m.attempt)) return;
-  await finishJob(
+  await k.finish(
     tx,
     job,
     { status: 'Unknown', notes: ['The agent restarted while the job ran; its outcome is unknown'] },
@@ -171,10 +175,10 @@ export async function applyLost(tx: Store, ps: string, m: LostMessage, now: numb
 }
 
 /** The agent has been away longer than its timeout: every job it held becomes Unknown. */
-export async function applyAgentLost(tx: Store, ps: string, now: number, fx: Effects): Promise<number> {
+export async function applyAgentLost(k: Kernel, tx: Store, ps: string, now: number, fx: Effects): Promise<number> {
   const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
   const held = jobs.filter((j) => !j.data.scriptEnded);
   for (const job of held)
-    await finishJob(tx, job, { status: 'Unknown', notes: [`Agent of process server ${ps} lost`] }, now, fx);
+    await k.finish(tx, job, { status: 'Unknown', notes: [`Agent of process server ${ps} lost`] }, now, fx);
   return held.length;
 }

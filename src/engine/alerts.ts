@@ -6,6 +6,7 @@ import { allObjects, listAllObjects } from '../store/all-objects.ts';
 import type { AlertWorkItem } from '../store/alert-work-store.ts';
 import type { StatusChange } from '../store/job-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
+import type { Answer, Kernel } from './kernel.ts';
 import { insertOperatorMessage } from './operator-message.ts';
 import { loadWindow } from './windows.ts';
 
@@ -280,13 +281,7 @@ export async function runEscalation(tx: Store, item: AlertWorkItem, now: number)
  * A reply to an alert (or to its operator message): `Acknowledge` acknowledges it, another accepted reply marks it
  * Replied; either way it stops escalating. Returns false when the alert no longer waits for a reply.
  */
-export async function answerAlert(
-  tx: Store,
-  alert: StoredObject,
-  reply: string,
-  user: string,
-  now: number,
-): Promise<boolean> {
+async function answerAlert(tx: Store, alert: StoredObject, reply: string, user: string, now: number): Promise<boolean> {
   if (!OPEN_STATUSES.has(String(alert.data.Status))) return false;
   const zone = (alert.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC';
   await tx.patchObjectData(alert.uniqueId, {
@@ -310,4 +305,11 @@ export async function answerAlert(
       ReplyUser: user,
     });
   return true;
+}
+
+/** Reaction to a reply whose sender is an alert (its operator message, or the alert itself): see answerAlert. */
+export async function answerAlertReply(_k: Kernel, tx: Store, a: Answer, now: number): Promise<boolean> {
+  const sender = /^Alert:(\d+)$/.exec(a.sender);
+  const alert = sender ? await tx.getObject('Alert', sender[1] as string) : undefined;
+  return alert ? answerAlert(tx, alert, a.reply, a.user, now) : false;
 }

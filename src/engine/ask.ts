@@ -1,12 +1,12 @@
 import type { JobRecord } from '../domain/job.ts';
-import { parameterEnvironment } from '../domain/parameters.ts';
+import { applyOutText, parameterEnvironment } from '../domain/parameters.ts';
 import { expressionProblem } from '../domain/reply-match.ts';
 import { substitute } from '../domain/substitute.ts';
 import { formatInstant } from '../time/date-format.ts';
 import type { Store } from '../store/store.ts';
-import type { Effects } from './effects.ts';
+import type { JobStatus } from '../model/fields.ts';
+import type { Answer, Effects, Kernel } from './kernel.ts';
 import { insertOperatorMessage } from './operator-message.ts';
-import { finishJob } from './transitions.ts';
 
 /**
  * Jobs that ask people (product §2.7, §2.8): a System_OperatorMessage job sends an operator message, a UserMessage
@@ -35,10 +35,10 @@ export function jobVariables(job: JobRecord): Record<string, string> {
 }
 
 /** Starts an asking job (just set Running on GLOBAL.System): sends its message and parks it in Console. */
-export async function startAsking(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+export async function startAsking(k: Kernel, tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
   const problem = job.data.spec.type === 'UserMessage' ? await askUsers(tx, job, now) : await askOperator(tx, job, now);
   if (problem) {
-    await finishJob(tx, job, { status: 'Error', returnCode: null, notes: [problem] }, now, fx);
+    await k.finish(tx, job, { status: 'Error', returnCode: null, notes: [problem] }, now, fx);
     return;
   }
   job.status = 'Console';
@@ -103,10 +103,16 @@ async function askUsers(tx: Store, job: JobRecord, now: number): Promise<string 
 }
 
 /**
- * A job that was waiting for an answer ended another way (killed, canceled, set Unknown): its message no longer
+ * Reaction to a final status: a job that was waiting for an answer ended another way (killed, canceled, set Unknown): its message no longer
  * waits either, so nobody answers a question whose asker is gone.
  */
-export async function closeQuestion(tx: Store, job: JobRecord, now: number): Promise<void> {
+export async function closeQuestion(
+  _k: Kernel,
+  tx: Store,
+  { job }: { job: JobRecord; status: JobStatus },
+  now: number,
+): Promise<void> {
+  if (job.data.userMessage === undefined && job.data.operatorMessage === undefined) return;
   if (job.data.userMessage !== undefined) {
     const m = await tx.getObject('UserMessage', String(job.data.userMessage));
     if (m && m.data.Status === 'ManualTask')
@@ -125,4 +131,19 @@ export async function closeQuestion(tx: Store, job: JobRecord, now: number): Pro
         ReplyTime: { ms: now, zone: job.data.zone },
       });
   }
+}
+
+/** Reaction to a reply: a System_OperatorMessage job completes with the reply as its Out parameter. */
+export async function answerAsking(k: Kernel, tx: Store, a: Answer, now: number, fx: Effects): Promise<boolean> {
+  const job = a.job;
+  if (job?.status !== 'Console' || job.definition !== OPERATOR_MESSAGE_DEFINITION) return false;
+  applyOutText(job.data.parameters, { Reply: a.reply }, job.data.zone);
+  await k.finish(
+    tx,
+    job,
+    { status: 'Completed', returnCode: 0, notes: [`${a.user} replied ${JSON.stringify(a.reply)}`] },
+    now,
+    fx,
+  );
+  return true;
 }

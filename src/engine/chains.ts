@@ -6,19 +6,21 @@ import {
   type StepDecision,
   stepStatus,
 } from '../domain/chain-logic.ts';
-import type { ChainCallSpec, ChainInfo, ChainStepSpec, JobRecord, PreconditionSpec } from '../domain/job.ts';
+import {
+  type ChainCallSpec,
+  type ChainInfo,
+  type ChainStepSpec,
+  type JobRecord,
+  type PreconditionSpec,
+  SYSTEM_SERVER,
+} from '../domain/job.ts';
 import { INITIAL, isFinal, PENDING } from '../domain/job-status.ts';
 import { buildJobParameters, currentValue, type DefinitionParameter, setMappedValue } from '../domain/parameters.ts';
 import { isOpen } from '../domain/time-window.ts';
-import { invalid } from '../errors.ts';
 import type { JobStatus } from '../model/fields.ts';
-import type { Store, StoredObject } from '../store/store.ts';
-import { SYSTEM_SERVER } from './dispatcher.ts';
-import type { Effects } from './effects.ts';
+import type { Store } from '../store/store.ts';
+import type { Answer, Effects, Kernel } from './kernel.ts';
 import { createOperatorMessage } from './operator-message.ts';
-import { settlePending } from './pending.ts';
-import { createJob } from './submit.ts';
-import { finishJob, insertJob } from './transitions.ts';
 import { loadWindow } from './windows.ts';
 
 /**
@@ -27,34 +29,19 @@ import { loadWindow } from './windows.ts';
  * another; a step waits while its calls run in parallel through their own queues. When the last call of a step is
  * final, the step's status handlers decide what comes next. Jobs never go back to an earlier status: a step that
  * runs again (RestartStep, GotoStep back) gets new step and call jobs; the newest job of each slot counts.
- * Every function runs inside the caller's transaction.
+ * Every function runs inside the caller's transaction; the engine registers the exported reactions on the kernel.
  */
 
-const MAX_DEPTH = 8;
 /** A step runs at most this often when it sets no MaxRestarts: a GotoStep loop ends in Error, not forever. */
 const DEFAULT_MAX_RUNS = 100;
 
 type Structure = NonNullable<ChainInfo['structure']>;
 
-/** The structure a chain job keeps (its JobChain as it is now); 400 when the chain has no JobChain or nests too deep. */
-export async function chainStructure(tx: Store, definition: StoredObject, depth: number): Promise<Structure> {
-  const chain = await tx.getObject('JobChain', definition.key);
-  if (!chain)
-    throw invalid(
-      `JobDefinition:${definition.key} is a JobChain definition without steps: create JobChain:${definition.key}`,
-    );
-  if (depth > MAX_DEPTH) throw invalid(`Chains call each other more than ${MAX_DEPTH} deep (at ${definition.key})`);
-  return {
-    steps: structuredClone((chain.data.Steps as ChainStepSpec[] | null) ?? []),
-    handlers: structuredClone((chain.data.StatusHandlers as Structure['handlers'] | null) ?? []),
-    depth,
-  };
-}
-
 const structureOf = (chain: JobRecord): Structure => chain.data.chain?.structure as Structure;
 
 /** Creates the step job of step `index` and its call jobs, Chained (calls with SubmitDisabled: Disabled). */
 export async function createStepJobs(
+  k: Kernel,
   tx: Store,
   chain: JobRecord,
   index: number,
@@ -64,7 +51,7 @@ export async function createStepJobs(
 ): Promise<JobRecord> {
   const structure = structureOf(chain);
   const step = structure.steps[index] as ChainStepSpec;
-  const stepJob = await insertJob(
+  const stepJob = await k.insert(
     tx,
     {
       definition: chain.definition,
@@ -106,11 +93,12 @@ export async function createStepJobs(
     },
     fx,
   );
-  for (const [j, call] of step.Calls.entries()) await createCallJob(tx, chain, stepJob, index, j, call, now, fx);
+  for (const [j, call] of step.Calls.entries()) await createCallJob(k, tx, chain, stepJob, index, j, call, now, fx);
   return stepJob;
 }
 
 async function createCallJob(
+  k: Kernel,
   tx: Store,
   chain: JobRecord,
   stepJob: JobRecord,
@@ -126,7 +114,7 @@ async function createCallJob(
   const d = definition.data;
   // Mandatory values may come from mappings when the step starts: here every parameter takes its default.
   const declared = ((d.Parameters as DefinitionParameter[] | null) ?? []).map((p) => ({ ...p, Optional: true }));
-  return createJob(
+  return k.submit(
     tx,
     {
       definition,
@@ -171,30 +159,46 @@ async function save(tx: Store, jobs: JobRecord[]): Promise<void> {
 }
 
 /** The chain job was dispatched to GLOBAL.System: it waits while its first step runs. */
-export async function startChain(tx: Store, chain: JobRecord, now: number, fx: Effects): Promise<void> {
+export async function startChain(k: Kernel, tx: Store, chain: JobRecord, now: number, fx: Effects): Promise<void> {
   chain.status = 'Waiting';
   chain.runStart ??= now;
   chain.modificationTime = now;
   await save(tx, [chain]);
-  await startStep(tx, chain, 0, now, fx);
+  await startStep(k, tx, chain, 0, now, fx);
 }
 
 /** Runs step `index` of the chain (after the last one the chain is Completed). */
-async function startStep(tx: Store, chain: JobRecord, index: number, now: number, fx: Effects): Promise<void> {
+async function startStep(
+  k: Kernel,
+  tx: Store,
+  chain: JobRecord,
+  index: number,
+  now: number,
+  fx: Effects,
+): Promise<void> {
   const structure = structureOf(chain);
   if (index >= structure.steps.length) {
-    await endChain(tx, chain, 'Completed', now, fx);
+    await endChain(k, tx, chain, 'Completed', now, fx);
     return;
   }
   const step = structure.steps[index] as ChainStepSpec;
   let stepJob = newestBySlot(await tx.jobs.listChildren(chain.jobId), stepSlot).get(index);
   if (stepJob && isFinal(stepJob.status) && (stepJob.data.chain?.step?.runs ?? 0) === 0) {
     // Ended before it ran (canceled by hand): the handlers decide as if its calls had ended so.
-    await applyDecision(tx, chain, index, stepJob, decide([stepJob.status as CallOutcome], step, structure), now, fx);
+    await applyDecision(
+      k,
+      tx,
+      chain,
+      index,
+      stepJob,
+      decide([stepJob.status as CallOutcome], step, structure),
+      now,
+      fx,
+    );
     return;
   }
   if (!stepJob || isFinal(stepJob.status))
-    stepJob = await createStepJobs(tx, chain, index, now, fx, stepJob?.data.chain?.step?.runs ?? 0);
+    stepJob = await createStepJobs(k, tx, chain, index, now, fx, stepJob?.data.chain?.step?.runs ?? 0);
   if (stepJob.status === 'Disabled' || !(await holds(tx, step.Precondition, chain, now))) {
     const status = stepJob.status === 'Disabled' ? 'Ignored' : 'Skipped';
     await closeDescendants(
@@ -204,16 +208,16 @@ async function startStep(tx: Store, chain: JobRecord, index: number, now: number
       now,
       `Step ${step.Name} ${status === 'Ignored' ? 'disabled' : 'precondition false'}`,
     );
-    await finishJob(tx, stepJob, { status }, now, fx);
-    await startStep(tx, chain, index + 1, now, fx);
+    await k.finish(tx, stepJob, { status }, now, fx);
+    await startStep(k, tx, chain, index + 1, now, fx);
     return;
   }
   const runs = (stepJob.data.chain?.step?.runs ?? 0) + 1;
   if (runs > (step.MaxRestarts ?? DEFAULT_MAX_RUNS)) {
     stepJob.data.notes.push(`Step ${step.Name} ran ${runs - 1} times, its limit`);
     await closeDescendants(tx, stepJob, 'Skipped', now, 'Step limit reached');
-    await finishJob(tx, stepJob, { status: 'Error' }, now, fx);
-    await endChain(tx, chain, 'Error', now, fx);
+    await k.finish(tx, stepJob, { status: 'Error' }, now, fx);
+    await endChain(k, tx, chain, 'Error', now, fx);
     return;
   }
   stepJob.status = 'Waiting';
@@ -222,11 +226,12 @@ async function startStep(tx: Store, chain: JobRecord, index: number, now: number
   stepJob.data.chain = { step: { index, runs } };
   await save(tx, [stepJob]);
   const calls = [...newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot).values()];
-  await startCalls(tx, chain, stepJob, step, calls, now, fx);
+  await startCalls(k, tx, chain, stepJob, step, calls, now, fx);
 }
 
 /** Moves the step's Chained calls into the pending flow (or to Ignored / Skipped), then checks whether the step is done. */
 async function startCalls(
+  k: Kernel,
   tx: Store,
   chain: JobRecord,
   stepJob: JobRecord,
@@ -252,11 +257,11 @@ async function startCalls(
       else if (spec.HoldOnSubmit) {
         c.status = 'Held';
         c.modificationTime = now;
-      } else await settlePending(tx, c, now, fx);
+      } else await k.settle(tx, c, now, fx);
     }
   }
   await save(tx, calls);
-  if (calls.every((c) => isFinal(c.status))) await stepDone(tx, stepJob, now, fx);
+  if (calls.every((c) => isFinal(c.status))) await stepDone(k, tx, stepJob, now, fx);
 }
 
 function closeAs(job: JobRecord, status: JobStatus, now: number, note: string): void {
@@ -369,32 +374,33 @@ async function stepOutcomes(tx: Store, stepJob: JobRecord, step: ChainStepSpec):
   });
 }
 
-/** A call of a step reached its final status (and will not be restarted): the step may be done. */
-export async function onCallFinal(tx: Store, call: JobRecord, now: number, fx: Effects): Promise<void> {
-  if (call.parentJob === null) return;
+/** Reaction to a settled job: when it is a call of a step, the step may be done. */
+export async function onCallFinal(k: Kernel, tx: Store, call: JobRecord, now: number, fx: Effects): Promise<void> {
+  if (call.parentJob === null || !call.data.chain?.call) return;
   const stepJob = await tx.jobs.get(call.parentJob);
   if (!stepJob) return;
   if (stepJob.status === 'Killing') {
-    await settleKilling(tx, stepJob, now, fx);
+    await settleKilling(k, tx, stepJob, now, fx);
     return;
   }
   if (stepJob.status !== 'Waiting') return;
   const calls = [...newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot).values()];
-  if (calls.every((c) => isFinal(c.status))) await stepDone(tx, stepJob, now, fx);
+  if (calls.every((c) => isFinal(c.status))) await stepDone(k, tx, stepJob, now, fx);
 }
 
 /** Every call of the step is final: the handlers decide. */
-async function stepDone(tx: Store, stepJob: JobRecord, now: number, fx: Effects): Promise<void> {
+async function stepDone(k: Kernel, tx: Store, stepJob: JobRecord, now: number, fx: Effects): Promise<void> {
   const chain = stepJob.parentJob === null ? undefined : await tx.jobs.get(stepJob.parentJob);
   if (chain?.status !== 'Waiting') return;
   const structure = structureOf(chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
   const step = structure.steps[index] as ChainStepSpec;
   const outcomes = await stepOutcomes(tx, stepJob, step);
-  await applyDecision(tx, chain, index, stepJob, decide(outcomes, step, structure), now, fx, outcomes);
+  await applyDecision(k, tx, chain, index, stepJob, decide(outcomes, step, structure), now, fx, outcomes);
 }
 
 async function applyDecision(
+  k: Kernel,
   tx: Store,
   chain: JobRecord,
   index: number,
@@ -410,7 +416,7 @@ async function applyDecision(
   if (running && (decision.action === 'RestartStep' || decision.action === 'RestartFromError')) {
     const runs = (stepJob.data.chain?.step?.runs ?? 1) + 1;
     if (runs <= (step.MaxRestarts ?? DEFAULT_MAX_RUNS)) {
-      await rerunCalls(tx, chain, stepJob, step, outcomes, decision.action === 'RestartFromError', runs, now, fx);
+      await rerunCalls(k, tx, chain, stepJob, step, outcomes, decision.action === 'RestartFromError', runs, now, fx);
       return;
     }
     stepJob.data.notes.push(`Step ${step.Name} ran ${runs - 1} times, its limit`);
@@ -429,25 +435,26 @@ async function applyDecision(
     await save(tx, [stepJob]);
     return;
   }
-  if (running) await finishJob(tx, stepJob, { status: stepStatus(outcomes) }, now, fx);
+  if (running) await k.finish(tx, stepJob, { status: stepStatus(outcomes) }, now, fx);
   switch (decision.action) {
     case 'GotoStep': {
       const target = structure.steps.findIndex((s) => s.Name === decision.step);
-      if (target < 0) return endChain(tx, chain, 'Error', now, fx);
+      if (target < 0) return endChain(k, tx, chain, 'Error', now, fx);
       if (target > index) await skipSteps(tx, chain, index + 1, target, now);
-      return startStep(tx, chain, target, now, fx);
+      return startStep(k, tx, chain, target, now, fx);
     }
     case 'MarkCompleted':
-      return endChain(tx, chain, 'Completed', now, fx);
+      return endChain(k, tx, chain, 'Completed', now, fx);
     case 'Continue':
-      return startStep(tx, chain, index + 1, now, fx);
+      return startStep(k, tx, chain, index + 1, now, fx);
     default:
-      return endChain(tx, chain, 'Error', now, fx);
+      return endChain(k, tx, chain, 'Error', now, fx);
   }
 }
 
 /** RestartStep (every call again) or RestartFromError (the calls that did not complete): new call jobs, same step job. */
 async function rerunCalls(
+  k: Kernel,
   tx: Store,
   chain: JobRecord,
   stepJob: JobRecord,
@@ -469,10 +476,10 @@ async function rerunCalls(
   for (const [j, call] of step.Calls.entries()) {
     const o = outcomes[j];
     if (failedOnly && (o === 'Completed' || o === 'Ignored' || o === 'Skipped')) continue;
-    const c = await createCallJob(tx, chain, stepJob, index, j, call, now, fx, 'Chained');
+    const c = await createCallJob(k, tx, chain, stepJob, index, j, call, now, fx, 'Chained');
     if (c) calls.push(c);
   }
-  await startCalls(tx, chain, stepJob, step, calls, now, fx);
+  await startCalls(k, tx, chain, stepJob, step, calls, now, fx);
 }
 
 /** Steps jumped over by GotoStep are Skipped. */
@@ -488,15 +495,23 @@ async function skipSteps(tx: Store, chain: JobRecord, from: number, to: number, 
 }
 
 /** Ends the chain: what it will not run is Skipped, then the chain job takes its final status. */
-async function endChain(tx: Store, chain: JobRecord, status: JobStatus, now: number, fx: Effects): Promise<void> {
+async function endChain(
+  k: Kernel,
+  tx: Store,
+  chain: JobRecord,
+  status: JobStatus,
+  now: number,
+  fx: Effects,
+): Promise<void> {
   await closeDescendants(tx, chain, 'Skipped', now, `The chain ended ${status}`);
   const fresh = (await tx.jobs.get(chain.jobId)) ?? chain;
   if (isFinal(fresh.status)) return;
-  await finishJob(tx, fresh, { status }, now, fx);
+  await k.finish(tx, fresh, { status }, now, fx);
 }
 
 /** The operator's reply to a step's RequestRestart: run the step again, or take the default. */
-export async function settleStepRequest(
+async function settleStepRequest(
+  k: Kernel,
   tx: Store,
   stepJob: JobRecord,
   restart: boolean,
@@ -514,6 +529,7 @@ export async function settleStepRequest(
   stepJob.data.notes.push(`${user} replied ${restart ? 'Restart' : 'NoRestart'}`);
   delete stepJob.data.operatorMessage;
   await applyDecision(
+    k,
     tx,
     chain,
     index,
@@ -529,7 +545,7 @@ export async function settleStepRequest(
  * Kill reaches the children: what has not started is Canceled, running agent jobs are killed, in-server jobs
  * stop; the chain (or step) is Killed once all of them are final.
  */
-export async function killTree(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+export async function killTree(k: Kernel, tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
   job.status = 'Killing';
   job.modificationTime = now;
   await save(tx, [job]);
@@ -543,7 +559,7 @@ export async function killTree(tx: Store, job: JobRecord, now: number, fx: Effec
       await save(tx, [child]);
       await closeDescendants(tx, child, 'Canceled', now, `Canceled: Job:${job.jobId} was killed`);
     } else if (child.data.chain?.structure || child.data.chain?.step) {
-      await killTree(tx, child, now, fx);
+      await killTree(k, tx, child, now, fx);
     } else if (child.processServer === SYSTEM_SERVER) {
       fx.stopSystem.push(child.jobId);
       closeAs(child, 'Killed', now, `Killed with Job:${job.jobId}`);
@@ -558,17 +574,34 @@ export async function killTree(tx: Store, job: JobRecord, now: number, fx: Effec
       await save(tx, [child]);
     }
   }
-  await settleKilling(tx, job, now, fx);
+  await settleKilling(k, tx, job, now, fx);
 }
 
 /** A chain or step being killed becomes Killed once all its children are final; the chain above may follow. */
-async function settleKilling(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+async function settleKilling(k: Kernel, tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
   if (job.status !== 'Killing') return;
   const children = await tx.jobs.listChildren(job.jobId);
   if (!children.every((c) => isFinal(c.status))) return;
-  await finishJob(tx, job, { status: 'Killed' }, now, fx);
+  await k.finish(tx, job, { status: 'Killed' }, now, fx);
   if (job.data.chain?.step && job.parentJob !== null) {
     const chain = await tx.jobs.get(job.parentJob);
-    if (chain) await settleKilling(tx, chain, now, fx);
+    if (chain) await settleKilling(k, tx, chain, now, fx);
   }
+}
+
+/** Reaction to a created job: a chain job's step and call jobs (a new chain job, or one restarted as a copy). */
+export async function createChainJobs(k: Kernel, tx: Store, chain: JobRecord, now: number, fx: Effects): Promise<void> {
+  const steps = chain.data.chain?.structure?.steps ?? [];
+  for (let i = 0; i < steps.length; i++) await createStepJobs(k, tx, chain, i, now, fx);
+}
+
+/** Reaction to a canceled chain or step: what has not started of it is canceled too. */
+export const cancelTree = (_k: Kernel, tx: Store, job: JobRecord, now: number): Promise<void> =>
+  closeDescendants(tx, job, 'Canceled', now, `Canceled with Job:${job.jobId}`);
+
+/** Reaction to a reply: a step waiting in Console after RequestRestart runs again or takes the default. */
+export async function answerStep(k: Kernel, tx: Store, a: Answer, now: number, fx: Effects): Promise<boolean> {
+  if (a.job?.status !== 'Console' || !a.job.data.chain?.step) return false;
+  await settleStepRequest(k, tx, a.job, a.reply === 'Restart', a.user, now, fx);
+  return true;
 }

@@ -7,25 +7,20 @@ import {
   type QueueState,
   type ServerState,
 } from '../domain/dispatch-plan.ts';
-import type { JobRecord } from '../domain/job.ts';
+import { type JobRecord, SYSTEM_SERVER } from '../domain/job.ts';
 import { OCCUPYING } from '../domain/job-status.ts';
 import { outNames, parameterEnvironment } from '../domain/parameters.ts';
 import type { SecretOpener } from '../security/secret-box.ts';
 import { listAllObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import { isOpen, nextChange } from '../domain/time-window.ts';
+import { asks, startAsking } from './ask.ts';
 import { startChain } from './chains.ts';
 import { CREDENTIAL_PASSWORD, CREDENTIAL_USER, CredentialResolver, type OpenCredential } from './credentials.ts';
-import { asks, startAsking } from './ask.ts';
-import type { Effects } from './effects.ts';
 import { consumeEvent } from './events.ts';
 import { Gates } from './gates.ts';
-import { settlePending } from './pending.ts';
+import { type Effects, type Kernel, move } from './kernel.ts';
 import { submitNextOccurrence } from './recurrences.ts';
-import { finishJob } from './transitions.ts';
-
-/** The built-in process server that runs System, JobChain and UserMessage jobs inside the server. */
-export const SYSTEM_SERVER = 'GLOBAL.System';
 
 /** Jobs considered per pass; another pass follows at once when a pass was full. */
 const CANDIDATES_PER_PASS = 500;
@@ -123,6 +118,7 @@ export function runMessage(job: JobRecord, credential?: OpenCredential): ServerM
  * Returns whether another pass may find more to do.
  */
 export async function dispatchPass(
+  k: Kernel,
   tx: Store,
   ctx: DispatchContext,
   now: number,
@@ -133,15 +129,13 @@ export async function dispatchPass(
   await tx.jobs.lockDispatch();
   const due = await tx.jobs.dueScheduled(now, PROMOTIONS_PER_PASS);
   for (const j of due) {
-    if ((await submitNextOccurrence(tx, j, now, fx)) === 'skip') {
-      j.status = 'Skipped';
-      j.runEnd = now;
-      j.modificationTime = now;
-    } else await settlePending(tx, j, now, fx);
+    if ((await submitNextOccurrence(k, tx, j, now, fx)) === 'skip') {
+      move(j, 'Skipped', now).runEnd = now;
+    } else await k.settle(tx, j, now, fx);
   }
   await tx.jobs.updateMany(due);
 
-  const gates = new Gates(tx, now, fx);
+  const gates = new Gates(k, tx, now, fx);
   if (sweepOverdue) await gates.sweepOverdue();
   const state = await loadDispatchState(tx, ctx, now, gates, fx);
   const active = await tx.jobs.countActive(OCCUPYING);
@@ -173,8 +167,8 @@ export async function dispatchPass(
     if (found && !found.ok) {
       // It never starts: no lock or event taken; a recurrence it belongs to goes on.
       delete job.data.runNow;
-      await submitNextOccurrence(tx, job, now, fx);
-      await finishJob(tx, job, { status: 'Error', notes: [found.note] }, now, fx);
+      await submitNextOccurrence(k, tx, job, now, fx);
+      await k.finish(tx, job, { status: 'Error', notes: [found.note] }, now, fx);
       changed.delete(job.jobId);
       continue;
     }
@@ -184,17 +178,16 @@ export async function dispatchPass(
     job.modificationTime = now;
     delete job.data.runNow;
     delete job.data.windowClosesAt;
-    await submitNextOccurrence(tx, job, now, fx); // started early (runnow, release): its successor is due now too
-    for (const w of job.data.spec.waitEvents ?? []) if (w.clears) await consumeEvent(tx, w.event, job.jobId, now, fx);
+    await submitNextOccurrence(k, tx, job, now, fx); // started early (runnow, release): its successor is due now too
+    for (const w of job.data.spec.waitEvents ?? [])
+      if (w.clears) await consumeEvent(k, tx, w.event, job.jobId, now, fx);
     if (a.processServer === SYSTEM_SERVER) {
-      job.status = 'Running';
-      job.runStart = now;
+      move(job, 'Running', now).runStart = now;
       if (job.data.spec.type === 'JobChain') chains.push(job);
       else if (asks(job)) asking.push(job);
       else fx.startSystem.push(job);
     } else {
-      job.status = 'Dispatched';
-      job.attempt += 1;
+      move(job, 'Dispatched', now).attempt += 1;
       const message = runMessage(job, found?.ok ? found.credential : undefined);
       fx.messages.push({ processServer: a.processServer, message });
     }
@@ -202,8 +195,8 @@ export async function dispatchPass(
   }
   gates.settleContenders();
   await tx.jobs.updateMany([...changed.values()]);
-  for (const chain of chains) await startChain(tx, chain, now, fx);
-  for (const job of asking) await startAsking(tx, job, now, fx);
+  for (const chain of chains) await startChain(k, tx, chain, now, fx);
+  for (const job of asking) await startAsking(k, tx, job, now, fx);
   const more = due.length === PROMOTIONS_PER_PASS || (candidates.length === CANDIDATES_PER_PASS && plan.length > 0);
   return { more, started: plan.map((a) => a.jobId) };
 }

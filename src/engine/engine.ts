@@ -1,22 +1,43 @@
 import { outsideRequests } from '../log/request-context.ts';
 import type { Logger } from 'pino';
 import type { AgentMessage, WelcomeMessage } from '../agent/protocol.ts';
+import { SYSTEM_SERVER } from '../domain/job.ts';
 import { isFinal } from '../domain/job-status.ts';
 import type { TypeName } from '../model/fields.ts';
 import type { SecretOpener } from '../security/secret-box.ts';
+import { conflict, notFound } from '../errors.ts';
+import { businessKey } from '../model/keys.ts';
 import type { Cause } from '../store/job-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { AgentHub } from './agent-hub.ts';
 import { type AlertSenders, AlertWorker } from './alert-worker.ts';
-import { AlertSources, onJobStatusChanges, onServerStatus } from './alerts.ts';
+import { AlertSources, answerAlertReply, onJobStatusChanges, onServerStatus } from './alerts.ts';
 import { applyAgentLost, applyFinished, applyHello, applyLost, applyStarted } from './agent-reports.ts';
-import { dispatchPass, SYSTEM_SERVER } from './dispatcher.ts';
+import { answerAsking, closeQuestion } from './ask.ts';
+import { answerStep, cancelTree, createChainJobs, killTree, onCallFinal } from './chains.ts';
+import { dispatchPass } from './dispatcher.ts';
 import { type Effects, newEffects } from './effects.ts';
+import {
+  clearAllPending,
+  clearEvent,
+  clearRaised,
+  type ClearBy,
+  type RaiseBy,
+  raiseEvent,
+  raiseOnFinal,
+} from './events.ts';
+import { releaseLocks } from './gates.ts';
 import type { JobFileStore } from './job-files.ts';
+import { Kernel, move, NeedsSerialLoop } from './kernel.ts';
+import { endRecurrence, submitNextOccurrence } from './recurrences.ts';
 import { ServerStatusKeeper } from './server-status.ts';
 import { type SystemRunner, SystemJobs } from './system-jobs.ts';
-import { finishJob } from './transitions.ts';
+
+export type { SystemRunner } from './system-jobs.ts';
+
+/** Work on jobs inside one transaction: the store, the effects to carry out after the commit, and the kernel. */
+export type KernelWork<T> = (tx: Store, fx: Effects, k: Kernel) => Promise<T>;
 
 export interface EngineOptions {
   store: Store;
@@ -39,7 +60,7 @@ export interface EngineOptions {
 type Work = {
   /** Agent and in-server reports: many share one transaction. User actions run alone (their errors are theirs). */
   batch: boolean;
-  fn: (tx: Store, fx: Effects) => Promise<unknown>;
+  fn: KernelWork<unknown>;
   /** Recorded on the job status changes `fn` writes (job history); none: the engine's own reasons. */
   cause: Cause | undefined;
   resolve: (v: unknown) => void;
@@ -56,6 +77,8 @@ const PURGE_EVERY_MS = 15 * 60_000;
  * removal) happen only after the commit that decided them.
  */
 export class Engine {
+  /** The lifecycle kernel; the reactions of chains, events, recurrences, locks, questions and alerts are on it. */
+  readonly kernel = new Kernel();
   readonly hub: AgentHub;
   readonly files: JobFileStore;
   readonly store: Store;
@@ -84,12 +107,26 @@ export class Engine {
     this.o = options;
     this.files = options.files;
     this.store = options.store;
+    const k = this.kernel;
+    // What follows from a transition, in the order it happens (docs/architecture.md §6a).
+    k.on('created', createChainJobs);
+    k.on('due', submitNextOccurrence);
+    k.on('final', closeQuestion);
+    k.on('final', raiseOnFinal);
+    k.on('final', releaseLocks);
+    k.on('final', endRecurrence);
+    k.on('settled', onCallFinal);
+    k.on('cancelTree', cancelTree);
+    k.on('killTree', killTree);
+    k.on('answered', answerStep);
+    k.on('answered', answerAsking);
+    k.on('answered', answerAlertReply);
     this.system = new SystemJobs((jobId, outcome) =>
-      this.report(async (tx, fx) => {
+      this.report(async (tx, fx, k) => {
         const job = await tx.jobs.get(jobId);
         if (!job || job.processServer !== SYSTEM_SERVER || isFinal(job.status) || job.status === 'ConsoleRestart')
           return;
-        await finishJob(tx, job, outcome, this.o.clock.now(), fx);
+        await k.finish(tx, job, outcome, this.o.clock.now(), fx);
       }),
     );
     this.servers = new ServerStatusKeeper(
@@ -141,7 +178,7 @@ export class Engine {
     });
     this.alerts.start();
     this.servers.started(now);
-    await this.mutate(async (tx, fx) => {
+    await this.mutate(async (tx, fx, k) => {
       // In-server jobs ran inside the process that stopped: their outcome is unknown.
       // A chain job's state is its children's, which survive in the database: it carries on.
       for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], {
@@ -149,7 +186,7 @@ export class Engine {
         limit: 100_000,
       }))
         if (!job.data.chain?.structure)
-          await finishJob(tx, job, { status: 'Unknown', notes: ['The server stopped while the job ran'] }, now, fx);
+          await k.finish(tx, job, { status: 'Unknown', notes: ['The server stopped while the job ran'] }, now, fx);
       for (const job of await tx.jobs.listByStatus(['Queued'], { limit: 1_000_000 }))
         if (job.data.runNow) this.runNow.add(job.jobId);
       const next = await tx.jobs.nextScheduledStart();
@@ -184,16 +221,67 @@ export class Engine {
   }
 
   /**
-   * Runs `fn` alone in one transaction, in turn with every other change to jobs; resolves after the commit.
-   * `cause`: what the job history records for the status changes it makes (a user's action).
+   * Entry point for a person's action (and any change to existing jobs): runs `fn` alone in one transaction of the
+   * serial loop, in turn with every other change to jobs; resolves after the commit. `cause`: what the job history
+   * records for the status changes it makes (a user's action).
    */
-  mutate<T>(fn: (tx: Store, fx: Effects) => Promise<T>, cause?: Cause): Promise<T> {
+  mutate<T>(fn: KernelWork<T>, cause?: Cause): Promise<T> {
     return this.enqueue(false, fn, cause);
   }
 
-  /** Like `mutate`, but may share its transaction with other reports of the same moment. */
-  report(fn: (tx: Store, fx: Effects) => Promise<void>): Promise<void> {
+  /** Entry point for reports (agents, System jobs): like `mutate`, but may share its transaction with others. */
+  report(fn: KernelWork<void>): Promise<void> {
     return this.enqueue(true, fn);
+  }
+
+  /**
+   * Entry point for creating jobs: `fn` runs in a transaction of its own beside the serial loop, so plain submits
+   * do not wait in turn; when it submits a job that must be created in the loop (a chain, a job waiting for
+   * events: see Kernel.submit) that transaction is rolled back and `fn` runs again in the loop.
+   */
+  async submit<T>(fn: KernelWork<T>, cause?: Cause): Promise<T> {
+    const fx = newEffects();
+    const k = this.kernel.outsideLoop();
+    try {
+      const result = await this.o.store.transaction((tx) => tx.jobs.withCause(cause, () => fn(tx, fx, k)));
+      this.apply(fx);
+      return result;
+    } catch (e) {
+      if (e instanceof NeedsSerialLoop) return this.mutate(fn, cause);
+      throw e;
+    }
+  }
+
+  /** Raises an event (a person's); the jobs it releases move on in the same transaction. */
+  raiseEvent(definition: string, by: RaiseBy, cause: Cause) {
+    return this.mutate((tx, fx, k) => raiseEvent(k, tx, definition, by, this.o.clock.now(), fx), cause);
+  }
+
+  /** Clears the Raised event of a definition; 404 without the definition, 409 when none is Raised. */
+  clearRaised(definition: string, by: ClearBy) {
+    return this.mutate(async (tx, fx, k) => {
+      if (!(await tx.getObject('EventDefinition', definition))) throw notFound('EventDefinition', definition);
+      const cleared = await clearRaised(k, tx, definition, by, this.o.clock.now(), fx);
+      if (!cleared) throw conflict(`${businessKey('EventDefinition', definition)} has no Raised event to clear`);
+      return cleared;
+    });
+  }
+
+  /** Clears the Pending events of a definition (possibly none); 404 without the definition. */
+  clearAllPending(definition: string, by: ClearBy) {
+    return this.mutate(async (tx, fx) => {
+      if (!(await tx.getObject('EventDefinition', definition))) throw notFound('EventDefinition', definition);
+      return clearAllPending(tx, definition, by, this.o.clock.now(), fx);
+    });
+  }
+
+  /** Clears one event; 404 when it is gone, 409 when it is Cleared already. */
+  clearEvent(eventId: string, by: ClearBy) {
+    return this.mutate(async (tx, fx, k) => {
+      const current = await tx.events.get(eventId);
+      if (!current) throw notFound('Event', eventId);
+      return clearEvent(k, tx, current, by, this.o.clock.now(), fx);
+    });
   }
 
   requestDispatch(): void {
@@ -217,10 +305,7 @@ export class Engine {
       const now = this.o.clock.now();
       const jobs = await tx.jobs.listByStatus([held ? 'Queued' : 'QueueHeld'], { queue: after.key, limit: 1_000_000 });
       const moving = jobs.filter((j) => !(held && j.data.runNow));
-      for (const j of moving) {
-        j.status = held ? 'QueueHeld' : 'Queued';
-        j.modificationTime = now;
-      }
+      for (const j of moving) move(j, held ? 'QueueHeld' : 'Queued', now);
       await tx.jobs.updateMany(moving);
       fx.dispatch = true;
     });
@@ -261,7 +346,7 @@ export class Engine {
     if (fx.dispatch) this.requestDispatch();
   }
 
-  private enqueue<T>(batch: boolean, fn: (tx: Store, fx: Effects) => Promise<T>, cause?: Cause): Promise<T> {
+  private enqueue<T>(batch: boolean, fn: KernelWork<T>, cause?: Cause): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.work.push({ batch, fn, cause, resolve: resolve as (v: unknown) => void, reject });
       this.kick();
@@ -302,7 +387,7 @@ export class Engine {
       await this.o.store.transaction(async (tx) => {
         await tx.jobs.lockDispatch();
         results.length = 0;
-        for (const w of items) results.push(await tx.jobs.withCause(w.cause, () => w.fn(tx, fx)));
+        for (const w of items) results.push(await tx.jobs.withCause(w.cause, () => w.fn(tx, fx, this.kernel)));
       });
     } catch (e) {
       if (items.length > 1) {
@@ -325,6 +410,7 @@ export class Engine {
       if (sweep) this.overdueCheckAt = Number.POSITIVE_INFINITY;
       const { more, started } = await this.o.store.transaction((tx) =>
         dispatchPass(
+          this.kernel,
           tx,
           { agentReady: (ps) => this.hub.isReady(ps), secrets: this.o.secrets },
           now,
@@ -390,7 +476,7 @@ export class Engine {
     const now = () => this.o.clock.now();
     switch (m.type) {
       case 'hello':
-        await this.mutate((tx, fx) => applyHello(tx, ps, m.known, now(), fx));
+        await this.mutate((tx, fx, k) => applyHello(k, tx, ps, m.known, now(), fx));
         return;
       case 'started':
         void this.report((tx) => applyStarted(tx, ps, m, now())).catch(() => {});
@@ -401,10 +487,10 @@ export class Engine {
         });
         return;
       case 'finished':
-        void this.report((tx, fx) => applyFinished(tx, ps, m, now(), fx)).catch(() => {});
+        void this.report((tx, fx, k) => applyFinished(k, tx, ps, m, now(), fx)).catch(() => {});
         return;
       case 'lost':
-        void this.report((tx, fx) => applyLost(tx, ps, m, now(), fx)).catch(() => {});
+        void this.report((tx, fx, k) => applyLost(k, tx, ps, m, now(), fx)).catch(() => {});
         return;
       case 'draining':
         void this.refreshServers();
@@ -428,7 +514,7 @@ export class Engine {
         // The process server shows Unknown before its jobs do, so a client that sees the jobs sees why.
         this.servers.lost(ps);
         await this.refreshServers();
-        const n = await this.mutate((tx, fx) => applyAgentLost(tx, ps, this.o.clock.now(), fx));
+        const n = await this.mutate((tx, fx, k) => applyAgentLost(k, tx, ps, this.o.clock.now(), fx));
         if (n > 0) this.o.logger.warn({ processServer: ps, jobs: n }, 'agent lost: its jobs are Unknown');
       }
       await this.refreshServers();
@@ -480,9 +566,6 @@ export class Engine {
   }
 
   private async deleteJobs(ids: number[]): Promise<void> {
-    await this.mutate(async (tx, fx) => {
-      await tx.jobs.delete(ids);
-      fx.removeFiles.push(...ids);
-    });
+    await this.mutate((tx, fx, k) => k.remove(tx, ids, fx));
   }
 }

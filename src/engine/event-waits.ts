@@ -2,9 +2,7 @@ import { INITIAL, PENDING } from '../domain/job-status.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
 import { allObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
-import type { Effects } from './effects.ts';
-import { settlePending } from './pending.ts';
-import { createJob } from './submit.ts';
+import type { Effects, Kernel } from './kernel.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -13,13 +11,13 @@ type Rec = Record<string, unknown>;
  * once all their events are raised (a job waits for an event only once), and definitions that wait for it with
  * AutoSubmit Always (or OnlyOne, when none of their jobs has reached Running yet) are submitted.
  */
-export async function onEventRaised(tx: Store, definition: string, now: number, fx: Effects): Promise<void> {
+export async function onEventRaised(k: Kernel, tx: Store, definition: string, now: number, fx: Effects): Promise<void> {
   const waiting = await tx.jobs.listByStatus(['EventWait'], { limit: 100_000 });
   const moving = waiting.filter((j) => (j.data.spec.waitEvents ?? []).some((w) => w.event === definition));
-  for (const j of moving) await settlePending(tx, j, now, fx);
+  for (const j of moving) await k.settle(tx, j, now, fx);
   const moved = moving.filter((j) => j.status !== 'EventWait');
   if (moved.length > 0) await tx.jobs.updateMany(moved);
-  for (const d of await autoSubmitters(tx, definition)) await autoSubmit(tx, d.object, d.mode, definition, now, fx);
+  for (const d of await autoSubmitters(tx, definition)) await autoSubmit(k, tx, d.object, d.mode, definition, now, fx);
 }
 
 /** Definitions that wait for `event` with AutoSubmit other than Never. */
@@ -33,6 +31,7 @@ async function autoSubmitters(tx: Store, event: string): Promise<Array<{ object:
 }
 
 async function autoSubmit(
+  k: Kernel,
   tx: Store,
   definition: StoredObject,
   mode: string,
@@ -57,7 +56,7 @@ async function autoSubmit(
   } catch {
     return; // a mandatory parameter without a default: it cannot be submitted unattended
   }
-  const job = await createJob(
+  const job = await k.submit(
     tx,
     {
       definition,

@@ -1,18 +1,20 @@
-import { conflict, invalid, notFound } from '../errors.ts';
+import type { JobRecord } from '../domain/job.ts';
+import { commentFor } from '../domain/event-comment.ts';
+import { substitute } from '../domain/substitute.ts';
+import { conflict, notFound } from '../errors.ts';
+import type { JobStatus } from '../model/fields.ts';
 import { businessKey } from '../model/keys.ts';
 import type { EventRecord, EventStore } from '../store/event-store.ts';
-import type { Store, StoredObject } from '../store/store.ts';
-import type { Effects } from './effects.ts';
+import type { Store } from '../store/store.ts';
 import { onEventRaised } from './event-waits.ts';
+import type { Effects, Kernel } from './kernel.ts';
 
 /**
  * Raising and clearing events (product §2.2). A definition has at most one Raised event; a raise while one is
  * Raised waits as Pending, and clearing the Raised one promotes the oldest Pending one. Every function runs inside
- * an engine transaction (`engine.mutate`), because an event becoming Raised releases waiting jobs in the same
- * transaction (`onEventRaised`).
+ * an engine transaction in the serial loop, because an event becoming Raised releases waiting jobs in the same
+ * transaction (`onEventRaised`). `raiseOnFinal` is the reaction that raises a definition's RaiseEvents.
  */
-
-export const MAX_COMMENT = 1000;
 
 /** Who raises an event, and why. */
 export interface RaiseBy {
@@ -34,34 +36,6 @@ export interface ClearBy {
 const eventIdOf = (definitionKey: string, sequence: number): string =>
   `${definitionKey.slice(definitionKey.indexOf('.') + 1)}${sequence}`;
 
-const byJob = (who: string): boolean => who.startsWith('Job:');
-
-/**
- * The comment an event gets: the one given, else the definition's default. A person must give one when the
- * definition requires it and keep it within MAX_COMMENT; a job never fails for its comment (it is cut instead),
- * since that would undo the job's own transition.
- */
-function commentFor(
-  def: StoredObject | undefined,
-  given: string | null | undefined,
-  who: string,
-  act: 'Raise' | 'Clear',
-) {
-  const field = act === 'Raise' ? 'RaiserComment' : 'ClearerComment';
-  const text = typeof given === 'string' && given.trim() !== '' ? given : null;
-  if (text !== null && text.length > MAX_COMMENT) {
-    if (byJob(who)) return text.slice(0, MAX_COMMENT);
-    throw invalid(`Field "${field}" must be at most ${MAX_COMMENT} characters`);
-  }
-  if (text !== null) return text;
-  if (def && !byJob(who) && def.data[`RequiresCommentOn${act}`] === true)
-    throw invalid(
-      `Field "${field}" is required: ${businessKey('EventDefinition', def.key)} needs a comment to ${act.toLowerCase()} an event`,
-    );
-  const fallback = def?.data[`Default${act}Comment`];
-  return typeof fallback === 'string' && fallback !== '' ? fallback : null;
-}
-
 /**
  * The next RaiseSequence: one more than the definition's highest, moved on while the id it makes belongs to an
  * event of another definition (`Data1` raised the 1st time and `Data` the 11th both make `Data11`; so do two
@@ -81,6 +55,7 @@ async function nextSequence(events: EventStore, definitionKey: string): Promise<
 
 /** Raises an event of the definition: Raised when none is, else Pending behind the Raised one. */
 export async function raiseEvent(
+  k: Kernel,
   tx: Store,
   definitionKey: string,
   by: RaiseBy,
@@ -112,7 +87,7 @@ export async function raiseEvent(
   };
   await tx.events.insert(event);
   if (!raised) return event;
-  await onEventRaised(tx, def.key, now, fx);
+  await onEventRaised(k, tx, def.key, now, fx);
   // What the jobs released by it did to the event (a job may consume it) is part of the answer.
   return (await tx.events.get(event.eventId)) ?? event;
 }
@@ -129,11 +104,11 @@ async function markCleared(tx: Store, event: EventRecord, comment: string | null
 }
 
 /** The oldest Pending event of the definition becomes Raised, if there is one. */
-async function promoteNext(tx: Store, definitionKey: string, now: number, fx: Effects): Promise<void> {
+async function promoteNext(k: Kernel, tx: Store, definitionKey: string, now: number, fx: Effects): Promise<void> {
   const [next] = await tx.events.pending(definitionKey, 1);
   if (!next) return;
   await tx.events.update({ ...next, status: 'Raised' });
-  await onEventRaised(tx, definitionKey, now, fx);
+  await onEventRaised(k, tx, definitionKey, now, fx);
 }
 
 /**
@@ -141,6 +116,7 @@ async function promoteNext(tx: Store, definitionKey: string, now: number, fx: Ef
  * one. 409 when it is Cleared already.
  */
 export async function clearEvent(
+  k: Kernel,
   tx: Store,
   event: EventRecord,
   by: ClearBy,
@@ -150,12 +126,13 @@ export async function clearEvent(
   if (event.status === 'Cleared') throw conflict(`${businessKey('Event', event.eventId)} is already Cleared`);
   const def = await tx.getObject('EventDefinition', event.definition);
   const cleared = await markCleared(tx, event, commentFor(def, by.comment, by.clearer, 'Clear'), by.clearer, now);
-  if (event.status === 'Raised') await promoteNext(tx, event.definition, now, fx);
+  if (event.status === 'Raised') await promoteNext(k, tx, event.definition, now, fx);
   return cleared;
 }
 
 /** Clears the Raised event of the definition (promoting the next Pending one); undefined when none is Raised. */
 export async function clearRaised(
+  k: Kernel,
   tx: Store,
   definitionKey: string,
   by: ClearBy,
@@ -163,7 +140,7 @@ export async function clearRaised(
   fx: Effects,
 ): Promise<EventRecord | undefined> {
   const raised = await tx.events.raised(definitionKey);
-  return raised ? clearEvent(tx, raised, by, now, fx) : undefined;
+  return raised ? clearEvent(k, tx, raised, by, now, fx) : undefined;
 }
 
 /** Clears every Pending event of the definition, oldest first; the Raised one stays. */
@@ -194,11 +171,42 @@ export async function isRaised(tx: Store, definitionKey: string): Promise<boolea
  * default clear comment). Nothing happens when none is Raised.
  */
 export function consumeEvent(
+  k: Kernel,
   tx: Store,
   definitionKey: string,
   jobId: number,
   now: number,
   fx: Effects,
 ): Promise<EventRecord | undefined> {
-  return clearRaised(tx, definitionKey, { clearer: `Job:${jobId}` }, now, fx);
+  return clearRaised(k, tx, definitionKey, { clearer: `Job:${jobId}` }, now, fx);
+}
+
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
+const DEFAULT_RAISE_COMMENT = 'Event raised by process:${jobid} (${jobdescription}) going to status ${jobstatus}';
+
+/** Reaction to a final status: the definition's RaiseEvents for that status, with their comments substituted. */
+export async function raiseOnFinal(
+  k: Kernel,
+  tx: Store,
+  { job, status }: { job: JobRecord; status: JobStatus },
+  now: number,
+  fx: Effects,
+): Promise<void> {
+  for (const r of job.data.spec.raiseEvents ?? [])
+    if (r.status === status) {
+      const comment = raiseComment(r.comment ?? DEFAULT_RAISE_COMMENT, job, status);
+      await raiseEvent(k, tx, r.event, { comment, raiser: `Job:${job.jobId}` }, now, fx);
+    }
+}
+
+/** The substitution variables of a raise comment (product §2.1 Raise Events). */
+function raiseComment(text: string, job: JobRecord, status: JobStatus): string {
+  return substitute(text, {
+    jobid: String(job.jobId),
+    jobstatus: status,
+    jobdescription: job.description ?? job.definition,
+    jobdefinition: job.definition,
+    returncode: job.returnCode === null ? '' : String(job.returnCode),
+    partition: job.partition,
+  });
 }

@@ -1,17 +1,11 @@
 import type { JobRecord } from '../domain/job.ts';
 import { OCCUPYING } from '../domain/job-status.ts';
-import { isOpen, nextChange, nextOpening, type WindowSpec } from '../domain/time-window.ts';
+import { isOpen, nextOpening, openingEnd, type WindowSpec } from '../domain/time-window.ts';
+import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
-import type { Effects } from './effects.ts';
 import { raiseEvent } from './events.ts';
-import { finishJob } from './transitions.ts';
+import { type Effects, type Kernel, move } from './kernel.ts';
 import { loadWindow } from './windows.ts';
-
-/** The end of the window's current opening, or of its next one when it is closed at `now`. */
-export function openingEnd(w: WindowSpec, now: number): number | undefined {
-  const opens = nextOpening(w, now);
-  return opens === undefined ? undefined : nextChange(w, opens);
-}
 
 /**
  * The checks of docs/architecture.md §8 that belong to a job rather than to queues and servers, made once per dispatch pass for
@@ -20,6 +14,7 @@ export function openingEnd(w: WindowSpec, now: number): number | undefined {
  * definition's ActWhenOverdue (or its queue's Overdue) applies. A lock held by a running job sends it to LockWait.
  */
 export class Gates {
+  private readonly k: Kernel;
   private readonly tx: Store;
   private readonly now: number;
   private readonly fx: Effects;
@@ -32,7 +27,8 @@ export class Gates {
   /** Jobs whose row changed (status, or the end of their window's opening noted). */
   readonly changed = new Map<number, JobRecord>();
 
-  constructor(tx: Store, now: number, fx: Effects) {
+  constructor(k: Kernel, tx: Store, now: number, fx: Effects) {
+    this.k = k;
     this.tx = tx;
     this.now = now;
     this.fx = fx;
@@ -59,8 +55,7 @@ export class Gates {
   settleContenders(): void {
     for (const job of this.contenders)
       if ((job.data.spec.locks ?? []).some((l) => this.held?.has(l))) {
-        job.status = 'LockWait';
-        job.modificationTime = this.now;
+        move(job, 'LockWait', this.now);
         this.changed.set(job.jobId, job);
       }
   }
@@ -74,7 +69,7 @@ export class Gates {
     if (isOpen(w, this.now)) return true;
     const opens = nextOpening(w, this.now);
     if (opens === undefined) {
-      await finishJob(
+      await this.k.finish(
         this.tx,
         job,
         { status: 'Never', notes: [`Its time window ${key} does not open within two years`] },
@@ -135,6 +130,7 @@ export class Gates {
     const event = job.data.spec.overdueEvent;
     if (event)
       await raiseEvent(
+        this.k,
         this.tx,
         event,
         { comment: `Job:${job.jobId} (${job.definition}) is overdue`, raiser: `Job:${job.jobId}` },
@@ -144,7 +140,7 @@ export class Gates {
     if (action === 'Overdue') job.status = 'Overdue';
     else if (action === 'Held') job.status = 'Held';
     else if (action === 'Canceled') {
-      await finishJob(this.tx, job, { status: 'Canceled' }, this.now, this.fx);
+      await this.k.finish(this.tx, job, { status: 'Canceled' }, this.now, this.fx);
       this.changed.delete(job.jobId);
     }
   }
@@ -154,8 +150,7 @@ export class Gates {
     if (locks.length === 0) return true;
     this.held ??= await this.lockHolders();
     if (locks.some((l) => this.held?.has(l))) {
-      job.status = 'LockWait';
-      job.modificationTime = this.now;
+      move(job, 'LockWait', this.now);
       this.changed.set(job.jobId, job);
       return false;
     }
@@ -173,5 +168,24 @@ export class Gates {
     for (const j of await this.tx.jobs.listByStatus(OCCUPYING, { limit: 1_000_000 }))
       for (const l of j.data.spec.locks ?? []) held.add(l);
     return held;
+  }
+}
+
+/** Reaction to a final status: the jobs waiting for any lock the job held go back to Queued; dispatch decides again. */
+export async function releaseLocks(
+  _k: Kernel,
+  tx: Store,
+  { job }: { job: JobRecord; status: JobStatus },
+  now: number,
+  fx: Effects,
+): Promise<void> {
+  const locks = job.data.spec.locks ?? [];
+  if (locks.length === 0) return;
+  const waiting = await tx.jobs.listByStatus(['LockWait'], { limit: 100_000 });
+  const moving = waiting.filter((j) => (j.data.spec.locks ?? []).some((l) => locks.includes(l)));
+  for (const j of moving) move(j, 'Queued', now);
+  if (moving.length > 0) {
+    await tx.jobs.updateMany(moving);
+    fx.dispatch = true;
   }
 }

@@ -1,9 +1,9 @@
 import type { JobRecord } from '../domain/job.ts';
 import { nextOccurrence, occurrencesBetween } from '../domain/recurrence.ts';
 import type { Store } from '../store/store.ts';
-import type { Effects } from './effects.ts';
+import type { JobStatus } from '../model/fields.ts';
 import { loadFrame } from './frames.ts';
-import { rerun } from './transitions.ts';
+import type { Effects, Kernel } from './kernel.ts';
 import { loadWindow } from './windows.ts';
 
 /**
@@ -22,6 +22,7 @@ const RUN_ALL_CAP = 1000;
  * policy Skip says this late job does not run.
  */
 export async function submitNextOccurrence(
+  k: Kernel,
   tx: Store,
   job: JobRecord,
   now: number,
@@ -46,15 +47,16 @@ export async function submitNextOccurrence(
     if (policy === 'Skip') verdict = 'skip';
     if (policy === 'RunAll')
       for (const t of occurrencesBetween(frame, r.anchor, r.occurrence, now, RUN_ALL_CAP, jobWindow))
-        if (t > r.occurrence && t <= now) await submitOccurrence(tx, job, t, true, now, fx);
+        if (t > r.occurrence && t <= now) await submitOccurrence(k, tx, job, t, true, now, fx);
   }
   const next = nextOccurrence(frame, r.anchor, after, jobWindow);
-  if (next !== undefined) await submitOccurrence(tx, job, next, false, now, fx);
+  if (next !== undefined) await submitOccurrence(k, tx, job, next, false, now, fx);
   return verdict;
 }
 
 /** A job of the recurrence for occurrence `t`, copied from `job`; never two for one occurrence. */
 async function submitOccurrence(
+  k: Kernel,
   tx: Store,
   job: JobRecord,
   t: number,
@@ -65,11 +67,36 @@ async function submitOccurrence(
   const group = job.jobGroup as number;
   if (await tx.jobs.groupHasStart(group, t)) return;
   const r = job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
-  await rerun(tx, job, now, fx, {
+  await k.rerun(tx, job, now, fx, {
     keepPlace: false,
     starts: 0,
     at: t,
     recurrence: { frame: r.frame, anchor: r.anchor, occurrence: t, ...(missed ? { next: true } : {}) },
     notes: missed ? ['Submitted late for a missed occurrence (misfire policy RunAll)'] : [],
   });
+}
+
+/** Reaction to a final status: StopSubmitFrame / RestartNoResubmit cancel the recurrence's pending jobs. */
+export async function endRecurrence(
+  k: Kernel,
+  tx: Store,
+  { job, status }: { job: JobRecord; status: JobStatus },
+  now: number,
+  fx: Effects,
+): Promise<void> {
+  const action = job.data.spec.restart[status];
+  if (job.jobGroup === null || (action !== 'StopSubmitFrame' && action !== 'RestartNoResubmit')) return;
+  const pending = await tx.jobs.listByStatus(['Scheduled', 'QueueHeld', 'Held', 'EventWait', 'Queued'], {
+    jobGroup: job.jobGroup,
+    limit: 10_000,
+  });
+  for (const other of pending)
+    if (other.jobId !== job.jobId)
+      await k.finish(
+        tx,
+        other,
+        { status: 'Canceled', notes: [`Recurrence ended by Job:${job.jobId} (${job.status})`] },
+        now,
+        fx,
+      );
 }

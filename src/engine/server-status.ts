@@ -2,7 +2,7 @@ import { OCCUPYING } from '../domain/job-status.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import type { AgentHub } from './agent-hub.ts';
-import { SYSTEM_SERVER } from './dispatcher.ts';
+import { SYSTEM_SERVER } from '../domain/job.ts';
 
 /** Told of a process server's Status change inside the transaction that writes it (alert sources). */
 export type StatusChangeListener = (tx: Store, server: StoredObject, from: string | null, to: string) => Promise<void>;

@@ -1,5 +1,5 @@
 import type { JobRecord } from '../domain/job.ts';
-import type { FinalOutcome } from './transitions.ts';
+import type { FinalOutcome } from './kernel.ts';
 
 /**
  * Runs one in-server job to its end. The runner finishes the job itself (usually in the transaction that commits

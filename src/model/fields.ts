@@ -96,37 +96,5 @@ export const field = (fieldName: string, kind: FieldKind, options: Omit<Field, '
 /** The five final statuses that restart behaviour and status handlers react to. */
 export const HANDLED_FINAL_STATUSES = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'] as const;
 
-/** Every process status of docs/architecture.md §6, with its one-letter code. */
-export const JOB_STATUSES = {
-  New: '-',
-  Chained: 'P',
-  Disabled: 'J',
-  Delayed: 'D',
-  Scheduled: 'S',
-  QueueHeld: 'B',
-  Held: 'H',
-  EventWait: 'V',
-  LockWait: 'I',
-  Queued: 'Q',
-  Dispatched: 'q',
-  Assigned: 'a',
-  Overdue: 'O',
-  PreRunning: '6',
-  Running: 'R',
-  PostRunning: '8',
-  Waiting: 'W',
-  Console: 'L',
-  ConsoleRestart: 'r',
-  Killing: 'k',
-  Canceling: 'c',
-  Completed: 'C',
-  Error: 'E',
-  Killed: 'K',
-  Canceled: 'A',
-  Unknown: 'U',
-  Ignored: 'G',
-  Skipped: 's',
-  Never: 'n',
-} as const;
-export type JobStatus = keyof typeof JOB_STATUSES;
-export const JOB_STATUS_NAMES = Object.keys(JOB_STATUSES) as JobStatus[];
+// The statuses are the domain's (docs/architecture.md §6); the registry declares the Job's Status field with them.
+export { JOB_STATUS_NAMES, JOB_STATUSES, type JobStatus } from '../domain/job-status.ts';

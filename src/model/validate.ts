@@ -1,7 +1,8 @@
 import { invalid } from '../errors.ts';
 import { parseDate } from '../time/date-format.ts';
 import { isValidTimeZone } from '../time/zone.ts';
-import { codePointText, NOT_XML_CHAR } from './characters.ts';
+import { codePointText, NOT_XML_CHAR } from '../domain/characters.ts';
+import { isPlainObject } from '../domain/json.ts';
 import type { Field, FieldKind, TypeName } from './fields.ts';
 import { parseKey } from './keys.ts';
 import type { ObjectType } from './object-type.ts';
@@ -29,9 +30,7 @@ const describeNumber = (k: Extract<FieldKind, { kind: 'number' }>): string => {
   return what;
 };
 
-/** A JSON object (not an array, not null): what every request body and record field must be. */
-export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+export { isPlainObject } from '../domain/json.ts';
 
 /** Checks one value against its kind and returns it in stored form (dates as {ms, zone}, keys canonical). */
 function value(kind: FieldKind, input: unknown, path: string, opts: ValidateOptions): unknown {

@@ -1,4 +1,3 @@
-import { answerAlert } from '../engine/alerts.ts';
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { Principal } from '../security/privileges.ts';
@@ -14,7 +13,7 @@ export class Alerts extends MessageService {
     if (typeof raw !== 'string') throw invalid('Field "Response" must be a string');
     const response = normalizeReply(raw);
     if (response === '') throw invalid('Field "Response" must not be empty');
-    await this.engine.mutate(async (tx) => {
+    await this.engine.mutate(async (tx, fx, k) => {
       const alert = await tx.getObject('Alert', String(id));
       if (!alert) throw notFound('Alert', id);
       const expression = (alert.data.ReplyExpression as string | null) ?? 'Acknowledge';
@@ -22,7 +21,8 @@ export class Alerts extends MessageService {
       if (matches === 'timeout')
         throw invalid(`Field "Response": the reply expression ${expression} took too long to match`);
       if (!matches) throw invalid(`Field "Response": "${response}" does not match the reply expression ${expression}`);
-      if (!(await answerAlert(tx, alert, response, p.user, this.clock.now())))
+      const answer = { sender: `Alert:${id}`, reply: response, user: p.user };
+      if (!(await k.answer(tx, answer, this.clock.now(), fx)))
         throw conflict(`Alert:${id} is ${String(alert.data.Status)} already`);
     });
     return this.get(p, String(id));

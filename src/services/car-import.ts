@@ -4,7 +4,6 @@ import { MANIFEST, readLayout } from '../car/layout.ts';
 import { SIGNATURE_ENTRY, type TrustedKey, verifyEntries } from '../car/signing.ts';
 import type { JobRecord } from '../domain/job.ts';
 import { isFinal } from '../domain/job-status.ts';
-import { newEffects } from '../engine/effects.ts';
 import type { Engine } from '../engine/engine.ts';
 import { forbidden, invalid, unprocessable } from '../errors.ts';
 import { NAME_PATTERN } from '../model/fields.ts';
@@ -85,12 +84,12 @@ export class ImportService {
       throw unprocessable('The archive holds no objects');
     const description =
       request.description ?? layout.manifestName ?? `Import definitions from: ${request.fileName ?? DEFAULT_CAR_NAME}`;
-    const fx = newEffects();
-    const job = await this.d.store.transaction(async (tx) => {
+    return this.d.engine.submit(async (tx, fx, k) => {
       const definition = await tx.getObject('JobDefinition', IMPORT_DEFINITION);
       if (!definition) throw new Error(`${IMPORT_DEFINITION} is missing`);
       const created = await this.d.jobs.createFrom(
         tx,
+        k,
         p,
         definition,
         {
@@ -107,8 +106,6 @@ export class ImportService {
       await tx.blobs.put('archive', String(created.jobId), 'car', bytes, created.creationTime);
       return created;
     });
-    this.d.engine.apply(fx);
-    return job;
   }
 
   /** Resolves once the job is final (polling the database, so it also sees a job another node ran). */

@@ -1,6 +1,6 @@
+import { MAX_COMMENT } from '../domain/event-comment.ts';
 import type { Engine } from '../engine/engine.ts';
-import { clearAllPending, clearEvent, clearRaised, MAX_COMMENT, raiseEvent } from '../engine/events.ts';
-import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import { forbidden, invalid, notFound } from '../errors.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
 import { requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
@@ -77,10 +77,7 @@ export class EventService {
     const key = await this.controlledDefinition(p, definitionText, 'raise its events');
     const comment = parseCommentBody(body, 'RaiserComment');
     const by = { comment, raiser: `User:${p.user}`, zone: this.d.defaultTimeZone };
-    const event = await this.d.engine.mutate(
-      (tx, fx) => raiseEvent(tx, key, by, this.d.clock.now(), fx),
-      userCause(p, 'raise', `Raised an event of ${key}`),
-    );
+    const event = await this.d.engine.raiseEvent(key, by, userCause(p, 'raise', `Raised an event of ${key}`));
     return this.render(event);
   }
 
@@ -88,13 +85,7 @@ export class EventService {
   async clearRaised(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
     const key = await this.controlledDefinition(p, definitionText, 'clear its events');
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    const event = await this.d.engine.mutate(async (tx, fx) => {
-      if (!(await tx.getObject('EventDefinition', key))) throw notFound('EventDefinition', key);
-      const cleared = await clearRaised(tx, key, by, this.d.clock.now(), fx);
-      if (!cleared) throw conflict(`${businessKey('EventDefinition', key)} has no Raised event to clear`);
-      return cleared;
-    });
-    return this.render(event);
+    return this.render(await this.d.engine.clearRaised(key, by));
   }
 
   /** Row 9: clears the Pending events of a definition (possibly none). */
@@ -105,10 +96,7 @@ export class EventService {
   ): Promise<{ Cleared: Record<string, unknown>[] }> {
     const key = await this.controlledDefinition(p, definitionText, 'clear its events');
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    const events = await this.d.engine.mutate(async (tx, fx) => {
-      if (!(await tx.getObject('EventDefinition', key))) throw notFound('EventDefinition', key);
-      return clearAllPending(tx, key, by, this.d.clock.now(), fx);
-    });
+    const events = await this.d.engine.clearAllPending(key, by);
     return { Cleared: events.map((e) => this.render(e)) };
   }
 
@@ -120,12 +108,7 @@ export class EventService {
         `You need the Control privilege on ${businessKey('EventDefinition', seen.definition)} to clear ${businessKey('Event', seen.eventId)}`,
       );
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    const event = await this.d.engine.mutate(async (tx, fx) => {
-      const current = await tx.events.get(seen.eventId);
-      if (!current) throw notFound('Event', seen.eventId);
-      return clearEvent(tx, current, by, this.d.clock.now(), fx);
-    });
-    return this.render(event);
+    return this.render(await this.d.engine.clearEvent(seen.eventId, by));
   }
 
   /** The event, when it exists and the caller may view its definition's partition; else 404. */

@@ -13,9 +13,7 @@ import { elementToBody, typeOfElement } from '../car/object-xml.ts';
 import { parseXml } from '../car/xml.ts';
 import type { JobRecord } from '../domain/job.ts';
 import { isFinal } from '../domain/job-status.ts';
-import type { Engine } from '../engine/engine.ts';
-import type { SystemRunner } from '../engine/system-jobs.ts';
-import { finishJob } from '../engine/transitions.ts';
+import type { Engine, SystemRunner } from '../engine/engine.ts';
 import { MillraceError, forbidden, invalid } from '../errors.ts';
 import type { TypeName } from '../model/fields.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
@@ -65,7 +63,7 @@ async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
     const bytes = await d.store.blobs.get('archive', String(job.jobId), 'car');
     if (!bytes) throw invalid('The archive of this import is gone (it was imported or discarded before)');
     const plan = await planImport(d, job, p, bytes, log);
-    const results = await d.engine.mutate(async (tx, fx) => {
+    const results = await d.engine.mutate(async (tx, fx, k) => {
       const current = await tx.jobs.get(job.jobId);
       if (current?.status !== 'Running') throw new NoLongerRunning();
       const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
@@ -85,7 +83,7 @@ async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
       await tx.blobs.delete('archive', String(job.jobId));
       const summary = log.summary('Completed');
       await attachLog(d, tx, job.jobId, log);
-      await finishJob(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), fx);
+      await k.finish(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), fx);
       return done;
     });
     for (const r of results) await d.objects.importCommitted(requireType(r.type), r.result);
@@ -280,13 +278,13 @@ async function attachLog(d: ImportJobDeps, tx: Store, jobId: number, log: Import
 async function fail(d: ImportJobDeps, job: JobRecord, log: ImportLog, e: unknown): Promise<void> {
   const notPermitted = e instanceof MillraceError && e.status === 403;
   if (!(e instanceof ImportRefused) && !(e instanceof NoLongerRunning) && log.refusals === 0) log.refused('archive', e);
-  await d.engine.mutate(async (tx, fx) => {
+  await d.engine.mutate(async (tx, fx, k) => {
     await tx.blobs.delete('archive', String(job.jobId));
     const current = await tx.jobs.get(job.jobId);
     if (current?.status !== 'Running') return;
     const summary = log.summary('Error');
     await attachLog(d, tx, job.jobId, log);
-    await finishJob(
+    await k.finish(
       tx,
       current,
       { status: 'Error', returnCode: notPermitted ? IMPORT_NOT_PERMITTED : IMPORT_REFUSED, notes: [summary] },

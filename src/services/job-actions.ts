@@ -1,13 +1,9 @@
 import type { JobRecord } from '../domain/job.ts';
 import { type ProcessProperty, unchangeableReason } from '../domain/process-properties.ts';
-import { actionApplies, isFinal, type JobAction, notApplicableMessage, PENDING } from '../domain/job-status.ts';
-import { unstorableText } from '../model/characters.ts';
+import { actionApplies, isFinal, type JobAction, notApplicableMessage } from '../domain/job-status.ts';
+import { unstorableText } from '../domain/characters.ts';
 import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
-import { SYSTEM_SERVER } from '../engine/dispatcher.ts';
-import type { Effects } from '../engine/effects.ts';
-import { closeDescendants, killTree } from '../engine/chains.ts';
-import { settlePending } from '../engine/pending.ts';
-import { finishJob, rerun } from '../engine/transitions.ts';
+import type { Effects, Kernel } from '../engine/kernel.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { JobStatus } from '../model/fields.ts';
 import { dropUnchanged } from '../model/round-trip.ts';
@@ -36,11 +32,9 @@ function parseProperties(body: unknown, defaultZone: string): Properties {
 const UPDATE_FIELDS = new Set(['Status', 'Description', 'JobNotes', 'JobParameters']);
 const UPDATE_STATUSES: readonly JobStatus[] = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'];
 
-/** Holds a slot on an agent: the agent must hear of a kill or of being let go. */
-const onAgent = (job: JobRecord) => job.processServer !== null && job.processServer !== SYSTEM_SERVER;
-
 /**
- * The job actions of spec §3 with the statuses of docs/architecture.md §6. Each runs in the engine's serial loop, in its own
+ * The job actions of spec §3 with the statuses of docs/architecture.md §6: the checks and the body here, the effect in
+ * the kernel (`Kernel.act`, or a submit for resubmit). Each runs in the engine's serial loop, in its own
  * transaction; one that does not apply in the job's status is a 409 naming the status. Each takes an optional body
  * of process properties, applied in the same transaction (see domain/process-properties.ts).
  */
@@ -76,54 +70,26 @@ export class JobActions {
       action === 'resubmit' || action === 'updateJob' ? undefined : parseProperties(body, this.d.defaultTimeZone);
     const now = () => this.d.clock.now();
     const result = await this.d.engine.mutate(
-      async (tx, fx) => {
+      async (tx, fx, k) => {
         let job = await tx.jobs.get(seen.jobId);
         if (!job) throw notFound('Job', seen.jobId);
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
         if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), fx);
-        switch (action) {
-          case 'cancel':
-            await this.cancel(tx, job, query.cancelRecurrence === 'true', now(), fx);
-            return job;
-          case 'kill':
-            await this.kill(tx, job, now(), fx);
-            return job;
-          case 'unknown':
-            if (job.processServer === SYSTEM_SERVER) fx.stopSystem.push(job.jobId);
-            else if (onAgent(job) && !isFinal(job.status))
-              fx.messages.push({
-                processServer: job.processServer as string,
-                message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt },
-              });
-            await finishJob(tx, job, { status: 'Unknown', notes: [`Set Unknown by ${p.user}`] }, now(), fx);
-            return job;
-          case 'hold':
-            return this.save(tx, job, 'Held', now());
-          case 'release':
-            await settlePending(tx, job, now(), fx);
-            await tx.jobs.updateMany([job]);
-            return job;
-          case 'runnow':
-            job.data.runNow = true;
-            fx.dispatch = true;
-            return this.save(tx, job, 'Queued', now(), fx);
-          case 'restart':
-            return rerun(tx, job, now(), fx, {
-              keepPlace: false,
-              submittedBy: p.user,
-              starts: 0,
-              ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
-            });
-          case 'resubmit':
-            return this.resubmit(tx, p, job, resubmit as NonNullable<typeof resubmit>, fx);
-          case 'updateJob':
-            await this.updateJob(tx, job, body, now(), fx);
-            return job;
-          case 'disable':
-            return this.save(tx, job, 'Disabled', now());
-          case 'enable':
-            return this.save(tx, job, 'Chained', now());
-        }
+        if (action === 'resubmit') return this.resubmit(tx, k, p, job, resubmit as NonNullable<typeof resubmit>, fx);
+        const status = action === 'updateJob' ? this.updateJob(job, body) : undefined;
+        return k.act(
+          tx,
+          job,
+          action,
+          {
+            user: p.user,
+            cancelRecurrence: query.cancelRecurrence === 'true',
+            ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
+            ...(status ? { status } : {}),
+          },
+          now(),
+          fx,
+        );
       },
       userCause(p, action),
     );
@@ -136,13 +102,12 @@ export class JobActions {
   async delete(p: Principal, idText: string): Promise<void> {
     const seen = await this.jobs.find(p, idText);
     this.jobs.require(p, 'Job', seen.partition, 'Delete', `delete Job:${seen.jobId}`);
-    await this.d.engine.mutate(async (tx, fx) => {
+    await this.d.engine.mutate(async (tx, fx, k) => {
       const job = await tx.jobs.get(seen.jobId);
       if (!job) throw notFound('Job', seen.jobId);
       if (!isFinal(job.status))
         throw conflict(`Job:${job.jobId} is ${job.status}; only a job in a final status can be deleted`);
-      await tx.jobs.delete([job.jobId]);
-      fx.removeFiles.push(job.jobId);
+      await k.remove(tx, [job.jobId], fx);
     });
   }
 
@@ -198,45 +163,9 @@ export class JobActions {
     return target;
   }
 
-  private async save(tx: Store, job: JobRecord, status: JobStatus, now: number, fx?: Effects): Promise<JobRecord> {
-    job.status = status;
-    job.modificationTime = now;
-    await tx.jobs.updateMany([job]);
-    if (fx && status === 'Queued') fx.dispatch = true;
-    if (fx && status === 'Scheduled') fx.wakeAt.push(job.requestedStart);
-    return job;
-  }
-
-  private async cancel(tx: Store, job: JobRecord, recurrence: boolean, now: number, fx: Effects): Promise<void> {
-    // Cancel reaches a chain's (or step's) children, none of which has started.
-    if (job.data.chain?.structure || job.data.chain?.step)
-      await closeDescendants(tx, job, 'Canceled', now, `Canceled with Job:${job.jobId}`);
-    await finishJob(tx, job, { status: 'Canceled' }, now, fx);
-    if (!recurrence || job.jobGroup === null) return;
-    const cancelable = PENDING.filter((s) => actionApplies('cancel', s));
-    for (const other of await tx.jobs.listByStatus(cancelable, { jobGroup: job.jobGroup, limit: 10_000 }))
-      await finishJob(tx, other, { status: 'Canceled', notes: [`Recurrence canceled with Job:${job.jobId}`] }, now, fx);
-  }
-
-  private async kill(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
-    if (job.data.chain?.structure || job.data.chain?.step) {
-      await killTree(tx, job, now, fx);
-      return;
-    }
-    if (job.processServer === SYSTEM_SERVER || job.data.scriptEnded) {
-      fx.stopSystem.push(job.jobId);
-      await finishJob(tx, job, { status: 'Killed' }, now, fx);
-      return;
-    }
-    fx.messages.push({
-      processServer: job.processServer as string,
-      message: { type: 'kill', jobId: job.jobId, attempt: job.attempt },
-    });
-    await this.save(tx, job, 'Killing', now);
-  }
-
   private async resubmit(
     tx: Store,
+    k: Kernel,
     p: Principal,
     job: JobRecord,
     options: ReturnType<typeof parseSubmitBody>,
@@ -248,6 +177,7 @@ export class JobActions {
     const parameters = resubmitParameters(job.data.parameters, options.parameters, job.definition, zone);
     return this.jobs.createFrom(
       tx,
+      k,
       p,
       definition,
       {
@@ -261,8 +191,11 @@ export class JobActions {
     );
   }
 
-  /** External completion (spec §3): Status (a final status), Description, JobNotes (appended), Out parameters. */
-  private async updateJob(tx: Store, job: JobRecord, body: unknown, now: number, fx: Effects): Promise<void> {
+  /**
+   * External completion (spec §3): Description, JobNotes (appended) and Out parameters are applied to the job here;
+   * the Status (a final status) it returns is set by the kernel.
+   */
+  private updateJob(job: JobRecord, body: unknown): JobStatus | undefined {
     if (job.data.spec.completionStrategy !== 'External')
       throw conflict(`Job:${job.jobId} does not have an External completion strategy; updateJob does not apply`);
     const b = body ?? {};
@@ -289,16 +222,6 @@ export class JobActions {
     applyOutItems(job.data.parameters, b.JobParameters, job.data.zone);
     if (b.Description !== undefined) job.description = b.Description as string | null;
     job.data.notes.push(...(notes as string[]));
-    if (status === undefined || status === null) {
-      job.modificationTime = now;
-      await tx.jobs.updateMany([job]);
-      return;
-    }
-    if (onAgent(job) && !job.data.scriptEnded)
-      fx.messages.push({
-        processServer: job.processServer as string,
-        message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt },
-      });
-    await finishJob(tx, job, { status: status as JobStatus }, now, fx);
+    return (status as JobStatus | null | undefined) ?? undefined;
   }
 }

@@ -1,12 +1,8 @@
 import type { JobFileRecord, JobRecord } from '../domain/job.ts';
-import { unstorableText } from '../model/characters.ts';
+import { unstorableText } from '../domain/characters.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
-import { type Effects, newEffects } from '../engine/effects.ts';
 import type { Engine } from '../engine/engine.ts';
-import { loadFrame } from '../engine/frames.ts';
-import { createJob, type NewJob } from '../engine/submit.ts';
-import { loadWindow } from '../engine/windows.ts';
-import { firstOccurrence } from '../domain/recurrence.ts';
+import type { Effects, Kernel } from '../engine/kernel.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import type { Privilege } from '../model/fields.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
@@ -119,26 +115,21 @@ export class JobService {
     if (!can(p, 'JobDefinition', parsed.partition, 'Submit'))
       throw forbidden(`You need the Submit privilege to submit ${businessKey('JobDefinition', parsed.key)}`);
     const options = parseSubmitBody(body, this.d.defaultTimeZone);
-    const create = async (tx: Store, fx: Effects) => {
-      const definition = await tx.getObject('JobDefinition', parsed.key);
-      if (!definition) throw notFound('JobDefinition', parsed.key);
-      return tx.jobs.withCause(userCause(p, 'submit'), () => this.createFrom(tx, p, definition, options, fx));
-    };
-    // A job that waits for events, or a chain, is created in the engine's loop: an event raised at the same
-    // moment is then seen either by the submit or by the release of waiting jobs. Plain jobs take the fast path.
-    const seen = await this.d.store.getObject('JobDefinition', parsed.key);
-    const d = seen?.data;
-    if (d && (d.JobDefinitionType === 'JobChain' || (Array.isArray(d.WaitEvents) && d.WaitEvents.length > 0)))
-      return renderJob(await this.d.engine.mutate(create), []);
-    const fx = newEffects();
-    const job = await this.d.store.transaction((tx) => create(tx, fx));
-    this.d.engine.apply(fx);
+    const job = await this.d.engine.submit(
+      async (tx, fx, k) => {
+        const definition = await tx.getObject('JobDefinition', parsed.key);
+        if (!definition) throw notFound('JobDefinition', parsed.key);
+        return this.createFrom(tx, k, p, definition, options, fx);
+      },
+      userCause(p, 'submit'),
+    );
     return renderJob(job, []);
   }
 
   /** A new job of `definition` with `options` applied; shared by submit and resubmit. */
   async createFrom(
     tx: Store,
+    k: Kernel,
     p: Principal,
     definition: StoredObject,
     options: SubmitOptions,
@@ -157,39 +148,28 @@ export class JobService {
         definition.key,
         zone,
       );
-    let start = options.requestedStart?.ms ?? now;
-    let recurrence: NewJob['recurrence'];
+    let frame: string | undefined;
     if (options.submitFrame !== undefined) {
       const frameKey = parseKey('partitioned', options.submitFrame);
       if (!frameKey || !can(p, 'SubmitFrame', frameKey.partition, 'View'))
         throw invalid(
           `Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey?.key ?? options.submitFrame)} does not exist`,
         );
-      const frame = await loadFrame(tx, frameKey.key, zone);
-      if (!frame) throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey.key)} does not exist`);
-      const windowKey = d.TimeWindow as string | null;
-      const jobWindow = windowKey ? await loadWindow(tx, windowKey, (d.TimeZone as string | null) ?? zone) : undefined;
-      const first = firstOccurrence(frame, start, jobWindow);
-      if (first === undefined)
-        throw invalid(
-          `Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey.key)} never fires after the requested start`,
-        );
-      start = first;
-      recurrence = { frame: frameKey.key, anchor: first, occurrence: first };
+      frame = frameKey.key;
     }
-    return createJob(
+    return k.submit(
       tx,
       {
         definition,
         queue: queue.key,
         priority: options.priority ?? (d.Priority as number | null) ?? 50,
-        requestedStart: start,
+        requestedStart: options.requestedStart?.ms ?? now,
         zone,
         parameters: params,
         hold: options.holdOnSubmit ?? d.HoldOnSubmit === true,
         description: options.description ?? null,
         submittedBy: p.user,
-        ...(recurrence ? { recurrence, jobGroup: 'self' as const } : {}),
+        ...(frame !== undefined ? { submitFrame: frame } : {}),
       },
       now,
       fx,

@@ -9,6 +9,7 @@ import { dropServerOwned, namesServerOwned } from '../model/round-trip.ts';
 import { checkRules, collectReferences, validateObjectBody } from '../model/validate.ts';
 import type { SecretBox } from '../security/secret-box.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
+import { allObjects } from '../store/all-objects.ts';
 import { isUniqueViolation, type ObjectRef, type Store, type StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { selectFields } from './job-render.ts';
@@ -70,6 +71,7 @@ export const OBJECT_LIST_PARAMS: readonly ListParam[] = [
 
 /** Rendered objects kept for reads; cleared whole when full (definitions are few and change rarely). */
 const READ_CACHE_SIZE = 5000;
+const SCRIPT_TYPES = new Set(['BASH', 'SH', 'PYTHON', 'NODE']);
 
 /** The partition whose privileges govern a referenced object. */
 const referencePartition = (r: { type: TypeName; key: string }): string =>
@@ -94,6 +96,18 @@ export class ObjectService {
 
   constructor(deps: ObjectServiceDeps) {
     this.deps = deps;
+  }
+
+  /** The scripts the caller may view (the XML interface's `scripts`): libraries and definitions of script types. */
+  async scripts(p: Principal): Promise<Array<{ type: TypeName; key: string; description: unknown }>> {
+    const found: Array<{ type: TypeName; key: string; description: unknown }> = [];
+    for (const type of ['Library', 'JobDefinition'] as const)
+      for await (const o of allObjects(this.deps.store, type)) {
+        if (!can(p, type, o.partition, 'View') || o.protection !== null) continue;
+        if (type === 'JobDefinition' && !SCRIPT_TYPES.has(o.data.JobDefinitionType as string)) continue;
+        found.push({ type, key: o.key, description: o.data.Description });
+      }
+    return found;
   }
 
   /**

@@ -1,8 +1,3 @@
-import { OPERATOR_MESSAGE_DEFINITION } from '../engine/ask.ts';
-import { answerAlert } from '../engine/alerts.ts';
-import { settleStepRequest } from '../engine/chains.ts';
-import { finishJob, settleRestartRequest } from '../engine/transitions.ts';
-import { applyOutText } from '../domain/parameters.ts';
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { Principal } from '../security/privileges.ts';
@@ -28,7 +23,7 @@ export class OperatorMessages extends MessageService {
     if (reply === '') throw invalid('Field "Reply" must not be empty');
     if (reply.length > MAX_REPLY) throw invalid(`Field "Reply" must be at most ${MAX_REPLY} characters`);
     await this.engine.mutate(
-      async (tx, fx) => {
+      async (tx, fx, k) => {
         const m = await tx.getObject('OperatorMessage', String(id));
         if (!m) throw notFound('OperatorMessage', id);
         if (m.data.ReplyStatus !== 'Required')
@@ -48,27 +43,8 @@ export class OperatorMessages extends MessageService {
           ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
           ReplyUser: p.user,
         });
-        const sender = /^(Job|Alert):(\d+)$/.exec(String(m.data.SenderObject ?? ''));
-        if (sender?.[1] === 'Alert') {
-          const alert = await tx.getObject('Alert', sender[2] as string);
-          if (alert) await answerAlert(tx, alert, reply, p.user, now);
-          return;
-        }
-        const job = sender ? await tx.jobs.get(Number(sender[2])) : undefined;
-        if (!job || job.data.operatorMessage !== id) return;
-        if (job.status === 'ConsoleRestart') await settleRestartRequest(tx, job, reply === 'Restart', p.user, now, fx);
-        else if (job.status === 'Console' && job.data.chain?.step)
-          await settleStepRequest(tx, job, reply === 'Restart', p.user, now, fx);
-        else if (job.status === 'Console' && job.definition === OPERATOR_MESSAGE_DEFINITION) {
-          applyOutText(job.data.parameters, { Reply: reply }, job.data.zone);
-          await finishJob(
-            tx,
-            job,
-            { status: 'Completed', returnCode: 0, notes: [`${p.user} replied ${JSON.stringify(reply)}`] },
-            now,
-            fx,
-          );
-        }
+        // The reply reaches what sent the message: a waiting job, a chain step, an alert (kernel reactions).
+        await k.answer(tx, { sender: String(m.data.SenderObject ?? ''), message: id, reply, user: p.user }, now, fx);
       },
       userCause(p, 'reply', `Reply to OperatorMessage:${id}`),
     );

@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine.ts';
-import { SYSTEM_SERVER } from '../engine/dispatcher.ts';
+import { SYSTEM_SERVER } from '../domain/job.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
 import { can, type Principal } from '../security/privileges.ts';

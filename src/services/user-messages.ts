@@ -1,4 +1,3 @@
-import { finishJob } from '../engine/transitions.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { UserMessageSpec } from '../domain/job.ts';
 import type { Principal } from '../security/privileges.ts';
@@ -33,7 +32,7 @@ export class UserMessages extends MessageService {
       throw invalid(`Field "ReplyComment" must be at most ${MAX_COMMENT} characters`);
     const asked = b.Response.trim();
     await this.engine.mutate(
-      async (tx, fx) => {
+      async (tx, fx, k) => {
         const m = await tx.getObject('UserMessage', String(id));
         if (!m) throw notFound('UserMessage', id);
         if (!isParticipant(p, (m.data.Participants as string[] | null) ?? []))
@@ -56,7 +55,7 @@ export class UserMessages extends MessageService {
         });
         const job = await tx.jobs.get(Number(m.data.Job));
         if (job?.status === 'Console' && job.data.userMessage === id)
-          await finishJob(
+          await k.finish(
             tx,
             job,
             {

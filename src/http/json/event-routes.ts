@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { MAX_COMMENT } from '../../engine/events.ts';
+import { MAX_COMMENT } from '../../domain/event-comment.ts';
 import type { EventService } from '../../services/events.ts';
 import { errorResponses } from './schemas.ts';
 

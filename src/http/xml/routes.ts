@@ -17,7 +17,6 @@ import { businessKey, parseKey } from '../../model/keys.ts';
 import { getType } from '../../model/registry.ts';
 import { can } from '../../security/privileges.ts';
 import { IMPORT_NOT_PERMITTED, type ImportRequest } from '../../services/car-import.ts';
-import { allObjects } from '../../store/all-objects.ts';
 import { sendJobFile } from '../job-file-content.ts';
 import { importMessage, LIST_STYLESHEET, objectMessage, type RestObject, restList, XML_TYPE } from './documents.ts';
 
@@ -127,16 +126,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
     return type;
   };
 
-  const scriptObjects = async (req: FastifyRequest) => {
-    const found: Array<{ type: TypeName; key: string; description: unknown }> = [];
-    for (const type of ['Library', 'JobDefinition'] as const)
-      for await (const o of allObjects(d.store, type)) {
-        if (!can(req.principal, type, o.partition, 'View') || o.protection !== null) continue;
-        if (type === 'JobDefinition' && !SCRIPT_TYPES.has(o.data.JobDefinitionType as string)) continue;
-        found.push({ type, key: o.key, description: o.data.Description });
-      }
-    return found;
-  };
+  const scriptObjects = (req: FastifyRequest) => d.objects.scripts(req.principal);
 
   return [
     {
@@ -392,7 +382,6 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
 }
 
 /** Definition types that hold a script (custom script process definitions, spec document 2 §1). */
-const SCRIPT_TYPES = new Set(['BASH', 'SH', 'PYTHON', 'NODE']);
 
 /** Built-in objects belong to every server: they are not exported (check=export). */
 const exportable = (o: { protection: string | null }): boolean => o.protection === null;
