@@ -181,7 +181,6 @@ export function consumeEvent(
   return clearRaised(k, tx, definitionKey, { clearer: `Job:${jobId}` }, now, fx);
 }
 
-// biome-ignore lint/suspicious/noTemplateCurlyInString: the product's substitution syntax, not a template
 const DEFAULT_RAISE_COMMENT = 'Event raised by process:${jobid} (${jobdescription}) going to status ${jobstatus}';
 
 /** Reaction to a final status: the definition's RaiseEvents for that status, with their comments substituted. */
