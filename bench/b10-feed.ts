@@ -9,7 +9,8 @@
  * (with clients) opens C connections to GET …/stream and waits for their `ready` event, then submits N ×
  * `POST …/Job/GLOBAL.System_Sleep` (MilliSeconds 0) at concurrency 50 while it counts Completed jobs in the SQLite
  * file every 50 ms (as B1). jobs/s = N ÷ (first submit → the poll that sees all N Completed). The clients are in
- * this process (core 1, with the load generator); each parses its stream and records the job events. Afterwards
+ * this process (core 1, with the load generator); each keeps its stream's bytes and parses them after the drain
+ * (see openFeed). The server's CPU per job is reported beside jobs/s: what the feed costs the server. Afterwards
  * every client must hold, for each of the N jobs, exactly `null→Queued, Queued→Running, Running→Completed` in that
  * order. Repetitions alternate without / with clients; medians and the ratio with ÷ without are reported (target
  * ≥ 90 %). A client that missed an event fails the run.
@@ -19,7 +20,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JobsReader, pollUntil, submitMany, submitter } from './agent-harness.ts';
-import { type Serve, startServe, stop } from './harness.ts';
+import { processCpuSeconds, type Serve, startServe, stop } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { count, type Values } from './lib/options.ts';
 import { fixed, int, median, pct, say } from './lib/report.ts';
@@ -49,41 +50,51 @@ async function submitJobs(base: string, apiKey: string, n: number, concurrency: 
   }
 }
 
-/** A feed client that keeps, per job, its moves as `from>to` in arrival order. */
+/**
+ * A feed client. While jobs drain it only keeps the bytes it receives: the clients share core 1 with the load
+ * generator (on a real site they are browsers on other machines), and parsing 50 streams as they arrive took enough
+ * of that core to slow the submits, which measured the clients rather than the server. `parse()` (untimed, after the
+ * drain) turns the bytes into each job's moves, `from>to` in arrival order.
+ */
 interface FeedClient {
   ready: Promise<void>;
   moves: Map<number, string[]>;
   ended: boolean;
+  parse(): void;
   close(): void;
 }
 
 function openFeed(base: string, apiKey: string): FeedClient {
   const moves = new Map<number, string[]>();
-  let resolveReady: () => void = () => {};
+  let chunks: Buffer[] = [];
+  let rest = '';
+  let resolveReady: (() => void) | undefined;
   const ready = new Promise<void>((r) => {
     resolveReady = r;
   });
-  const client: FeedClient = { ready, moves, ended: false, close: () => req.destroy() };
+  const parse = () => {
+    const text = rest + Buffer.concat(chunks).toString('utf8');
+    chunks = [];
+    const blocks = text.split('\n\n');
+    rest = blocks.pop() ?? '';
+    for (const block of blocks) {
+      if (!block.includes('event: job\n')) continue;
+      const m = JOB_EVENT.exec(block) as RegExpExecArray;
+      const id = Number(m[1]);
+      const move = `${m[2] === 'null' ? 'null' : m[3]}>${m[4]}`;
+      const list = moves.get(id);
+      if (list) list.push(move);
+      else moves.set(id, [move]);
+    }
+  };
+  const client: FeedClient = { ready, moves, ended: false, parse, close: () => req.destroy() };
   const req = httpRequest(`${base}/stream`, { headers: { 'X-API-Key': apiKey } }, (res: IncomingMessage) => {
-    let buffer = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      buffer += chunk;
-      let end = buffer.indexOf('\n\n');
-      while (end !== -1) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (block.includes('event: ready')) resolveReady();
-        else if (block.includes('event: job\n')) {
-          // A regular expression, not JSON.parse: the clients share a core with the load generator.
-          const m = JOB_EVENT.exec(block) as RegExpExecArray;
-          const id = Number(m[1]);
-          const move = `${m[2] === 'null' ? 'null' : m[3]}>${m[4]}`;
-          const list = moves.get(id);
-          if (list) list.push(move);
-          else moves.set(id, [move]);
-        }
-        end = buffer.indexOf('\n\n');
+    res.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      // The stream opens with `retry:` and `ready`; the test for it stops once it was seen.
+      if (resolveReady && chunk.includes('event: ready')) {
+        resolveReady();
+        resolveReady = undefined;
       }
     });
     res.on('close', () => {
@@ -103,6 +114,10 @@ interface Measurement {
   drainS: number;
   /** Clients that had every event of every job, in order. */
   complete: number;
+  /** CPU the server spent per job during the drain, ms: the feed's cost to the server, whatever limits jobs/s. */
+  serverCpuMsPerJob: number;
+  /** CPU of this process (load generator and clients, core 1) during the drain, % of one core. */
+  driverCpuPct: number;
 }
 
 async function measure(
@@ -134,18 +149,33 @@ async function measure(
     }
     for (let i = 0; i < clients; i++) feeds.push(openFeed(serve.base, apiKey));
     await Promise.all(feeds.map((f) => f.ready));
+    const serverPid = serve.proc.pid;
+    const cpu0 = { server: processCpuSeconds(serverPid), driver: process.cpuUsage() };
     const t0 = performance.now();
     const [ids, t1] = await Promise.all([
       submitJobs(serve.base, apiKey, opts.jobs, opts.concurrency),
       until(opts.warmupJobs + opts.jobs),
     ]);
+    const serverCpuS = processCpuSeconds(serverPid) - cpu0.server;
+    const driver = process.cpuUsage(cpu0.driver);
     // The last events may still be on their way: wait (untimed) until every client has every job's end.
     const deadline = performance.now() + 60_000;
-    const done = (f: FeedClient) => ids.every((id) => f.moves.get(id)?.at(-1) === 'Running>Completed');
+    const done = (f: FeedClient) => {
+      f.parse();
+      return ids.every((id) => f.moves.get(id)?.at(-1) === 'Running>Completed');
+    };
     while (!feeds.every((f) => f.ended || done(f)) && performance.now() < deadline) await sleep(100);
+    for (const f of feeds) f.parse();
     const complete = feeds.filter((f) => !f.ended && ids.every((id) => f.moves.get(id)?.join(',') === EXPECTED));
     const drainS = (t1 - t0) / 1000;
-    return { clients, jobsPerSec: opts.jobs / drainS, drainS, complete: complete.length };
+    return {
+      clients,
+      jobsPerSec: opts.jobs / drainS,
+      drainS,
+      complete: complete.length,
+      serverCpuMsPerJob: (1000 * serverCpuS) / opts.jobs,
+      driverCpuPct: (driver.user + driver.system) / 1e4 / drainS,
+    };
   } finally {
     for (const f of feeds) f.close();
     reader?.close();
@@ -180,17 +210,22 @@ benchmark({
         if (m.complete !== clients) failures++;
         say(
           `rep ${rep}  clients ${String(clients).padStart(3)}  ${fixed(m.jobsPerSec, 0).padStart(6)} jobs/s  ` +
-            `drain ${fixed(m.drainS, 2)} s  clients with every event of every job: ${m.complete}/${clients}`,
+            `drain ${fixed(m.drainS, 2)} s  server CPU ${fixed(m.serverCpuMsPerJob, 3)} ms/job  load generator and ` +
+            `clients ${fixed(m.driverCpuPct, 0)} % of a core  clients with every event of every job: ${m.complete}/${clients}`,
         );
       }
     const a = median(without.map((m) => m.jobsPerSec));
     const b = median(withClients.map((m) => m.jobsPerSec));
     const ratio = b / a;
+    const cpuA = median(without.map((m) => m.serverCpuMsPerJob));
+    const cpuB = median(withClients.map((m) => m.serverCpuMsPerJob));
     const everyEvent = failures === 0 ? 'yes' : `NO (${failures} measurement(s) short)`;
     say(
       '',
       `median jobs/s: without clients ${fixed(a, 0)}, with ${opts.clients} clients ${fixed(b, 0)}; ` +
         `ratio ${pct(100 * ratio)} (target ≥ ${pct(100 * TARGET_RATIO)})`,
+      `median server CPU per job: without clients ${fixed(cpuA, 3)} ms, with ${opts.clients} clients ` +
+        `${fixed(cpuB, 3)} ms (${pct((100 * cpuB) / cpuA)})`,
       `every client received every event of its jobs: ${everyEvent}`,
     );
     return {
@@ -200,7 +235,12 @@ benchmark({
         `(target ≥ ${pct(100 * TARGET_RATIO)})`,
       meets: ratio >= TARGET_RATIO,
       ...(failures > 0 ? { failure: `${failures} measurement(s) had a client without every event of every job` } : {}),
-      results: { without, withClients, medians: { without: a, with: b, ratio }, failures },
+      results: {
+        without,
+        withClients,
+        medians: { without: a, with: b, ratio, serverCpuMsPerJob: { without: cpuA, with: cpuB } },
+        failures,
+      },
     };
   },
 });

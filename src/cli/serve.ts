@@ -36,11 +36,11 @@ export function registerServe(program: Command): void {
         lines.push('  These are shown only once; keep them somewhere safe.');
         process.stdout.write(`${lines.join('\n')}\n`);
       }
+      // A long-lived server compiles every route's schemas before it takes requests (as Fastify does by default), so
+      // no request waits for a compilation and a broken schema stops the start; test servers compile on first use.
+      await server.app.ready();
+      await server.app.warmSchemas();
       await listen(server, config);
-      // A long-lived server compiles every route's schemas now, between requests, rather than at each first use.
-      void server.app
-        .warmSchemas()
-        .catch((err: unknown) => server.logger.error({ err }, 'route schema failed to compile'));
       let stopping = false;
       // Graceful: no new requests, those in flight finish, the engine stops, the database closes. The local agent
       // keeps its jobs running; they report to the next start. Bounded: exit 1 once the grace period is over.

@@ -33,7 +33,7 @@ declare module 'fastify' {
     principal: Principal;
   }
   interface FastifyInstance {
-    /** Compiles the route schemas not used yet (they compile on first use), between requests. */
+    /** Compiles the route schemas not used yet (they compile on first use); `millrace serve` calls it before listening. */
     warmSchemas(): Promise<void>;
   }
 }

@@ -1,10 +1,9 @@
 // Compiles a route's schemas on its first request instead of when the app starts (Fastify's default). A server has
-// about 85 routes whose schemas come from the registry; compiling them all cost 1.7-2.7 s of CPU at every start,
-// though most routes are never called by a given process (a test's server, above all). `millrace serve` warms
-// them after it starts listening, one route at a time between requests, so no request waits for more than one
-// route's compilation. Fastify offers no lazy mode, so its own compilers (@fastify/ajv-compiler,
-// @fastify/fast-json-stringify-compiler, with their default options) are wrapped: validation and serialization are
-// exactly Fastify's.
+// about 85 routes whose schemas come from the registry; compiling them all costs 1.7-2.7 s of CPU, though most
+// routes are never called by a short-lived server (a test's, above all). `millrace serve` compiles them all with
+// `warm()` before it listens, as Fastify would. Fastify offers no lazy mode, so its own compilers
+// (@fastify/ajv-compiler, @fastify/fast-json-stringify-compiler, with their default options) are wrapped: validation
+// and serialization are exactly Fastify's.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
@@ -22,7 +21,7 @@ const serializers = SerializerSelector() as (external: unknown, options: unknown
 export interface LazySchemas {
   /** Fastify's `schemaController.compilersFactory`. */
   compilersFactory: CompilersFactory;
-  /** Compiles every route schema not compiled yet, yielding to the event loop between two. */
+  /** Compiles every route schema not compiled yet (one route per event-loop turn). */
   warm(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@ import { backends } from '../../helpers/backends.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * Route schemas compile on first use (src/http/lazy-schemas.ts) and `millrace serve` compiles the rest after it
+ * Route schemas compile on first use (src/http/lazy-schemas.ts) and `millrace serve` compiles them all before it
  * starts listening. Here every route's schemas compile, and validation and serialization answer as before: a
  * wrong body names its field, coerced query values arrive typed, and answers carry their fields, whether a route
  * was compiled by its first request or by the warm-up.
