@@ -1,6 +1,6 @@
 /**
- * The stages of docs/architecture.md §6 and which action applies in which status. Pure: the engine asks these before it
- * changes a job, and answers 409 naming the status when the answer is no.
+ * The stages of docs/architecture.md §6. Pure. Which action applies in which status is the action table's
+ * (job-actions.ts).
  */
 
 /** Every process status of docs/architecture.md §6, with its one-letter code. */
@@ -84,52 +84,3 @@ export const OCCUPYING: readonly JobStatus[] = [
 const finalSet = new Set<JobStatus>(FINAL);
 export const isFinal = (s: JobStatus): boolean => finalSet.has(s);
 export const statusCode = (s: JobStatus): string => JOB_STATUSES[s];
-
-export type JobAction =
-  | 'cancel'
-  | 'kill'
-  | 'unknown'
-  | 'hold'
-  | 'release'
-  | 'restart'
-  | 'resubmit'
-  | 'runnow'
-  | 'updateJob'
-  | 'disable'
-  | 'enable';
-
-export const JOB_ACTIONS: readonly JobAction[] = [
-  'cancel',
-  'kill',
-  'unknown',
-  'hold',
-  'release',
-  'restart',
-  'resubmit',
-  'runnow',
-  'updateJob',
-  'disable',
-  'enable',
-];
-
-/** Statuses an action applies in (docs/architecture.md §6). Dispatched jobs are on their way to an agent: too late to cancel. */
-const APPLIES: Record<JobAction, readonly JobStatus[]> = {
-  cancel: [...INITIAL, 'Scheduled', 'QueueHeld', 'Held', 'EventWait', 'LockWait', 'Queued', 'Overdue'],
-  kill: ['Running', 'Waiting', 'Console'],
-  unknown: [...INITIAL, ...PENDING, ...ACTIVE],
-  hold: ['Scheduled', 'QueueHeld', 'EventWait', 'LockWait', 'Queued', 'Overdue'],
-  release: ['Held'],
-  restart: FINAL,
-  resubmit: [...INITIAL, ...PENDING, ...ACTIVE, ...FINAL],
-  runnow: ['Scheduled', 'QueueHeld', 'Held', 'EventWait', 'LockWait', 'Queued', 'Overdue'],
-  updateJob: ['Running'],
-  disable: ['Chained'],
-  enable: ['Disabled'],
-};
-
-export const actionApplies = (action: JobAction, status: JobStatus): boolean => APPLIES[action].includes(status);
-
-/** The wording of the 409 when an action does not apply. */
-export function notApplicableMessage(action: JobAction, jobId: number, status: JobStatus): string {
-  return `Action ${action} does not apply to Job:${jobId} in status ${status}`;
-}

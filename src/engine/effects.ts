@@ -16,6 +16,8 @@ export interface Effects {
   removeFiles: number[];
   /** Definitions whose jobs finished, with the number of finished jobs their KeepJobs keeps. */
   purge: Map<string, number>;
+  /** Jobs told to run now: the next dispatch pass starts them ignoring queue holds and limits. */
+  runNow: number[];
   /** Run the dispatcher again. */
   dispatch: boolean;
   /** Wake the dispatcher at these instants (Scheduled jobs, time windows opening). */
@@ -30,6 +32,7 @@ export const newEffects = (): Effects => ({
   stopSystem: [],
   removeFiles: [],
   purge: new Map(),
+  runNow: [],
   dispatch: false,
   wakeAt: [],
   overdueAt: [],

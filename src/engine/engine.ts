@@ -316,11 +316,6 @@ export class Engine {
     setTimeout(() => this.alerts.kick(), 20).unref();
   }
 
-  /** Marks a job for `runnow`: the next pass starts it ignoring queue holds and limits. */
-  addRunNow(jobId: number): void {
-    this.runNow.add(jobId);
-  }
-
   /** Resolves once nothing is queued or running in the loop (tests and shutdown). */
   idle(): Promise<void> {
     if (!this.looping && this.work.length === 0 && !this.dispatchWanted) return Promise.resolve();
@@ -343,6 +338,7 @@ export class Engine {
       this.overdueCheckAt = Math.min(this.overdueCheckAt, t);
       this.wakeAt(t);
     }
+    for (const id of fx.runNow) this.runNow.add(id);
     if (fx.dispatch) this.requestDispatch();
   }
 

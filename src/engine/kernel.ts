@@ -10,7 +10,8 @@ import type {
   UserMessageSpec,
 } from '../domain/job.ts';
 import { hasChildren, SYSTEM_SERVER } from '../domain/job.ts';
-import { actionApplies, isFinal, type JobAction, PENDING } from '../domain/job-status.ts';
+import { actionApplies, type JobAction } from '../domain/job-actions.ts';
+import { isFinal, PENDING } from '../domain/job-status.ts';
 import { firstOccurrence } from '../domain/recurrence.ts';
 import { decideRestart } from '../domain/restart.ts';
 import { nextOpening, openingEnd } from '../domain/time-window.ts';
@@ -470,6 +471,7 @@ export class Kernel {
         return job;
       case 'runnow':
         job.data.runNow = true;
+        fx.runNow.push(job.jobId);
         fx.dispatch = true;
         return this.save(tx, job, 'Queued', now, fx);
       case 'restart':

@@ -1,6 +1,7 @@
 import type { JobRecord } from '../domain/job.ts';
 import { type ProcessProperty, unchangeableReason } from '../domain/process-properties.ts';
-import { actionApplies, isFinal, type JobAction, notApplicableMessage } from '../domain/job-status.ts';
+import { actionApplies, type JobAction, jobAction, notApplicableMessage } from '../domain/job-actions.ts';
+import { isFinal } from '../domain/job-status.ts';
 import { unstorableText } from '../domain/characters.ts';
 import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
 import type { Effects, Kernel } from '../engine/kernel.ts';
@@ -33,8 +34,8 @@ const UPDATE_FIELDS = new Set(['Status', 'Description', 'JobNotes', 'JobParamete
 const UPDATE_STATUSES: readonly JobStatus[] = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'];
 
 /**
- * The job actions of spec §3 with the statuses of docs/architecture.md §6: the checks and the body here, the effect in
- * the kernel (`Kernel.act`, or a submit for resubmit). Each runs in the engine's serial loop, in its own
+ * The job actions of spec §3, as the action table declares them (domain/job-actions.ts: statuses, privileges, body):
+ * the checks and the body here, the effect in the kernel (`Kernel.act`, or a submit for resubmit). Each runs in the engine's serial loop, in its own
  * transaction; one that does not apply in the job's status is a 409 naming the status. Each takes an optional body
  * of process properties, applied in the same transaction (see domain/process-properties.ts).
  */
@@ -47,7 +48,7 @@ export class JobActions {
     this.jobs = jobs;
   }
 
-  /** Returns the job after the action, or the new job for restart and resubmit (`created`). */
+  /** Returns the job after the action, or the new job for the actions that create one (`created`). */
   async act(
     p: Principal,
     idText: string,
@@ -55,19 +56,24 @@ export class JobActions {
     body: unknown,
     query: Record<string, unknown>,
   ): Promise<{ job: Record<string, unknown>; created: boolean }> {
+    const spec = jobAction(action);
     const seen = await this.jobs.find(p, idText);
-    this.jobs.require(p, 'Job', seen.partition, 'Control', `${action} Job:${seen.jobId}`);
-    if (action === 'restart' || action === 'resubmit')
-      this.jobs.require(p, 'JobDefinition', seen.partition, 'Submit', `submit ${seen.definition}`);
+    for (const { type, privilege } of spec.privileges)
+      this.jobs.require(
+        p,
+        type,
+        seen.partition,
+        privilege,
+        type === 'Job' ? `${action} Job:${seen.jobId}` : `${privilege.toLowerCase()} ${seen.definition}`,
+      );
     // A resubmit body may be the job as GET renders it: what is not a submit field must be as it is (spec row 13).
-    if (action === 'resubmit' && isPlainObject(body) && Object.keys(body).some((k) => !SUBMIT_FIELDS.has(k))) {
+    if (spec.body === 'submit' && isPlainObject(body) && Object.keys(body).some((k) => !SUBMIT_FIELDS.has(k))) {
       const current = await this.jobs.get(p, idText);
       body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && k in current);
     }
-    const resubmit = action === 'resubmit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
-    // Every other action takes an optional body of process properties (spec §4 row 13), applied with the action.
-    const properties =
-      action === 'resubmit' || action === 'updateJob' ? undefined : parseProperties(body, this.d.defaultTimeZone);
+    const submit = spec.body === 'submit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
+    // Process properties (spec §4 row 13) are applied with the action.
+    const properties = spec.body === 'properties' ? parseProperties(body, this.d.defaultTimeZone) : undefined;
     const now = () => this.d.clock.now();
     const result = await this.d.engine.mutate(
       async (tx, fx, k) => {
@@ -75,12 +81,13 @@ export class JobActions {
         if (!job) throw notFound('Job', seen.jobId);
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
         if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), fx);
-        if (action === 'resubmit') return this.resubmit(tx, k, p, job, resubmit as NonNullable<typeof resubmit>, fx);
-        const status = action === 'updateJob' ? this.updateJob(job, body) : undefined;
+        // An action with a submit body is a submit: a new job from this one (resubmit).
+        if (submit) return this.resubmit(tx, k, p, job, submit, fx);
+        const status = spec.body === 'completion' ? this.updateJob(job, body) : undefined;
         return k.act(
           tx,
           job,
-          action,
+          action as Exclude<JobAction, 'resubmit'>,
           {
             user: p.user,
             cancelRecurrence: query.cancelRecurrence === 'true',
@@ -93,9 +100,10 @@ export class JobActions {
       },
       userCause(p, action),
     );
-    if (action === 'runnow') this.d.engine.addRunNow(result.jobId);
-    const created = action === 'restart' || action === 'resubmit';
-    return { job: renderJob(result, created ? [] : await this.d.store.jobs.listFiles(result.jobId)), created };
+    return {
+      job: renderJob(result, spec.creates ? [] : await this.d.store.jobs.listFiles(result.jobId)),
+      created: spec.creates,
+    };
   }
 
   /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { Command } from 'commander';
+import { JOB_ACTIONS, type JobAction, jobAction } from '../../domain/job-actions.ts';
 import { FINAL } from '../../domain/job-status.ts';
 import type { JobStatus } from '../../model/fields.ts';
 import { clientCommand, collect, contextOf, type ClientFlags, type Ctx, reportFailure, sleep } from './context.ts';
@@ -41,7 +42,8 @@ export function exitCodeOf(job: Json): number {
   return 1;
 }
 
-const ACTIONS = ['hold', 'release', 'cancel', 'kill', 'restart', 'runnow'] as const;
+/** The verbs of `millrace job` that act on jobs: the action table marks them. */
+export const JOB_VERBS = JOB_ACTIONS.filter((a) => jobAction(a).verb === true);
 
 interface SubmitFlags extends ClientFlags {
   param: string[];
@@ -90,7 +92,7 @@ export function registerJobCommands(program: Command): void {
     .option('-f, --follow', 'keep printing as the job writes, until it is final')
     .option('--stderr', 'stderr.log instead of stdout.log')
     .action((id: string, flags: LogFlags) => logs(contextOf(flags).client, id, flags));
-  for (const action of ACTIONS)
+  for (const action of JOB_VERBS)
     clientCommand(job, action, `${action} jobs`)
       .argument('<id...>', 'job ids')
       .action((ids: string[], flags: ClientFlags) => act(contextOf(flags), action, ids));
@@ -229,7 +231,7 @@ async function readFrom(client: ApiClient, fileId: number, offset: number): Prom
   return written;
 }
 
-async function act(ctx: Ctx, action: (typeof ACTIONS)[number], ids: string[]): Promise<void> {
+async function act(ctx: Ctx, action: JobAction, ids: string[]): Promise<void> {
   const results: Json[] = [];
   for (const id of ids) {
     try {

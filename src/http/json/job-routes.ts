@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { JOB_ACTIONS, type JobAction } from '../../domain/job-status.ts';
+import { isJobAction, JOB_ACTIONS, type JobAction } from '../../domain/job-actions.ts';
 import { invalid } from '../../errors.ts';
 import type { Principal } from '../../security/privileges.ts';
 import type { JobActions } from '../../services/job-actions.ts';
@@ -7,6 +7,7 @@ import { selectFields } from '../../services/job-render.ts';
 import type { JobService } from '../../services/jobs.ts';
 import { PROCESS_SERVER_ACTIONS, type ProcessServerAction } from '../../services/process-servers.ts';
 import { sendJobFile } from '../job-file-content.ts';
+import { ACTION_BODY_DESCRIPTION, ACTIONS_DESCRIPTION, ACTIONS_SUMMARY } from './job-action-docs.ts';
 import { errorResponses } from './schemas.ts';
 
 export interface JobRouteDeps {
@@ -74,8 +75,7 @@ const RESUBMIT_BODY = {
  */
 const ACTION_BODY = {
   type: 'object',
-  description:
-    'Optional process properties applied with the action. Description may change in any status; Priority, Queue, RequestedStartTime and JobParameters (In values) only before the job is handed to a process server, and on restart (to the new job). updateJob takes Status, Description, JobNotes and JobParameters as {Name, OutValue}.',
+  description: ACTION_BODY_DESCRIPTION,
   properties: {
     Description: { type: 'string', maxLength: 255, nullable: true },
     Priority: SUBMIT_BODY.properties.Priority,
@@ -203,7 +203,8 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
   app.put<Req>('/Job/:key/:action', {
     schema: {
       tags: ['Job'],
-      summary: 'Perform an action on a job (spec §3); restart and resubmit answer the new job',
+      summary: ACTIONS_SUMMARY,
+      description: ACTIONS_DESCRIPTION,
       params: {
         type: 'object',
         properties: { key: { type: 'string' }, action: { type: 'string', enum: [...JOB_ACTIONS] } },
@@ -214,9 +215,8 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       response: { 200: JOB, 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },
     handler: (req, reply) => {
-      const action = req.params.action as JobAction;
-      if (!JOB_ACTIONS.includes(action))
-        throw invalid(`Unknown action "${req.params.action}"; one of ${JOB_ACTIONS.join(', ')}`);
+      const action = req.params.action ?? '';
+      if (!isJobAction(action)) throw invalid(`Unknown action "${action}"; one of ${JOB_ACTIONS.join(', ')}`);
       return act(req, reply, action);
     },
   });

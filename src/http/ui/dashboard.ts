@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { FINAL, JOB_ACTIONS, actionApplies } from '../../domain/job-status.ts';
+import { JOB_ACTIONS, jobAction } from '../../domain/job-actions.ts';
+import { FINAL } from '../../domain/job-status.ts';
 import { invalid, unauthenticated } from '../../errors.ts';
-import { JOB_STATUS_NAMES } from '../../model/fields.ts';
 import { isPlainObject } from '../../model/validate.ts';
 import type { LoadReport } from '../../services/load.ts';
 import { SESSION_CHALLENGE, type Session, Sessions } from '../../services/sessions.ts';
@@ -19,10 +19,13 @@ export interface DashboardDeps {
 
 const HIDDEN = { schema: { hide: true } };
 
-/** What the page may offer: each job action with the statuses it applies in (the engine's own table). */
-const ACTION_STATUSES = Object.fromEntries(
-  JOB_ACTIONS.map((a) => [a, JOB_STATUS_NAMES.filter((s) => actionApplies(a, s))]),
-);
+/** What the page may offer, from the action table: each action with the statuses it applies in ... */
+const ACTION_STATUSES = Object.fromEntries(JOB_ACTIONS.map((a) => [a, jobAction(a).applies]));
+/** ... and the buttons, in the table's order, with the privileges each needs and what its answer is. */
+const ACTION_BUTTONS = JOB_ACTIONS.flatMap((name) => {
+  const { button, privileges, body, creates } = jobAction(name);
+  return button ? [{ name, ...button, privileges, body, creates }] : [];
+});
 
 /**
  * The web dashboard of issue 13 at `<context>/ui/`: its static files, sign-in/sign-out and two small JSON
@@ -57,6 +60,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
     idleTimeoutSeconds: Sessions.IDLE_MS / 1000,
     jsonBase: deps.jsonBase,
     actions: ACTION_STATUSES,
+    actionButtons: ACTION_BUTTONS,
     finalStatuses: FINAL,
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { actionApplies, FINAL, notApplicableMessage } from '../../../src/domain/job-status.ts';
+import { actionApplies, notApplicableMessage } from '../../../src/domain/job-actions.ts';
+import { FINAL } from '../../../src/domain/job-status.ts';
 import { buildJobParameters, parameterEnvironment } from '../../../src/domain/parameters.ts';
 import { decideRestart } from '../../../src/domain/restart.ts';
 import { parseReturnCodeMap } from '../../../src/domain/return-codes.ts';

@@ -24,4 +24,7 @@ export const partitionOf = (key) => (typeof key === 'string' && key.includes('.'
 /** Whether a job action applies in a status (the engine's table, sent with the session). */
 export const actionApplies = (action, status) => current?.actions?.[action]?.includes(status) ?? false;
 
+/** The job action buttons the page may show, from the server's action table (name, label, confirm, privileges …). */
+export const actionButtonSpecs = () => current?.actionButtons ?? [];
+
 export const isFinal = (status) => current?.finalStatuses?.includes(status) ?? false;
