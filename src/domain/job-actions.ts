@@ -133,7 +133,13 @@ export const JOB_ACTION_TABLE = {
 export type JobAction = keyof typeof JOB_ACTION_TABLE;
 export const JOB_ACTIONS = Object.keys(JOB_ACTION_TABLE) as JobAction[];
 
+/** The actions whose effect is the kernel's `act`: all but those with a submit body, which are a submit (resubmit). */
+export type KernelAction = {
+  [A in JobAction]: (typeof JOB_ACTION_TABLE)[A]['body'] extends 'submit' ? never : A;
+}[JobAction];
+
 export const jobAction = (action: JobAction): JobActionSpec => JOB_ACTION_TABLE[action];
+export const isKernelAction = (action: JobAction): action is KernelAction => jobAction(action).body !== 'submit';
 export const isJobAction = (name: string): name is JobAction => Object.hasOwn(JOB_ACTION_TABLE, name);
 
 export const actionApplies = (action: JobAction, status: JobStatus): boolean =>

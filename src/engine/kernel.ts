@@ -10,7 +10,7 @@ import type {
   UserMessageSpec,
 } from '../domain/job.ts';
 import { hasChildren, SYSTEM_SERVER } from '../domain/job.ts';
-import { actionApplies, type JobAction } from '../domain/job-actions.ts';
+import { actionApplies, type KernelAction } from '../domain/job-actions.ts';
 import { isFinal, PENDING } from '../domain/job-status.ts';
 import { firstOccurrence } from '../domain/recurrence.ts';
 import { decideRestart } from '../domain/restart.ts';
@@ -446,7 +446,7 @@ export class Kernel {
   async act(
     tx: Store,
     job: JobRecord,
-    action: Exclude<JobAction, 'resubmit'>,
+    action: KernelAction,
     o: ActOptions,
     now: number,
     fx: Effects,

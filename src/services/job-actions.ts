@@ -1,6 +1,12 @@
 import type { JobRecord } from '../domain/job.ts';
 import { type ProcessProperty, unchangeableReason } from '../domain/process-properties.ts';
-import { actionApplies, type JobAction, jobAction, notApplicableMessage } from '../domain/job-actions.ts';
+import {
+  actionApplies,
+  isKernelAction,
+  type JobAction,
+  jobAction,
+  notApplicableMessage,
+} from '../domain/job-actions.ts';
 import { isFinal } from '../domain/job-status.ts';
 import { unstorableText } from '../domain/characters.ts';
 import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
@@ -82,12 +88,12 @@ export class JobActions {
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
         if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), fx);
         // An action with a submit body is a submit: a new job from this one (resubmit).
-        if (submit) return this.resubmit(tx, k, p, job, submit, fx);
+        if (!isKernelAction(action)) return this.resubmit(tx, k, p, job, submit as NonNullable<typeof submit>, fx);
         const status = spec.body === 'completion' ? this.updateJob(job, body) : undefined;
         return k.act(
           tx,
           job,
-          action as Exclude<JobAction, 'resubmit'>,
+          action,
           {
             user: p.user,
             cancelRecurrence: query.cancelRecurrence === 'true',
