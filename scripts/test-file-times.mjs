@@ -1,6 +1,6 @@
 // A node:test reporter that writes how long each test file's tests took, slowest first: where the suite's time
 // goes. scripts/test.sh adds it when MILLRACE_TEST_TIMES names a file. A file's figure is the sum of its top-level
-// tests and suites (they run one after another inside the file; files run two at a time).
+// tests and suites (they run one after another inside the file; files run three at a time).
 export default async function* fileTimes(source) {
   const perFile = new Map();
   for await (const event of source) {
