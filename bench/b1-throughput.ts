@@ -15,7 +15,8 @@
  * Anchor: graphile-worker 0.17.3, default settings, concurrency 10, one no-op task, in its own process on core 0;
  * the harness adds the N jobs with `addJobs` in batches of 1000 and polls its jobs table until it is empty.
  * Ours first drains --warmup-jobs untimed jobs; the anchor none by default (see --anchor-warmup-jobs).
- * Repetitions are interleaved ours, anchor, ours…; medians and the ratio ours ÷ anchor are reported.
+ * Repetitions are interleaved (ours, the other builds, the anchor; every other repetition in reverse order); medians and
+ * the ratio ours ÷ anchor are reported.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -511,6 +512,9 @@ benchmark({
       const targets: Array<() => Promise<Measurement>> = [() => measureOurs(setup, rep)];
       for (const build of opts.builds) targets.push(() => measureOurs(setup, rep, [], build));
       if (opts.anchor && anchorAdmin) targets.push(() => measureGraphile(opts, anchorAdmin, rep));
+      // Every other repetition runs the targets in reverse order, so that whatever drifts during a repetition (the
+      // first drain of a repetition was repeatedly the slowest) does not always favour the same one.
+      if (rep % 2 === 0) targets.reverse();
       for (const run of targets) {
         const m = await run();
         all.push(m);
