@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DEFAULTS, interfacePaths } from '../../src/config/config.ts';
+import type { Backend } from './backends.ts';
+import { type ApiResponse, apiClient, freePort } from './http-client.ts';
 
 /** The repository root: `node bin/millrace` runs from here. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -174,4 +176,61 @@ export function suiteDataDir(prefix: string): () => string {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
   return () => dir;
+}
+
+/** A `millrace serve` on a fresh database of the enclosing `describe` (see suiteServer). */
+export interface SuiteServer {
+  /** The database and data folder (set once `before` ran). */
+  readonly db: Awaited<ReturnType<Backend['create']>>;
+  /** The port it listens on, the same for every start. */
+  readonly port: number;
+  /** The process of the latest start. */
+  readonly serve: ServeProcess;
+  /** Starts (again) `millrace serve` on the database and port. */
+  start(): Promise<void>;
+  /** A JSON request with the admin key (`env.MILLRACE_ADMIN_API_KEY`). */
+  api(method: string, path: string, body?: unknown): Promise<ApiResponse>;
+}
+
+/**
+ * For the enclosing `describe`: a fresh database of `backend` and a port, `millrace serve` started on them before
+ * its tests with `env` (the admin's key and password), and after them every server killed and the database dropped.
+ */
+export function suiteServer(backend: Backend, env: { MILLRACE_ADMIN_API_KEY: string } & Record<string, string>) {
+  let db: SuiteServer['db'] | undefined;
+  let port = 0;
+  let serve: ServeProcess | undefined;
+  const set = <T>(v: T | undefined, what: string): T => {
+    if (v === undefined) throw new Error(`suiteServer: no ${what} before the suite's before() ran`);
+    return v;
+  };
+  const s: SuiteServer = {
+    get db() {
+      return set(db, 'database');
+    },
+    get port() {
+      return port;
+    },
+    get serve() {
+      return set(serve, 'server');
+    },
+    async start() {
+      const d = set(db, 'database');
+      serve = await startServe(
+        ['--data', d.dataDir, '--port', String(port), ...(d.databaseUrl ? ['--database', d.databaseUrl] : [])],
+        env,
+      );
+    },
+    api: (method, path, body) => apiClient(port, env.MILLRACE_ADMIN_API_KEY)(method, path, body),
+  };
+  before(async () => {
+    db = await backend.create();
+    port = await freePort();
+    await s.start();
+  });
+  after(async () => {
+    await killServers();
+    await db?.cleanup();
+  });
+  return s;
 }

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { type Backend, backends } from '../../helpers/backends.ts';
-import { killServers, type ServeProcess, startServe } from '../../helpers/cli.ts';
-import { apiClient, freePort } from '../../helpers/http-client.ts';
+import { describe, test } from 'node:test';
+import { backends } from '../../helpers/backends.ts';
+import { suiteServer } from '../../helpers/cli.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 const KEY = 'crash-test-admin-key-0123456789';
@@ -17,35 +16,16 @@ const FINAL = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'];
  */
 for (const backend of backends()) {
   describe(`server killed with SIGKILL (${backend.name})`, () => {
-    let db: Awaited<ReturnType<Backend['create']>>;
-    let port: number;
-    let serve: ServeProcess;
-    const start = async () => {
-      serve = await startServe(
-        ['--data', db.dataDir, '--port', String(port), ...(db.databaseUrl ? ['--database', db.databaseUrl] : [])],
-        {
-          MILLRACE_ADMIN_API_KEY: KEY,
-        },
-      );
-    };
+    const server = suiteServer(backend, { MILLRACE_ADMIN_API_KEY: KEY });
+    const { api, start } = server;
     const crash = async () => {
-      const gone = new Promise((r) => serve.child.once('exit', r));
-      serve.child.kill('SIGKILL');
+      const gone = new Promise((r) => server.serve.child.once('exit', r));
+      server.serve.child.kill('SIGKILL');
       await gone;
     };
-    before(async () => {
-      db = await backend.create();
-      port = await freePort();
-      await start();
-    });
-    after(async () => {
-      await killServers();
-      await db.cleanup();
-    });
-    const api = (method: string, path: string, body?: unknown) => apiClient(port, KEY)(method, path, body);
 
     test('R3: jobs running on the agent survive the crash and report their real outcome once', async () => {
-      const marker = join(db.dataDir, 'markers.txt');
+      const marker = join(server.db.dataDir, 'markers.txt');
       const r = await api('POST', '/JobDefinition/GLOBAL.Marked', {
         JobDefinitionType: 'BASH',
         Script: `echo "$MILLRACE_JOB_ID:$MILLRACE_ATTEMPT:$$" >> ${marker}; sleep 2; exit $((MILLRACE_JOB_ID % 3))`,

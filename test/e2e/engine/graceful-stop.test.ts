@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { type Backend, backends } from '../../helpers/backends.ts';
-import { killServers, type ServeProcess, startServe } from '../../helpers/cli.ts';
-import { apiClient, freePort } from '../../helpers/http-client.ts';
+import { describe, test } from 'node:test';
+import { backends } from '../../helpers/backends.ts';
+import { suiteServer } from '../../helpers/cli.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 const KEY = 'graceful-test-admin-key-0123456789';
@@ -15,30 +14,11 @@ const KEY = 'graceful-test-admin-key-0123456789';
  */
 for (const backend of backends()) {
   describe(`SIGTERM while a job runs (${backend.name})`, () => {
-    let db: Awaited<ReturnType<Backend['create']>>;
-    let port: number;
-    let serve: ServeProcess;
-    const start = async () => {
-      serve = await startServe(
-        ['--data', db.dataDir, '--port', String(port), ...(db.databaseUrl ? ['--database', db.databaseUrl] : [])],
-        {
-          MILLRACE_ADMIN_API_KEY: KEY,
-        },
-      );
-    };
-    before(async () => {
-      db = await backend.create();
-      port = await freePort();
-      await start();
-    });
-    after(async () => {
-      await killServers();
-      await db.cleanup();
-    });
-    const api = (method: string, path: string, body?: unknown) => apiClient(port, KEY)(method, path, body);
+    const server = suiteServer(backend, { MILLRACE_ADMIN_API_KEY: KEY });
+    const { api, start } = server;
 
     test('the server exits promptly, the job finishes on the agent, and its outcome arrives after the restart', async () => {
-      const marker = join(db.dataDir, 'graceful.txt');
+      const marker = join(server.db.dataDir, 'graceful.txt');
       await api('POST', '/JobDefinition/GLOBAL.Slow', {
         JobDefinitionType: 'BASH',
         Script: `echo "$MILLRACE_JOB_ID:$$" >> ${marker}; sleep 2; echo done; exit 5`,
@@ -49,7 +29,7 @@ for (const backend of backends()) {
         (await api('GET', `/Job/${id}`)).json.Status === 'Running' ? true : undefined,
       );
       const t0 = Date.now();
-      const code = await serve.stop();
+      const code = await server.serve.stop();
       assert.equal(code, 0);
       assert.ok(Date.now() - t0 < 10_000, `stopping took ${Date.now() - t0} ms`);
       await new Promise((r) => setTimeout(r, 2500)); // the job ends while no server runs

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { type Backend, backends } from '../../helpers/backends.ts';
-import { JSON_BASE, killServers, type ServeProcess, startServe } from '../../helpers/cli.ts';
-import { apiClient, freePort } from '../../helpers/http-client.ts';
+import { describe, test } from 'node:test';
+import { backends } from '../../helpers/backends.ts';
+import { JSON_BASE, suiteServer } from '../../helpers/cli.ts';
 
 const KEY = 'shutdown-test-admin-key-0123456789';
 const PASSWORD = 'shutdown-test-password-42';
@@ -13,34 +12,17 @@ const PASSWORD = 'shutdown-test-password-42';
  */
 for (const backend of backends()) {
   describe(`SIGTERM during a burst of submits, and the log (${backend.name})`, () => {
-    let db: Awaited<ReturnType<Backend['create']>>;
-    let port: number;
-    let serve: ServeProcess;
-    const start = async () => {
-      serve = await startServe(
-        ['--data', db.dataDir, '--port', String(port), ...(db.databaseUrl ? ['--database', db.databaseUrl] : [])],
-        { MILLRACE_ADMIN_API_KEY: KEY, MILLRACE_ADMIN_PASSWORD: PASSWORD },
-      );
-    };
-    before(async () => {
-      db = await backend.create();
-      port = await freePort();
-      await start();
-    });
-    after(async () => {
-      await killServers();
-      await db.cleanup();
-    });
-    const api = (method: string, path: string, body?: unknown) => apiClient(port, KEY)(method, path, body);
+    const server = suiteServer(backend, { MILLRACE_ADMIN_API_KEY: KEY, MILLRACE_ADMIN_PASSWORD: PASSWORD });
+    const { api, start } = server;
 
     test('every acknowledged submit is stored after the restart; the log names requests, never secrets', async () => {
       // A request with its own id, and one with basic auth, for the log.
-      const traced = await fetch(`http://127.0.0.1:${port}${JSON_BASE}/Queue/GLOBAL.Default`, {
+      const traced = await fetch(`http://127.0.0.1:${server.port}${JSON_BASE}/Queue/GLOBAL.Default`, {
         headers: { 'X-API-Key': KEY, 'X-Request-Id': 'trace-me-123' },
       });
       assert.equal(traced.status, 200);
       assert.equal(traced.headers.get('x-request-id'), 'trace-me-123');
-      const basic = await fetch(`http://127.0.0.1:${port}/millrace/api-rest/version`, {
+      const basic = await fetch(`http://127.0.0.1:${server.port}/millrace/api-rest/version`, {
         headers: { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}` },
       });
       await basic.text();
@@ -62,11 +44,11 @@ for (const backend of backends()) {
       };
       const burst = [submitter(), submitter(), submitter(), submitter()];
       while (acknowledged.length < 40) await new Promise((r) => setTimeout(r, 20));
-      const code = await serve.stop();
+      const code = await server.serve.stop();
       stopped = true;
       await Promise.all(burst);
-      assert.equal(code, 0, serve.output());
-      const log = serve.output();
+      assert.equal(code, 0, server.serve.output());
+      const log = server.serve.output();
       assert.match(log, /SIGTERM received, shutting down/);
 
       await start();
