@@ -7,6 +7,16 @@ import { startTestServer, type TestServer } from './server.ts';
 
 /** Debian's chromium; `.ci/run` installs it when missing. */
 export const CHROMIUM = '/usr/bin/chromium';
+/** Chromium's switches in every test: no sandbox (root in CI), no GPU, nothing fetched in the background. */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Where the browser tests write their screenshots (README: "The dashboard"); gitignored. */
 export const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', '.tmp', 'screenshots');
@@ -26,15 +36,7 @@ export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    args: CHROMIUM_ARGS,
   });
 }
 

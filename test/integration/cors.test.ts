@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { loadConfig } from '../../src/config/config.ts';
 import { backends } from '../helpers/backends.ts';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.ts';
 import { ADMIN_KEY, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -16,15 +17,6 @@ import { ADMIN_KEY, startTestServer, type TestServer } from '../helpers/server.t
  */
 
 const [sqlite] = backends();
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** A page server: another origin from which the browser calls the API. */
 async function pageServer(): Promise<{ server: Server; origin: string }> {
@@ -64,7 +56,7 @@ describe('CORS allow-list', () => {
     api = `http://127.0.0.1:${(t.server.app.server.address() as AddressInfo).port}${t.base}`;
     profile = await mkdtemp(join(tmpdir(), 'millrace-chromium-'));
     browser = await chromium.launchPersistentContext(profile, {
-      executablePath: '/usr/bin/chromium',
+      executablePath: CHROMIUM,
       headless: true,
       args: CHROMIUM_ARGS,
     });
