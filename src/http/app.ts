@@ -23,7 +23,7 @@ import type { LoadReport } from '../services/load.ts';
 import type { Sessions } from '../services/sessions.ts';
 import { registerDashboard } from './ui/dashboard.ts';
 import { jsonInterface } from './json/plugin.ts';
-import { ERROR_SCHEMA, inputSchema, outputSchema } from './json/schemas.ts';
+import { ERROR_SCHEMA, formSchema, inputSchema, outputSchema } from './json/schemas.ts';
 import { lazySchemas } from './lazy-schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
 import { type OpsDeps, opsRoutes } from './ops-routes.ts';
@@ -121,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addSchema(inputSchema(type));
   }
   app.addSchema(outputSchema(requireType('Job')));
+  for (const form of Object.values(requireType('Job').forms)) app.addSchema(formSchema(form));
   for (const kind of ['OperatorMessage', 'UserMessage', 'Alert'] as const)
     app.addSchema(outputSchema(requireType(kind)));
   app.addSchema(outputSchema(requireType('Event')));

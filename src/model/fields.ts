@@ -48,8 +48,12 @@ export type FieldKind =
   | { kind: 'reference'; type: TypeName }
   /** Write-only: accepted on input, encrypted at rest, never rendered. */
   | { kind: 'secret'; maxLength: number }
-  | { kind: 'record'; fields: readonly Field[] }
-  | { kind: 'list'; of: FieldKind; maxItems: number };
+  /** `named`: the field whose value names an item of a list in messages (a parameter by its Name). */
+  | { kind: 'record'; fields: readonly Field[]; named?: string }
+  /** `single`: one item alone is taken as a list of one (input only; a stored list is always a list). */
+  | { kind: 'list'; of: FieldKind; maxItems: number; single?: boolean }
+  /** A string or a number, kept as given (input only: an Out value given to updateJob, converted by its parameter). */
+  | { kind: 'scalar'; maxLength: number };
 
 export interface Field {
   readonly name: string;
@@ -85,7 +89,11 @@ export const oneOf = (...values: string[]): FieldKind => ({ kind: 'enum', values
 export const ref = (type: TypeName): FieldKind => ({ kind: 'reference', type });
 export const secret = (maxLength = 1024): FieldKind => ({ kind: 'secret', maxLength });
 export const record = (...fields: Field[]): FieldKind => ({ kind: 'record', fields });
+/** A record whose items in a list are named in messages by the value of the field `named`. */
+export const namedRecord = (named: string, ...fields: Field[]): FieldKind => ({ kind: 'record', fields, named });
 export const list = (of: FieldKind, maxItems = 1000): FieldKind => ({ kind: 'list', of, maxItems });
+export const listOrOne = (of: FieldKind, maxItems = 1000): FieldKind => ({ kind: 'list', of, maxItems, single: true });
+export const scalar = (maxLength = 4000): FieldKind => ({ kind: 'scalar', maxLength });
 
 export const field = (fieldName: string, kind: FieldKind, options: Omit<Field, 'name' | 'kind'> = {}): Field => ({
   name: fieldName,

@@ -10,6 +10,25 @@ import { type Field, type FieldKind, field, name, type Privilege, ref, string, t
  */
 export type KeyShape = 'name' | 'partitioned' | 'queueProvider' | 'numeric' | 'eventId';
 
+/**
+ * A request body that is not the object itself (a Job's submit, process-properties and completion bodies): its
+ * fields, validated by the registry (model/validate.ts `validateForm`) and documented from the same declaration.
+ */
+export interface Form {
+  /** Its schema's id in the OpenAPI document (`JobSubmit`). */
+  readonly id: string;
+  readonly description: string;
+  readonly fields: readonly Field[];
+  readonly byName: ReadonlyMap<string, Field>;
+}
+
+export const defineForm = (id: string, description: string, fields: Field[]): Form => ({
+  id,
+  description,
+  fields,
+  byName: new Map(fields.map((f) => [f.name, f])),
+});
+
 export interface ObjectType {
   readonly name: TypeName;
   readonly description: string;
@@ -30,6 +49,8 @@ export interface ObjectType {
   readonly rules?: (value: Record<string, unknown>) => string | undefined;
   /** Look-up by field name. */
   readonly byName: ReadonlyMap<string, Field>;
+  /** Bodies of its own that requests take (the Job: submit, properties, completion), by name. */
+  readonly forms: Readonly<Record<string, Form>>;
 }
 
 interface TypeDeclaration {
@@ -40,6 +61,7 @@ interface TypeDeclaration {
   fields: Field[];
   privileges?: Privilege[];
   rules?: (value: Record<string, unknown>) => string | undefined;
+  forms?: Record<string, Form>;
 }
 
 const COMMENT = field('Comment', text(4000), { description: 'Free comment.' });
@@ -96,6 +118,7 @@ export function defineType(decl: TypeDeclaration): ObjectType {
     privileges: decl.privileges ?? ['View', 'Create', 'Edit', 'Delete'],
     rules: decl.rules,
     byName,
+    forms: decl.forms ?? {},
   };
 }
 

@@ -1,11 +1,11 @@
-import { invalid } from '../errors.ts';
-import { parseDate } from '../time/date-format.ts';
+import { invalid, MillraceError } from '../errors.ts';
+import { DateParseError, parseDate } from '../time/date-format.ts';
 import { isValidTimeZone } from '../time/zone.ts';
 import { codePointText, NOT_XML_CHAR } from '../domain/characters.ts';
 import { isPlainObject } from '../domain/json.ts';
 import type { Field, FieldKind, TypeName } from './fields.ts';
 import { parseKey } from './keys.ts';
-import type { ObjectType } from './object-type.ts';
+import type { Form, ObjectType } from './object-type.ts';
 
 /** Resolves the key shape of a referenced type (the registry passes itself in, keeping this file pure). */
 export type KeyShapeOf = (type: TypeName) => ObjectType['key'];
@@ -69,8 +69,9 @@ function value(kind: FieldKind, input: unknown, path: string, opts: ValidateOpti
       if (typeof input !== 'string') return fail(path, 'must be a date written as a string');
       try {
         return parseDate(input, opts.defaultZone);
-      } catch {
-        return fail(path, 'must be a date "YYYY/MM/DD HH:MM:SS,mmm <time zone>" or ISO-8601');
+      } catch (e) {
+        const why = e instanceof DateParseError ? ` (${e.message})` : '';
+        return fail(path, `must be a date "YYYY/MM/DD HH:MM:SS,mmm <time zone>" or ISO-8601${why}`);
       }
     }
     case 'reference': {
@@ -86,14 +87,34 @@ function value(kind: FieldKind, input: unknown, path: string, opts: ValidateOpti
       if (!isPlainObject(input)) return fail(path, 'must be an object');
       return fields(kind.fields, input, path, { ...opts, mode: 'create' });
     }
+    case 'scalar': {
+      if (typeof input === 'number' && Number.isFinite(input)) return input;
+      if (typeof input !== 'string') return fail(path, 'must be a string or a number');
+      return value({ kind: 'text', maxLength: kind.maxLength }, input, path, opts);
+    }
     case 'list': {
+      if (kind.single && !Array.isArray(input)) input = [input];
       if (!Array.isArray(input)) return fail(path, 'must be a list');
       if (input.length > kind.maxItems) return fail(path, `must hold at most ${kind.maxItems} items`);
       return input.map((item, i) => {
-        const v = value(kind.of, item, `${path}[${i}]`, opts);
+        const v = namingItem(kind.of, item, () => value(kind.of, item, `${path}[${i}]`, opts));
         return v === null ? fail(`${path}[${i}]`, 'must not be null') : v;
       });
     }
+  }
+}
+
+/** Runs `check` on a list item; a refusal of a named item (a parameter) also says which it is: `(Name "Text")`. */
+function namingItem<T>(kind: FieldKind, item: unknown, check: () => T): T {
+  const named = kind.kind === 'record' ? kind.named : undefined;
+  const label = named !== undefined && isPlainObject(item) ? item[named] : undefined;
+  if (typeof label !== 'string') return check();
+  try {
+    return check();
+  } catch (e) {
+    if (e instanceof MillraceError && e.status === 400)
+      throw invalid(`${e.message} (${named} ${JSON.stringify(label.slice(0, 80))})`);
+    throw e;
   }
 }
 
@@ -140,13 +161,26 @@ export function validateObjectBody(type: ObjectType, body: unknown, opts: Valida
     if (type.identity.includes(k)) identityValues[k] = v;
     else rest[k] = v;
   }
-  const out = fields(writable, rest, '', opts);
-  // Identity fields are validated for shape here; matching them to the path is the caller's job.
+  // Identity fields are validated for shape first (a body naming its object wrongly is told so before anything
+  // else); matching them to the path is the caller's job.
+  const identity: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(identityValues)) {
     const f = type.byName.get(k);
-    if (f) out[k] = value(f.kind, v, k, opts);
+    if (f) identity[k] = value(f.kind, v, k, opts);
   }
-  return out;
+  return { ...fields(writable, rest, '', opts), ...identity };
+}
+
+/**
+ * Validates a request body of one of a type's forms (docs/architecture.md §12: a Job's submit, process-properties
+ * and completion bodies). No body is an empty one; every field is optional; an unknown field is refused by name.
+ * Returns the given fields in stored form (dates as {ms, zone}, keys canonical), null kept as null.
+ */
+export function validateForm(form: Form, body: unknown, opts: Omit<ValidateOptions, 'mode'>): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (!isPlainObject(body)) throw invalid('The body must be a JSON object');
+  for (const k of Object.keys(body)) if (!form.byName.has(k)) throw invalid(`Unknown field "${k}"`);
+  return fields(form.fields, body, '', { ...opts, mode: 'update' });
 }
 
 /** Runs the type's cross-field rules on a complete value. */

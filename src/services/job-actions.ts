@@ -8,18 +8,25 @@ import {
   notApplicableMessage,
 } from '../domain/job-actions.ts';
 import { isFinal } from '../domain/job-status.ts';
-import { unstorableText } from '../domain/characters.ts';
 import { applyOutItems, resubmitParameters } from '../domain/parameters.ts';
 import type { Effects, Kernel } from '../engine/kernel.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { JobStatus } from '../model/fields.ts';
 import { dropUnchanged } from '../model/round-trip.ts';
+import { requireType } from '../model/registry.ts';
 import { isPlainObject } from '../model/validate.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import { renderJob } from './job-render.ts';
 import { userCause } from './user-cause.ts';
-import { type JobService, type JobServiceDeps, parseSubmitBody, SUBMIT_FIELDS, type SubmitOptions } from './jobs.ts';
+import { type Completion, parseCompletion, parseSubmitBody, SUBMIT_FIELDS, type SubmitOptions } from './job-bodies.ts';
+import type { JobService, JobServiceDeps } from './jobs.ts';
+
+/** A job keeps at most as many notes as the Job's JobNotes field holds. */
+const MAX_NOTES = (() => {
+  const kind = requireType('Job').byName.get('JobNotes')?.kind;
+  return kind?.kind === 'list' ? kind.maxItems : 1000;
+})();
 
 interface Properties {
   /** The fields the body gives, in its order. */
@@ -29,15 +36,12 @@ interface Properties {
 
 /** An action's body: the fields of a submit body (checked as there), none of them required. */
 function parseProperties(body: unknown, defaultZone: string): Properties {
-  const options = parseSubmitBody(body, defaultZone);
+  const options = parseSubmitBody(body, defaultZone, 'properties');
   const given = isPlainObject(body)
     ? (Object.keys(body).filter((k) => body[k] !== undefined) as ProcessProperty[])
     : [];
   return { given, options };
 }
-
-const UPDATE_FIELDS = new Set(['Status', 'Description', 'JobNotes', 'JobParameters']);
-const UPDATE_STATUSES: readonly JobStatus[] = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'];
 
 /**
  * The job actions of spec §3, as the action table declares them (domain/job-actions.ts: statuses, privileges, body):
@@ -80,6 +84,7 @@ export class JobActions {
     const submit = spec.body === 'submit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
     // Process properties (spec §4 row 13) are applied with the action.
     const properties = spec.body === 'properties' ? parseProperties(body, this.d.defaultTimeZone) : undefined;
+    const completion = spec.body === 'completion' ? parseCompletion(body, this.d.defaultTimeZone) : undefined;
     const now = () => this.d.clock.now();
     const result = await this.d.engine.mutate(
       async (tx, fx, k) => {
@@ -89,7 +94,7 @@ export class JobActions {
         if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), fx);
         // An action with a submit body is a submit: a new job from this one (resubmit).
         if (!isKernelAction(action)) return this.resubmit(tx, k, p, job, submit as NonNullable<typeof submit>, fx);
-        const status = spec.body === 'completion' ? this.updateJob(job, body) : undefined;
+        const status = completion ? this.updateJob(job, completion) : undefined;
         return k.act(
           tx,
           job,
@@ -182,7 +187,7 @@ export class JobActions {
     k: Kernel,
     p: Principal,
     job: JobRecord,
-    options: ReturnType<typeof parseSubmitBody>,
+    options: SubmitOptions,
     fx: Effects,
   ): Promise<JobRecord> {
     const definition = await tx.getObject('JobDefinition', job.definition);
@@ -209,33 +214,15 @@ export class JobActions {
    * External completion (spec §3): Description, JobNotes (appended) and Out parameters are applied to the job here;
    * the Status (a final status) it returns is set by the kernel.
    */
-  private updateJob(job: JobRecord, body: unknown): JobStatus | undefined {
+  private updateJob(job: JobRecord, completion: Completion): JobStatus | undefined {
     if (job.data.spec.completionStrategy !== 'External')
       throw conflict(`Job:${job.jobId} does not have an External completion strategy; updateJob does not apply`);
-    const b = body ?? {};
-    if (!isPlainObject(b)) throw invalid('The body must be a JSON object');
-    for (const k of Object.keys(b)) if (!UPDATE_FIELDS.has(k)) throw invalid(`Unknown field "${k}"`);
-    const status = b.Status;
-    if (status !== undefined && status !== null && !UPDATE_STATUSES.includes(status as JobStatus))
-      throw invalid(`Field "Status" must be a final status: ${UPDATE_STATUSES.join(', ')}`);
-    if (
-      b.Description !== undefined &&
-      b.Description !== null &&
-      (typeof b.Description !== 'string' || b.Description.length > 255)
-    )
-      throw invalid('Field "Description" must be text of at most 255 characters');
-    const notes =
-      b.JobNotes === undefined || b.JobNotes === null ? [] : Array.isArray(b.JobNotes) ? b.JobNotes : [b.JobNotes];
-    if (!notes.every((n) => typeof n === 'string' && n.length <= 4000))
-      throw invalid('Field "JobNotes" must be a note or a list of notes of at most 4000 characters');
-    if (job.data.notes.length + notes.length > 1000) throw invalid('Field "JobNotes": a job keeps at most 1000 notes');
-    for (const [field, text] of [['Description', b.Description], ...notes.map((n) => ['JobNotes', n])]) {
-      const bad = typeof text === 'string' ? unstorableText(text) : undefined;
-      if (bad) throw invalid(`Field "${field}" ${bad}`);
-    }
-    applyOutItems(job.data.parameters, b.JobParameters, job.data.zone);
-    if (b.Description !== undefined) job.description = b.Description as string | null;
-    job.data.notes.push(...(notes as string[]));
-    return (status as JobStatus | null | undefined) ?? undefined;
+    const { status, description, notes, outValues } = completion;
+    if (job.data.notes.length + notes.length > MAX_NOTES)
+      throw invalid(`Field "JobNotes": a job keeps at most ${MAX_NOTES} notes`);
+    applyOutItems(job.data.parameters, outValues, job.data.zone);
+    if (description !== undefined) job.description = description;
+    job.data.notes.push(...notes);
+    return status;
   }
 }

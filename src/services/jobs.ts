@@ -1,16 +1,15 @@
 import type { JobFileRecord, JobRecord } from '../domain/job.ts';
-import { unstorableText } from '../domain/characters.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Effects, Kernel } from '../engine/kernel.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import type { Privilege } from '../model/fields.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
-import { isPlainObject } from '../model/validate.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
-import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../time/date-format.ts';
+import { formatInstant } from '../time/date-format.ts';
+import { parseSubmitBody, type SubmitOptions } from './job-bodies.ts';
 import { userCause } from './user-cause.ts';
 import { JOB_LIST_PARAMS, parseJobFilter } from './job-list.ts';
 import { renderJob, selectFields } from './job-render.ts';
@@ -26,75 +25,10 @@ export interface JobServiceDeps {
 /** A job changes status a few dozen times at most; hold/release loops are capped here. */
 const MAX_HISTORY = 10_000;
 
-export const SUBMIT_FIELDS: ReadonlySet<string> = new Set([
-  'JobParameters',
-  'RequestedStartTime',
-  'Queue',
-  'Priority',
-  'Description',
-  'HoldOnSubmit',
-  'SubmitFrame',
-]);
-
 /** A job id from a path: a positive integer, else 404 exactly as for a missing job. */
 export function parseJobId(text: string, type = 'Job'): number {
   if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) throw notFound(type, text);
   return Number(text);
-}
-
-/** The properties a submit or resubmit body may set (docs/architecture.md §12), checked before anything is stored. */
-export interface SubmitOptions {
-  parameters: unknown;
-  requestedStart: ZonedInstant | undefined;
-  queue: string | undefined;
-  priority: number | undefined;
-  description: string | null | undefined;
-  holdOnSubmit: boolean | undefined;
-  /** A recurrence: the job is submitted again at each occurrence of this SubmitFrame. */
-  submitFrame: string | undefined;
-}
-
-export function parseSubmitBody(body: unknown, defaultZone: string): SubmitOptions {
-  if (body === undefined || body === null) body = {};
-  if (!isPlainObject(body)) throw invalid('The body must be a JSON object');
-  for (const k of Object.keys(body)) if (!SUBMIT_FIELDS.has(k)) throw invalid(`Unknown field "${k}"`);
-  const b = body;
-  let requestedStart: ZonedInstant | undefined;
-  if (b.RequestedStartTime !== undefined && b.RequestedStartTime !== null) {
-    if (typeof b.RequestedStartTime !== 'string') throw invalid('Field "RequestedStartTime" must be a date string');
-    try {
-      requestedStart = parseDate(b.RequestedStartTime, defaultZone);
-    } catch (e) {
-      if (e instanceof DateParseError) throw invalid(`Field "RequestedStartTime": ${e.message}`);
-      throw e;
-    }
-  }
-  if (b.Queue !== undefined && b.Queue !== null && typeof b.Queue !== 'string')
-    throw invalid('Field "Queue" must be a queue key');
-  const p = b.Priority;
-  if (p !== undefined && p !== null && (!Number.isInteger(p) || (p as number) < 1 || (p as number) > 100))
-    throw invalid('Field "Priority" must be a whole number from 1 to 100');
-  if (
-    b.Description !== undefined &&
-    b.Description !== null &&
-    (typeof b.Description !== 'string' || b.Description.length > 255)
-  )
-    throw invalid('Field "Description" must be text of at most 255 characters');
-  const badDescription = typeof b.Description === 'string' ? unstorableText(b.Description) : undefined;
-  if (badDescription) throw invalid(`Field "Description" ${badDescription}`);
-  if (b.HoldOnSubmit !== undefined && b.HoldOnSubmit !== null && typeof b.HoldOnSubmit !== 'boolean')
-    throw invalid('Field "HoldOnSubmit" must be true or false');
-  if (b.SubmitFrame !== undefined && b.SubmitFrame !== null && typeof b.SubmitFrame !== 'string')
-    throw invalid('Field "SubmitFrame" must be a SubmitFrame key');
-  return {
-    parameters: b.JobParameters,
-    requestedStart,
-    queue: (b.Queue as string | null | undefined) ?? undefined,
-    priority: (p as number | null | undefined) ?? undefined,
-    description: b.Description as string | null | undefined,
-    holdOnSubmit: (b.HoldOnSubmit as boolean | null | undefined) ?? undefined,
-    submitFrame: (b.SubmitFrame as string | null | undefined) ?? undefined,
-  };
 }
 
 /**

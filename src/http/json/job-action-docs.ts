@@ -3,9 +3,9 @@ import { type ActionBody, JOB_ACTIONS, type JobAction, jobAction } from '../../d
 /** The OpenAPI text of `PUT /Job/<id>/<action>`, written from the action table so the document lists what it holds. */
 
 const BODY: Record<ActionBody, string> = {
-  properties: 'optional process properties',
-  submit: 'a submit body, or the job as GET renders it (as PUT /Job/<id>)',
-  completion: 'Status, Description, JobNotes and JobParameters as {Name, OutValue}',
+  properties: 'optional process properties (JobProcessProperties)',
+  submit: 'a submit body (JobSubmit), or the job as GET renders it (as PUT /Job/<id>)',
+  completion: 'JobCompletion: Status, Description, JobNotes and JobParameters as {Name, OutValue}',
 };
 
 const named = (pick: (a: JobAction) => boolean): string =>
@@ -29,9 +29,6 @@ export const ACTIONS_DESCRIPTION = [
   ...JOB_ACTIONS.map(actionLine),
 ].join('\n');
 
-/** What the body schema of the action route says beyond its fields. */
-export const ACTION_BODY_DESCRIPTION = `Optional process properties applied with the action. Description may change in any status; Priority, Queue, RequestedStartTime and JobParameters (In values) only before the job is handed to a process server, and on restart (to the new job). ${JOB_ACTIONS.filter(
-  (a) => jobAction(a).body === 'completion',
-)
-  .map((a) => `${a} takes ${BODY.completion}.`)
-  .join(' ')}`;
+/** What the body schema of the process-property actions says beyond its fields. */
+export const ACTION_BODY_DESCRIPTION =
+  'Optional process properties applied with the action. Description may change in any status; Priority, Queue, RequestedStartTime and JobParameters (In values) only before the job is handed to a process server, and on restart (to the new job).';

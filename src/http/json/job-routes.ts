@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isJobAction, JOB_ACTIONS, type JobAction } from '../../domain/job-actions.ts';
+import { type ActionBody, isJobAction, JOB_ACTIONS, type JobAction, jobAction } from '../../domain/job-actions.ts';
+import { requireType } from '../../model/registry.ts';
 import { invalid } from '../../errors.ts';
 import type { Principal } from '../../security/privileges.ts';
 import type { JobActions } from '../../services/job-actions.ts';
@@ -8,7 +9,7 @@ import type { JobService } from '../../services/jobs.ts';
 import { PROCESS_SERVER_ACTIONS, type ProcessServerAction } from '../../services/process-servers.ts';
 import { sendJobFile } from '../job-file-content.ts';
 import { ACTION_BODY_DESCRIPTION, ACTIONS_DESCRIPTION, ACTIONS_SUMMARY } from './job-action-docs.ts';
-import { errorResponses } from './schemas.ts';
+import { errorResponses, formBody } from './schemas.ts';
 
 export interface JobRouteDeps {
   jobs: JobService;
@@ -23,79 +24,35 @@ const key = (description: string) => ({
   properties: { key: { type: 'string', description } },
   required: ['key'],
 });
-const SUBMIT_BODY = {
-  type: 'object',
-  description: 'Every field is optional (docs/architecture.md §12).',
-  properties: {
-    JobParameters: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          Name: { type: 'string' },
-          JobDefinitionParameter: {
-            type: 'string',
-            example: 'JobDefinitionParameter:GLOBAL.System_Sleep.MilliSeconds',
-          },
-          InValueString: { type: 'string', nullable: true },
-          InValueNumber: { type: 'number', nullable: true },
-          InValueDate: { type: 'string', nullable: true },
-          Direction: { type: 'string', enum: ['In', 'Out', 'InOut'], description: 'Read-only: as declared' },
-          DataType: { type: 'string', enum: ['String', 'Number', 'Date'], description: 'Read-only: as declared' },
-          OutValueString: { type: 'string', nullable: true, description: 'Read-only: a result' },
-          OutValueNumber: { type: 'number', nullable: true, description: 'Read-only: a result' },
-          OutValueDate: { type: 'string', nullable: true, description: 'Read-only: a result' },
-        },
-      },
-    },
-    RequestedStartTime: { type: 'string', example: '2026/11/21 22:00:00,000 Europe/Amsterdam' },
-    Queue: { type: 'string', example: 'GLOBAL.Default' },
-    Priority: { type: 'integer', minimum: 1, maximum: 100 },
-    Description: { type: 'string', maxLength: 255 },
-    HoldOnSubmit: { type: 'boolean' },
-    SubmitFrame: {
-      type: 'string',
-      example: 'GLOBAL.Daily',
-      description: 'A recurrence: the job is submitted again at each occurrence of this SubmitFrame',
-    },
-  },
-  additionalProperties: false,
+/** The Job's bodies are its forms in the registry (model/types/Job.ts); app.ts adds their schemas by these ids. */
+const form = (name: ActionBody) => {
+  const declared = requireType('Job').forms[name];
+  if (!declared) throw new Error(`the Job type declares no ${name} form`);
+  return declared;
 };
-/** Resubmit: a submit body, or the body of GET /Job/<id> (fields the server owns must be unchanged). */
+const SUBMIT_BODY = { $ref: `${form('submit').id}#` };
+/**
+ * Resubmit: a submit body, or the body of GET /Job/<id> (the Job's other fields are accepted when unchanged, so
+ * `additionalProperties` is true here; the service refuses a changed one, 400 naming it).
+ */
 const RESUBMIT_BODY = {
-  ...SUBMIT_BODY,
+  ...formBody(form('submit')),
+  title: 'JobResubmit',
   description:
     'Every field is optional. The body of GET /Job/<id> is accepted as is: the fields a submit does not set (Status, jobId, RunStart …) are ignored when unchanged and refused (400 naming them) when changed.',
   additionalProperties: true,
 };
 /**
- * Spec §4 row 13: process properties, optional, applied with the action (restart: to the new job). A property that
- * cannot change in the job's status is 400 naming it. updateJob takes its own form (spec §2.3): Status, JobNotes, and
- * JobParameters as {Name, OutValue}.
+ * One route takes every action; its body is the form the action table names (resubmit: a submit body, as PUT
+ * /Job/<id>). The document gives the union, and each action's line in the description says which it takes.
  */
 const ACTION_BODY = {
-  type: 'object',
-  description: ACTION_BODY_DESCRIPTION,
-  properties: {
-    Description: { type: 'string', maxLength: 255, nullable: true },
-    Priority: SUBMIT_BODY.properties.Priority,
-    Queue: SUBMIT_BODY.properties.Queue,
-    RequestedStartTime: SUBMIT_BODY.properties.RequestedStartTime,
-    JobParameters: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          ...SUBMIT_BODY.properties.JobParameters.items.properties,
-          OutValue: { description: 'updateJob: the Out value', oneOf: [{ type: 'string' }, { type: 'number' }] },
-        },
-      },
-    },
-    Status: { type: 'string', description: 'updateJob: a final status', example: 'Completed' },
-    JobNotes: { type: 'array', items: { type: 'string' }, description: 'updateJob: notes appended to the job' },
-  },
-  additionalProperties: false,
+  description: `${ACTION_BODY_DESCRIPTION} ${JOB_ACTIONS.filter((a) => jobAction(a).body !== 'properties')
+    .map((a) => `${a} takes ${form(jobAction(a).body).id}.`)
+    .join(' ')}`,
+  anyOf: (['properties', 'completion', 'submit'] as const).map((b) => ({ $ref: `${form(b).id}#` })),
 };
+
 const HISTORY = {
   type: 'object',
   properties: {
@@ -116,6 +73,16 @@ const HISTORY = {
           Detail: { type: 'string', nullable: true, example: 'Process server GLOBAL.Local reported return code 0' },
         },
       },
+    },
+  },
+};
+const ACTION_QUERY = {
+  type: 'object',
+  properties: {
+    cancelRecurrence: {
+      type: 'string',
+      enum: ['true', 'false'],
+      description: 'cancel: true also ends the recurrence the job belongs to',
     },
   },
 };
@@ -210,7 +177,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
         properties: { key: { type: 'string' }, action: { type: 'string', enum: [...JOB_ACTIONS] } },
         required: ['key', 'action'],
       },
-      querystring: { type: 'object', properties: { cancelRecurrence: { type: 'string', enum: ['true', 'false'] } } },
+      querystring: ACTION_QUERY,
       body: ACTION_BODY,
       response: { 200: JOB, 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },

@@ -1,5 +1,5 @@
 import type { FieldKind } from '../../model/fields.ts';
-import type { ObjectType } from '../../model/object-type.ts';
+import type { Form, ObjectType } from '../../model/object-type.ts';
 
 /**
  * JSON Schemas (OpenAPI 3.0 dialect: `nullable`, not type arrays) derived from the registry. They document the
@@ -42,8 +42,11 @@ function kindSchema(kind: FieldKind, mode: 'input' | 'output'): Schema {
       return recordSchema(kind.fields, mode);
     case 'list': {
       const items = kindSchema(kind.of, mode);
-      return { type: 'array', maxItems: kind.maxItems, items };
+      const many = { type: 'array', maxItems: kind.maxItems, items };
+      return kind.single ? { oneOf: [items, many] } : many;
     }
+    case 'scalar':
+      return { oneOf: [{ type: 'string', maxLength: kind.maxLength }, { type: 'number' }] };
   }
 }
 
@@ -56,11 +59,16 @@ function recordSchema(fields: ObjectType['fields'], mode: 'input' | 'output'): S
     const description = [f.description, f.derived && mode === 'input' ? 'Ignored on input.' : undefined]
       .filter(Boolean)
       .join(' ');
+    // OpenAPI 3.0 allows `nullable` only beside `type`: a union carries it on each of its alternatives.
+    const nullable = Array.isArray(s.oneOf)
+      ? { oneOf: (s.oneOf as Schema[]).map((alt) => ({ ...alt, nullable: true })) }
+      : { nullable: true };
     properties[f.name] = {
       ...s,
-      nullable: true,
+      ...nullable,
       ...(description ? { description } : {}),
-      ...(f.readOnly ? { readOnly: true } : {}),
+      // A derived field is shown, and ignored when sent (spec §1.7): OpenAPI's readOnly says exactly that.
+      ...(f.readOnly || f.derived ? { readOnly: true } : {}),
       ...(f.default !== undefined && mode === 'input' ? { default: f.default } : {}),
     };
   }
@@ -101,6 +109,16 @@ export function outputSchema(type: ObjectType): Schema {
 /** The body POST and PUT take: writable fields only; unknown and read-only fields are refused. */
 export function inputSchema(type: ObjectType): Schema {
   return { $id: inputSchemaId(type), title: `${type.name} (input)`, ...recordSchema(type.fields, 'input') };
+}
+
+/** A form's body (the Job's submit, process properties, completion): the fields `validateForm` takes, all optional. */
+export function formSchema(form: Form): Schema {
+  return { $id: form.id, ...formBody(form) };
+}
+
+/** The same, inline (no `$id`), for a route that widens it (resubmit). */
+export function formBody(form: Form): Schema {
+  return { title: form.id, description: form.description, ...recordSchema(form.fields, 'input') };
 }
 
 export const ERROR_SCHEMA: Schema = {

@@ -130,7 +130,7 @@ for (const backend of backends()) {
       {
         what: 'a SubmitFrame that is not text',
         body: { SubmitFrame: 7 },
-        message: /"SubmitFrame" must be a SubmitFrame key/,
+        message: /"SubmitFrame" must be the business key <partition>.<name> of a SubmitFrame/,
       },
     ];
 

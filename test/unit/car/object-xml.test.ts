@@ -297,6 +297,8 @@ function valueArb(kind: FieldKind): fc.Arbitrary<unknown> {
       return fieldsArb(kind.fields);
     case 'list':
       return fc.array(valueArb(kind.of), { maxLength: Math.min(3, kind.maxItems) });
+    case 'scalar': // input only (a form's field): no stored object holds one
+      throw new Error('a stored object has no scalar field');
   }
 }
 
