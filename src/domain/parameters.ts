@@ -20,18 +20,6 @@ export interface DefinitionParameter {
 
 type Value = string | number | ZonedInstant;
 
-const ITEM_FIELDS = new Set([
-  'Name',
-  'Direction',
-  'DataType',
-  'JobDefinitionParameter',
-  'InValueString',
-  'InValueNumber',
-  'InValueDate',
-  'OutValueString',
-  'OutValueNumber',
-  'OutValueDate',
-]);
 
 /** Converts a given value to the parameter's data type, or explains why it cannot. */
 function convert(p: DefinitionParameter, given: unknown, zone: string, at: string): Value {
@@ -89,7 +77,8 @@ function setOut(target: JobParameter, v: Value | null): void {
 /**
  * The parameters of a new job: the definition's, with defaults, overridden by the submit body's items (each naming
  * its parameter by `Name` or by `JobDefinitionParameter`). Unknown names, wrong data types, values for Out
- * parameters and missing mandatory values are 400s naming the item.
+ * parameters and missing mandatory values are 400s naming the item. The items' shape (their fields and types) is
+ * the Job's parameter record (model/types/Job.ts), checked by the submit form before they come here.
  */
 export function buildJobParameters(
   declared: readonly DefinitionParameter[],
@@ -105,7 +94,6 @@ export function buildJobParameters(
     for (const [i, item] of items.entries()) {
       const at = `Field "JobParameters[${i}]"`;
       if (!isPlainObject(item)) throw invalid(`${at} must be an object`);
-      for (const k of Object.keys(item)) if (!ITEM_FIELDS.has(k)) throw invalid(`${at}: unknown field "${k}"`);
       const name = parameterName(item, definitionKey, at);
       const entry = byName.get(name);
       if (!entry) throw invalid(`${at}: ${definitionKey} has no parameter ${name}`);

@@ -1,4 +1,6 @@
 import {
+  type Field,
+  type JobStatus,
   bool,
   date,
   decimal,
@@ -18,6 +20,7 @@ import {
   text,
   HANDLED_FINAL_STATUSES,
 } from '../fields.ts';
+import type { JobFileRecord, JobRecord } from '../../domain/job.ts';
 import { defineForm, defineType } from '../object-type.ts';
 
 /**
@@ -107,42 +110,75 @@ const forms = {
   ),
 };
 
+/** Where a field's value comes from in a stored job (its row, its data column, its files), in stored form. */
+type Read = (job: JobRecord, files: readonly JobFileRecord[]) => unknown;
+const at = (job: JobRecord, ms: number | null) => (ms === null ? null : { ms, zone: job.data.zone });
+const waitsFor = (job: JobRecord, statuses: readonly JobStatus[], id: number | undefined) =>
+  statuses.includes(job.status) ? (id ?? null) : null;
+
+/**
+ * The Job's fields, each with where its value comes from: GET, lists (and their `fields=`), the feed and the
+ * console all render a job from this table, so a new field is one line here (and, when it is a column, its
+ * migration and the store's row mapping).
+ */
+const FIELDS: ReadonlyArray<[Field, Read]> = [
+  [field('JobDefinition', ref('JobDefinition'), ro), (j) => j.definition],
+  [field('Description', DESCRIPTION, ro), (j) => j.description],
+  [field('Documentation', text(100_000), ro), () => null],
+  [field('Status', oneOf(...JOB_STATUS_NAMES), ro), (j) => j.status],
+  [
+    field('StatusCode', oneOf(...Object.values(JOB_STATUSES)), {
+      ...ro,
+      description: 'One letter (docs/architecture.md §6).',
+    }),
+    (j) => JOB_STATUSES[j.status],
+  ],
+  [field('Priority', PRIORITY, ro), (j) => j.priority],
+  [field('Queue', ref('Queue'), ro), (j) => j.queue],
+  [field('ProcessServer', ref('ProcessServer'), ro), (j) => j.processServer],
+  [field('RequestedStartTime', date(), ro), (j) => at(j, j.requestedStart)],
+  [field('ScheduledStartTime', date(), ro), (j) => at(j, j.scheduledStart)],
+  [field('RunStart', date(), ro), (j) => at(j, j.runStart)],
+  [field('RunEnd', date(), ro), (j) => at(j, j.runEnd)],
+  [field('ReturnCode', int(), ro), (j) => j.returnCode],
+  [
+    field('ParentJob', int(1), { ...ro, description: 'The jobId of the chain or step job that submitted it.' }),
+    (j) => j.parentJob,
+  ],
+  [field('JobGroup', int(1), { ...ro, description: 'Jobs of one recurrence share it.' }), (j) => j.jobGroup],
+  [field('SubmittedBy', string(255), ro), (j) => j.submittedBy],
+  [field('JobParameters', PARAMETERS, ro), (j) => j.data.parameters],
+  [field('JobNotes', list(NOTE, MAX_NOTES), ro), (j) => j.data.notes],
+  [
+    field('JobFiles', list(jobFile, 1000), ro),
+    (_, files) =>
+      files.map((f) => ({ uniqueId: f.uniqueId, Name: f.name, FileOrder: f.fileOrder, Type: f.type, Size: f.size })),
+  ],
+  [
+    field('OperatorMessage', int(1), {
+      ...ro,
+      description: 'The id of the operator message the job waits for a reply to.',
+    }),
+    (j) => waitsFor(j, ['ConsoleRestart', 'Console'], j.data.operatorMessage),
+  ],
+  [
+    field('UserMessage', int(1), { ...ro, description: 'The id of the user message the job waits for a reply to.' }),
+    (j) => waitsFor(j, ['Console'], j.data.userMessage),
+  ],
+  [field('CreationTime', date(), ro), (j) => at(j, j.creationTime)],
+  [field('LastModificationTime', date(), ro), (j) => at(j, j.modificationTime)],
+];
+
+/** A stored job's field values in stored form (dates as {ms, zone}), for `renderObject`. */
+export const jobValues = (job: JobRecord, files: readonly JobFileRecord[]): Record<string, unknown> =>
+  Object.fromEntries(FIELDS.map(([f, read]) => [f.name, read(job, files)]));
+
 export default defineType({
   name: 'Job',
   description: 'A process: one run of a job definition.',
   key: 'numeric',
   storage: 'runtime',
-  fields: [
-    field('JobDefinition', ref('JobDefinition'), ro),
-    field('Description', DESCRIPTION, ro),
-    field('Documentation', text(100_000), ro),
-    field('Status', oneOf(...JOB_STATUS_NAMES), ro),
-    field('StatusCode', oneOf(...Object.values(JOB_STATUSES)), {
-      ...ro,
-      description: 'One letter (docs/architecture.md §6).',
-    }),
-    field('Priority', PRIORITY, ro),
-    field('Queue', ref('Queue'), ro),
-    field('ProcessServer', ref('ProcessServer'), ro),
-    field('RequestedStartTime', date(), ro),
-    field('ScheduledStartTime', date(), ro),
-    field('RunStart', date(), ro),
-    field('RunEnd', date(), ro),
-    field('ReturnCode', int(), ro),
-    field('ParentJob', int(1), { ...ro, description: 'The jobId of the chain or step job that submitted it.' }),
-    field('JobGroup', int(1), { ...ro, description: 'Jobs of one recurrence share it.' }),
-    field('SubmittedBy', string(255), ro),
-    field('JobParameters', PARAMETERS, ro),
-    field('JobNotes', list(NOTE, MAX_NOTES), ro),
-    field('JobFiles', list(jobFile, 1000), ro),
-    field('OperatorMessage', int(1), {
-      ...ro,
-      description: 'The id of the operator message the job waits for a reply to.',
-    }),
-    field('UserMessage', int(1), { ...ro, description: 'The id of the user message the job waits for a reply to.' }),
-    field('CreationTime', date(), ro),
-    field('LastModificationTime', date(), ro),
-  ],
+  fields: FIELDS.map(([f]) => f),
   privileges: ['View', 'Control', 'Delete'],
   forms,
 });
