@@ -20,7 +20,6 @@ export interface DefinitionParameter {
 
 type Value = string | number | ZonedInstant;
 
-
 /** Converts a given value to the parameter's data type, or explains why it cannot. */
 function convert(p: DefinitionParameter, given: unknown, zone: string, at: string): Value {
   switch (p.DataType) {

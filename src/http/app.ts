@@ -3,7 +3,7 @@ import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, interfacePaths } from '../config/config.ts';
-import { definitionTypes, requireType } from '../model/registry.ts';
+import { allTypes, definitionTypes, requireType } from '../model/registry.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Authenticator } from '../services/auth.ts';
 import type { EventService } from '../services/events.ts';
@@ -121,7 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addSchema(inputSchema(type));
   }
   app.addSchema(outputSchema(requireType('Job')));
-  for (const form of Object.values(requireType('Job').forms)) app.addSchema(formSchema(form));
+  for (const type of allTypes()) for (const form of Object.values(type.forms)) app.addSchema(formSchema(form));
   for (const kind of ['OperatorMessage', 'UserMessage', 'Alert'] as const)
     app.addSchema(outputSchema(requireType(kind)));
   app.addSchema(outputSchema(requireType('Event')));

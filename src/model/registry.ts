@@ -1,5 +1,5 @@
 import type { TypeName } from './fields.ts';
-import type { ObjectType } from './object-type.ts';
+import type { Form, ObjectType } from './object-type.ts';
 import Alert from './types/Alert.ts';
 import AlertEscalation from './types/AlertEscalation.ts';
 import Application from './types/Application.ts';
@@ -67,5 +67,12 @@ export function requireType(name: TypeName): ObjectType {
 export const definitionTypes = (): ObjectType[] => ALL.filter((t) => t.storage === 'definition');
 
 export const allTypes = (): readonly ObjectType[] => ALL;
+
+/** A request body a type declares (the Job's submit, an event's raise, a message's reply); a missing one is a bug. */
+export function requireForm(type: TypeName, name: string): Form {
+  const form = requireType(type).forms[name];
+  if (!form) throw new Error(`the ${type} type declares no ${name} form`);
+  return form;
+}
 
 export const keyShapeOf = (name: TypeName): ObjectType['key'] => requireType(name).key;

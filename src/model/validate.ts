@@ -173,14 +173,18 @@ export function validateObjectBody(type: ObjectType, body: unknown, opts: Valida
 
 /**
  * Validates a request body of one of a type's forms (docs/architecture.md §12: a Job's submit, process-properties
- * and completion bodies). No body is an empty one; every field is optional; an unknown field is refused by name.
+ * and completion bodies, an event's comment, a reply). No body is an empty one; a field is optional unless the form
+ * declares it required; an unknown field is refused by name.
  * Returns the given fields in stored form (dates as {ms, zone}, keys canonical), null kept as null.
  */
 export function validateForm(form: Form, body: unknown, opts: Omit<ValidateOptions, 'mode'>): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
+  if (body === undefined || body === null) body = {};
   if (!isPlainObject(body)) throw invalid('The body must be a JSON object');
   for (const k of Object.keys(body)) if (!form.byName.has(k)) throw invalid(`Unknown field "${k}"`);
-  return fields(form.fields, body, '', { ...opts, mode: 'update' });
+  const out = fields(form.fields, body, '', { ...opts, mode: 'update' });
+  for (const f of form.fields)
+    if (f.required && (out[f.name] === undefined || out[f.name] === null)) fail(f.name, 'is required');
+  return out;
 }
 
 /** Runs the type's cross-field rules on a complete value. */

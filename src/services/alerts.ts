@@ -9,9 +9,7 @@ export class Alerts extends MessageService {
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await visibleForReply(this.engine.store, p, 'Alert', idText);
-    const raw = replyBody(body, ['Response'], 'Response').Response;
-    if (typeof raw !== 'string') throw invalid('Field "Response" must be a string');
-    const response = normalizeReply(raw);
+    const response = normalizeReply(replyBody(this.kind, body).Response as string);
     if (response === '') throw invalid('Field "Response" must not be empty');
     await this.engine.mutate(async (tx, fx, k) => {
       const alert = await tx.getObject('Alert', String(id));

@@ -1,10 +1,9 @@
-import { MAX_COMMENT } from '../domain/event-comment.ts';
 import type { Engine } from '../engine/engine.ts';
-import { forbidden, invalid, notFound } from '../errors.ts';
+import { forbidden, notFound } from '../errors.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
-import { requireType } from '../model/registry.ts';
+import { keyShapeOf, requireForm, requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
-import { isPlainObject } from '../model/validate.ts';
+import { validateForm } from '../model/validate.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { EventRecord } from '../store/event-store.ts';
 import type { Clock } from '../time/clock.ts';
@@ -41,19 +40,13 @@ export function renderEvent(e: EventRecord, defaultZone: string): Record<string,
   };
 }
 
-/** The optional body `{"<field>": "…"}` of a raise or clear: its comment, checked before anything is stored. */
+const RAISE = requireForm('Event', 'raise');
+const CLEAR = requireForm('Event', 'clear');
+
+/** The optional body of a raise or clear (the Event's forms): its comment, checked before anything is stored. */
 export function parseCommentBody(body: unknown, field: 'RaiserComment' | 'ClearerComment'): string | null {
-  if (body === undefined || body === null) return null;
-  if (!isPlainObject(body)) throw invalid(`The body must be a JSON object: {"${field}": "…"}`);
-  for (const k of Object.keys(body))
-    if (k !== field) throw invalid(`Unknown field "${k}"; the body is {"${field}": "…"}`);
-  const comment = body[field];
-  if (comment === undefined || comment === null) return null;
-  if (typeof comment !== 'string') throw invalid(`Field "${field}" must be a string`);
-  if (comment.length > MAX_COMMENT) throw invalid(`Field "${field}" must be at most ${MAX_COMMENT} characters`);
-  // The registry declares comments as one line (string(1000)), as for every other comment-like field.
-  if (/[\r\n]/.test(comment)) throw invalid(`Field "${field}" must be a single line`);
-  return comment;
+  const form = field === 'RaiserComment' ? RAISE : CLEAR;
+  return (validateForm(form, body, { defaultZone: 'UTC', keyShapeOf })[field] as string | null | undefined) ?? null;
 }
 
 /**

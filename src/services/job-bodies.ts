@@ -1,7 +1,7 @@
 import type { JobStatus } from '../domain/job-status.ts';
 import type { ActionBody } from '../domain/job-actions.ts';
 import type { Form } from '../model/object-type.ts';
-import { keyShapeOf, requireType } from '../model/registry.ts';
+import { keyShapeOf, requireForm } from '../model/registry.ts';
 import { validateForm } from '../model/validate.ts';
 import type { ZonedInstant } from '../time/date-format.ts';
 
@@ -11,12 +11,11 @@ import type { ZonedInstant } from '../time/date-format.ts';
  * definition or the job (parameter names, Out parameters, the queue's existence) is the service's part.
  */
 
-const FORMS: Record<ActionBody, Form> = (() => {
-  const { submit, properties, completion } = requireType('Job').forms;
-  if (!submit || !properties || !completion)
-    throw new Error('the Job type declares no submit, properties or completion form');
-  return { submit, properties, completion };
-})();
+const FORMS: Record<ActionBody, Form> = {
+  submit: requireForm('Job', 'submit'),
+  properties: requireForm('Job', 'properties'),
+  completion: requireForm('Job', 'completion'),
+};
 
 /** The fields of a submit body; a resubmit body may also be the job as GET renders it (spec §4 row 13). */
 export const SUBMIT_FIELDS: ReadonlySet<string> = new Set(FORMS.submit.byName.keys());

@@ -1,6 +1,7 @@
 import type { Engine } from '../engine/engine.ts';
-import { forbidden, invalid, notFound } from '../errors.ts';
-import { requireType } from '../model/registry.ts';
+import { forbidden, notFound } from '../errors.ts';
+import { keyShapeOf, requireForm, requireType } from '../model/registry.ts';
+import { validateForm } from '../model/validate.ts';
 import { renderObject } from '../model/render.ts';
 import { ALERT_STATUSES } from '../model/types/Alert.ts';
 import { REPLY_STATUSES } from '../model/types/OperatorMessage.ts';
@@ -106,15 +107,9 @@ export async function visibleForReply(store: Store, p: Principal, kind: MessageK
   return id;
 }
 
-/** A reply body: an object holding only `fields`, `required` among them. */
-export function replyBody(body: unknown, fields: readonly string[], required: string): Record<string, unknown> {
-  const shape = `{${fields.map((f) => `"${f}": "…"`).join(', ')}}`;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid(`The body must be ${shape}`);
-  for (const k of Object.keys(body))
-    if (!fields.includes(k)) throw invalid(`Unknown field "${k}"; the body is ${shape}`);
-  const b = body as Record<string, unknown>;
-  if (b[required] === undefined) throw invalid(`Field "${required}" is required`);
-  return b;
+/** A reply body, as the kind's reply form declares it (model/types/<kind>.ts): its fields, checked and typed. */
+export function replyBody(kind: MessageKind, body: unknown): Record<string, unknown> {
+  return validateForm(requireForm(kind, 'reply'), body, { defaultZone: 'UTC', keyShapeOf });
 }
 
 /** A service for one kind of message: read one, and reply to it as the kind's body says. */

@@ -4,8 +4,6 @@ import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody, visibleForReply } from './messages.ts';
 import { userCause } from './user-cause.ts';
 
-const MAX_REPLY = 1000;
-
 /**
  * Operator messages (spec §4 row 14): read one, and reply to it. A reply must match the message's ReplyExpression
  * as a whole (bounded in time, reply-match.ts); a message is answered once. The reply then reaches what sent the
@@ -17,11 +15,8 @@ export class OperatorMessages extends MessageService {
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await visibleForReply(this.engine.store, p, this.kind, idText);
-    const raw = replyBody(body, ['Reply'], 'Reply').Reply;
-    if (typeof raw !== 'string') throw invalid('Field "Reply" must be a string');
-    const reply = normalizeReply(raw);
+    const reply = normalizeReply(replyBody(this.kind, body).Reply as string);
     if (reply === '') throw invalid('Field "Reply" must not be empty');
-    if (reply.length > MAX_REPLY) throw invalid(`Field "Reply" must be at most ${MAX_REPLY} characters`);
     await this.engine.mutate(
       async (tx, fx, k) => {
         const m = await tx.getObject('OperatorMessage', String(id));

@@ -4,8 +4,6 @@ import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody, visibleForReply } from './messages.ts';
 import { userCause } from './user-cause.ts';
 
-const MAX_COMMENT = 1000;
-
 /** Whether the caller is one of the participants: named as a user, or holding a role written `role:<name>`. */
 export function isParticipant(p: Principal, participants: readonly string[]): boolean {
   return participants.some((who) => {
@@ -24,13 +22,9 @@ export class UserMessages extends MessageService {
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await visibleForReply(this.engine.store, p, 'UserMessage', idText);
-    const b = replyBody(body, ['Response', 'ReplyComment'], 'Response');
-    if (typeof b.Response !== 'string') throw invalid('Field "Response" must be a string');
-    const comment = b.ReplyComment ?? null;
-    if (comment !== null && typeof comment !== 'string') throw invalid('Field "ReplyComment" must be a string');
-    if (comment !== null && comment.length > MAX_COMMENT)
-      throw invalid(`Field "ReplyComment" must be at most ${MAX_COMMENT} characters`);
-    const asked = b.Response.trim();
+    const b = replyBody(this.kind, body);
+    const comment = (b.ReplyComment as string | null | undefined) ?? null;
+    const asked = (b.Response as string).trim();
     await this.engine.mutate(
       async (tx, fx, k) => {
         const m = await tx.getObject('UserMessage', String(id));

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { MAX_COMMENT } from '../../domain/event-comment.ts';
+import { requireForm } from '../../model/registry.ts';
 import type { EventService } from '../../services/events.ts';
 import { errorResponses } from './schemas.ts';
 
@@ -13,20 +13,9 @@ const params = (description: string) => ({
 });
 const DEFINITION_KEY = params('The event definition `<partition>.<name>`; a bare name means GLOBAL');
 const EVENT_ID = params('The event id `<definition name><RaiseSequence>`, e.g. DataReady7');
-const commentBody = (field: string, description: string) => ({
-  type: 'object',
-  description: 'Optional.',
-  properties: { [field]: { type: 'string', maxLength: MAX_COMMENT, nullable: true, description } },
-  additionalProperties: false,
-});
-const RAISE_BODY = commentBody(
-  'RaiserComment',
-  "Why it is raised; the definition's DefaultRaiseComment when left out, required when RequiresCommentOnRaise",
-);
-const CLEAR_BODY = commentBody(
-  'ClearerComment',
-  "Why it is cleared; the definition's DefaultClearComment when left out, required when RequiresCommentOnClear",
-);
+// The bodies are the Event's forms in the registry (model/types/Event.ts); app.ts adds their schemas by id.
+const RAISE_BODY = { $ref: `${requireForm('Event', 'raise').id}#` };
+const CLEAR_BODY = { $ref: `${requireForm('Event', 'clear').id}#` };
 const ERRORS = errorResponses(400, 401, 403, 404, 409, 413, 415);
 
 /** Spec §4 rows 7–10: raise an event, clear the raised, the pending or one event; and read an event. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ActionBody, isJobAction, JOB_ACTIONS, type JobAction, jobAction } from '../../domain/job-actions.ts';
-import { requireType } from '../../model/registry.ts';
+import { requireForm } from '../../model/registry.ts';
 import { invalid } from '../../errors.ts';
 import type { Principal } from '../../security/privileges.ts';
 import type { JobActions } from '../../services/job-actions.ts';
@@ -25,11 +25,7 @@ const key = (description: string) => ({
   required: ['key'],
 });
 /** The Job's bodies are its forms in the registry (model/types/Job.ts); app.ts adds their schemas by these ids. */
-const form = (name: ActionBody) => {
-  const declared = requireType('Job').forms[name];
-  if (!declared) throw new Error(`the Job type declares no ${name} form`);
-  return declared;
-};
+const form = (name: ActionBody) => requireForm('Job', name);
 const SUBMIT_BODY = { $ref: `${form('submit').id}#` };
 /**
  * Resubmit: a submit body, or the body of GET /Job/<id> (the Job's other fields are accepted when unchanged, so

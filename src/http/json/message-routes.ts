@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Alerts } from '../../services/alerts.ts';
-import { requireType } from '../../model/registry.ts';
+import { requireForm, requireType } from '../../model/registry.ts';
 import type { MessageKind } from '../../services/messages.ts';
 import type { ObjectService } from '../../services/objects.ts';
 import type { OperatorMessages } from '../../services/operator-messages.ts';
@@ -30,24 +30,11 @@ const SOURCE_PARAMS = {
 };
 
 /** The reply body of each kind (spec §2.4). */
-const REPLY_BODIES: Record<MessageKind, { properties: Record<string, unknown>; required: string[]; summary: string }> =
-  {
-    OperatorMessage: {
-      properties: { Reply: { type: 'string', maxLength: 1000 } },
-      required: ['Reply'],
-      summary: 'Reply to an operator message; the reply must match its ReplyExpression',
-    },
-    UserMessage: {
-      properties: { Response: { type: 'string', maxLength: 255 }, ReplyComment: { type: 'string', maxLength: 1000 } },
-      required: ['Response'],
-      summary: 'Reply to a user message with one of its responses; only its participants may',
-    },
-    Alert: {
-      properties: { Response: { type: 'string', maxLength: 1000 } },
-      required: ['Response'],
-      summary: 'Reply to an alert; Acknowledge stops its escalation',
-    },
-  };
+const REPLY_SUMMARIES: Record<MessageKind, string> = {
+  OperatorMessage: 'Reply to an operator message; the reply must match its ReplyExpression',
+  UserMessage: 'Reply to a user message with one of its responses; only its participants may',
+  Alert: 'Reply to an alert; Acknowledge stops its escalation',
+};
 
 /** Spec §4 rows 14–16 (read and reply to operator messages, user messages and alerts) and 18–19 (alert sources). */
 export function registerMessageRoutes(
@@ -66,7 +53,6 @@ export function registerMessageRoutes(
     const tags = [kind];
     const params = idParams(kind);
     const out = { $ref: `${kind}#` };
-    const body = REPLY_BODIES[kind];
     served.set(`/${kind}/:key`, new Set(['GET']));
     served.set(`/${kind}/:key/reply`, new Set(['PUT']));
     app.get<Req>(`/${kind}/:key`, {
@@ -76,9 +62,10 @@ export function registerMessageRoutes(
     app.put<Req>(`/${kind}/:key/reply`, {
       schema: {
         tags,
-        summary: body.summary,
+        summary: REPLY_SUMMARIES[kind],
         params,
-        body: { type: 'object', properties: body.properties, required: body.required, additionalProperties: false },
+        // The kind's reply form in the registry (model/types/<kind>.ts); app.ts adds its schema by id.
+        body: { $ref: `${requireForm(kind, 'reply').id}#` },
         response: { 200: out, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
       },
       handler: (req) => service.reply(req.principal, req.params.key, req.body),

@@ -1,5 +1,5 @@
 import { date, field, int, oneOf, ref, string, text } from '../fields.ts';
-import { defineType } from '../object-type.ts';
+import { defineForm, defineType } from '../object-type.ts';
 
 /** An alert raised by an alert source; acknowledged by a reply (`Acknowledge`) or escalated when not in time. */
 export const ALERT_STATUSES = ['NotAcknowledged', 'Acknowledged', 'Escalated', 'Replied'] as const;
@@ -30,4 +30,12 @@ export default defineType({
     field('ReplyUser', string(255), { readOnly: true }),
   ],
   privileges: ['View', 'Reply', 'Delete'],
+  forms: {
+    reply: defineForm('AlertReply', "Acknowledge (or what the alert's ReplyExpression accepts) stops its escalation.", [
+      field('Response', text(1000), {
+        required: true,
+        description: 'Trimmed and its blanks collapsed; empty is refused.',
+      }),
+    ]),
+  },
 });

@@ -1,5 +1,6 @@
 import { date, field, int, oneOf, ref, string } from '../fields.ts';
-import { defineType } from '../object-type.ts';
+import { MAX_COMMENT } from '../../domain/event-comment.ts';
+import { defineForm, defineType } from '../object-type.ts';
 
 /**
  * A raise of an event definition (docs/architecture.md §12). Its id `<definition name><RaiseSequence>` is written by the renderer.
@@ -24,4 +25,18 @@ export default defineType({
     field('ClearerObject', string(255), { readOnly: true, description: 'The job or user that cleared it.' }),
   ],
   privileges: ['View', 'Control', 'Delete'],
+  forms: {
+    raise: defineForm('EventRaise', 'Optional.', [
+      field('RaiserComment', string(MAX_COMMENT), {
+        description:
+          "Why it is raised; the definition's DefaultRaiseComment when left out, required when RequiresCommentOnRaise",
+      }),
+    ]),
+    clear: defineForm('EventClear', 'Optional.', [
+      field('ClearerComment', string(MAX_COMMENT), {
+        description:
+          "Why it is cleared; the definition's DefaultClearComment when left out, required when RequiresCommentOnClear",
+      }),
+    ]),
+  },
 });

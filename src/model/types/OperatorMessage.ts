@@ -1,5 +1,5 @@
 import { date, field, oneOf, string, text } from '../fields.ts';
-import { defineType } from '../object-type.ts';
+import { defineForm, defineType } from '../object-type.ts';
 
 /**
  * A message to operators (product §2.7). When a reply is Required it must match ReplyExpression after trimming and
@@ -26,4 +26,12 @@ export default defineType({
     field('ReplyUser', string(255), { readOnly: true }),
   ],
   privileges: ['View', 'Reply', 'Delete'],
+  forms: {
+    reply: defineForm('OperatorMessageReply', "The reply must match the message's ReplyExpression.", [
+      field('Reply', text(1000), {
+        required: true,
+        description: 'Trimmed, its blanks collapsed to one space, then matched; empty is refused.',
+      }),
+    ]),
+  },
 });

@@ -1,5 +1,5 @@
 import { date, field, int, list, oneOf, record, string, text } from '../fields.ts';
-import { defineType } from '../object-type.ts';
+import { defineForm, defineType } from '../object-type.ts';
 
 /**
  * Made by a job of type UserMessage on reaching Running (product §2.8): the job waits in Console while the message is
@@ -31,4 +31,13 @@ export default defineType({
     field('CreationTime', date(), { readOnly: true }),
   ],
   privileges: ['View', 'Reply', 'Delete'],
+  forms: {
+    reply: defineForm('UserMessageReply', 'One of the responses the message offers; only its participants may reply.', [
+      field('Response', text(255), {
+        required: true,
+        description: 'Matched without regard to case or surrounding blanks.',
+      }),
+      field('ReplyComment', text(1000)),
+    ]),
+  },
 });

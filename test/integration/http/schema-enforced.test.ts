@@ -151,13 +151,13 @@ describe('the OpenAPI document is what the JSON interface enforces', () => {
       'post /Event/{key}',
       'post /EventDefinition/{key}/clear',
       'post /EventDefinition/{key}/clearAllPending',
+      'post /Event/{key}/clear',
     ]);
     // Replies need a question waiting (an operator or user message, an alert): tested in test/integration/people.
     const elsewhere = new Set([
       'put /OperatorMessage/{key}/reply',
       'put /UserMessage/{key}/reply',
       'put /Alert/{key}/reply',
-      'post /Event/{key}/clear',
     ]);
     const declared = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops)
@@ -201,7 +201,7 @@ describe('the OpenAPI document is what the JSON interface enforces', () => {
     assert.equal((await t.req('GET', `/Job/${heldJob}`)).json.Status, 'Held', 'no probe acted on the job');
   });
 
-  test('event bodies: raise, clear and clear all pending', async () => {
+  test('event bodies: raise, clear the raised, clear all pending, clear one', async () => {
     await enforce('POST', '/Event/Finance.LedgerClosed', bodyOf('/Event/{key}', 'post'));
     await enforce(
       'POST',
@@ -219,5 +219,7 @@ describe('the OpenAPI document is what the JSON interface enforces', () => {
       'LedgerClosed1',
       `no probe raised an event (or took its number): ${raised.body}`,
     );
+    await enforce('POST', '/Event/LedgerClosed1/clear', bodyOf('/Event/{key}/clear', 'post'));
+    assert.equal((await t.req('GET', '/Event/LedgerClosed1')).json?.Status, 'Raised', 'no probe cleared it');
   });
 });
