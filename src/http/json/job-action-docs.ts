@@ -1,11 +1,15 @@
 import { type ActionBody, JOB_ACTIONS, type JobAction, jobAction } from '../../domain/job-actions.ts';
+import { requireForm } from '../../model/registry.ts';
 
 /** The OpenAPI text of `PUT /Job/<id>/<action>`, written from the action table so the document lists what it holds. */
 
+/** The id of the body's schema in the document: the Job's form of that name. */
+const schemaOf = (body: ActionBody): string => requireForm('Job', body).id;
+
 const BODY: Record<ActionBody, string> = {
-  properties: 'optional process properties (JobProcessProperties)',
-  submit: 'a submit body (JobSubmit), or the job as GET renders it (as PUT /Job/<id>)',
-  completion: 'JobCompletion: Status, Description, JobNotes and JobParameters as {Name, OutValue}',
+  properties: `optional process properties (${schemaOf('properties')})`,
+  submit: `a submit body (${schemaOf('submit')}), or the job as GET renders it (as PUT /Job/<id>)`,
+  completion: `${schemaOf('completion')}: Status, Description, JobNotes and JobParameters as {Name, OutValue}`,
 };
 
 const named = (pick: (a: JobAction) => boolean): string =>
