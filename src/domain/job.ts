@@ -69,8 +69,17 @@ export interface ChainInfo {
   call?: { step: number; call: number };
   /** A step job: its index in the chain's Steps, and how often the step ran (restarts, GotoStep). */
   step?: { index: number; runs: number };
-  /** A chain job: its structure, and how deep it is nested in other chains. */
-  structure?: { steps: ChainStepSpec[]; handlers: ChainHandlerSpec[]; depth: number };
+  /**
+   * A chain job: how deep it is nested in other chains. Its steps and handlers (`ChainStructure`) are kept apart
+   * from its row (JobStore.chainStructure): they never change, and the row is read and written at every step.
+   */
+  structure?: { depth: number };
+}
+
+/** The steps and status handlers of a chain job, as its JobChain had them at submit. */
+export interface ChainStructure {
+  steps: ChainStepSpec[];
+  handlers: ChainHandlerSpec[];
 }
 
 export interface ChainHandlerSpec {

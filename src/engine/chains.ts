@@ -8,7 +8,7 @@ import {
 } from '../domain/chain-logic.ts';
 import {
   type ChainCallSpec,
-  type ChainInfo,
+  type ChainStructure,
   type ChainStepSpec,
   type JobRecord,
   type PreconditionSpec,
@@ -35,9 +35,13 @@ import { loadWindow } from './windows.ts';
 /** A step runs at most this often when it sets no MaxRestarts: a GotoStep loop ends in Error, not forever. */
 const DEFAULT_MAX_RUNS = 100;
 
-type Structure = NonNullable<ChainInfo['structure']>;
+type Structure = ChainStructure & { depth: number };
 
-const structureOf = (chain: JobRecord): Structure => chain.data.chain?.structure as Structure;
+/** A chain job's steps and handlers (kept apart from its row, read through the store's cache) and its depth. */
+async function structureOf(tx: Store, chain: JobRecord): Promise<Structure> {
+  const kept = chain.data.chain?.structure ? await tx.jobs.chainStructure(chain) : undefined;
+  return { steps: kept?.steps ?? [], handlers: kept?.handlers ?? [], depth: chain.data.chain?.structure?.depth ?? 0 };
+}
 
 /** Creates the step job of step `index` and its call jobs, Chained (calls with SubmitDisabled: Disabled). */
 export async function createStepJobs(
@@ -49,7 +53,7 @@ export async function createStepJobs(
   fx: Effects,
   runs = 0,
 ): Promise<JobRecord> {
-  const structure = structureOf(chain);
+  const structure = await structureOf(tx, chain);
   const step = structure.steps[index] as ChainStepSpec;
   const stepJob = await k.insert(
     tx,
@@ -130,7 +134,7 @@ async function createCallJob(
       initialStatus: status,
       chain: { call: { step: stepIndex, call: callIndex } },
       timeWindow: call.TimeWindow ?? null,
-      chainDepth: structureOf(chain).depth + 1,
+      chainDepth: (await structureOf(tx, chain)).depth + 1,
     },
     now,
     fx,
@@ -176,7 +180,7 @@ async function startStep(
   now: number,
   fx: Effects,
 ): Promise<void> {
-  const structure = structureOf(chain);
+  const structure = await structureOf(tx, chain);
   if (index >= structure.steps.length) {
     await endChain(k, tx, chain, 'Completed', now, fx);
     return;
@@ -324,7 +328,7 @@ async function applyMappings(
   spec: ChainCallSpec,
   call: JobRecord,
 ): Promise<string | undefined> {
-  const structure = structureOf(chain);
+  const structure = await structureOf(tx, chain);
   let steps: Map<number, JobRecord> | undefined;
   for (const m of spec.ParameterMappings ?? []) {
     const target = call.data.parameters.find((p) => p.Name === m.Parameter);
@@ -392,7 +396,7 @@ export async function onCallFinal(k: Kernel, tx: Store, call: JobRecord, now: nu
 async function stepDone(k: Kernel, tx: Store, stepJob: JobRecord, now: number, fx: Effects): Promise<void> {
   const chain = stepJob.parentJob === null ? undefined : await tx.jobs.get(stepJob.parentJob);
   if (chain?.status !== 'Waiting') return;
-  const structure = structureOf(chain);
+  const structure = await structureOf(tx, chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
   const step = structure.steps[index] as ChainStepSpec;
   const outcomes = await stepOutcomes(tx, stepJob, step);
@@ -410,7 +414,7 @@ async function applyDecision(
   fx: Effects,
   outcomes: CallOutcome[] = [asOutcome(stepJob.status)],
 ): Promise<void> {
-  const structure = structureOf(chain);
+  const structure = await structureOf(tx, chain);
   const step = structure.steps[index] as ChainStepSpec;
   const running = !isFinal(stepJob.status);
   if (running && (decision.action === 'RestartStep' || decision.action === 'RestartFromError')) {
@@ -521,7 +525,7 @@ async function settleStepRequest(
 ): Promise<void> {
   const chain = stepJob.parentJob === null ? undefined : await tx.jobs.get(stepJob.parentJob);
   if (!chain) return;
-  const structure = structureOf(chain);
+  const structure = await structureOf(tx, chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
   const step = structure.steps[index] as ChainStepSpec;
   const outcomes = await stepOutcomes(tx, stepJob, step);
@@ -591,7 +595,7 @@ async function settleKilling(k: Kernel, tx: Store, job: JobRecord, now: number, 
 
 /** Reaction to a created job: a chain job's step and call jobs (a new chain job, or one restarted as a copy). */
 export async function createChainJobs(k: Kernel, tx: Store, chain: JobRecord, now: number, fx: Effects): Promise<void> {
-  const steps = chain.data.chain?.structure?.steps ?? [];
+  const { steps } = await structureOf(tx, chain);
   for (let i = 0; i < steps.length; i++) await createStepJobs(k, tx, chain, i, now, fx);
 }
 

@@ -1,6 +1,7 @@
 import type {
   ChainInfo,
   ChainStepSpec,
+  ChainStructure,
   JobParameter,
   JobRecord,
   JobSpec,
@@ -172,6 +173,8 @@ export class Kernel {
     job: Omit<JobRecord, 'jobId' | 'uniqueId'>,
     fx: Effects,
     ownGroup = false,
+    /** A chain job's steps and handlers, kept apart from its row. */
+    structure?: ChainStructure,
   ): Promise<JobRecord> {
     const [uniqueId] = await tx.nextUniqueIds(1);
     const [jobId] = await tx.jobs.nextJobIds(1);
@@ -179,6 +182,7 @@ export class Kernel {
     // The first job of a recurrence names its JobGroup after itself.
     if (ownGroup) record.jobGroup = record.jobId;
     await tx.jobs.insert(record);
+    if (structure) await tx.jobs.putChainStructure(record, structure);
     if (record.status === 'Queued') fx.dispatch = true;
     if (record.status === 'Scheduled') fx.wakeAt.push(record.requestedStart);
     return record;
@@ -230,13 +234,16 @@ export class Kernel {
       creationTime: now,
       modificationTime: now,
     };
-    if (job.data.spec.type === 'JobChain')
-      job.data.chain = { ...job.data.chain, structure: await chainStructure(tx, n.definition, n.chainDepth ?? 0) };
+    let structure: ChainStructure | undefined;
+    if (job.data.spec.type === 'JobChain') {
+      structure = await chainStructure(tx, n.definition, n.chainDepth ?? 0);
+      job.data.chain = { ...job.data.chain, structure: { depth: n.chainDepth ?? 0 } };
+    }
     if (n.initialStatus === undefined) {
       if (n.hold) job.status = 'Held';
       else await this.settle(tx, job as JobRecord, now, fx);
     }
-    const record = await this.insert(tx, job, fx, recurrence !== undefined);
+    const record = await this.insert(tx, job, fx, recurrence !== undefined, structure);
     await this.emit('created', tx, record, now, fx);
     // A recurrence whose first occurrence is now: its successor is due now too (later ones: when they come).
     if (record.data.recurrence && record.status !== 'Scheduled' && record.status !== 'Held') {
@@ -366,7 +373,8 @@ export class Kernel {
     };
     const next = await tx.jobs.withCause(cause, async () => {
       await this.settle(tx, copy as JobRecord, now, fx);
-      return this.insert(tx, copy, fx);
+      const structure = place?.structure ? await tx.jobs.chainStructure(job) : undefined;
+      return this.insert(tx, copy, fx, false, structure);
     });
     // Its chain's step jobs are created as on submit.
     await this.emit('created', tx, next, now, fx);
@@ -580,10 +588,8 @@ export function specOf(definition: StoredObject, windowOverride?: string | null)
   };
 }
 
-type Structure = NonNullable<ChainInfo['structure']>;
-
 /** The structure a chain job keeps (its JobChain as it is now); 400 when the chain has no JobChain or nests too deep. */
-async function chainStructure(tx: Store, definition: StoredObject, depth: number): Promise<Structure> {
+async function chainStructure(tx: Store, definition: StoredObject, depth: number): Promise<ChainStructure> {
   const chain = await tx.getObject('JobChain', definition.key);
   if (!chain)
     throw invalid(
@@ -592,7 +598,6 @@ async function chainStructure(tx: Store, definition: StoredObject, depth: number
   if (depth > MAX_DEPTH) throw invalid(`Chains call each other more than ${MAX_DEPTH} deep (at ${definition.key})`);
   return {
     steps: structuredClone((chain.data.Steps as ChainStepSpec[] | null) ?? []),
-    handlers: structuredClone((chain.data.StatusHandlers as Structure['handlers'] | null) ?? []),
-    depth,
+    handlers: structuredClone((chain.data.StatusHandlers as ChainStructure['handlers'] | null) ?? []),
   };
 }

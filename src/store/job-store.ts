@@ -1,5 +1,8 @@
-import type { JobFileRecord, JobRecord } from '../domain/job.ts';
+import type { ChainStructure, JobFileRecord, JobRecord } from '../domain/job.ts';
 import type { JobStatus } from '../model/fields.ts';
+
+/** A job by both its ids: a jobId rolled back with its transaction is given again, a uniqueId on PostgreSQL never. */
+export type ChainJobId = Pick<JobRecord, 'jobId' | 'uniqueId'>;
 
 /**
  * Jobs and job files: the runtime history, kept in their own tables (migration 0002) with the columns the
@@ -94,6 +97,10 @@ export interface JobStore {
   groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean>;
   /** The jobs a chain or step job made (steps of a chain, calls of a step), oldest first. */
   listChildren(parentJob: number): Promise<JobRecord[]>;
+  /** A chain job's steps and handlers, as kept at its submit (they never change); undefined for another job. */
+  chainStructure(chain: ChainJobId): Promise<ChainStructure | undefined>;
+  /** Keeps a new chain job's steps and handlers (once, right after its insert). */
+  putChainStructure(chain: ChainJobId, structure: ChainStructure): Promise<void>;
   /** Queued jobs of the given queues in dispatch order (docs/architecture.md §8). */
   dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]>;
   /** Jobs in `statuses` counted per queue, process server and status. */

@@ -2,9 +2,10 @@ import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { engineCause } from '../domain/job-history.ts';
 import { FINAL } from '../domain/job-status.ts';
 import { JOB_STATUS_NAMES, type JobStatus } from '../model/fields.ts';
-import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
+import type { ChainStructure, JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
 import type {
   ActiveCount,
+  ChainJobId,
   Cause,
   HistoryEntry,
   JobListOptions,
@@ -70,6 +71,42 @@ const toRow = (j: JobRecord): JobRow => ({
   creation_time: j.creationTime,
   modification_time: j.modificationTime,
 });
+
+/**
+ * Chain structures of one database read lately, shared by its store and their transactions. A chain reads its
+ * structure at every step: without the cache each step would parse it again. A structure never changes once
+ * written. The key is both ids: a jobId taken by a transaction that rolled back is given to the next job, but its
+ * uniqueId differs on PostgreSQL (a real sequence), and on SQLite (one node) writing the new job's structure drops
+ * the old entry (putChainStructure). Entries are frozen so that no caller can change the shared copy.
+ */
+export class ChainStructureCache {
+  private readonly entries = new Map<string, ChainStructure>();
+
+  get(chain: ChainJobId): ChainStructure | undefined {
+    return this.entries.get(cacheKey(chain));
+  }
+
+  forget(chain: ChainJobId): void {
+    this.entries.delete(cacheKey(chain));
+  }
+
+  remember(chain: ChainJobId, structure: ChainStructure): ChainStructure {
+    if (this.entries.size >= MAX_STRUCTURES) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(cacheKey(chain), deepFreeze(structure));
+    return structure;
+  }
+}
+
+const MAX_STRUCTURES = 256;
+const cacheKey = (chain: ChainJobId): string => `${chain.jobId}/${chain.uniqueId}`;
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
 
 const toFile = (r: Database['job_files']): JobFileRecord => ({
   uniqueId: Number(r.unique_id),
@@ -197,13 +234,21 @@ export class KyselyJobStore implements JobStore {
   private readonly onWrite: () => void;
   private readonly tracking: boolean;
   private readonly hot: ReturnType<typeof hotStatements>;
+  private readonly structures: ChainStructureCache;
   /** The status each job record had when this store read it, so writes can tell status changes (alerts). */
   private readonly seen = new WeakMap<JobRecord, JobStatus>();
   private changes: StatusChange[] = [];
   private cause: Cause | undefined;
 
   /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
-  constructor(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', onWrite: () => void, tracking = false) {
+  constructor(
+    db: Kysely<Database>,
+    dialect: 'sqlite' | 'postgres',
+    onWrite: () => void,
+    tracking = false,
+    structures = new ChainStructureCache(),
+  ) {
+    this.structures = structures;
     this.db = db;
     this.dialect = dialect;
     this.onWrite = onWrite;
@@ -359,6 +404,10 @@ export class KyselyJobStore implements JobStore {
       .where('job_id', 'in', [...jobIds])
       .execute();
     await this.db
+      .deleteFrom('chain_structures')
+      .where('job_id', 'in', [...jobIds])
+      .execute();
+    await this.db
       .deleteFrom('jobs')
       .where('job_id', 'in', [...jobIds])
       .execute();
@@ -423,6 +472,27 @@ export class KyselyJobStore implements JobStore {
       .limit(1)
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  async chainStructure(chain: ChainJobId): Promise<ChainStructure | undefined> {
+    const cached = this.structures.get(chain);
+    if (cached) return cached;
+    const row = await this.db
+      .selectFrom('chain_structures')
+      .select('structure')
+      .where('job_id', '=', chain.jobId)
+      .executeTakeFirst();
+    return row ? this.structures.remember(chain, JSON.parse(row.structure) as ChainStructure) : undefined;
+  }
+
+  async putChainStructure(chain: ChainJobId, structure: ChainStructure): Promise<void> {
+    // A jobId (and on SQLite a uniqueId) is given again after its transaction rolled back: forget what was read of
+    // the job that had it.
+    this.structures.forget(chain);
+    await this.db
+      .insertInto('chain_structures')
+      .values({ job_id: chain.jobId, structure: JSON.stringify(structure) })
+      .execute();
   }
 
   async listChildren(parentJob: number): Promise<JobRecord[]> {

@@ -7,7 +7,7 @@ import { KyselyAlertWorkStore } from './kysely-alert-work.ts';
 import { KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
 import { KyselyEventStore } from './kysely-events.ts';
-import { KyselyJobStore } from './kysely-jobs.ts';
+import { ChainStructureCache, KyselyJobStore } from './kysely-jobs.ts';
 import type { Database } from './tables.ts';
 import { containsPattern, jsonText, likeLower } from './sql-text.ts';
 import type {
@@ -105,6 +105,8 @@ export class KyselyStore implements Store {
   private readonly options: KyselyStoreOptions;
   private readonly counter: WriteCounter;
   private readonly txState: TxState | undefined;
+  /** Chain structures read lately (shared with this store's transactions). */
+  private readonly structures: ChainStructureCache;
   /** Jobs and job files, in the same database (and transaction) as this store. */
   readonly jobs: JobStore;
   /** Events, in the same database (and transaction) as this store. */
@@ -118,6 +120,7 @@ export class KyselyStore implements Store {
     options: KyselyStoreOptions = {},
     txState?: TxState,
     counter: WriteCounter = { writes: 0 },
+    structures = new ChainStructureCache(),
   ) {
     this.db = db;
     this.dialect = dialect;
@@ -126,7 +129,8 @@ export class KyselyStore implements Store {
     this.txState = txState;
     this.counter = counter;
     // Job writes do not touch object rows, so they leave the object read cache valid.
-    this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined);
+    this.structures = structures;
+    this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined, structures);
     this.events = new KyselyEventStore(db);
     this.alertWork = new KyselyAlertWorkStore(db);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
@@ -142,7 +146,7 @@ export class KyselyStore implements Store {
     const statusListener = this.counter.committedStatus;
     try {
       const result = await this.db.transaction().execute(async (trx: Transaction<Database>) => {
-        const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter);
+        const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter, this.structures);
         const result = await fn(tx);
         const hook = this.counter.beforeCommit;
         // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.

@@ -330,6 +330,39 @@ const m0008: Migration = {
   },
 };
 
+/**
+ * A chain job's steps and handlers move out of its row (issue 17, B7): the chain's row is read and written at every
+ * step, and carrying the whole structure (every step's calls, mappings and handlers) made each step cost in
+ * proportion to the chain's length. The structure never changes after the submit, so it lives in a table of its
+ * own, read once and cached (store/kysely-jobs.ts); the row keeps `chain.structure.depth`, which marks a chain job.
+ */
+const m0009 = (dialect: Dialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('chain_structures')
+      .addColumn('job_id', 'bigint', (c) => c.primaryKey())
+      .addColumn('structure', 'text', (c) => c.notNull())
+      .execute();
+    if (dialect === 'postgres') {
+      const has = sql`data::jsonb #> '{chain,structure,steps}' is not null`;
+      await sql`insert into chain_structures (job_id, structure)
+        select job_id, jsonb_build_object('steps', data::jsonb #> '{chain,structure,steps}',
+          'handlers', coalesce(data::jsonb #> '{chain,structure,handlers}', '[]'::jsonb))::text
+        from jobs where ${has}`.execute(db);
+      await sql`update jobs set data = ((data::jsonb #- '{chain,structure,steps}') #- '{chain,structure,handlers}')::text
+        where ${has}`.execute(db);
+    } else {
+      const has = sql`json_extract(data, '$.chain.structure.steps') is not null`;
+      await sql`insert into chain_structures (job_id, structure)
+        select job_id, json_object('steps', json(json_extract(data, '$.chain.structure.steps')),
+          'handlers', json(coalesce(json_extract(data, '$.chain.structure.handlers'), '[]')))
+        from jobs where ${has}`.execute(db);
+      await sql`update jobs set data = json_remove(data, '$.chain.structure.steps', '$.chain.structure.handlers')
+        where ${has}`.execute(db);
+    }
+  },
+});
+
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
   async getMigrations() {
     return {
@@ -341,6 +374,7 @@ export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
       '0006_blobs': m0006(dialect),
       '0007_job_history': m0007(dialect),
       '0008_job_list_indexes': m0008,
+      '0009_chain_structures': m0009(dialect),
     };
   },
 });

@@ -60,6 +60,11 @@ export interface JobTables {
     creation_time: number;
     modification_time: number;
   };
+  /** Migration 0009: a chain job's steps and handlers as JSON, written once at its submit. */
+  chain_structures: {
+    job_id: number;
+    structure: string;
+  };
   /** Migration 0007: one row per status change; `id` orders them (a sequence on PostgreSQL, the rowid on SQLite). */
   job_history: {
     id: Generated<number>;
