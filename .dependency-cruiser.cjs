@@ -51,6 +51,15 @@ module.exports = {
       to: { path: ['^src/engine/', '^src/store/'], pathNot: '^src/store/store\\.ts$' },
     },
     {
+      name: 'api-routes-use-services-only',
+      comment:
+        'The JSON and XML interfaces and the dashboard do not touch the store at all, not even its interface: ' +
+        'what they read or write goes through a service (the app and its ops routes hold the store for health).',
+      severity: 'error',
+      from: { path: '^src/http/(json|xml|ui)/' },
+      to: { path: '^src/store/' },
+    },
+    {
       name: 'services-use-the-kernel-entry-points',
       comment: 'Services reach the engine through the Engine (engine.ts) and the kernel (kernel.ts) only.',
       severity: 'error',

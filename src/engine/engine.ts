@@ -7,6 +7,7 @@ import type { TypeName } from '../model/fields.ts';
 import type { SecretOpener } from '../security/secret-box.ts';
 import { conflict, notFound } from '../errors.ts';
 import { businessKey } from '../model/keys.ts';
+import { requireType } from '../model/registry.ts';
 import type { Cause } from '../store/job-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
@@ -290,16 +291,16 @@ export class Engine {
   }
 
   /**
-   * Told after an object changed. Holding a queue turns its Queued jobs QueueHeld (and back on release); any
-   * change to a queue, queue provider or process server may let jobs start.
+   * Told after an object changed; what follows is the type's `onChange` trait (model/object-type.ts). A change to
+   * a queue, queue provider, process server, window or lock may let jobs start; holding a queue turns its Queued
+   * jobs QueueHeld (and back on release).
    */
   objectChanged(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): Promise<void> {
-    if (type === 'JobDefinitionAlertSource') this.alertSources.invalidate();
-    if (type === 'TimeWindow' || type === 'Lock') this.requestDispatch();
-    if (type !== 'Queue' && type !== 'QueueProvider' && type !== 'ProcessServer') return Promise.resolve();
-    this.requestDispatch();
+    const reactions = requireType(type).traits.onChange ?? [];
+    if (reactions.includes('alert-sources')) this.alertSources.invalidate();
+    if (reactions.includes('dispatch')) this.requestDispatch();
     const held = after?.data.Held === true;
-    if (type !== 'Queue' || !after || (before?.data.Held === true) === held) return Promise.resolve();
+    if (!reactions.includes('queue-hold') || !after || (before?.data.Held === true) === held) return Promise.resolve();
     // Answered only once the queue's waiting jobs show the hold (or its release).
     return this.mutate(async (tx, fx) => {
       const now = this.o.clock.now();

@@ -171,7 +171,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       jobs: deps.jobs.jobs,
       exporter: deps.exporter,
       imports: deps.imports,
-      store: deps.store,
       logger: deps.logger,
       version: deps.versionString,
       vendor: deps.config.vendor,

@@ -7,30 +7,36 @@
 export const PRIVILEGES = ['View', 'Create', 'Edit', 'Delete', 'Submit', 'Control', 'Reply'] as const;
 export type Privilege = (typeof PRIVILEGES)[number];
 
-export type TypeName =
-  | 'Partition'
-  | 'Application'
-  | 'JobDefinition'
-  | 'JobChain'
-  | 'EventDefinition'
-  | 'Event'
-  | 'TimeWindow'
-  | 'SubmitFrame'
-  | 'Queue'
-  | 'QueueProvider'
-  | 'ProcessServer'
-  | 'Lock'
-  | 'ProcessServerAlertSource'
-  | 'JobDefinitionAlertSource'
-  | 'AlertEscalation'
-  | 'Alert'
-  | 'OperatorMessage'
-  | 'UserMessage'
-  | 'Job'
-  | 'JobFile'
-  | 'Credential'
-  | 'ImportRuleSet'
-  | 'Library';
+/**
+ * The object types, in the registry's order (model/registry.ts maps each name to its declaration, and the compiler
+ * holds that map to exactly these names).
+ */
+export const TYPE_NAMES = [
+  'Partition',
+  'Application',
+  'JobDefinition',
+  'JobChain',
+  'EventDefinition',
+  'Event',
+  'TimeWindow',
+  'SubmitFrame',
+  'Queue',
+  'QueueProvider',
+  'ProcessServer',
+  'Lock',
+  'ProcessServerAlertSource',
+  'JobDefinitionAlertSource',
+  'AlertEscalation',
+  'Alert',
+  'OperatorMessage',
+  'UserMessage',
+  'Job',
+  'JobFile',
+  'Credential',
+  'ImportRuleSet',
+  'Library',
+] as const;
+export type TypeName = (typeof TYPE_NAMES)[number];
 
 export type FieldKind =
   /** One line of text. */

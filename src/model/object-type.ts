@@ -29,6 +29,35 @@ export const defineForm = (id: string, description: string, fields: Field[]): Fo
   byName: new Map(fields.map((f) => [f.name, f])),
 });
 
+/**
+ * What a type does beyond its fields, declared with it so that services, the engine and the CLI ask the type
+ * rather than compare type names. Each trait names a behaviour; the code that carries it out lives where the
+ * behaviour belongs (the model stays pure).
+ */
+export interface TypeTraits {
+  /**
+   * The object of this other type with the same key travels with it: exported with it, imported and applied after
+   * it (docs/architecture.md §3: a chain is a JobDefinition and a JobChain of one key). `when`: only when the
+   * object's own data says so.
+   */
+  readonly twin?: {
+    readonly type: TypeName;
+    readonly needsIt: boolean;
+    readonly when?: (data: Record<string, unknown>) => boolean;
+  };
+  /** The kind of blob holding its files (a Library's jars): deleted with it, exported with it, served by api-libs. */
+  readonly files?: 'library';
+  /** Runtime objects made from it that are deleted with it (an EventDefinition's events). */
+  readonly owns?: 'Event';
+  /** A script the XML interface's scripts-list offers: a library, a definition whose type runs a script. */
+  readonly script?: (data: Record<string, unknown>) => boolean;
+  /**
+   * What the engine does when an object of the type changes: dispatch again (a window, a lock, a queue …), reload
+   * the alert sources, or move the queue's waiting jobs in or out of QueueHeld when its Held flag changes.
+   */
+  readonly onChange?: ReadonlyArray<'dispatch' | 'alert-sources' | 'queue-hold'>;
+}
+
 export interface ObjectType {
   readonly name: TypeName;
   readonly description: string;
@@ -51,6 +80,7 @@ export interface ObjectType {
   readonly byName: ReadonlyMap<string, Field>;
   /** Bodies of its own that requests take (the Job: submit, properties, completion), by name. */
   readonly forms: Readonly<Record<string, Form>>;
+  readonly traits: TypeTraits;
 }
 
 interface TypeDeclaration {
@@ -62,6 +92,7 @@ interface TypeDeclaration {
   privileges?: Privilege[];
   rules?: (value: Record<string, unknown>) => string | undefined;
   forms?: Record<string, Form>;
+  traits?: TypeTraits;
 }
 
 const COMMENT = field('Comment', text(4000), { description: 'Free comment.' });
@@ -119,6 +150,7 @@ export function defineType(decl: TypeDeclaration): ObjectType {
     rules: decl.rules,
     byName,
     forms: decl.forms ?? {},
+    traits: decl.traits ?? {},
   };
 }
 

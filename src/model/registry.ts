@@ -1,4 +1,4 @@
-import type { TypeName } from './fields.ts';
+import { TYPE_NAMES, type TypeName } from './fields.ts';
 import type { Form, ObjectType } from './object-type.ts';
 import Alert from './types/Alert.ts';
 import AlertEscalation from './types/AlertEscalation.ts';
@@ -24,8 +24,8 @@ import SubmitFrame from './types/SubmitFrame.ts';
 import TimeWindow from './types/TimeWindow.ts';
 import UserMessage from './types/UserMessage.ts';
 
-/** The one registry of object types. Everything per-type (validation, JSON, XML, CAR, privileges) reads it. */
-const ALL: readonly ObjectType[] = [
+/** Every declaration by its name: a name missing here, or one that is not a TypeName, does not compile. */
+const TYPES: { readonly [N in TypeName]: ObjectType } = {
   Partition,
   Application,
   JobDefinition,
@@ -49,7 +49,14 @@ const ALL: readonly ObjectType[] = [
   Credential,
   ImportRuleSet,
   Library,
-];
+};
+
+/** The one registry of object types, in TYPE_NAMES order. Everything per-type (validation, JSON, XML, CAR, privileges) reads it. */
+const ALL: readonly ObjectType[] = TYPE_NAMES.map((name) => {
+  const type = TYPES[name];
+  if (type.name !== name) throw new Error(`the declaration registered as ${name} is named ${type.name}`);
+  return type;
+});
 
 export const registry: ReadonlyMap<TypeName, ObjectType> = new Map(ALL.map((t) => [t.name, t]));
 

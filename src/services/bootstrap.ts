@@ -106,8 +106,9 @@ export const BUILTIN_OBJECTS: readonly Builtin[] = [
 export async function ensureBuiltinObjects(store: Store, objects: ObjectService): Promise<void> {
   for (const b of BUILTIN_OBJECTS) {
     const existing = await store.getObject(b.type, b.key);
-    if (existing && b.protection === 'locked' && b.type === 'JobDefinition') {
-      const wanted = validateObjectBody(requireType('JobDefinition'), b.body, {
+    // A locked built-in that declares parameters (a System definition) keeps this version's.
+    if (existing && b.protection === 'locked' && b.body.Parameters !== undefined) {
+      const wanted = validateObjectBody(requireType(b.type), b.body, {
         mode: 'create',
         defaultZone: 'UTC',
         keyShapeOf,

@@ -46,14 +46,14 @@ export class CarExporter {
       if (seen.has(label)) continue;
       const { object, data } = await this.d.objects.read(p, type, canonical);
       seen.set(label, { type: type.name, key: object.key, data });
-      // A chain is a JobDefinition and a JobChain of one name (docs/architecture.md §3): they travel together.
-      if (type.name === 'JobChain') queue.push({ type: 'JobDefinition', key: object.key });
+      // A twin travels with it (docs/architecture.md §3: a chain is a JobDefinition and a JobChain of one name).
+      const twin = type.traits.twin;
       if (
-        type.name === 'JobDefinition' &&
-        data.JobDefinitionType === 'JobChain' &&
-        (await this.d.store.getObject('JobChain', object.key))
+        twin &&
+        (twin.when?.(data) ?? true) &&
+        (twin.needsIt || (await this.d.store.getObject(twin.type, object.key)))
       )
-        queue.push({ type: 'JobChain', key: object.key });
+        queue.push({ type: twin.type, key: object.key });
       if (options.references)
         for (const r of collectReferences(type.fields, data))
           if (getType(r.type)?.storage === 'definition') queue.push({ type: r.type, key: r.key });
@@ -66,9 +66,10 @@ export class CarExporter {
         data: Buffer.from(objectToXml(requireType(o.type), o.data)),
       });
       newest = Math.max(newest, (o.data.LastModificationTime as { ms: number } | undefined)?.ms ?? 0);
-      if (o.type === 'Library')
-        for (const f of await this.d.store.blobs.list('library', o.key)) {
-          const content = await this.d.store.blobs.get('library', o.key, f.name);
+      const files = requireType(o.type).traits.files;
+      if (files)
+        for (const f of await this.d.store.blobs.list(files, o.key)) {
+          const content = await this.d.store.blobs.get(files, o.key, f.name);
           if (content) entries.push({ name: libraryEntryName(o.key, f.name), data: content });
         }
     }

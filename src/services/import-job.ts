@@ -215,8 +215,9 @@ function dependencyOrder<T extends { type: TypeName; key: string; body: Record<s
       const k = parseKey(requireType(r.type).key, r.key);
       return k ? businessKey(r.type, k.key) : '';
     });
-    // A chain's JobChain goes after the JobDefinition of the same name (creating the chain would make one).
-    if (o.type === 'JobChain') deps.push(businessKey('JobDefinition', o.key));
+    // A JobChain goes after the JobDefinition of the same name, its twin (creating the chain would make one).
+    const twin = requireType(o.type).traits.twin;
+    if (twin?.needsIt) deps.push(businessKey(twin.type, o.key));
     for (const dep of deps) {
       const target = byLabel.get(dep);
       if (target && state.get(dep) === undefined) visit(target);

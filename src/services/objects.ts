@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
-import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import { conflict, forbidden, invalid, MillraceError, notFound } from '../errors.ts';
 import type { Privilege, TypeName } from '../model/fields.ts';
 import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import type { ObjectType } from '../model/object-type.ts';
-import { keyShapeOf, requireType } from '../model/registry.ts';
+import { definitionTypes, keyShapeOf, requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
 import { dropServerOwned, namesServerOwned } from '../model/round-trip.ts';
 import { checkRules, collectReferences, validateObjectBody } from '../model/validate.ts';
@@ -71,7 +71,6 @@ export const OBJECT_LIST_PARAMS: readonly ListParam[] = [
 
 /** Rendered objects kept for reads; cleared whole when full (definitions are few and change rarely). */
 const READ_CACHE_SIZE = 5000;
-const SCRIPT_TYPES = new Set(['BASH', 'SH', 'PYTHON', 'NODE']);
 
 /** The partition whose privileges govern a referenced object. */
 const referencePartition = (r: { type: TypeName; key: string }): string =>
@@ -98,14 +97,16 @@ export class ObjectService {
     this.deps = deps;
   }
 
-  /** The scripts the caller may view (the XML interface's `scripts`): libraries and definitions of script types. */
+  /**
+   * The scripts the caller may view (the XML interface's `scripts`): objects of the types with the `script` trait
+   * (libraries, definitions whose type runs a script) for which it holds.
+   */
   async scripts(p: Principal): Promise<Array<{ type: TypeName; key: string; description: unknown }>> {
     const found: Array<{ type: TypeName; key: string; description: unknown }> = [];
-    for (const type of ['Library', 'JobDefinition'] as const)
-      for await (const o of allObjects(this.deps.store, type)) {
-        if (!can(p, type, o.partition, 'View') || o.protection !== null) continue;
-        if (type === 'JobDefinition' && !SCRIPT_TYPES.has(o.data.JobDefinitionType as string)) continue;
-        found.push({ type, key: o.key, description: o.data.Description });
+    for (const type of definitionTypes())
+      for await (const o of type.traits.script ? allObjects(this.deps.store, type.name) : []) {
+        if (!can(p, type.name, o.partition, 'View') || o.protection !== null) continue;
+        if (type.traits.script?.(o.data)) found.push({ type: type.name, key: o.key, description: o.data.Description });
       }
     return found;
   }
@@ -212,7 +213,7 @@ export class ObjectService {
   async create(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
     const parsed = parseKey(type.key, pathKey);
     if (!parsed) throw invalid(`"${pathKey}" is not a ${type.name} key: ${keyForm(type)}`);
-    const partitionType = type.name === 'Partition' ? undefined : 'Partition';
+    const partitionType = partitionOf(type);
     if (!can(p, type.name, parsed.partition, 'View')) throw notFound(partitionType ?? type.name, parsed.partition);
     this.require(p, type, parsed.partition, 'Create', `create a ${type.name} in partition ${parsed.partition}`);
     const given = dropServerOwned(type, body ?? {}, undefined, businessKey(type.name, parsed.key));
@@ -231,6 +232,48 @@ export class ObjectService {
     await this.deps.onChange?.(type.name, undefined, created);
     const data = await this.withDerived(type, created);
     return this.render(type, created, data);
+  }
+
+  /**
+   * xml-put: creates the object, or changes it when it exists. A create refused because another request created
+   * the object meanwhile becomes the change it now is.
+   */
+  async put(
+    p: Principal,
+    type: ObjectType,
+    pathKey: string,
+    body: unknown,
+  ): Promise<{ saved: Record<string, unknown>; created: boolean }> {
+    const parsed = parseKey(type.key, pathKey);
+    const exists = async () =>
+      parsed !== undefined && (await this.deps.store.getObject(type.name, parsed.key)) !== undefined;
+    if (await exists()) return { saved: await this.update(p, type, pathKey, body), created: false };
+    try {
+      return { saved: await this.create(p, type, pathKey, body), created: true };
+    } catch (e) {
+      if (e instanceof MillraceError && e.status === 409 && (await exists()))
+        return { saved: await this.update(p, type, pathKey, body), created: false };
+      throw e;
+    }
+  }
+
+  /**
+   * The files owned by objects the caller may view (types with the `files` trait: libraries), named
+   * `<owner key>/<file>`: the XML interface's api-libs.
+   */
+  async ownedFiles(p: Principal): Promise<Array<{ name: string; data: Buffer }>> {
+    const entries: Array<{ name: string; data: Buffer }> = [];
+    for (const type of definitionTypes()) {
+      const kind = type.traits.files;
+      if (!kind) continue;
+      for (const f of await this.deps.store.blobs.list(kind)) {
+        const partition = parseKey(type.key, f.owner)?.partition ?? '';
+        if (!can(p, type.name, partition, 'View')) continue;
+        const data = await this.deps.store.blobs.get(kind, f.owner, f.name);
+        if (data) entries.push({ name: `${f.owner}/${f.name}`, data });
+      }
+    }
+    return entries;
   }
 
   async update(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
@@ -309,8 +352,8 @@ export class ObjectService {
       const column = JOB_COLUMN[type.name];
       const job = column ? await tx.jobs.anyReferring(column, parsed.key) : undefined;
       if (job !== undefined) throw conflict(`${businessKey(type.name, parsed.key)} is still referenced by Job:${job}`);
-      if (type.name === 'EventDefinition') await deleteEvents(tx, parsed.key);
-      if (type.name === 'Library') await tx.blobs.delete('library', parsed.key);
+      if (type.traits.owns === 'Event') await deleteEvents(tx, parsed.key);
+      if (type.traits.files) await tx.blobs.delete(type.traits.files, parsed.key);
       await tx.deleteObject(current.uniqueId);
       return current;
     });
@@ -334,7 +377,7 @@ export class ObjectService {
     if (!parsed) throw invalid(`"${key}" is not a ${type.name} key: ${keyForm(type)}`);
     const current = await tx.getObject(type.name, parsed.key);
     const values = this.importValues(type, parsed, body);
-    const partitionType = type.name === 'Partition' ? undefined : 'Partition';
+    const partitionType = partitionOf(type);
     const what = businessKey(type.name, parsed.key);
     if (!current) {
       if (!can(p, type.name, parsed.partition, 'Create'))
@@ -544,6 +587,9 @@ async function deleteEvents(tx: Store, definition: string): Promise<void> {
  * privileges on the object itself (granted per partition) cover it, so it needs no View on the Partition.
  */
 const isOwnPartition = (r: { path: string; type: string }): boolean => r.path === 'Partition' && r.type === 'Partition';
+
+/** The type an object of `type` lives in: a Partition, except for a partition itself (named by its name alone). */
+const partitionOf = (type: ObjectType): 'Partition' | undefined => (type.key === 'name' ? undefined : 'Partition');
 
 /** The server acting for itself (built-in objects, derived objects). */
 export const SYSTEM_PRINCIPAL: Principal = {

@@ -179,7 +179,9 @@ async function prune(ctx: Ctx, manifests: Manifest[], dry: boolean, report: (o: 
       const key = keyOfRendered(item);
       const id = idOf(type.name, key);
       if (held.has(id) || BUILTIN.has(id)) continue;
-      if (type.name === 'JobDefinition' && held.has(idOf('JobChain', key))) continue;
+      // A definition whose twin (its JobChain) the manifests hold is theirs too: the twin makes it.
+      const twin = type.traits.twin;
+      if (twin && !twin.needsIt && held.has(idOf(twin.type, key))) continue;
       const m = manifestOfServerObject(type, item);
       if (m.partition === partition) doomed.push(m);
     }

@@ -179,8 +179,9 @@ function needs(m: Manifest): string[] {
   const parsed = parseKey(m.type.key, m.key);
   const data = { ...m.desired, ...(parsed?.identity ?? {}) };
   const found = collectReferences(m.type.fields, data).map((r) => idOf(r.type, r.key));
-  // docs/architecture.md §3: a chain's steps live in a JobChain object of the same key as its JobDefinition (type JobChain).
-  if (m.type.name === 'JobChain') found.push(idOf('JobDefinition', m.key));
+  // A twin it needs comes first (docs/architecture.md §3: a JobChain needs the JobDefinition of its key).
+  const twin = m.type.traits.twin;
+  if (twin?.needsIt) found.push(idOf(twin.type, m.key));
   return found;
 }
 

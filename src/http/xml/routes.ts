@@ -5,7 +5,6 @@ import type { CarExporter } from '../../services/car-export.ts';
 import type { ImportService } from '../../services/car-import.ts';
 import type { JobService } from '../../services/jobs.ts';
 import type { ObjectService } from '../../services/objects.ts';
-import type { Store } from '../../store/store.ts';
 import { releaseForRequest } from '../../services/import-gate.ts';
 import { readCar, writeCar } from '../../car/archive.ts';
 import { libraryEntryName } from '../../car/layout.ts';
@@ -15,7 +14,6 @@ import { invalid, MillraceError, notFound, unsupportedMediaType } from '../../er
 import type { TypeName } from '../../model/fields.ts';
 import { businessKey, parseKey } from '../../model/keys.ts';
 import { getType } from '../../model/registry.ts';
-import { can } from '../../security/privileges.ts';
 import { IMPORT_NOT_PERMITTED, type ImportRequest } from '../../services/car-import.ts';
 import { sendJobFile } from '../job-file-content.ts';
 import { importMessage, LIST_STYLESHEET, objectMessage, type RestObject, restList, XML_TYPE } from './documents.ts';
@@ -27,7 +25,6 @@ export interface XmlInterfaceDeps {
   jobs: JobService;
   exporter: CarExporter;
   imports: ImportService;
-  store: Store;
   logger: Logger;
   /** `<dotted_version>-<date>-<time>_<digits>`. */
   version: string;
@@ -168,13 +165,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       produces: 'application/zip',
       doc: 'A zip of every library file the caller may view, as <library key>/<file>.',
       async handler(req, reply) {
-        const entries = [];
-        for (const f of await d.store.blobs.list('library')) {
-          const partition = parseKey('partitioned', f.owner)?.partition ?? '';
-          if (!can(req.principal, 'Library', partition, 'View')) continue;
-          const data = await d.store.blobs.get('library', f.owner, f.name);
-          if (data) entries.push({ name: `${f.owner}/${f.name}`, data });
-        }
+        const entries = await d.objects.ownedFiles(req.principal);
         return reply
           .type('application/zip')
           .header('Content-Disposition', 'attachment; filename="api-libs.zip"')
@@ -293,14 +284,10 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
         const body = elementToBody(type, root);
         const key = keyOf(type.key, body);
         if (!key) throw invalid(`The XML must name the ${type.name}: ${type.identity.join(' and ')}`);
-        const exists =
-          parseKey(type.key, key) && (await d.store.getObject(type.name, parseKey(type.key, key)?.key ?? key));
-        const saved = exists
-          ? await d.objects.update(req.principal, type, key, body)
-          : await d.objects.create(req.principal, type, key, body);
+        const { saved, created } = await d.objects.put(req.principal, type, key, body);
         const savedKey = String(saved.businessKey).slice(type.name.length + 1);
         return reply
-          .code(exists ? 200 : 201)
+          .code(created ? 201 : 200)
           .type(XML_TYPE)
           .send(objectMessage(rest(type.name, savedKey, saved.Description)));
       },

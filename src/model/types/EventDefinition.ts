@@ -13,4 +13,5 @@ export default defineType({
     field('DefaultClearComment', string(1000), { description: 'Used when a clear gives no comment.' }),
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Control'],
+  traits: { owns: 'Event' },
 });

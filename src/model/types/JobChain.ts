@@ -186,4 +186,5 @@ export default defineType({
     }),
   ],
   rules,
+  traits: { twin: { type: 'JobDefinition', needsIt: true } },
 });

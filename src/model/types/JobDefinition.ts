@@ -13,7 +13,7 @@ import {
   timezone,
 } from '../fields.ts';
 import { defineType } from '../object-type.ts';
-import { DEFINITION_TYPES } from './ProcessServer.ts';
+import { AGENT_DEFINITION_TYPES, DEFINITION_TYPES } from './ProcessServer.ts';
 
 export const RESTART_ACTIONS = [
   'Continue',
@@ -158,4 +158,8 @@ export default defineType({
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Submit'],
   rules,
+  traits: {
+    twin: { type: 'JobChain', needsIt: false, when: (d) => d.JobDefinitionType === 'JobChain' },
+    script: (d) => (AGENT_DEFINITION_TYPES as readonly unknown[]).includes(d.JobDefinitionType),
+  },
 });

@@ -40,4 +40,5 @@ export default defineType({
       return `Field "AppliesToProcesses": at least one of ${APPLIES_TO.join(', ')} must be true`;
     return undefined;
   },
+  traits: { onChange: ['alert-sources'] },
 });

@@ -15,4 +15,5 @@ export default defineType({
   fields: [
     field('Files', list(file, 10_000), { derived: true, description: 'The files stored with jar-put or an import.' }),
   ],
+  traits: { files: 'library', script: () => true },
 });

@@ -6,4 +6,5 @@ export default defineType({
   description: 'Only one job holding a lock runs at a time; the others wait in LockWait.',
   key: 'partitioned',
   fields: [],
+  traits: { onChange: ['dispatch'] },
 });

@@ -41,4 +41,5 @@ export default defineType({
     }),
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Control'],
+  traits: { onChange: ['dispatch'] },
 });

@@ -17,4 +17,5 @@ export default defineType({
     field('TimeWindow', ref('TimeWindow'), { description: 'The queue releases jobs only while it is open.' }),
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Submit'],
+  traits: { onChange: ['dispatch', 'queue-hold'] },
 });

@@ -14,4 +14,5 @@ export default defineType({
     field('TimeWindow', ref('TimeWindow')),
     field('TimeZone', timezone()),
   ],
+  traits: { onChange: ['dispatch'] },
 });

@@ -48,4 +48,5 @@ export default defineType({
       if (v[f] === self) return `Field "${f}" cannot name the time window itself`;
     return undefined;
   },
+  traits: { onChange: ['dispatch'] },
 });
