@@ -44,6 +44,8 @@ export interface TypeTraits {
     readonly type: TypeName;
     readonly needsIt: boolean;
     readonly when?: (data: Record<string, unknown>) => boolean;
+    /** Creating an object of this type creates the twin it needs, with these fields, when there is none. */
+    readonly madeWith?: Readonly<Record<string, unknown>>;
   };
   /** The kind of blob holding its files (a Library's jars): deleted with it, exported with it, served by api-libs. */
   readonly files?: 'library';

@@ -537,21 +537,18 @@ export class ObjectService {
   }
 
   /**
-   * docs/architecture.md §3: creating a JobChain creates its JobDefinition (type JobChain) when there is none. Chains run inside
-   * the server, on the System process server, which serves the GLOBAL.System queue: that is their default queue.
+   * A twin the type needs and makes (its `twin.madeWith` trait) is created with it when there is none
+   * (docs/architecture.md §3: creating a JobChain creates its JobDefinition, type JobChain, queue GLOBAL.System).
    */
   private async afterCreate(tx: Store, type: ObjectType, object: StoredObject): Promise<void> {
-    if (type.name !== 'JobChain' || (await tx.getObject('JobDefinition', object.key))) return;
-    const defType = requireType('JobDefinition');
-    const data = validateObjectBody(
-      defType,
-      { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' },
-      this.validateOptions('create'),
-    );
+    const twin = type.traits.twin;
+    if (!twin?.madeWith || (await tx.getObject(twin.type, object.key))) return;
+    const defType = requireType(twin.type);
+    const data = validateObjectBody(defType, twin.madeWith, this.validateOptions('create'));
     Object.assign(data, { Name: object.data.Name, Partition: object.data.Partition });
     const refs = await this.resolveReferences(tx, SYSTEM_PRINCIPAL, defType, data, undefined);
     const [uniqueId] = await tx.nextUniqueIds(1);
-    await tx.insertObject({ ...object, uniqueId: uniqueId as number, type: 'JobDefinition', data }, refs);
+    await tx.insertObject({ ...object, uniqueId: uniqueId as number, type: twin.type, data }, refs);
   }
 
   private render(type: ObjectType, object: StoredObject, data: Record<string, unknown>): Record<string, unknown> {

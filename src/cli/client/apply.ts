@@ -171,7 +171,8 @@ async function prune(ctx: Ctx, manifests: Manifest[], dry: boolean, report: (o: 
   // Only types and partitions that the files hold together: a queue provider of GLOBAL.Local does not put every
   // GLOBAL definition in scope.
   const scopes = new Map<string, ObjectType>();
-  for (const m of manifests) if (m.type.name !== 'Partition') scopes.set(`${m.type.name}\u0000${m.partition}`, m.type);
+  // A partition (named by its name alone) lies in no partition's scope.
+  for (const m of manifests) if (m.type.key !== 'name') scopes.set(`${m.type.name}\u0000${m.partition}`, m.type);
   const doomed: Manifest[] = [];
   for (const [scope, type] of [...scopes].sort(([a], [b]) => a.localeCompare(b))) {
     const partition = scope.slice(scope.indexOf('\u0000') + 1);

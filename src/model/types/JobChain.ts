@@ -186,5 +186,12 @@ export default defineType({
     }),
   ],
   rules,
-  traits: { twin: { type: 'JobDefinition', needsIt: true } },
+  // Chains run inside the server, on the System process server, which serves GLOBAL.System: their default queue.
+  traits: {
+    twin: {
+      type: 'JobDefinition',
+      needsIt: true,
+      madeWith: { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' },
+    },
+  },
 });
