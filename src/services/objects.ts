@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { objectToXml } from '../car/object-xml.ts';
 import { conflict, forbidden, invalid, MillraceError, notFound } from '../errors.ts';
 import type { Privilege, TypeName } from '../model/fields.ts';
 import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
@@ -52,7 +53,12 @@ const JOB_COLUMN: Partial<Record<TypeName, 'definition' | 'queue' | 'processServ
 interface ReadEntry {
   version: string | undefined;
   refs: Array<{ type: TypeName; key: string; partition: string }>;
+  /** The JSON interface's answer. */
   text: string;
+  /** The XML interface's answer (`object`), written on its first read. */
+  xml?: string;
+  /** The stored form the XML is written from (derived fields and times included). */
+  stored: Record<string, unknown>;
 }
 
 /** What an import did to one object; `before`/`after` are told to the engine after the commit. */
@@ -117,6 +123,17 @@ export class ObjectService {
    * than the last committed write; privileges are checked on every call, cached or not.
    */
   async getText(p: Principal, type: ObjectType, pathKey: string): Promise<string> {
+    return (await this.readEntry(p, type, pathKey)).text;
+  }
+
+  /** The object as the XML interface's `object` answers it, read through the same cache and privileges as getText. */
+  async getXml(p: Principal, type: ObjectType, pathKey: string): Promise<string> {
+    const entry = await this.readEntry(p, type, pathKey);
+    entry.xml ??= objectToXml(type, entry.stored);
+    return entry.xml;
+  }
+
+  private async readEntry(p: Principal, type: ObjectType, pathKey: string): Promise<ReadEntry> {
     const parsed = parseKey(type.key, pathKey);
     if (!parsed || !can(p, type.name, parsed.partition, 'View')) throw notFound(type.name, parsed?.key ?? pathKey);
     const version = this.deps.store.dataVersion(); // read before the data it validates
@@ -129,7 +146,13 @@ export class ObjectService {
       const refs = collectReferences(type.fields, data)
         .filter((r) => !isOwnPartition(r))
         .map((r) => ({ type: r.type, key: r.key, partition: referencePartition(r) }));
-      entry = { version, refs, text: JSON.stringify(this.render(type, object, data)) };
+      const zone = this.deps.defaultTimeZone;
+      const stored = {
+        ...data,
+        CreationTime: { ms: object.creationTime, zone },
+        LastModificationTime: { ms: object.modificationTime, zone },
+      };
+      entry = { version, refs, text: JSON.stringify(this.render(type, object, data)), stored };
       if (version !== undefined) {
         if (this.reads.size >= READ_CACHE_SIZE) this.reads.clear();
         this.reads.set(cacheKey, entry);
@@ -138,7 +161,7 @@ export class ObjectService {
     for (const r of entry.refs)
       if (!can(p, r.type, r.partition, 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(r.type, r.key)}`);
-    return entry.text;
+    return entry;
   }
 
   /**

@@ -8,7 +8,7 @@ import type { ObjectService } from '../../services/objects.ts';
 import { releaseForRequest } from '../../services/import-gate.ts';
 import { readCar, writeCar } from '../../car/archive.ts';
 import { libraryEntryName } from '../../car/layout.ts';
-import { elementToBody, objectToXml, typeOfElement } from '../../car/object-xml.ts';
+import { elementToBody, typeOfElement } from '../../car/object-xml.ts';
 import { parseXml } from '../../car/xml.ts';
 import { invalid, MillraceError, notFound, unsupportedMediaType } from '../../errors.ts';
 import type { TypeName } from '../../model/fields.ts';
@@ -180,8 +180,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       doc: 'An object as XML: /object/<object_type>/<partition>.<object_name>.',
       async handler(req, reply) {
         const type = definitionType(params(req).type ?? '');
-        const { data } = await d.objects.read(req.principal, type, params(req).key ?? '');
-        return reply.type(XML_TYPE).send(objectToXml(type, data));
+        return reply.type(XML_TYPE).send(await d.objects.getXml(req.principal, type, params(req).key ?? ''));
       },
     },
     {

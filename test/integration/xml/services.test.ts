@@ -152,6 +152,8 @@ for (const backend of backends()) {
       const changed = await t.xml('PUT', '/xml/', { payload: current, headers: { 'content-type': 'text/xml' } });
       assert.equal(changed.status, 200, changed.body);
       assert.equal((await t.req('GET', '/Queue/GLOBAL.Nightly')).json.ExecutionSize, 9);
+      // `object` is read through the cache of rendered objects: the change shows at once.
+      assert.match((await t.xml('GET', '/object/Queue/GLOBAL.Nightly')).body, /<ExecutionSize>9<\/ExecutionSize>/);
     });
 
     test('xml-put refuses bad input with a clear XML error and changes nothing', async () => {
