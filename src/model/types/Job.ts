@@ -39,10 +39,10 @@ const parameter = namedRecord(
   field('JobDefinitionParameter', string(400), {
     description: 'JobDefinitionParameter:<partition>.<definition>.<parameter> (spec §2.3).',
   }),
-  field('InValueString', string(4000)),
+  field('InValueString', text(4000), { description: 'May span lines.' }),
   field('InValueNumber', decimal()),
   field('InValueDate', date()),
-  field('OutValueString', string(4000)),
+  field('OutValueString', text(4000)),
   field('OutValueNumber', decimal()),
   field('OutValueDate', date()),
 );

@@ -50,6 +50,12 @@ for (const backend of backends()) {
         assert.equal(param(job, name).JobDefinitionParameter, `JobDefinitionParameter:GLOBAL.Params.${name}`);
     });
 
+    test('a String value may span lines, and comes back as given', async () => {
+      const value = 'first line\nsecond line\n\tindented';
+      const job = await submit(t, 'GLOBAL.Params', { JobParameters: [{ Name: 'Target', InValueString: value }] });
+      assert.equal(param(job, 'Target').InValueString, value);
+    });
+
     test('a parameter named by JobDefinitionParameter gets the value', async () => {
       const job = await submit(t, 'GLOBAL.Params', {
         JobParameters: [
