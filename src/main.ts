@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createLogger } from './log/logger.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { type Config, interfacePaths } from './config/config.ts';
+import { Cluster, nodeIdentity } from './engine/cluster.ts';
 import { Engine } from './engine/engine.ts';
 import { JobFileStore } from './engine/job-files.ts';
 import { ensureLocalSecret, LOCAL_SERVER, type LocalAgent, superviseLocalAgent } from './engine/local-agent.ts';
@@ -78,7 +79,12 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   mkdirSync(config.dataDir, { recursive: true });
   // Where public keys trusted for signed CARs go (README: `cp release.pub <data>/trusted-keys/`).
   mkdirSync(join(config.dataDir, 'trusted-keys'), { recursive: true });
-  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const nodeId = nodeIdentity(config.dataDir, config.nodeId);
+  const store = await openStore({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    node: { id: nodeId, version: VERSION, aliveMs: config.timerLeaseMs, migrateAnyway: config.migrateBesideOlderNodes },
+  });
   const secrets = SecretBox.load(config.dataDir, (options.env ?? process.env).MILLRACE_SECRET_KEY);
   const accounts = new AccountService(store, clock, { maxKeyLifetimeMs: config.apiKeyMaxLifetimeMs });
   const auth = new Authenticator(store, clock, {
@@ -86,10 +92,22 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     failuresPerMinute: config.authFailuresPerMinute,
   });
   const paths = interfacePaths(config);
+  const cluster =
+    store.dialect === 'postgres'
+      ? Cluster.shared({
+          store,
+          logger,
+          id: nodeId,
+          version: VERSION,
+          address: `http://${config.host}:${config.port}${paths.root}`,
+          leaseMs: config.timerLeaseMs,
+        })
+      : Cluster.solo();
   const engine = new Engine({
     store,
     clock,
     logger,
+    cluster,
     files: new JobFileStore(config.dataDir),
     rootPath: paths.root,
     killGraceMs: config.killGraceMs,
@@ -154,7 +172,11 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     retain: config.feedRetainEvents,
     clientBufferBytes: config.feedClientBufferBytes,
   });
-  store.onCommit((committed) => feed.publish(committed), FEED_OBJECT_TYPES);
+  store.onCommit((committed) => {
+    const items = feed.publish(committed);
+    if (items.length > 0) cluster.tell({ k: 'feed', items });
+  }, FEED_OBJECT_TYPES);
+  engine.onClusterFeed((items) => feed.publishItems(items));
   const metrics = config.metrics ? new Metrics({ store, hub: engine.hub }) : undefined;
   let stopping = false;
   const app = await buildApp({

@@ -17,7 +17,10 @@ import { attemptKey, Spool } from './spool.ts';
 import { Timers } from './timers.ts';
 
 export interface AgentOptions {
-  /** The server root with its context path, e.g. `http://127.0.0.1:7070/millrace`. */
+  /**
+   * The server root with its context path, e.g. `http://127.0.0.1:7070/millrace`; several, comma-separated, for
+   * the nodes of one scheduler (tried in turn).
+   */
   server: string;
   /** The process server this agent is, `<partition>.<name>`. */
   processServer: string;
@@ -72,13 +75,29 @@ const DEFAULT_KILL_GRACE_MS = 10_000;
 /** While draining, how long to wait for acknowledgements once every job has ended. */
 const ACK_WAIT_MS = 10_000;
 
+/** `--server`: one URL or several, comma-separated (the nodes of one scheduler). Throws on one that is not a URL. */
+export function serverList(text: string): URL[] {
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  if (parts.length === 0) throw new Error('no server URL given');
+  return parts.map((p) => {
+    try {
+      return new URL(p);
+    } catch {
+      throw new Error(`"${p}" is not a URL`);
+    }
+  });
+}
+
 class Agent {
   readonly instance = randomBytes(8).toString('hex');
   readonly closed: Promise<string>;
   private resolveClosed!: (why: string) => void;
   private readonly log: Log;
   private readonly dataDir: string;
-  private readonly server: URL;
+  private readonly servers: URL[];
   private readonly spool: Spool;
   private readonly workRoot: string;
   private readonly releaseLock: () => void;
@@ -96,7 +115,7 @@ class Agent {
   constructor(options: AgentOptions) {
     this.options = options;
     this.log = options.log ?? stderrLog;
-    this.server = new URL(options.server);
+    this.servers = serverList(options.server);
     this.dataDir = resolve(options.dataDir);
     this.closed = new Promise((res) => {
       this.resolveClosed = res;
@@ -117,7 +136,7 @@ class Agent {
   start(): void {
     this.log(
       `instance ${this.instance} for process server ${this.options.processServer} in ${this.dataDir}, ` +
-        `server ${agentUrl(this.server).href}`,
+        `server ${this.servers.map((u) => agentUrl(u).href).join(', ')}`,
     );
     this.timers.every(this.options.pollMs ?? 250, () => this.tick());
     const parent = this.options.parentPid;
@@ -133,7 +152,7 @@ class Agent {
       });
     void keepConnected(
       {
-        server: this.server,
+        servers: this.servers,
         processServer: this.options.processServer,
         secret: this.options.secret,
         instance: this.instance,

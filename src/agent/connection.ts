@@ -166,34 +166,48 @@ export interface KeepConnected {
 }
 
 /**
- * Connects, runs the session, and connects again when it ends, until stopped. Retries wait 100 ms, doubling up to
- * 5 s; any refusal (401, 404, 409 …) is retried too, since an operator may fix it. The same failure is logged
- * once a minute.
+ * Connects, runs the session, and connects again when it ends, until stopped. With several servers (the nodes of
+ * one scheduler) a lost or refused connection moves on to the next at once; only when every one failed in turn is
+ * there a wait: 100 ms, doubling up to 5 s. Any refusal (401, 404, 409 …) is retried too, since an operator may fix
+ * it. The same failure is logged once a minute.
  */
-export async function keepConnected(options: ConnectOptions, ctl: KeepConnected): Promise<void> {
+export async function keepConnected(
+  options: Omit<ConnectOptions, 'server'> & { servers: readonly URL[] },
+  ctl: KeepConnected,
+): Promise<void> {
   let delay = BACKOFF_MIN_MS;
   let lastError = '';
   let lastLogged = 0;
+  let index = 0;
+  let failedInTurn = 0;
   while (!ctl.stopped()) {
+    const server = options.servers[index % options.servers.length] as URL;
     let goodFor = 0;
+    let connected = false;
     try {
-      const { socket, head } = await connect(options);
+      const { socket, head } = await connect({ ...options, server });
       if (ctl.stopped()) {
         socket.destroy();
         return;
       }
       lastError = '';
+      connected = true;
       goodFor = await ctl.session(socket, head);
     } catch (err) {
-      const text = reason(err);
+      const text = `${agentUrl(server).href}: ${reason(err)}`;
       if (text !== lastError || Date.now() - lastLogged > 60_000) {
-        ctl.log(`cannot connect to ${agentUrl(options.server).href}: ${text}; retrying`);
+        ctl.log(`cannot connect to ${text}; retrying`);
         lastError = text;
         lastLogged = Date.now();
       }
     }
     if (ctl.stopped()) return;
     if (goodFor >= GOOD_SESSION_MS) delay = BACKOFF_MIN_MS;
+    // A session that ended or a refusal: the next node is tried; a whole round without a good session waits.
+    failedInTurn = connected && goodFor >= GOOD_SESSION_MS ? 1 : failedInTurn + 1;
+    index += 1;
+    if (options.servers.length > 1 && failedInTurn < options.servers.length) continue;
+    failedInTurn = 0;
     await ctl.sleep(delay);
     delay = Math.min(delay * 2, BACKOFF_MAX_MS);
   }

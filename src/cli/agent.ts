@@ -59,11 +59,12 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   const processServer = flags.processServer;
   if (!/^[^./\\\0][^/\\\0]*\.[^/\\\0]+$/.test(processServer))
     throw new Error(`--process-server "${processServer}" is not <partition>.<name>`);
-  try {
-    new URL(flags.server);
-  } catch {
-    throw new Error(`--server "${flags.server}" is not a URL`);
-  }
+  for (const url of flags.server.split(',').map((p) => p.trim()))
+    try {
+      new URL(url);
+    } catch {
+      throw new Error(`--server "${url}" is not a URL`);
+    }
   const slots = flags.slots === undefined ? undefined : positive('--slots', flags.slots);
   const parentPid = flags.parentPid === undefined ? undefined : positive('--parent-pid', flags.parentPid);
   let secret: string;

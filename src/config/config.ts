@@ -58,6 +58,12 @@ export interface Config {
   logFormat: 'json' | 'pretty';
   /** On SIGTERM, requests in flight get this long to finish before the server closes anyway. */
   shutdownGraceMs: number;
+  /** This node's id among several sharing one PostgreSQL database; by default kept in the data folder. */
+  nodeId?: string;
+  /** Beside other nodes: how long the timer lease lasts (a dead owner is replaced within about this). */
+  timerLeaseMs: number;
+  /** Run migrations although nodes of another version are alive (rolling upgrade, told to). */
+  migrateBesideOlderNodes: boolean;
   /** Bounds that keep hostile or overwhelming clients from taking the server down (README "Limits"). */
   limits: HttpLimits;
 }
@@ -104,6 +110,8 @@ export const DEFAULTS: Config = {
   metrics: true,
   logFormat: 'json',
   shutdownGraceMs: 10_000,
+  timerLeaseMs: 10_000,
+  migrateBesideOlderNodes: false,
   corsOrigins: [],
   limits: {
     headersTimeoutMs: 20_000,
@@ -175,6 +183,7 @@ export function loadConfig(
   const mailFrom = check('mail-from', checkSender);
   const history = resolvedOf('history-days');
   const grace = resolvedOf('shutdown-grace');
+  const lease = resolvedOf('timer-lease');
   return {
     ...DEFAULTS,
     dataDir: resolve(text('data') ?? DEFAULTS.dataDir),
@@ -195,11 +204,21 @@ export function loadConfig(
     metrics: sw('metrics', DEFAULTS.metrics),
     ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
+    ...(text('node-id') ? { nodeId: check('node-id', nodeIdValue) as string } : {}),
+    timerLeaseMs: lease ? parseWhole(lease, 2, 3600) * 1000 : DEFAULTS.timerLeaseMs,
+    migrateBesideOlderNodes: sw('migrate-beside-older-nodes', DEFAULTS.migrateBesideOlderNodes),
     ...(check('vendor-folder', (v) => vendorFolder(v)) ?? {}),
     corsOrigins: corsOrigins(env.MILLRACE_CORS_ORIGINS),
     feedRetainEvents: positive(env.MILLRACE_FEED_RETAIN, 'MILLRACE_FEED_RETAIN') ?? DEFAULTS.feedRetainEvents,
     limits: httpLimits(env),
   };
+}
+
+/** A node id: 1–100 characters of letters, digits, `.`, `_`, `:` and `-`. */
+function nodeIdValue(v: string): string {
+  if (!/^[A-Za-z0-9._:-]{1,100}$/.test(v))
+    throw new Error(`"${v.slice(0, 100)}" is not 1-100 letters, digits, . _ : -`);
+  return v;
 }
 
 /** MILLRACE_REQUEST_TIMEOUT (seconds), MILLRACE_MAX_CONNECTIONS_PER_ADDRESS, MILLRACE_MAX_IN_FLIGHT, … */

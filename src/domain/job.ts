@@ -155,6 +155,11 @@ export interface JobData {
   recurrence?: RecurrenceInfo;
   /** Queued while its time window was open: when that opening ends. Still waiting then → overdue. */
   windowClosesAt?: number;
+  /**
+   * A System job running inside a server node that shares its database with others: that node's id. When the node
+   * dies, the timer owner sets the job Unknown (docs/architecture.md §16).
+   */
+  runNode?: string;
 }
 
 export interface JobRecord {

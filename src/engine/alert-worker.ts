@@ -29,6 +29,7 @@ export class AlertWorker {
   private readonly logger: Logger;
   private readonly senders: AlertSenders;
   private readonly mutate: (fn: (tx: Store) => Promise<void>) => Promise<void>;
+  private readonly mayRun: () => boolean;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private again = false;
@@ -39,8 +40,11 @@ export class AlertWorker {
     clock: Clock;
     logger: Logger;
     senders: AlertSenders;
+    /** Whether this node does alert work now (the timer owner among several nodes); asked every round. */
+    mayRun?: () => boolean;
     mutate: (fn: (tx: Store) => Promise<void>) => Promise<void>;
   }) {
+    this.mayRun = o.mayRun ?? (() => true);
     this.store = o.store;
     this.clock = o.clock;
     this.logger = o.logger;
@@ -76,6 +80,10 @@ export class AlertWorker {
   /** One round: everything due now, then a timer for the next. */
   async run(): Promise<void> {
     if (this.running || this.stopped) return;
+    if (!this.mayRun()) {
+      this.schedule(POLL_MS);
+      return;
+    }
     this.running = true;
     try {
       for (;;) {

@@ -31,6 +31,8 @@ export interface DispatchContext {
   agentReady(processServer: string): boolean;
   /** Opens credential passwords for the jobs that run with one; without it such jobs end in Error. */
   secrets?: SecretOpener;
+  /** The id of this node when it shares its database with others: recorded on the System jobs it runs. */
+  node?: string;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
@@ -185,7 +187,10 @@ export async function dispatchPass(
       move(job, 'Running', now).runStart = now;
       if (job.data.spec.type === 'JobChain') chains.push(job);
       else if (asks(job)) asking.push(job);
-      else fx.startSystem.push(job);
+      else {
+        if (ctx.node !== undefined) job.data.runNode = ctx.node;
+        fx.startSystem.push(job);
+      }
     } else {
       move(job, 'Dispatched', now).attempt += 1;
       const message = runMessage(job, found?.ok ? found.credential : undefined);

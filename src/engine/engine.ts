@@ -12,6 +12,9 @@ import type { Cause } from '../store/job-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { AgentHub } from './agent-hub.ts';
+import { Cluster } from './cluster.ts';
+import type { ClusterMessage } from './cluster-messages.ts';
+import type { FeedItem } from '../feed/feed-events.ts';
 import { type AlertSenders, AlertWorker } from './alert-worker.ts';
 import { AlertSources, answerAlertReply, onJobStatusChanges, onServerStatus } from './alerts.ts';
 import { applyAgentLost, applyFinished, applyHello, applyLost, applyStarted } from './agent-reports.ts';
@@ -32,7 +35,7 @@ import { releaseLocks } from './gates.ts';
 import type { JobFileStore } from './job-files.ts';
 import { Kernel, move, NeedsSerialLoop } from './kernel.ts';
 import { endRecurrence, submitNextOccurrence } from './recurrences.ts';
-import { ServerStatusKeeper } from './server-status.ts';
+import { type AgentView, ServerStatusKeeper } from './server-status.ts';
 import { type SystemRunner, SystemJobs } from './system-jobs.ts';
 
 export type { SystemRunner } from './system-jobs.ts';
@@ -56,6 +59,8 @@ export interface EngineOptions {
   secrets?: SecretOpener;
   /** How alerts leave the server (webhooks, mail); deliveries that fail are tried again later. */
   alertSenders: AlertSenders;
+  /** This node among those sharing the database (PostgreSQL); alone by default. */
+  cluster?: Cluster;
 }
 
 type Work = {
@@ -83,6 +88,8 @@ export class Engine {
   readonly hub: AgentHub;
   readonly files: JobFileStore;
   readonly store: Store;
+  /** This node among the server nodes sharing the database (docs/architecture.md §16). */
+  readonly cluster: Cluster;
   private readonly o: EngineOptions;
   private readonly system: SystemJobs;
   private readonly servers: ServerStatusKeeper;
@@ -103,11 +110,13 @@ export class Engine {
   private purging = false;
   private stopped = false;
   private started = false;
+  private feedListener: ((items: FeedItem[]) => void) | undefined;
 
   constructor(options: EngineOptions) {
     this.o = options;
     this.files = options.files;
     this.store = options.store;
+    this.cluster = options.cluster ?? Cluster.solo();
     const k = this.kernel;
     // What follows from a transition, in the order it happens (docs/architecture.md §6a).
     k.on('created', createChainJobs);
@@ -132,7 +141,7 @@ export class Engine {
     );
     this.servers = new ServerStatusKeeper(
       options.store,
-      () => this.hub,
+      () => this.agentView(),
       options.clock,
       async (tx, server, from, to) => {
         await onServerStatus(tx, server, from, to, options.clock.now());
@@ -144,7 +153,13 @@ export class Engine {
       clock: options.clock,
       logger: options.logger,
       senders: options.alertSenders,
-      mutate: (fn) => this.mutate((tx) => fn(tx)),
+      // Alert work is timer work: the timer owner does it, under its lease.
+      mayRun: () => this.cluster.isOwner,
+      mutate: (fn) =>
+        this.mutate(async (tx) => {
+          await this.cluster.fence(tx);
+          await fn(tx);
+        }),
     });
     this.hub = new AgentHub(
       options.rootPath,
@@ -154,11 +169,11 @@ export class Engine {
         onConnect: (ps) => {
           this.servers.connected(ps);
           this.requestDispatch();
-          void this.refreshServers();
+          void this.agentsChanged();
         },
         onClose: (ps) => {
           this.servers.disconnected(ps);
-          void this.refreshServers();
+          void this.agentsChanged(ps);
         },
       },
       options.logger,
@@ -182,11 +197,12 @@ export class Engine {
     await this.mutate(async (tx, fx, k) => {
       // In-server jobs ran inside the process that stopped: their outcome is unknown.
       // A chain job's state is its children's, which survive in the database: it carries on.
+      // Beside other nodes, only those this node ran (its id is kept in its data folder) or of unknown node.
       for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], {
         processServer: SYSTEM_SERVER,
         limit: 100_000,
       }))
-        if (!job.data.chain?.structure)
+        if (!job.data.chain?.structure && (job.data.runNode ?? this.cluster.id) === this.cluster.id)
           await k.finish(tx, job, { status: 'Unknown', notes: ['The server stopped while the job ran'] }, now, fx);
       for (const job of await tx.jobs.listByStatus(['Queued'], { limit: 1_000_000 }))
         if (job.data.runNow) this.runNow.add(job.jobId);
@@ -194,13 +210,124 @@ export class Engine {
       if (next !== undefined) fx.wakeAt.push(next);
       fx.dispatch = true;
     });
+    await this.cluster.start({
+      agents: () =>
+        this.hub.connected().map((a) => ({
+          processServer: a.processServer,
+          node: this.cluster.id,
+          seenAt: this.hub.lastSeen(a.processServer) ?? this.o.clock.now(),
+          ready: a.ready,
+        })),
+      message: (m) => this.onClusterMessage(m),
+      takeover: () => {
+        void this.purgeHistory();
+        if (!this.cluster.shared) return;
+        // What the timers would have done while no node ran them: look now.
+        this.requestDispatch();
+        this.alerts.kick();
+        void this.tick().catch(() => {});
+        void this.refreshServers();
+      },
+      resync: () => {
+        this.requestDispatch();
+        void this.tick().catch(() => {});
+      },
+      deadNode: (id) => this.settleDeadNode(id),
+    });
     await this.refreshServers();
     this.watchdog = setInterval(() => void this.checkAgents(), 1000);
     this.watchdog.unref();
     this.purgeTimer = setInterval(() => void this.purgeHistory(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
-    void this.purgeHistory();
     this.started = true;
+  }
+
+  /** Where the agents are: this node's connections first, then those other live nodes wrote (§16). */
+  private agentView(): AgentView {
+    const remote = new Map(this.cluster.remoteAgents().map((a) => [a.processServer, a]));
+    return {
+      isReady: (ps) => this.hub.isReady(ps) || (!this.hub.isConnected(ps) && remote.get(ps)?.ready === true),
+      lastSeen: (ps) => this.hub.lastSeen(ps) ?? remote.get(ps)?.seenAt,
+    };
+  }
+
+  /** An agent connected to or left this node: other nodes hear of it, the timer owner writes statuses. */
+  private async agentsChanged(gone?: string): Promise<void> {
+    if (this.cluster.hasPeers) {
+      await this.cluster.agentsChanged(gone).catch((err: unknown) => {
+        this.o.logger.warn({ err }, 'could not record where the agents are');
+      });
+      this.cluster.tell({ k: 'servers' });
+    }
+    await this.refreshServers();
+  }
+
+  /** Lets the live feed hear of other nodes' commits. */
+  onClusterFeed(listener: ((items: FeedItem[]) => void) | undefined): void {
+    this.feedListener = listener;
+  }
+
+  private onClusterMessage(m: ClusterMessage): void {
+    switch (m.k) {
+      case 'wake':
+        for (const t of m.wakeAt) this.wakeAt(t);
+        for (const t of m.overdueAt) {
+          this.overdueCheckAt = Math.min(this.overdueCheckAt, t);
+          this.wakeAt(t);
+        }
+        for (const id of m.runNow) this.runNow.add(id);
+        if (m.dispatch) this.requestDispatch();
+        return;
+      case 'agent':
+        this.hub.send(m.processServer, m.message);
+        return;
+      case 'disconnect':
+        if (this.hub.isConnected(m.processServer)) {
+          this.servers.disconnected(m.processServer, this.hub.lastSeen(m.processServer));
+          this.hub.disconnect(m.processServer);
+        }
+        return;
+      case 'stop':
+        for (const id of m.jobIds) this.system.stop(id);
+        return;
+      case 'object':
+        this.objectReactions(m.type);
+        return;
+      case 'servers':
+        void this.refreshServers();
+        return;
+      case 'feed':
+        this.feedListener?.(m.items);
+        return;
+    }
+  }
+
+  /**
+   * A node stopped beating (the timer owner, under its lease): the System jobs it ran in memory end Unknown, as
+   * after a restart; its agents reconnect to other nodes and report there.
+   */
+  private async settleDeadNode(id: string): Promise<void> {
+    const n = await this.mutate(async (tx, fx, k) => {
+      await this.cluster.fence(tx);
+      const now = this.o.clock.now();
+      let count = 0;
+      for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], {
+        processServer: SYSTEM_SERVER,
+        limit: 100_000,
+      }))
+        if (!job.data.chain?.structure && job.data.runNode === id) {
+          await k.finish(
+            tx,
+            job,
+            { status: 'Unknown', notes: [`The server node ${id} stopped while the job ran`] },
+            now,
+            fx,
+          );
+          count += 1;
+        }
+      return count;
+    });
+    this.o.logger.warn({ node: id, jobs: n }, 'a server node stopped beating; its System jobs are Unknown');
   }
 
   /** Started and not stopped: its loop takes work and its timers run (readiness). */
@@ -219,6 +346,7 @@ export class Engine {
     this.system.stopAll();
     await this.idle();
     this.hub.close();
+    await this.cluster.stop();
   }
 
   /**
@@ -296,9 +424,8 @@ export class Engine {
    * jobs QueueHeld (and back on release).
    */
   objectChanged(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): Promise<void> {
-    const reactions = requireType(type).traits.onChange ?? [];
-    if (reactions.includes('alert-sources')) this.alertSources.invalidate();
-    if (reactions.includes('dispatch')) this.requestDispatch();
+    const reactions = this.objectReactions(type);
+    if (reactions.some((r) => r === 'alert-sources' || r === 'dispatch')) this.cluster.tell({ k: 'object', type });
     const held = after?.data.Held === true;
     if (!reactions.includes('queue-hold') || !after || (before?.data.Held === true) === held) return Promise.resolve();
     // Answered only once the queue's waiting jobs show the hold (or its release).
@@ -310,6 +437,14 @@ export class Engine {
       await tx.jobs.updateMany(moving);
       fx.dispatch = true;
     });
+  }
+
+  /** The reactions to a change of `type` that live in this node's memory (also for other nodes' changes). */
+  private objectReactions(type: TypeName) {
+    const reactions = requireType(type).traits.onChange ?? [];
+    if (reactions.includes('alert-sources')) this.alertSources.invalidate();
+    if (reactions.includes('dispatch')) this.requestDispatch();
+    return reactions;
   }
 
   /** A transaction planned alert work: the worker looks once it has committed. */
@@ -325,9 +460,22 @@ export class Engine {
 
   /** Carries out what committed transactions decided. */
   apply(fx: Effects): void {
-    for (const { processServer, message } of fx.messages) this.hub.send(processServer, message);
+    // An agent connected to another node gets it through that node; a `run` is only ever dispatched to this
+    // node's own agents (it holds secrets, which never travel between nodes).
+    for (const { processServer, message } of fx.messages)
+      if (!this.hub.send(processServer, message) && message.type !== 'run')
+        this.cluster.tell({ k: 'agent', processServer, message });
     for (const job of fx.startSystem) this.system.start(job);
     for (const id of fx.stopSystem) this.system.stop(id);
+    if (fx.stopSystem.length > 0) this.cluster.tell({ k: 'stop', jobIds: fx.stopSystem });
+    if (fx.dispatch || fx.wakeAt.length > 0 || fx.overdueAt.length > 0 || fx.runNow.length > 0)
+      this.cluster.tell({
+        k: 'wake',
+        dispatch: fx.dispatch,
+        wakeAt: fx.wakeAt,
+        overdueAt: fx.overdueAt,
+        runNow: fx.runNow,
+      });
     if (fx.removeFiles.length > 0)
       this.o.files
         .remove(fx.removeFiles)
@@ -409,7 +557,11 @@ export class Engine {
         dispatchPass(
           this.kernel,
           tx,
-          { agentReady: (ps) => this.hub.isReady(ps), secrets: this.o.secrets },
+          {
+            agentReady: (ps) => this.hub.isReady(ps),
+            secrets: this.o.secrets,
+            ...(this.cluster.shared ? { node: this.cluster.id } : {}),
+          },
           now,
           this.runNow,
           fx,
@@ -499,7 +651,8 @@ export class Engine {
 
   /** Agents silent or away beyond their timeout: drop the session, and set their jobs Unknown. */
   private async checkAgents(): Promise<void> {
-    if (this.stopped) return;
+    // Timer work: the owner alone declares agents lost, from where every node says they are.
+    if (this.stopped || !this.cluster.isOwner) return;
     try {
       for (const ps of await this.servers.overdue(this.o.clock.now())) {
         // A silent agent is dropped and declared lost in the same tick: its jobs become Unknown at most one
@@ -507,11 +660,14 @@ export class Engine {
         if (this.hub.isConnected(ps)) {
           this.servers.disconnected(ps, this.hub.lastSeen(ps));
           this.hub.disconnect(ps);
-        }
+        } else this.cluster.tell({ k: 'disconnect', processServer: ps });
         // The process server shows Unknown before its jobs do, so a client that sees the jobs sees why.
         this.servers.lost(ps);
         await this.refreshServers();
-        const n = await this.mutate((tx, fx, k) => applyAgentLost(k, tx, ps, this.o.clock.now(), fx));
+        const n = await this.mutate(async (tx, fx, k) => {
+          await this.cluster.fence(tx);
+          return applyAgentLost(k, tx, ps, this.o.clock.now(), fx);
+        });
         if (n > 0) this.o.logger.warn({ processServer: ps, jobs: n }, 'agent lost: its jobs are Unknown');
       }
       await this.refreshServers();
@@ -522,6 +678,8 @@ export class Engine {
 
   /** Writes each process server's Status where it changed. */
   async refreshServers(): Promise<void> {
+    // Beside other nodes, the timer owner writes them (from every node's agents), so nodes never disagree in turn.
+    if (this.cluster.hasPeers && !this.cluster.isOwner) return;
     try {
       await this.servers.refresh();
     } catch (err) {
@@ -539,7 +697,7 @@ export class Engine {
         for (;;) {
           const ids = await this.o.store.jobs.finishedBeyond(definition, keep, 500);
           if (ids.length === 0) break;
-          await this.deleteJobs(ids);
+          await this.deleteJobs(ids, false);
         }
       }
     } catch (err) {
@@ -551,6 +709,7 @@ export class Engine {
 
   /** The system keep clause: finished jobs older than the retention period go, a batch at a time. */
   private async purgeHistory(): Promise<void> {
+    if (!this.cluster.isOwner) return;
     try {
       for (;;) {
         const ids = await this.o.store.jobs.finishedBefore(this.o.clock.now() - this.o.historyRetentionMs, 500);
@@ -562,7 +721,11 @@ export class Engine {
     }
   }
 
-  private async deleteJobs(ids: number[]): Promise<void> {
-    await this.mutate((tx, fx, k) => k.remove(tx, ids, fx));
+  /** `fenced`: timer work (the retention purge), done under the timer lease; KeepJobs follows any node's commit. */
+  private async deleteJobs(ids: number[], fenced = true): Promise<void> {
+    await this.mutate(async (tx, fx, k) => {
+      if (fenced) await this.cluster.fence(tx);
+      await k.remove(tx, ids, fx);
+    });
   }
 }

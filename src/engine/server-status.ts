@@ -1,8 +1,18 @@
 import { OCCUPYING } from '../domain/job-status.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
-import type { AgentHub } from './agent-hub.ts';
 import { SYSTEM_SERVER } from '../domain/job.ts';
+
+/**
+ * Where the agents are, as this node knows: its own connections and, when it shares its database with other nodes,
+ * theirs (docs/architecture.md §16).
+ */
+export interface AgentView {
+  /** Connected to some node, introduced itself, not draining. */
+  isReady(processServer: string): boolean;
+  /** When its node last heard from it; undefined when no node holds its connection. */
+  lastSeen(processServer: string): number | undefined;
+}
 
 /** Told of a process server's Status change inside the transaction that writes it (alert sources). */
 export type StatusChangeListener = (tx: Store, server: StoredObject, from: string | null, to: string) => Promise<void>;
@@ -13,7 +23,7 @@ export type StatusChangeListener = (tx: Store, server: StoredObject, from: strin
  */
 export class ServerStatusKeeper {
   private readonly store: Store;
-  private readonly hub: () => AgentHub;
+  private readonly hub: () => AgentView;
   private readonly clock: Clock;
   /** When the agent went away; a server start counts as "away since" for agents not yet reconnected. */
   private readonly awaySince = new Map<string, number>();
@@ -21,7 +31,7 @@ export class ServerStatusKeeper {
   private startedAt = 0;
   private readonly onChange: StatusChangeListener;
 
-  constructor(store: Store, hub: () => AgentHub, clock: Clock, onChange: StatusChangeListener) {
+  constructor(store: Store, hub: () => AgentView, clock: Clock, onChange: StatusChangeListener) {
     this.store = store;
     this.hub = hub;
     this.clock = clock;

@@ -82,9 +82,16 @@ export class Feed {
     this.heartbeat.unref();
   }
 
-  /** Told by the store after each commit. */
-  publish(committed: Committed): void {
-    for (const item of feedItems(committed, this.o.clock.now(), this.o.zone)) {
+  /** Told by the store after each commit; returns the events it made of it (other nodes' feeds get them too). */
+  publish(committed: Committed): FeedItem[] {
+    const items = feedItems(committed, this.o.clock.now(), this.o.zone);
+    this.publishItems(items);
+    return items;
+  }
+
+  /** Publishes events made of a commit (this node's or, through the cluster, another node's). */
+  publishItems(items: readonly FeedItem[]): void {
+    for (const item of items) {
       const id = ++this.lastId;
       this.ring[id % this.o.retain] = { id, item, scope: `${item.type}\0${item.partition}` };
     }

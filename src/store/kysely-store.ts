@@ -4,6 +4,8 @@ import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
 import { KyselyAlertWorkStore } from './kysely-alert-work.ts';
+import type { ClusterStore } from './cluster-store.ts';
+import { KyselyClusterStore } from './kysely-cluster.ts';
 import { KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
 import { KyselyEventStore } from './kysely-events.ts';
@@ -16,6 +18,7 @@ import type {
   ObjectChange,
   ListOptions,
   ObjectRef,
+  Channel,
   PoolStats,
   Protection,
   RecentListOptions,
@@ -95,6 +98,8 @@ export interface KyselyStoreOptions {
   /** Migrations not yet run (see Store.pendingMigrations). */
   pendingMigrations?: () => Promise<string[]>;
   poolStats?: () => PoolStats;
+  /** PostgreSQL: a new LISTEN/NOTIFY channel. */
+  openChannel?: () => Channel;
 }
 
 /** One implementation for both dialects; a transaction is the same class over a Kysely Transaction. */
@@ -113,6 +118,7 @@ export class KyselyStore implements Store {
   readonly events: EventStore;
   readonly alertWork: AlertWorkStore;
   readonly blobs: BlobStore;
+  readonly cluster: ClusterStore;
 
   constructor(
     db: Kysely<Database>,
@@ -133,6 +139,7 @@ export class KyselyStore implements Store {
     this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined, structures);
     this.events = new KyselyEventStore(db);
     this.alertWork = new KyselyAlertWorkStore(db);
+    this.cluster = new KyselyClusterStore(db, dialect);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
   }
 
@@ -193,6 +200,10 @@ export class KyselyStore implements Store {
       .groupBy(value)
       .execute();
     return rows.map((r) => ({ value: r.value === null ? null : String(r.value), count: Number(r.n) }));
+  }
+
+  openChannel(): Channel | undefined {
+    return this.options.openChannel?.();
   }
 
   poolStats(): PoolStats | undefined {

@@ -363,6 +363,38 @@ const m0009 = (dialect: Dialect): Migration => ({
   },
 });
 
+/**
+ * Several server nodes on one database (docs/architecture.md §16): the nodes alive (a heartbeat row each), the
+ * leases they elect the timer owner by (a fencing token that grows with every change of holder), and which node
+ * holds each agent's connection and when it last heard from it.
+ */
+const m0010: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('cluster_nodes')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('version', 'text', (c) => c.notNull())
+      .addColumn('started_at', 'bigint', (c) => c.notNull())
+      .addColumn('seen_at', 'bigint', (c) => c.notNull())
+      .addColumn('address', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('cluster_leases')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('holder', 'text', (c) => c.notNull())
+      .addColumn('token', 'bigint', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('agent_presence')
+      .addColumn('process_server', 'text', (c) => c.primaryKey())
+      .addColumn('node_id', 'text', (c) => c.notNull())
+      .addColumn('seen_at', 'bigint', (c) => c.notNull())
+      .addColumn('ready', 'integer', (c) => c.notNull())
+      .execute();
+  },
+};
+
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
   async getMigrations() {
     return {
@@ -375,6 +407,7 @@ export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
       '0007_job_history': m0007(dialect),
       '0008_job_list_indexes': m0008,
       '0009_chain_structures': m0009(dialect),
+      '0010_cluster': m0010,
     };
   },
 });

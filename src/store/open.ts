@@ -6,6 +6,7 @@ import pg from 'pg';
 import { KyselyStore } from './kysely-store.ts';
 import type { Database } from './tables.ts';
 import { migrationProvider } from './migrations.ts';
+import { PgChannel } from './pg-channel.ts';
 import type { Store } from './store.ts';
 
 export interface StoreOptions {
@@ -13,6 +14,11 @@ export interface StoreOptions {
   dataDir: string;
   /** A `postgres://` or `postgresql://` URL selects PostgreSQL. */
   databaseUrl?: string;
+  /**
+   * The server node opening it: on PostgreSQL, migrations are refused while nodes of another version are alive
+   * (their heartbeat within `aliveMs`), unless `migrateAnyway` (docs/architecture.md §16, rolling upgrade).
+   */
+  node?: { id: string; version: string; aliveMs: number; migrateAnyway: boolean };
 }
 
 export const isPostgresUrl = (url: string | undefined): url is string =>
@@ -53,6 +59,30 @@ async function pendingMigrations(db: Kysely<Database>, dialect: 'sqlite' | 'post
   return known.filter((name) => !done.has(name));
 }
 
+/**
+ * A node of a newer version must not change the schema under older nodes still serving: it refuses to migrate
+ * while another node of another version beat lately. Nothing to check on a new database or one without nodes.
+ */
+async function refuseMigrationBesideOthers(
+  db: Kysely<Database>,
+  node: { id: string; version: string; aliveMs: number },
+): Promise<void> {
+  const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables
+    where table_schema = current_schema() and table_name in ('kysely_migration', 'cluster_nodes')`.execute(db);
+  const has = new Set(tables.rows.map((r) => r.name));
+  if (!has.has('kysely_migration') || !has.has('cluster_nodes')) return;
+  if ((await pendingMigrations(db, 'postgres')).length === 0) return;
+  const others = await sql<{ id: string; version: string }>`select id, version from cluster_nodes
+    where id <> ${node.id} and version <> ${node.version} and seen_at > ${Date.now() - node.aliveMs}`.execute(db);
+  if (others.rows.length === 0) return;
+  const list = others.rows.map((r) => `${r.id} (${r.version})`).join(', ');
+  throw new Error(
+    `the database needs migrations for version ${node.version}, but nodes of another version are alive: ${list}. ` +
+      'Stop them first, or start this node with --migrate-beside-older-nodes (MILLRACE_MIGRATE_BESIDE_OLDER_NODES=true) ' +
+      'if they can work with the migrated schema.',
+  );
+}
+
 /** Opens the database, runs pending migrations, and returns the Store. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   let store: KyselyStore;
@@ -68,6 +98,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       onClose: () => db.destroy(),
       pendingMigrations: () => pendingMigrations(kdb, 'postgres'),
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      openChannel: () => new PgChannel(options.databaseUrl as string, pool),
     });
   } else {
     if (options.databaseUrl !== undefined) throw new Error(`unsupported database URL: ${options.databaseUrl}`);
@@ -87,6 +118,14 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       pendingMigrations: () => pendingMigrations(kdb, 'sqlite'),
       externalVersion: () => dataVersion.get() as number,
     });
+  }
+  if (store.dialect === 'postgres' && options.node && !options.node.migrateAnyway) {
+    try {
+      await refuseMigrationBesideOthers(db, options.node);
+    } catch (err) {
+      await db.destroy();
+      throw err;
+    }
   }
   const migrator = new Migrator({ db, provider: migrationProvider(store.dialect) });
   const { error } = await migrator.migrateToLatest();

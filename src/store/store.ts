@@ -2,6 +2,7 @@ import type { Privilege, TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { BlobStore } from './blob-store.ts';
+import type { ClusterStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
 
 /**
@@ -109,6 +110,13 @@ export interface Store {
   readonly alertWork: AlertWorkStore;
   /** Library files and staged CAR archives; inside a transaction, part of it. */
   readonly blobs: BlobStore;
+  /** The server nodes sharing this database, their leases and their agents; inside a transaction, part of it. */
+  readonly cluster: ClusterStore;
+  /**
+   * The channel nodes tell each other through (PostgreSQL's LISTEN/NOTIFY); undefined on SQLite, where one node
+   * serves the database. Each call opens a new channel.
+   */
+  openChannel(): Channel | undefined;
   /** Runs `fn` in one transaction; inside a transaction it simply runs `fn` on the same one. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
   /**
@@ -180,6 +188,15 @@ export interface Store {
   getMeta(name: string): Promise<string | undefined>;
   setMeta(name: string, value: string): Promise<void>;
 
+  close(): Promise<void>;
+}
+
+/** Messages between nodes: delivered to every listener of every node (the sender's included), at most once. */
+export interface Channel {
+  /** Starts listening; `onMessage` gets each payload, `onReconnect` follows a lost connection (messages lost). */
+  listen(onMessage: (payload: string) => void, onReconnect: () => void): Promise<void>;
+  /** Sends a payload of at most 7,900 bytes; resolves once the database took it. */
+  notify(payload: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -5,7 +5,7 @@
 import type { Generated } from 'kysely';
 
 /** Every table: those of migrations 0001 (objects, security) here, the others in their areas' interfaces below. */
-export interface Database extends JobTables, EventTables, AlertWorkTables, BlobTables {
+export interface Database extends JobTables, EventTables, AlertWorkTables, BlobTables, ClusterTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -127,4 +127,11 @@ export interface BlobTables {
     sha256: string;
     created_at: number;
   };
+}
+
+/** Row shapes of migration 0010: the server nodes sharing one database, their leases and their agents. */
+export interface ClusterTables {
+  cluster_nodes: { id: string; version: string; started_at: number; seen_at: number; address: string };
+  cluster_leases: { name: string; holder: string; token: number; expires_at: number };
+  agent_presence: { process_server: string; node_id: string; seen_at: number; ready: number };
 }

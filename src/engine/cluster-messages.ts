@@ -1,0 +1,77 @@
+import type { ServerMessage } from '../agent/protocol.ts';
+import type { TypeName } from '../model/fields.ts';
+import type { FeedItem } from '../feed/feed-events.ts';
+
+/**
+ * What one server node tells the others after its commits (docs/architecture.md §16). Hints only: the database
+ * holds the truth, and a node that missed a message (channel reconnected, node just started) looks at the
+ * database afresh. Pure.
+ */
+export type ClusterMessage =
+  /** Jobs may start, wake at these instants, run these now (the effects of a commit: Effects). */
+  | { k: 'wake'; dispatch: boolean; wakeAt: number[]; overdueAt: number[]; runNow: number[] }
+  /** For the node holding this agent's connection: send it (kill, abandon: never a `run`, which holds secrets). */
+  | { k: 'agent'; processServer: string; message: ServerMessage }
+  /** The timer owner declared this agent lost: the node holding its connection drops it. */
+  | { k: 'disconnect'; processServer: string }
+  /** System jobs to stop, wherever they run. */
+  | { k: 'stop'; jobIds: number[] }
+  /** An object of this type changed (its type's onChange reactions, those not written to the database). */
+  | { k: 'object'; type: TypeName }
+  /** An agent connected to or left a node: the timer owner writes process server statuses again. */
+  | { k: 'servers' }
+  /** The live feed's events of a commit, for every node's feed. */
+  | { k: 'feed'; items: FeedItem[] };
+
+/** One notification: the sender and its messages. */
+export interface Envelope {
+  from: string;
+  messages: ClusterMessage[];
+}
+
+/** PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more; stay clear of it. */
+export const MAX_PAYLOAD_BYTES = 7_900;
+
+/**
+ * Packs messages into as few payloads as fit, in order. A message too large on its own is left out and returned
+ * apart (the caller logs it; the database still holds the truth it hinted at).
+ */
+export function pack(
+  from: string,
+  messages: readonly ClusterMessage[],
+): { payloads: string[]; tooLarge: ClusterMessage[] } {
+  const payloads: string[] = [];
+  const tooLarge: ClusterMessage[] = [];
+  const head = `{"from":${JSON.stringify(from)},"messages":[`;
+  let body: string[] = [];
+  let size = head.length + 2;
+  const flush = () => {
+    if (body.length > 0) payloads.push(`${head}${body.join(',')}]}`);
+    body = [];
+    size = head.length + 2;
+  };
+  for (const m of messages) {
+    const text = JSON.stringify(m);
+    const bytes = Buffer.byteLength(text) + 1;
+    if (head.length + 2 + bytes > MAX_PAYLOAD_BYTES) {
+      tooLarge.push(m);
+      continue;
+    }
+    if (size + bytes > MAX_PAYLOAD_BYTES) flush();
+    body.push(text);
+    size += bytes;
+  }
+  flush();
+  return { payloads, tooLarge };
+}
+
+/** Reads a payload; undefined when it is not one of ours. */
+export function unpack(payload: string): Envelope | undefined {
+  try {
+    const e = JSON.parse(payload) as Partial<Envelope>;
+    if (typeof e.from !== 'string' || !Array.isArray(e.messages)) return undefined;
+    return e as Envelope;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,263 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { AgentPresence, ClusterNode } from '../store/cluster-store.ts';
+import type { Channel, Store } from '../store/store.ts';
+import { type ClusterMessage, pack, unpack } from './cluster-messages.ts';
+
+/** The lease whose holder runs the timers (docs/architecture.md §16). */
+export const TIMER_LEASE = 'timers';
+export const DEFAULT_LEASE_MS = 10_000;
+/** How often a node beats, renews its lease and writes its agents' presence. */
+const BEAT_MS = 1000;
+
+/** What the engine gives the cluster and is told by it. */
+export interface ClusterHandlers {
+  /** The agents connected to this node now. */
+  agents(): AgentPresence[];
+  /** A message from another node. */
+  message(m: ClusterMessage): void;
+  /** This node just became the timer owner (or started as it). */
+  takeover(): void;
+  /** Another node may have committed what this one did not hear of (a node joined, the channel reconnected). */
+  resync(): void;
+  /** The owner found a node that stopped beating: what it ran in memory is to be settled. */
+  deadNode(id: string): Promise<void>;
+}
+
+export interface ClusterOptions {
+  store: Store;
+  logger: Logger;
+  /** This node's id: stable across its restarts (nodeIdentity). */
+  id: string;
+  version: string;
+  address: string;
+  /** How long a lease and a heartbeat count; a dead owner is replaced within about this. */
+  leaseMs?: number;
+  /** Wall clock for leases and heartbeats (tests); the engine's clock may be virtual. */
+  wallClock?: () => number;
+}
+
+/**
+ * This node among the server nodes that share one PostgreSQL database (docs/architecture.md §16). It beats in
+ * `cluster_nodes`, holds or waits for the timer lease, writes where its agents are, and tells the other nodes
+ * what its commits mean for them over LISTEN/NOTIFY — only while there are other nodes, so one node alone pays a
+ * heartbeat a second and nothing else. On SQLite (`solo`) there is one node: it owns the timers and tells nobody.
+ */
+export class Cluster {
+  readonly id: string;
+  private readonly o: ClusterOptions | undefined;
+  private readonly leaseMs: number;
+  private readonly wall: () => number;
+  private handlers: ClusterHandlers | undefined;
+  private token: number | undefined;
+  private ownedUntil = 0;
+  private peerIds: string[] = [];
+  private presence: AgentPresence[] = [];
+  private channel: Channel | undefined;
+  private outbox: ClusterMessage[] = [];
+  private flushing = false;
+  private timer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | undefined;
+  private stopped = false;
+  private readonly startedAt: number;
+
+  private constructor(id: string, options: ClusterOptions | undefined) {
+    this.id = id;
+    this.o = options;
+    this.leaseMs = options?.leaseMs ?? DEFAULT_LEASE_MS;
+    this.wall = options?.wallClock ?? Date.now;
+    this.startedAt = this.wall();
+  }
+
+  /** The only node of its database (SQLite). */
+  static solo(): Cluster {
+    return new Cluster('solo', undefined);
+  }
+
+  /** A node of a database other nodes may share (PostgreSQL). */
+  static shared(options: ClusterOptions): Cluster {
+    return new Cluster(options.id, options);
+  }
+
+  get shared(): boolean {
+    return this.o !== undefined;
+  }
+
+  /** Whether other nodes are alive (their heartbeat within the lease time). */
+  get hasPeers(): boolean {
+    return this.peerIds.length > 0;
+  }
+
+  /** This node runs the timers: alone, or holding an unexpired lease. */
+  get isOwner(): boolean {
+    return this.o === undefined || (this.token !== undefined && this.wall() < this.ownedUntil);
+  }
+
+  /** Agents connected to other live nodes, as of the last beat. */
+  remoteAgents(): AgentPresence[] {
+    return this.presence.filter((a) => a.node !== this.id && this.peerIds.includes(a.node));
+  }
+
+  /** Beats once (taking the lease when free) and then every second. */
+  async start(handlers: ClusterHandlers): Promise<void> {
+    this.handlers = handlers;
+    if (!this.o) {
+      handlers.takeover();
+      return;
+    }
+    await this.beat();
+    this.timer = setInterval(() => {
+      this.beating ??= this.beat().finally(() => {
+        this.beating = undefined;
+      });
+    }, BEAT_MS);
+    this.timer.unref();
+  }
+
+  /** Stops beating and gives the lease up so another node takes over at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.beating;
+    await this.flush();
+    const o = this.o;
+    if (!o) return;
+    await this.channel?.close();
+    try {
+      if (this.token !== undefined) await o.store.cluster.releaseLease(TIMER_LEASE, this.id);
+      await o.store.cluster.removeNode(this.id);
+    } catch (err) {
+      o.logger.warn({ err }, 'could not leave the cluster cleanly; other nodes will see this node stop beating');
+    }
+  }
+
+  /**
+   * An agent connected to this node or left it (`gone`): written at once rather than at the next beat, so the
+   * timer owner sees it when told.
+   */
+  async agentsChanged(gone?: string): Promise<void> {
+    const o = this.o;
+    if (!o || !this.handlers || !this.channel) return;
+    if (gone !== undefined) await o.store.cluster.dropAgent(gone, this.id);
+    await o.store.cluster.putAgents(this.id, this.handlers.agents());
+  }
+
+  /**
+   * Inside a transaction of timer work: throws LeaseLost unless this node still holds the timer lease, and (on
+   * PostgreSQL) keeps a takeover waiting until the transaction ends. Nothing to check for a node alone.
+   */
+  async fence(tx: Store): Promise<void> {
+    if (!this.o) return;
+    if (this.token === undefined) throw new Error('this node does not hold the timer lease');
+    await tx.cluster.fence(TIMER_LEASE, this.id, this.token, this.wall());
+  }
+
+  /** Tells the other nodes, if any; sent together once the current turn of the event loop ends. */
+  tell(message: ClusterMessage): void {
+    if (!this.o || !this.hasPeers || this.stopped) return;
+    this.outbox.push(message);
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => void this.flush());
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = false;
+    const messages = this.outbox.splice(0);
+    const channel = this.channel;
+    if (messages.length === 0 || !channel) return;
+    const { payloads, tooLarge } = pack(this.id, messages);
+    for (const m of tooLarge) this.o?.logger.warn({ kind: m.k }, 'cluster message too large to send; left out');
+    for (const p of payloads)
+      await channel.notify(p).catch((err: unknown) => this.o?.logger.warn({ err }, 'could not tell the other nodes'));
+  }
+
+  private async beat(): Promise<void> {
+    const o = this.o;
+    const h = this.handlers;
+    if (!o || !h || this.stopped) return;
+    const sent = this.wall();
+    try {
+      const c = o.store.cluster;
+      const me: ClusterNode = {
+        id: this.id,
+        version: o.version,
+        startedAt: this.startedAt,
+        seenAt: sent,
+        address: o.address,
+      };
+      await c.beat(me);
+      const nodes = await c.nodes();
+      const alive = nodes.filter((n) => n.id !== this.id && n.seenAt > sent - this.leaseMs).map((n) => n.id);
+      const joined = alive.some((id) => !this.peerIds.includes(id));
+      this.peerIds = alive;
+      if (alive.length > 0 && !this.channel) await this.openChannel();
+      if (this.channel) {
+        await c.putAgents(this.id, h.agents());
+        this.presence = await c.agents();
+      }
+      const token = await c.takeLease(TIMER_LEASE, this.id, sent, sent + this.leaseMs);
+      const was = this.isOwner;
+      this.token = token;
+      // Counted from before the statement was sent: the database's expiry is later than ours, never earlier.
+      this.ownedUntil = token === undefined ? 0 : sent + this.leaseMs;
+      if (token !== undefined && !was) {
+        o.logger.info({ node: this.id, token }, 'this node runs the timers');
+        h.takeover();
+      } else if (token === undefined && was) o.logger.warn({ node: this.id }, 'this node no longer runs the timers');
+      if (joined) h.resync();
+      if (this.isOwner)
+        for (const n of nodes)
+          if (n.id !== this.id && n.seenAt <= sent - this.leaseMs) {
+            await h.deadNode(n.id);
+            await c.removeNode(n.id);
+          }
+    } catch (err) {
+      o.logger.warn({ err }, 'cluster heartbeat failed');
+    }
+  }
+
+  private async openChannel(): Promise<void> {
+    const o = this.o;
+    const channel = o?.store.openChannel();
+    if (!o || !channel) return;
+    await channel.listen(
+      (payload) => this.receive(payload),
+      () => this.handlers?.resync(),
+    );
+    this.channel = channel;
+    this.handlers?.resync();
+  }
+
+  private receive(payload: string): void {
+    const envelope = unpack(payload);
+    if (!envelope || envelope.from === this.id) return;
+    for (const m of envelope.messages) {
+      try {
+        this.handlers?.message(m);
+      } catch (err) {
+        this.o?.logger.warn({ err, kind: m.k }, 'cluster message not handled');
+      }
+    }
+  }
+}
+
+/**
+ * This node's id: `MILLRACE_NODE_ID` when given, else the one kept in the data folder (made once from the host
+ * name and a random suffix), so a restarted node takes its own lease back at once and settles what it ran before.
+ * Two nodes must not share a data folder.
+ */
+export function nodeIdentity(dataDir: string, given?: string): string {
+  if (given) return given;
+  const file = join(dataDir, 'node-id');
+  if (existsSync(file)) {
+    const id = readFileSync(file, 'utf8').trim();
+    if (id) return id;
+  }
+  const id = `${hostname()}-${randomBytes(3).toString('hex')}`;
+  writeFileSync(file, `${id}\n`, { mode: 0o644 });
+  return id;
+}
