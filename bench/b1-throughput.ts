@@ -79,6 +79,11 @@ const OPTIONS = {
     expected: 'a postgres:// URL',
   }),
   anchorConcurrency: count(10, 'graphile-worker concurrency'),
+  nodes: count(
+    1,
+    'with --pg and N > 1: also measure ours as N server nodes on the one database (each a `millrace serve`, the ' +
+      'submits spread evenly over them), interleaved with one node',
+  ),
   anchor: flag('measure ours only', { default: true }),
   pollMs: amount(50, 'how often Completed jobs are counted', { arg: 'MS', min: 1 }),
   timeout: amount(300, 'give up on a drain after S seconds', { min: 1 }),
@@ -200,7 +205,7 @@ async function submitJobs(base: string, apiKey: string, n: number, opts: Options
 // ---------------------------------------------------------------------------------------------------------------
 // One measurement of each target.
 
-type Target = 'ours' | 'graphile' | 'loader' | 'no-metrics';
+type Target = 'ours' | 'graphile' | 'loader' | 'no-metrics' | 'nodes';
 
 interface Measurement {
   target: Target;
@@ -268,9 +273,11 @@ async function measureOurs(
   s: OursSetup,
   rep: number,
   nodeFlags: string[] = [],
-  build: 'ours' | 'loader' | 'no-metrics' = 'ours',
+  build: 'ours' | 'loader' | 'no-metrics' | 'nodes' = 'ours',
 ): Promise<Measurement> {
   const { opts } = s;
+  const extraNodes = build === 'nodes' ? opts.nodes - 1 : 0;
+  const others: Serve[] = [];
   const dataDir = join(s.work, `${build}-${rep}`);
   const dbName = `millrace_b1_${process.pid}_${rep}_${build.replace('-', '_')}`;
   const database = s.pgAdmin ? await createDatabase(s.pgAdmin, dbName) : undefined;
@@ -289,26 +296,48 @@ async function measureOurs(
       ...(opts.builds.length > 0 ? { entry: build === 'loader' ? ('loader' as const) : ('compiled' as const) } : {}),
       ...(build === 'no-metrics' ? { serveArgs: ['--no-metrics'] } : {}),
     });
+    // More nodes on the same database (no local agent: no-op jobs need none), each on the server's core.
+    for (let i = 1; i <= extraNodes; i++) {
+      const nodeDir = `${dataDir}-node${i}`;
+      mkdirSync(nodeDir, { recursive: true });
+      others.push(
+        await startServe({
+          pin: opts.pin,
+          dataDir: nodeDir,
+          apiKey: s.apiKey,
+          database: database as string,
+          serveArgs: ['--no-local-agent'],
+        }),
+      );
+    }
+    const bases = [serve.base, ...others.map((o) => o.base)];
+    const pids = [serve.proc.pid, ...others.map((o) => o.proc.pid)];
+    const submitAll = async (n: number, abort: { failed?: unknown }) => {
+      const parts = await Promise.all(
+        bases.map((b, i) =>
+          submitJobs(b, s.apiKey, Math.floor(n / bases.length) + (i < n % bases.length ? 1 : 0), opts, abort),
+        ),
+      );
+      return { lastAt: Math.max(...parts.map((p) => p.lastAt)), latenciesMs: parts.flatMap((p) => p.latenciesMs) };
+    };
+    const cpuOfAll = () => pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
     counter = database
       ? await pgCounter(database, "select count(*) as n from jobs where status = 'Completed'")
       : sqliteCounter(dataDir);
     const c = counter;
     const abort: { failed?: unknown } = {};
     if (opts.warmupJobs > 0) {
-      await submitJobs(serve.base, s.apiKey, opts.warmupJobs, opts, abort);
+      await submitAll(opts.warmupJobs, abort);
       await waitUntil(c, (n) => n >= opts.warmupJobs, opts, abort);
     }
     const target = opts.warmupJobs + opts.jobs;
-    const cpu0 = processCpuSeconds(serve.proc.pid);
+    const cpu0 = cpuOfAll();
     const cores0 = coreTimes();
     const startUs = monoUs();
     const t0 = performance.now();
-    const [sub, t1] = await Promise.all([
-      submitJobs(serve.base, s.apiKey, opts.jobs, opts, abort),
-      waitUntil(c, (n) => n >= target, opts, abort),
-    ]);
+    const [sub, t1] = await Promise.all([submitAll(opts.jobs, abort), waitUntil(c, (n) => n >= target, opts, abort)]);
     const endUs = monoUs();
-    const cpu1 = processCpuSeconds(serve.proc.pid);
+    const cpu1 = cpuOfAll();
     const cores1 = coreTimes();
     const statuses = await c.statuses();
     if (statuses.Completed !== target || Object.keys(statuses).length !== 1)
@@ -331,6 +360,10 @@ async function measureOurs(
     };
   } finally {
     await counter?.close();
+    for (const o of others) {
+      await stop(o.proc, 10_000);
+      rmSync(o.dataDir, { recursive: true, force: true });
+    }
     if (serve) await stop(serve.proc, nodeFlags.length > 0 ? 30_000 : 10_000);
     rmSync(dataDir, { recursive: true, force: true });
     if (s.pgAdmin) await dropDatabase(s.pgAdmin, dbName);
@@ -511,6 +544,7 @@ benchmark({
       const info = await noise.begin(rep);
       const targets: Array<() => Promise<Measurement>> = [() => measureOurs(setup, rep)];
       for (const build of opts.builds) targets.push(() => measureOurs(setup, rep, [], build));
+      if (opts.nodes > 1 && pgAdmin) targets.push(() => measureOurs(setup, rep, [], 'nodes'));
       if (opts.anchor && anchorAdmin) targets.push(() => measureGraphile(opts, anchorAdmin, rep));
       // Every other repetition runs the targets in reverse order, so that whatever drifts during a repetition (the
       // first drain of a repetition was repeatedly the slowest) does not always favour the same one.
@@ -551,6 +585,18 @@ benchmark({
               `${ratio(o.procCpuUsPerJob, x.procCpuUsPerJob)}`,
         ];
       }),
+      ...(opts.nodes > 1 && pgAdmin
+        ? (() => {
+            const x = medians(of('nodes'), FIGURES);
+            return [
+              mediansTable.line(x, `ours, ${opts.nodes} nodes`),
+              ratioLine(`ratio ${opts.nodes} nodes / 1 node (drain)`, ratio(x.drainPerSec, o.drainPerSec)),
+              ...(a
+                ? [ratioLine(`ratio ${opts.nodes} nodes / anchor (drain)`, pct((100 * x.drainPerSec) / a.drainPerSec))]
+                : []),
+            ];
+          })()
+        : []),
       ...(a
         ? [
             ratioLine('ratio ours / anchor (drain)', pct(100 * ours2anchor)),

@@ -108,7 +108,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     clock,
     logger,
     cluster,
-    files: new JobFileStore(config.dataDir),
+    files: new JobFileStore(config.dataDir, config.jobFilesDir),
     rootPath: paths.root,
     killGraceMs: config.killGraceMs,
     historyRetentionMs: config.historyRetentionDays * 24 * 3600 * 1000,

@@ -58,6 +58,8 @@ export interface Config {
   logFormat: 'json' | 'pretty';
   /** On SIGTERM, requests in flight get this long to finish before the server closes anyway. */
   shutdownGraceMs: number;
+  /** Where job files are kept; by default `<data>/jobfiles`. */
+  jobFilesDir?: string;
   /** This node's id among several sharing one PostgreSQL database; by default kept in the data folder. */
   nodeId?: string;
   /** Beside other nodes: how long the timer lease lasts (a dead owner is replaced within about this). */
@@ -204,6 +206,7 @@ export function loadConfig(
     metrics: sw('metrics', DEFAULTS.metrics),
     ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
+    ...(text('job-files') ? { jobFilesDir: resolve(text('job-files') as string) } : {}),
     ...(text('node-id') ? { nodeId: check('node-id', nodeIdValue) as string } : {}),
     timerLeaseMs: lease ? parseWhole(lease, 2, 3600) * 1000 : DEFAULTS.timerLeaseMs,
     migrateBesideOlderNodes: sw('migrate-beside-older-nodes', DEFAULTS.migrateBesideOlderNodes),

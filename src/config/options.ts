@@ -179,6 +179,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     command: 'serve',
+    key: 'job-files',
+    arg: 'DIR',
+    env: 'MILLRACE_JOB_FILES',
+    default: '<data>/jobfiles',
+    help: 'where job files (output) are kept; beside other nodes, a folder every node mounts',
+  },
+  {
+    command: 'serve',
     key: 'node-id',
     arg: 'ID',
     env: 'MILLRACE_NODE_ID',

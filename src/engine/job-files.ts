@@ -7,14 +7,15 @@ export const isSafeFileName = (name: string): boolean =>
   name.length > 0 && Buffer.byteLength(name) <= 255 && !name.startsWith('.') && !/[/\\\0]/.test(name);
 
 /**
- * Job files on the server's disk: `<data>/jobfiles/<jobId>/<name>`. Chunks are written at the offset the agent
+ * Job files on the server's disk: `<data>/jobfiles/<jobId>/<name>`, or `<folder>/<jobId>/<name>` in a folder given
+ * (`--job-files`: one every server node mounts, docs/architecture.md §16). Chunks are written at the offset the agent
  * gives, so a chunk sent twice (after a reconnect) changes nothing; content is streamed, never read whole.
  */
 export class JobFileStore {
   private readonly root: string;
 
-  constructor(dataDir: string) {
-    this.root = join(dataDir, 'jobfiles');
+  constructor(dataDir: string, folder?: string) {
+    this.root = folder ?? join(dataDir, 'jobfiles');
   }
 
   path(jobId: number, name: string): string {

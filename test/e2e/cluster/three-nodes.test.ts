@@ -258,11 +258,13 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
     };
     const workers = Array.from({ length: 6 }, submitter);
     const takeovers: number[] = [];
+    // Killed nodes start again beside the next round: a start takes seconds on a loaded machine.
+    const restarts: Array<Promise<void>> = [];
     try {
       for (let round = 0; round < 2; round++) {
         await waitFor(
           'submits acknowledged',
-          async () => (acknowledged.length >= 200 * (round + 1) ? true : undefined),
+          async () => (acknowledged.length >= 150 * (round + 1) ? true : undefined),
           120_000,
           20,
         );
@@ -279,11 +281,12 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
           25,
         );
         takeovers.push(Date.now() - killedAt);
-        await start(was);
+        restarts.push(start(was));
       }
     } finally {
       stop = true;
       await Promise.all(workers);
+      await Promise.all(restarts);
     }
     t.diagnostic(`timer takeovers after SIGKILL: ${takeovers.join(', ')} ms (lease ${LEASE_S} s)`);
     for (const ms of takeovers) assert.ok(ms < (LEASE_S + 15) * 1000, `takeover took ${ms} ms`);
