@@ -96,9 +96,28 @@ export class Cluster {
     return this.o === undefined || (this.token !== undefined && this.wall() < this.ownedUntil);
   }
 
-  /** Agents connected to other live nodes, as of the last beat. */
-  remoteAgents(): AgentPresence[] {
-    return this.presence.filter((a) => a.node !== this.id && this.peerIds.includes(a.node));
+  /**
+   * Agents other nodes wrote, as of the last beat (or `reloadPresence`): `alive` when that node still beats. A
+   * dead node's agents keep when they were last heard of, which counts towards their AgentTimeout.
+   */
+  remoteAgents(): Array<AgentPresence & { alive: boolean }> {
+    return this.presence
+      .filter((a) => a.node !== this.id)
+      .map((a) => ({ ...a, alive: this.peerIds.includes(a.node) }));
+  }
+
+  /** Reads every node's agents again (told that one came or went). */
+  async reloadPresence(): Promise<void> {
+    if (this.o && this.channel) this.presence = await this.o.store.cluster.agents();
+  }
+
+  /** The timer owner declared this agent lost: its presence goes, so it is not declared lost again. */
+  async forgetAgent(processServer: string): Promise<void> {
+    const o = this.o;
+    if (!o) return;
+    const row = this.presence.find((a) => a.processServer === processServer && a.node !== this.id);
+    if (row) await o.store.cluster.dropAgent(processServer, row.node);
+    this.presence = this.presence.filter((a) => a !== row);
   }
 
   /** Beats once (taking the lease when free) and then every second. */

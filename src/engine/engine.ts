@@ -246,7 +246,11 @@ export class Engine {
   private agentView(): AgentView {
     const remote = new Map(this.cluster.remoteAgents().map((a) => [a.processServer, a]));
     return {
-      isReady: (ps) => this.hub.isReady(ps) || (!this.hub.isConnected(ps) && remote.get(ps)?.ready === true),
+      isReady: (ps) => {
+        if (this.hub.isConnected(ps)) return this.hub.isReady(ps);
+        const r = remote.get(ps);
+        return r?.alive === true && r.ready;
+      },
       lastSeen: (ps) => this.hub.lastSeen(ps) ?? remote.get(ps)?.seenAt,
     };
   }
@@ -294,7 +298,11 @@ export class Engine {
         this.objectReactions(m.type);
         return;
       case 'servers':
-        void this.refreshServers();
+        if (this.cluster.isOwner)
+          void this.cluster
+            .reloadPresence()
+            .catch(() => {})
+            .then(() => this.refreshServers());
         return;
       case 'feed':
         this.feedListener?.(m.items);
@@ -660,7 +668,10 @@ export class Engine {
         if (this.hub.isConnected(ps)) {
           this.servers.disconnected(ps, this.hub.lastSeen(ps));
           this.hub.disconnect(ps);
-        } else this.cluster.tell({ k: 'disconnect', processServer: ps });
+        } else {
+          this.cluster.tell({ k: 'disconnect', processServer: ps });
+          await this.cluster.forgetAgent(ps);
+        }
         // The process server shows Unknown before its jobs do, so a client that sees the jobs sees why.
         this.servers.lost(ps);
         await this.refreshServers();

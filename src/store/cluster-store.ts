@@ -33,7 +33,10 @@ export interface ClusterStore {
   /** Records the node alive (inserted or updated). */
   beat(node: ClusterNode): Promise<void>;
   nodes(): Promise<ClusterNode[]>;
-  /** Removes a node's row and its agents' presence. */
+  /**
+   * Removes a node's row. Its agents' presence stays: when each was last heard of still counts towards its
+   * AgentTimeout (and a reconnection elsewhere overwrites it).
+   */
   removeNode(id: string): Promise<void>;
   /**
    * Takes the lease for `holder` until `until` when it is free, expired at `now`, or held by `holder` already

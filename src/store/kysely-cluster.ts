@@ -36,7 +36,6 @@ export class KyselyClusterStore implements ClusterStore {
   }
 
   async removeNode(id: string): Promise<void> {
-    await this.db.deleteFrom('agent_presence').where('node_id', '=', id).execute();
     await this.db.deleteFrom('cluster_nodes').where('id', '=', id).execute();
   }
 

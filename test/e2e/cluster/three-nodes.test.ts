@@ -256,6 +256,7 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
         }
       }
     };
+    const began = Date.now();
     const workers = Array.from({ length: 6 }, submitter);
     const takeovers: number[] = [];
     // Killed nodes start again beside the next round: a start takes seconds on a loaded machine.
@@ -288,6 +289,7 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
       await Promise.all(workers);
       await Promise.all(restarts);
     }
+    t.diagnostic(`${acknowledged.length} submits acknowledged in ${Date.now() - began} ms`);
     t.diagnostic(`timer takeovers after SIGKILL: ${takeovers.join(', ')} ms (lease ${LEASE_S} s)`);
     for (const ms of takeovers) assert.ok(ms < (LEASE_S + 15) * 1000, `takeover took ${ms} ms`);
 
@@ -303,6 +305,7 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
       120_000,
       250,
     );
+    t.diagnostic(`all final ${Date.now() - began} ms after the first submit`);
     assert.equal(statuses.length, acknowledged.length, 'every acknowledged submit exists');
     const bashIds = acknowledged.filter((a) => a.bash).map((a) => a.id);
     const ran = readFileSync(marker, 'utf8').trim().split('\n');
