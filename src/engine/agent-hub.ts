@@ -164,6 +164,20 @@ export class AgentHub {
     this.handlers.onClose(processServer);
   }
 
+  /**
+   * Closes the agent's connection because what it reported could not be stored (the database away): it connects
+   * again and sends every report not acknowledged, as after any reconnection.
+   */
+  replay(processServer: string, err: unknown): void {
+    const s = this.sessions.get(processServer);
+    if (!s) return;
+    this.logger.warn(
+      { err, processServer },
+      'agent report not stored; reconnecting the agent so that it sends it again',
+    );
+    s.socket.destroy();
+  }
+
   close(): void {
     for (const s of this.sessions.values()) s.socket.destroy();
     this.sessions.clear();

@@ -101,9 +101,7 @@ export class Cluster {
    * dead node's agents keep when they were last heard of, which counts towards their AgentTimeout.
    */
   remoteAgents(): Array<AgentPresence & { alive: boolean }> {
-    return this.presence
-      .filter((a) => a.node !== this.id)
-      .map((a) => ({ ...a, alive: this.peerIds.includes(a.node) }));
+    return this.presence.filter((a) => a.node !== this.id).map((a) => ({ ...a, alive: this.peerIds.includes(a.node) }));
   }
 
   /** Reads every node's agents again (told that one came or went). */

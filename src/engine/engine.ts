@@ -9,7 +9,7 @@ import { conflict, notFound } from '../errors.ts';
 import { businessKey } from '../model/keys.ts';
 import { requireType } from '../model/registry.ts';
 import type { Cause } from '../store/job-store.ts';
-import type { Store, StoredObject } from '../store/store.ts';
+import { isDatabaseUnavailable, type Store, type StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { AgentHub } from './agent-hub.ts';
 import { Cluster } from './cluster.ts';
@@ -235,7 +235,12 @@ export class Engine {
       deadNode: (id) => this.settleDeadNode(id),
     });
     await this.refreshServers();
-    this.watchdog = setInterval(() => void this.checkAgents(), 1000);
+    let ticks = 0;
+    this.watchdog = setInterval(() => {
+      void this.checkAgents();
+      // Beside other nodes, a hint may be lost (sent just as the database went away): look every 5 s anyway.
+      if (this.cluster.hasPeers && ++ticks % 5 === 0) this.requestDispatch();
+    }, 1000);
     this.watchdog.unref();
     this.purgeTimer = setInterval(() => void this.purgeHistory(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
@@ -631,12 +636,17 @@ export class Engine {
 
   private async onAgentMessage(ps: string, m: AgentMessage): Promise<void> {
     const now = () => this.o.clock.now();
+    // Reports are not awaited (many share a transaction), so a failure is handled here: with the database away
+    // the agent is reconnected and sends them again; any other failure leaves the report out, as a bad one.
+    const failed = (err: unknown) => {
+      if (isDatabaseUnavailable(err)) this.hub.replay(ps, err);
+    };
     switch (m.type) {
       case 'hello':
         await this.mutate((tx, fx, k) => applyHello(k, tx, ps, m.known, now(), fx));
         return;
       case 'started':
-        void this.report((tx) => applyStarted(tx, ps, m, now())).catch(() => {});
+        void this.report((tx) => applyStarted(tx, ps, m, now())).catch(failed);
         return;
       case 'output':
         await this.o.files.write(m.jobId, m.file, m.offset, Buffer.from(m.data, 'base64')).catch((err: unknown) => {
@@ -644,10 +654,10 @@ export class Engine {
         });
         return;
       case 'finished':
-        void this.report((tx, fx, k) => applyFinished(k, tx, ps, m, now(), fx)).catch(() => {});
+        void this.report((tx, fx, k) => applyFinished(k, tx, ps, m, now(), fx)).catch(failed);
         return;
       case 'lost':
-        void this.report((tx, fx, k) => applyLost(k, tx, ps, m, now(), fx)).catch(() => {});
+        void this.report((tx, fx, k) => applyLost(k, tx, ps, m, now(), fx)).catch(failed);
         return;
       case 'draining':
         void this.refreshServers();

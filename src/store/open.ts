@@ -92,6 +92,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     // An idle client whose connection the server closed (restart, failover) emits 'error'; unhandled, that would
     // end the process. The pool drops the client and the next query connects afresh (or answers 503).
     pool.on('error', () => {});
+    // A client checked out (a transaction between two statements) has no idle listener: the server ending its
+    // connection (restart, failover: 57P01) would be an unhandled 'error' and end the process. The statement that
+    // follows fails instead, and the request gets 503.
+    pool.on('connect', (client) => client.on('error', () => {}));
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const kdb = db;
     store = new KyselyStore(db, 'postgres', {

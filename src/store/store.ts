@@ -206,9 +206,14 @@ export function isUniqueViolation(e: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+const CONNECTION_LOST =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+
 /** True when the database cannot be reached or is busy; the interfaces answer 503 with Retry-After. */
 export function isDatabaseUnavailable(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
+  // node-postgres names a connection lost under a statement, or one no longer usable, only in its message.
+  if (code === undefined && e instanceof Error && CONNECTION_LOST.test(e.message)) return true;
   return (
     typeof code === 'string' &&
     [
