@@ -76,7 +76,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // serving a cached object. Unexpected errors and lifecycle lines go to our own logger below.
     logger: false,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    // While closing (SIGTERM), requests that still arrive on open keep-alive connections are served (the engine runs
+    // until they are answered) rather than refused with Fastify's own 503: a node restarted in turn fails no request;
+    // new connections are refused, which clients retry on another node.
+    return503OnClosing: false,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // Each request runs in its own context, so every line logged while serving it carries its id. Fastify ignores

@@ -328,4 +328,47 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
     for (let i = 1; i < starts.length; i++)
       assert.equal((starts[i] as number) - (starts[i - 1] as number), 2000, `no occurrence skipped: ${starts}`);
   });
+
+  test('a rolling restart (SIGTERM, one node at a time): a client that retries on connection errors sees every submit succeed', async (t) => {
+    const failed: string[] = [];
+    const ok: number[] = [];
+    let stop = false;
+    let turn = 0;
+    const submitter = async () => {
+      while (!stop) {
+        const first = turn++;
+        for (let tries = 0; tries < 6; tries++) {
+          const n = NODES[(first + tries) % 3] as NodeId;
+          try {
+            const r = await api(n)('POST', '/Job/GLOBAL.System_Sleep', {
+              JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
+            });
+            if (r.status === 201) ok.push(r.json.jobId);
+            else failed.push(`${n}: ${r.status} ${r.body.slice(0, 200)}`);
+            break;
+          } catch {
+            // Connection refused or reset: the next node.
+          }
+        }
+      }
+    };
+    const workers = Array.from({ length: 4 }, submitter);
+    try {
+      for (const n of NODES) {
+        const before = ok.length;
+        await waitFor('submits go on', async () => (ok.length >= before + 30 ? true : undefined), 60_000, 20);
+        const stopped = await serves[n]?.stop();
+        assert.equal(stopped, 0, `${n} stopped cleanly`);
+        delete serves[n];
+        await start(n);
+      }
+    } finally {
+      stop = true;
+      await Promise.all(workers);
+    }
+    t.diagnostic(`${ok.length} submits through the rolling restart`);
+    assert.deepEqual(failed, [], 'no submit failed');
+    const r = await sql.query<{ n: string }>('select count(*) as n from jobs where job_id = any($1::bigint[])', [ok]);
+    assert.equal(Number(r.rows[0]?.n), ok.length, 'every acknowledged submit exists');
+  });
 });
