@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { createInflateRaw, crc32, deflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { type Entry, fromBuffer, type ZipFile as ZipReader } from 'yauzl';
 import { type MillraceError, tooLarge, unprocessable } from '../errors.ts';
+import { loopYielder } from '../loop-yield.ts';
 
 export interface CarEntry {
   name: string;
@@ -370,9 +371,11 @@ export async function readCar(
 
     const result: CarEntry[] = [];
     let total = 0;
+    // A large archive must not hold the event loop: by time, since `visit` may parse each entry too.
+    const pause = loopYielder();
     for (const [i, record] of records.entries()) {
       if (record.isDirectory) continue;
-      if (i % 256 === 255) await new Promise(setImmediate); // a large archive must not hold the event loop
+      await pause();
       const span = spans[i] as Span;
       const raw = bytes.subarray(span.dataStart, span.end);
       const check = counter(record, caps, total);
@@ -402,6 +405,12 @@ export async function readCar(
   }
 }
 
+/** One entry of a CAR being written: its content is produced only when its turn comes (undefined: left out). */
+export interface CarSource {
+  name: string;
+  data(): Buffer | undefined | Promise<Buffer | undefined>;
+}
+
 /**
  * Writes a CAR deterministically: entries sorted by name (byte order), every timestamp 1980-01-01 00:00:00 (DOS
  * fields written directly, so no time zone is involved), mode 0o100644, deflate, no extra fields, no comment: the
@@ -411,21 +420,38 @@ export async function readCar(
  * entry list for every entry, so 1,000 small entries took 0.6 s and 50,000 took 48 s (this takes well under 1 s).
  */
 export async function writeCar(entries: readonly CarEntry[]): Promise<Buffer> {
-  for (const { name } of entries) {
+  const parts: Buffer[] = [];
+  for await (const part of carChunks(entries.map((e) => ({ name: e.name, data: () => e.data })))) parts.push(part);
+  return Buffer.concat(parts);
+}
+
+/**
+ * The bytes of writeCar, a piece at a time, so that an export is sent while it is written: each entry's content is
+ * asked for, deflated and handed on in name order, and only the central directory (about 100 bytes an entry) is
+ * kept until the end. The names are checked at once, before anything is produced, so a refused name is an error
+ * answer and not a broken download; the event loop is let go every few ms.
+ */
+export function carChunks(sources: readonly CarSource[]): AsyncGenerator<Buffer> {
+  for (const { name } of sources) {
     // A lone surrogate would be written as U+FFFD and read back as another name.
     if (Buffer.from(name, 'utf8').toString('utf8') !== name)
       throw unprocessable(`unsafe entry name ${JSON.stringify(name)}: it is not valid Unicode`);
     checkName(name);
   }
-  checkCollisions(entries.map((e) => e.name));
-  if (entries.length > 0xffff) throw tooLarge(`a CAR holds at most ${0xffff} entries, not ${entries.length}`);
-  const parts: Buffer[] = [];
+  checkCollisions(sources.map((e) => e.name));
+  if (sources.length > 0xffff) throw tooLarge(`a CAR holds at most ${0xffff} entries, not ${sources.length}`);
+  return deflatedEntries([...sources].sort((a, b) => compareNames(a.name, b.name)));
+}
+
+async function* deflatedEntries(sorted: readonly CarSource[]): AsyncGenerator<Buffer> {
   const central: Buffer[] = [];
   let offset = 0;
-  for (const [i, entry] of [...entries].sort((a, b) => compareNames(a.name, b.name)).entries()) {
-    if (i % 256 === 255) await new Promise(setImmediate); // long exports must not hold the event loop
-    const name = Buffer.from(entry.name, 'utf8');
-    const data = entry.data;
+  const pause = loopYielder(); // long exports must not hold the event loop
+  for (const source of sorted) {
+    await pause();
+    const data = await source.data();
+    if (data === undefined) continue;
+    const name = Buffer.from(source.name, 'utf8');
     const packed = data.length <= SMALL_ENTRY ? deflateRawSync(data) : await deflateRawAsync(data);
     // version needed 2.0, UTF-8 names, deflate, the fixed time, CRC, sizes, name length, no extra field
     const common = [u16(20), u16(UTF8_FLAG), u16(8), u16(DOS_TIME), u16(DOS_DATE), u32(crc32(data))];
@@ -434,12 +460,12 @@ export async function writeCar(entries: readonly CarEntry[]): Promise<Buffer> {
     // no comment, disk 0, no internal attributes
     const tail = [u16(0), u16(0), u16(0), u32(REGULAR_0644), u32(offset), name];
     central.push(Buffer.concat([u32(0x02014b50), u16(MADE_BY_UNIX), ...common, ...sizes, ...tail]));
-    parts.push(local, packed);
     offset += local.length + packed.length;
     if (offset > 0xffffffff) throw tooLarge('a CAR is at most 4 GiB');
+    yield Buffer.concat([local, packed]);
   }
   const directory = Buffer.concat(central);
   const count = u16(central.length);
   const end = [u32(0x06054b50), u16(0), u16(0), count, count, u32(directory.length), u32(offset), u16(0)];
-  return Buffer.concat([...parts, directory, ...end]);
+  yield Buffer.concat([directory, ...end]);
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../services/auth.ts';
@@ -194,9 +195,12 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
         const type = definitionType(params(req).type ?? '');
         const key = params(req).key ?? '';
         const references = flag(query(req).references, 'references', false);
-        const car = await d.exporter.exportMany(req.principal, [{ type: type.name, key }], { references });
+        const car = await d.exporter.exportStream(req.principal, [{ type: type.name, key }], { references });
         const file = `${type.name}_${key}.car`.replace(/[^A-Za-z0-9_.-]/g, '_');
-        return reply.type('application/zip').header('Content-Disposition', `attachment; filename="${file}"`).send(car);
+        return reply
+          .type('application/zip')
+          .header('Content-Disposition', `attachment; filename="${file}"`)
+          .send(Readable.from(car));
       },
     },
     {
@@ -357,11 +361,12 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       doc: 'Libraries and script process definitions as one CAR file.',
       async handler(req, reply) {
         const roots = (await scriptObjects(req)).map((o) => ({ type: o.type, key: o.key }));
-        const car = await d.exporter.exportMany(req.principal, roots, { references: false });
+        // Sent as it is written (chunked): the whole CAR is never held.
+        const car = await d.exporter.exportStream(req.principal, roots, { references: false });
         return reply
           .type('application/zip')
           .header('Content-Disposition', 'attachment; filename="scripts.car"')
-          .send(car);
+          .send(Readable.from(car));
       },
     },
   ];
