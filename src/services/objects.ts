@@ -11,7 +11,13 @@ import { checkRules, collectReferences, validateObjectBody } from '../model/vali
 import type { SecretBox } from '../security/secret-box.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
 import { allObjects } from '../store/all-objects.ts';
-import { isUniqueViolation, type ObjectRef, type Store, type StoredObject } from '../store/store.ts';
+import {
+  isUniqueViolation,
+  type ObjectRef,
+  type ObjectSummary,
+  type Store,
+  type StoredObject,
+} from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { selectFields } from './job-render.ts';
 import {
@@ -197,12 +203,21 @@ export class ObjectService {
     return this.deps.store.listObjects(type.name, { ...rest, ...(partitions !== undefined ? { partitions } : {}) });
   }
 
-  /** Every object of `type` the caller may view, in key order, read a page at a time (the XML list). */
-  async *allVisible(p: Principal, type: ObjectType): AsyncGenerator<StoredObject> {
+  /**
+   * What the XML list shows of every object of `type` the caller may view, in key order, a page at a time: narrow
+   * rows (key, partition, protection, Description), since parsing each object's whole data only for its
+   * description was most of a list's cost.
+   */
+  async *visibleSummaries(p: Principal, type: ObjectType): AsyncGenerator<ObjectSummary[]> {
+    const partitions = partitionsWith(p, type.name, ['View']);
     let afterKey: string | undefined;
     for (;;) {
-      const page = await this.listStored(p, type, { limit: 1000, ...(afterKey !== undefined ? { afterKey } : {}) });
-      yield* page;
+      const page = await this.deps.store.listObjectSummaries(type.name, {
+        limit: 1000,
+        ...(partitions !== undefined ? { partitions } : {}),
+        ...(afterKey !== undefined ? { afterKey } : {}),
+      });
+      yield page;
       if (page.length < 1000) return;
       afterKey = page[page.length - 1]?.key;
     }

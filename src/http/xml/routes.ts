@@ -17,7 +17,16 @@ import { businessKey, parseKey } from '../../model/keys.ts';
 import { getType } from '../../model/registry.ts';
 import { IMPORT_NOT_PERMITTED, type ImportRequest } from '../../services/car-import.ts';
 import { sendJobFile } from '../job-file-content.ts';
-import { importMessage, LIST_STYLESHEET, objectMessage, type RestObject, restList, XML_TYPE } from './documents.ts';
+import {
+  importMessage,
+  LIST_STYLESHEET,
+  objectMessage,
+  RestListText,
+  type RestObject,
+  restList,
+  XML_TYPE,
+} from './documents.ts';
+import { loopYielder } from '../../loop-yield.ts';
 
 /** What the XML interface's services use. */
 export interface XmlInterfaceDeps {
@@ -315,21 +324,21 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
           throw invalid('check must be export, none or View');
         const search = (q.search ?? '').toLowerCase();
         if (search.length > 200) throw invalid('search must be at most 200 characters');
-        const found: RestObject[] = [];
-        for await (const o of d.objects.allVisible(req.principal, type)) {
-          if (check.toLowerCase() === 'export' && !exportable(o)) continue;
-          const description = typeof o.data.Description === 'string' ? o.data.Description : null;
-          if (
-            search &&
-            !`${type.name}:${o.key}`.toLowerCase().includes(search) &&
-            !(description ?? '').toLowerCase().includes(search)
-          )
-            continue;
-          found.push(rest(type.name, o.key, description));
-        }
-        return reply
-          .type(XML_TYPE)
-          .send(restList(type.name, found, stylesheet ? `${d.xmlBase}/stylesheet` : undefined));
+        const list = new RestListText();
+        const pause = loopYielder(); // a list of thousands must not hold the event loop
+        for await (const page of d.objects.visibleSummaries(req.principal, type))
+          for (const o of page) {
+            await pause();
+            if (check.toLowerCase() === 'export' && !exportable(o)) continue;
+            if (
+              search &&
+              !`${type.name}:${o.key}`.toLowerCase().includes(search) &&
+              !(o.description ?? '').toLowerCase().includes(search)
+            )
+              continue;
+            list.add(rest(type.name, o.key, o.description));
+          }
+        return reply.type(XML_TYPE).send(list.text(type.name, stylesheet ? `${d.xmlBase}/stylesheet` : undefined));
       },
     },
     {
