@@ -110,9 +110,11 @@ const fold = (name: string): string => name.normalize('NFC').toUpperCase().toLow
  * Names that are one file on some file system: the same name twice, names equal ignoring case, or a file that is
  * also another entry's folder (`a` and `a/b`), which no file system can hold.
  */
-function checkCollisions(names: readonly string[]): void {
+async function checkCollisions(names: readonly string[]): Promise<void> {
+  const pause = loopYielder(); // 10,000 names take ~15 ms
   const files = new Map<string, string>();
   for (const name of names) {
+    await pause();
     const key = fold(name);
     const seen = files.get(key);
     if (seen === name) throw unprocessable(`the archive holds entry ${JSON.stringify(name)} twice`);
@@ -121,6 +123,7 @@ function checkCollisions(names: readonly string[]): void {
     files.set(key, name);
   }
   for (const name of names) {
+    await pause();
     const segments = fold(name).split('/');
     for (let i = 1; i < segments.length; i++) {
       const file = files.get(segments.slice(0, i).join('/'));
@@ -362,7 +365,7 @@ export async function readCar(
       throw unprocessable(`the archive has ${zip.entryCount} entries; at most ${caps.maxEntries} are allowed`);
     const records = (await readRecords(zip)).map((entry) => checkRecord(entry, caps));
     const files = records.filter((r) => !r.isDirectory);
-    checkCollisions(files.map((r) => r.name));
+    await checkCollisions(files.map((r) => r.name));
     const declared = files.reduce((sum, r) => sum + r.entry.uncompressedSize, 0);
     if (declared > caps.maxTotalBytes)
       throw tooLarge(`the archive declares ${declared} bytes; at most ${caps.maxTotalBytes} are allowed`);
@@ -421,37 +424,53 @@ export interface CarSource {
  */
 export async function writeCar(entries: readonly CarEntry[]): Promise<Buffer> {
   const parts: Buffer[] = [];
-  for await (const part of carChunks(entries.map((e) => ({ name: e.name, data: () => e.data })))) parts.push(part);
+  for await (const part of await carChunks(entries.map((e) => ({ name: e.name, data: () => e.data }))))
+    parts.push(part);
   return Buffer.concat(parts);
 }
 
 /**
  * The bytes of writeCar, a piece at a time, so that an export is sent while it is written: each entry's content is
  * asked for, deflated and handed on in name order, and only the central directory (about 100 bytes an entry) is
- * kept until the end. The names are checked at once, before anything is produced, so a refused name is an error
- * answer and not a broken download; the event loop is let go every few ms.
+ * kept until the end. The names are checked first, before anything is produced, so a refused name is an error
+ * answer and not a broken download; the event loop is let go every few ms throughout.
  */
-export function carChunks(sources: readonly CarSource[]): AsyncGenerator<Buffer> {
-  for (const { name } of sources) {
+export async function carChunks(sources: readonly CarSource[]): Promise<AsyncGenerator<Buffer>> {
+  const pause = loopYielder();
+  const named: Array<{ source: CarSource; bytes: Buffer }> = [];
+  for (const source of sources) {
+    await pause();
+    const bytes = Buffer.from(source.name, 'utf8');
     // A lone surrogate would be written as U+FFFD and read back as another name.
-    if (Buffer.from(name, 'utf8').toString('utf8') !== name)
-      throw unprocessable(`unsafe entry name ${JSON.stringify(name)}: it is not valid Unicode`);
-    checkName(name);
+    if (bytes.toString('utf8') !== source.name)
+      throw unprocessable(`unsafe entry name ${JSON.stringify(source.name)}: it is not valid Unicode`);
+    checkName(source.name);
+    named.push({ source, bytes });
   }
-  checkCollisions(sources.map((e) => e.name));
+  await checkCollisions(sources.map((e) => e.name));
   if (sources.length > 0xffff) throw tooLarge(`a CAR holds at most ${0xffff} entries, not ${sources.length}`);
-  return deflatedEntries([...sources].sort((a, b) => compareNames(a.name, b.name)));
+  return deflatedEntries(named.sort(byNameBytes(sources)));
 }
 
-async function* deflatedEntries(sorted: readonly CarSource[]): AsyncGenerator<Buffer> {
+/**
+ * compareNames' order without encoding in every comparison (that took ~90 ms for 10,000 names): below U+D800,
+ * UTF-16 code units sort as UTF-8 bytes do, so such names compare as strings (~4× faster than Buffer.compare).
+ */
+function byNameBytes(
+  sources: readonly CarSource[],
+): (a: { source: CarSource; bytes: Buffer }, b: { source: CarSource; bytes: Buffer }) => number {
+  if (sources.some((s) => /[\uD800-\uFFFF]/.test(s.name))) return (a, b) => Buffer.compare(a.bytes, b.bytes);
+  return (a, b) => (a.source.name < b.source.name ? -1 : a.source.name > b.source.name ? 1 : 0);
+}
+
+async function* deflatedEntries(sorted: ReadonlyArray<{ source: CarSource; bytes: Buffer }>): AsyncGenerator<Buffer> {
   const central: Buffer[] = [];
   let offset = 0;
   const pause = loopYielder(); // long exports must not hold the event loop
-  for (const source of sorted) {
+  for (const { source, bytes: name } of sorted) {
     await pause();
     const data = await source.data();
     if (data === undefined) continue;
-    const name = Buffer.from(source.name, 'utf8');
     const packed = data.length <= SMALL_ENTRY ? deflateRawSync(data) : await deflateRawAsync(data);
     // version needed 2.0, UTF-8 names, deflate, the fixed time, CRC, sizes, name length, no extra field
     const common = [u16(20), u16(UTF8_FLAG), u16(8), u16(DOS_TIME), u16(DOS_DATE), u32(crc32(data))];

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { objectToXml } from '../car/object-xml.ts';
 import { conflict, forbidden, invalid, MillraceError, notFound } from '../errors.ts';
+import { loopYielder } from '../loop-yield.ts';
 import type { Privilege, TypeName } from '../model/fields.ts';
 import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import type { ObjectType } from '../model/object-type.ts';
@@ -115,8 +116,10 @@ export class ObjectService {
    */
   async scripts(p: Principal): Promise<Array<{ type: TypeName; key: string; description: unknown }>> {
     const found: Array<{ type: TypeName; key: string; description: unknown }> = [];
+    const pause = loopYielder(); // thousands of scripts must not hold the event loop (scripts-get, scripts-list)
     for (const type of definitionTypes())
       for await (const o of type.traits.script ? allObjects(this.deps.store, type.name) : []) {
+        await pause();
         if (!can(p, type.name, o.partition, 'View') || o.protection !== null) continue;
         if (type.traits.script?.(o.data)) found.push({ type: type.name, key: o.key, description: o.data.Description });
       }

@@ -275,7 +275,7 @@ describe('CAR archives: writing', () => {
     const whole = await writeCar(entries);
     assert.equal(createHash('sha256').update(whole).digest('hex'), golden);
     const parts: Buffer[] = [];
-    for await (const part of carChunks(entries.map((e) => ({ name: e.name, data: async () => e.data }))))
+    for await (const part of await carChunks(entries.map((e) => ({ name: e.name, data: async () => e.data }))))
       parts.push(part);
     assert.ok(parts.length > 1, 'written in pieces');
     assert.ok(Buffer.concat(parts).equals(whole));
@@ -290,11 +290,15 @@ describe('CAR archives: writing', () => {
         return Buffer.from(name);
       },
     });
-    assert.throws(() => carChunks([source('a.xml'), source('../b.xml')]), /unsafe entry name/);
-    assert.throws(() => carChunks([source('a.xml'), source('A.xml')]), /differ only in case/);
+    await assert.rejects(carChunks([source('a.xml'), source('../b.xml')]), /unsafe entry name/);
+    await assert.rejects(carChunks([source('a.xml'), source('A.xml')]), /differ only in case/);
     assert.equal(asked, 0);
     const parts: Buffer[] = [];
-    for await (const part of carChunks([source('b.xml'), { name: 'gone.xml', data: () => undefined }, source('a.xml')]))
+    for await (const part of await carChunks([
+      source('b.xml'),
+      { name: 'gone.xml', data: () => undefined },
+      source('a.xml'),
+    ]))
       parts.push(part);
     const back = await readCar(Buffer.concat(parts));
     assert.deepEqual(
