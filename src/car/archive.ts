@@ -408,10 +408,32 @@ export async function readCar(
   }
 }
 
-/** One entry of a CAR being written: its content is produced only when its turn comes (undefined: left out). */
+/** One entry's content deflated, with what its headers say of the content (packEntry). */
+export interface PackedEntry {
+  crc: number;
+  size: number;
+  packed: Buffer;
+}
+
+/**
+ * One entry of a CAR being written: its content is asked for only when its turn comes, as bytes or already packed
+ * (undefined: left out).
+ */
 export interface CarSource {
   name: string;
-  data(): Buffer | undefined | Promise<Buffer | undefined>;
+  data(): Buffer | PackedEntry | undefined | Promise<Buffer | PackedEntry | undefined>;
+}
+
+/** Deflates one entry's content as writeCar does, so that a writer can keep it small until its turn comes. */
+export async function packEntry(data: Buffer): Promise<PackedEntry> {
+  const packed = data.length <= SMALL_ENTRY ? deflateRawSync(data) : await deflateRawAsync(data);
+  // deflateRawSync answers a view of a fresh 64 KiB output buffer: kept as is, each packed entry of ~1 KiB would
+  // hold all of it (writeCar held every entry's so until its final concat).
+  return {
+    crc: crc32(data),
+    size: data.length,
+    packed: packed.buffer.byteLength > 2 * packed.length ? Buffer.from(packed) : packed,
+  };
 }
 
 /**
@@ -469,12 +491,12 @@ async function* deflatedEntries(sorted: ReadonlyArray<{ source: CarSource; bytes
   const pause = loopYielder(); // long exports must not hold the event loop
   for (const { source, bytes: name } of sorted) {
     await pause();
-    const data = await source.data();
-    if (data === undefined) continue;
-    const packed = data.length <= SMALL_ENTRY ? deflateRawSync(data) : await deflateRawAsync(data);
+    const content = await source.data();
+    if (content === undefined) continue;
+    const { crc, size, packed } = Buffer.isBuffer(content) ? await packEntry(content) : content;
     // version needed 2.0, UTF-8 names, deflate, the fixed time, CRC, sizes, name length, no extra field
-    const common = [u16(20), u16(UTF8_FLAG), u16(8), u16(DOS_TIME), u16(DOS_DATE), u32(crc32(data))];
-    const sizes = [u32(packed.length), u32(data.length), u16(name.length), u16(0)];
+    const common = [u16(20), u16(UTF8_FLAG), u16(8), u16(DOS_TIME), u16(DOS_DATE), u32(crc)];
+    const sizes = [u32(packed.length), u32(size), u16(name.length), u16(0)];
     const local = Buffer.concat([u32(LOCAL_HEADER_SIGNATURE), ...common, ...sizes, name]);
     // no comment, disk 0, no internal attributes
     const tail = [u16(0), u16(0), u16(0), u32(REGULAR_0644), u32(offset), name];
