@@ -485,9 +485,14 @@ function byNameBytes(
   return (a, b) => (a.source.name < b.source.name ? -1 : a.source.name > b.source.name ? 1 : 0);
 }
 
+/** Entries are handed on in pieces of about this size: a write to the socket per ~1 KiB entry costs more. */
+const PIECE_BYTES = 64 * 1024;
+
 async function* deflatedEntries(sorted: ReadonlyArray<{ source: CarSource; bytes: Buffer }>): AsyncGenerator<Buffer> {
   const central: Buffer[] = [];
   let offset = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
   const pause = loopYielder(); // long exports must not hold the event loop
   for (const { source, bytes: name } of sorted) {
     await pause();
@@ -503,10 +508,16 @@ async function* deflatedEntries(sorted: ReadonlyArray<{ source: CarSource; bytes
     central.push(Buffer.concat([u32(0x02014b50), u16(MADE_BY_UNIX), ...common, ...sizes, ...tail]));
     offset += local.length + packed.length;
     if (offset > 0xffffffff) throw tooLarge('a CAR is at most 4 GiB');
-    yield Buffer.concat([local, packed]);
+    pending.push(local, packed);
+    pendingBytes += local.length + packed.length;
+    if (pendingBytes >= PIECE_BYTES) {
+      yield Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+    }
   }
   const directory = Buffer.concat(central);
   const count = u16(central.length);
   const end = [u32(0x06054b50), u16(0), u16(0), count, count, u32(directory.length), u32(offset), u16(0)];
-  yield Buffer.concat([directory, ...end]);
+  yield Buffer.concat([...pending, directory, ...end]);
 }
