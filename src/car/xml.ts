@@ -327,6 +327,21 @@ function checkName(name: string, where: string): void {
   if (!WHOLE_NAME.test(name)) throw invalid(`${where} "${name.slice(0, 80)}" is not an XML name`);
 }
 
+/** A text value as serializeXml writes it: 400 for a character XML cannot carry, else escaped. */
+export function escapeXmlText(text: string, path: string): string {
+  checkChars(text, path);
+  return text.replace(TEXT_ESCAPES, escapeChar);
+}
+
+/**
+ * An element's start tag without its closing `>` or `/>`, as serializeXml writes it: for writers that produce a
+ * document piece by piece and must give exactly serializeXml's bytes.
+ */
+export function startTagXml(name: string, attributes: Record<string, string>, path: string): string {
+  checkName(name, 'The element name');
+  return openTag({ name, attributes, children: [], text: '' }, path);
+}
+
 function openTag(el: XmlElement, path: string): string {
   let out = `<${el.name}`;
   for (const [k, v] of Object.entries(el.attributes)) {
@@ -358,8 +373,8 @@ export function serializeXml(root: XmlElement): string {
     checkName(el.name, 'The element name');
     const open = indent + openTag(el, path);
     if (el.children.length === 0) {
-      checkChars(el.text, path);
-      out.push(el.text === '' ? `${open}/>\n` : `${open}>${el.text.replace(TEXT_ESCAPES, escapeChar)}</${el.name}>\n`);
+      const text = escapeXmlText(el.text, path);
+      out.push(text === '' ? `${open}/>\n` : `${open}>${text}</${el.name}>\n`);
       continue;
     }
     if (!BLANK.test(el.text)) throw invalid(`The element ${path} holds both text and child elements`);

@@ -3,7 +3,7 @@ import { readCar } from '../car/archive.ts';
 import type { ImportGate } from './import-gate.ts';
 import {
   type ArchiveObject,
-  applyRules,
+  importRuling,
   parseRuleSetProperties,
   type RuledObject,
   rulesOf,
@@ -23,6 +23,7 @@ import { collectReferences } from '../model/validate.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
+import { loopYielder } from '../loop-yield.ts';
 import { IMPORT_NOT_PERMITTED, IMPORT_REFUSED } from './car-import.ts';
 import type { ImportOutcome, ObjectService } from './objects.ts';
 
@@ -86,7 +87,11 @@ async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
       await k.finish(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), fx);
       return done;
     });
-    for (const r of results) await d.objects.importCommitted(requireType(r.type), r.result);
+    const pause = loopYielder();
+    for (const r of results) {
+      await pause();
+      await d.objects.importCommitted(requireType(r.type), r.result);
+    }
   } catch (e) {
     if (!(e instanceof MillraceError) && !(e instanceof NoLongerRunning))
       d.logger.error({ err: e, jobId: job.jobId }, 'import failed');
@@ -146,9 +151,18 @@ async function planImport(
     param('TargetPartition'),
     parseRuleSetProperties(param('RuleSetProperties') ?? undefined),
   );
-  const { imported, skipped, reference } = applyRules(parsed, rules);
+  // Every step before the transaction lets other requests in every few ms (better-sqlite3's awaits never do);
+  // the transaction itself cannot: it holds the one connection, so it is one synchronous stretch.
+  const pause = loopYielder();
+  const { kept, skipped, reference, rule } = importRuling(parsed, rules);
+  const imported: RuledObject[] = [];
+  for (const o of kept) {
+    await pause();
+    imported.push(rule(o));
+  }
   for (const s of skipped) log.line('skipped', businessKey(s.type, s.key), 'left out by the import rule set');
   for (const o of imported) {
+    await pause();
     try {
       await d.objects.precheckImport(requireType(o.type), o.key, o.body);
     } catch (e) {
@@ -157,7 +171,7 @@ async function planImport(
   }
   if (log.refusals > 0) throw new ImportRefused(log.refusals);
   return {
-    objects: dependencyOrder(imported),
+    objects: await dependencyOrder(imported, pause),
     // A library's files go where the archive's Library goes (or where a mapping sends its partition).
     libraryFiles: layout.libraryFiles.map((f) => ({ ...f, library: reference('Library', f.library) })),
   };
@@ -201,9 +215,10 @@ export async function discardFinishedArchives(store: Store): Promise<void> {
 }
 
 /** Objects the archive holds are written before the objects that refer to them (cycles keep archive order). */
-function dependencyOrder<T extends { type: TypeName; key: string; body: Record<string, unknown> }>(
+async function dependencyOrder<T extends { type: TypeName; key: string; body: Record<string, unknown> }>(
   objects: readonly T[],
-): T[] {
+  pause: () => Promise<void> | undefined,
+): Promise<T[]> {
   const byLabel = new Map(objects.map((o) => [businessKey(o.type, o.key), o]));
   const state = new Map<string, 'visiting' | 'done'>();
   const out: T[] = [];
@@ -225,7 +240,10 @@ function dependencyOrder<T extends { type: TypeName; key: string; body: Record<s
     state.set(label, 'done');
     out.push(o);
   };
-  for (const o of objects) visit(o);
+  for (const o of objects) {
+    await pause();
+    visit(o);
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { objectToXml } from '../car/object-xml.ts';
 import { conflict, forbidden, invalid, MillraceError, notFound } from '../errors.ts';
+import { loopYielder } from '../loop-yield.ts';
 import type { Privilege, TypeName } from '../model/fields.ts';
 import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import type { ObjectType } from '../model/object-type.ts';
@@ -11,7 +12,13 @@ import { checkRules, collectReferences, validateObjectBody } from '../model/vali
 import type { SecretBox } from '../security/secret-box.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
 import { allObjects } from '../store/all-objects.ts';
-import { isUniqueViolation, type ObjectRef, type Store, type StoredObject } from '../store/store.ts';
+import {
+  isUniqueViolation,
+  type ObjectRef,
+  type ObjectSummary,
+  type Store,
+  type StoredObject,
+} from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { selectFields } from './job-render.ts';
 import {
@@ -109,8 +116,10 @@ export class ObjectService {
    */
   async scripts(p: Principal): Promise<Array<{ type: TypeName; key: string; description: unknown }>> {
     const found: Array<{ type: TypeName; key: string; description: unknown }> = [];
+    const pause = loopYielder(); // thousands of scripts must not hold the event loop (scripts-get, scripts-list)
     for (const type of definitionTypes())
       for await (const o of type.traits.script ? allObjects(this.deps.store, type.name) : []) {
+        await pause();
         if (!can(p, type.name, o.partition, 'View') || o.protection !== null) continue;
         if (type.traits.script?.(o.data)) found.push({ type: type.name, key: o.key, description: o.data.Description });
       }
@@ -197,12 +206,21 @@ export class ObjectService {
     return this.deps.store.listObjects(type.name, { ...rest, ...(partitions !== undefined ? { partitions } : {}) });
   }
 
-  /** Every object of `type` the caller may view, in key order, read a page at a time (the XML list). */
-  async *allVisible(p: Principal, type: ObjectType): AsyncGenerator<StoredObject> {
+  /**
+   * What the XML list shows of every object of `type` the caller may view, in key order, a page at a time: narrow
+   * rows (key, partition, protection, Description), since parsing each object's whole data only for its
+   * description was most of a list's cost.
+   */
+  async *visibleSummaries(p: Principal, type: ObjectType): AsyncGenerator<ObjectSummary[]> {
+    const partitions = partitionsWith(p, type.name, ['View']);
     let afterKey: string | undefined;
     for (;;) {
-      const page = await this.listStored(p, type, { limit: 1000, ...(afterKey !== undefined ? { afterKey } : {}) });
-      yield* page;
+      const page = await this.deps.store.listObjectSummaries(type.name, {
+        limit: 1000,
+        ...(partitions !== undefined ? { partitions } : {}),
+        ...(afterKey !== undefined ? { afterKey } : {}),
+      });
+      yield page;
       if (page.length < 1000) return;
       afterKey = page[page.length - 1]?.key;
     }

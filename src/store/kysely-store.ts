@@ -11,12 +11,13 @@ import type { BlobStore } from './blob-store.ts';
 import { KyselyEventStore } from './kysely-events.ts';
 import { ChainStructureCache, KyselyJobStore } from './kysely-jobs.ts';
 import type { Database } from './tables.ts';
-import { containsPattern, jsonText, likeLower } from './sql-text.ts';
+import { containsPattern, jsonText, likeLower, stringField } from './sql-text.ts';
 import type {
   ApiKey,
   CommitListener,
   ObjectChange,
   ListOptions,
+  ObjectSummary,
   ObjectRef,
   Channel,
   PoolStats,
@@ -284,6 +285,26 @@ export class KyselyStore implements Store {
     }
     const rows = await q.orderBy('key').limit(options.limit).execute();
     return rows.map(toObject);
+  }
+
+  async listObjectSummaries(
+    type: TypeName,
+    options: Pick<ListOptions, 'partitions' | 'afterKey' | 'limit'>,
+  ): Promise<ObjectSummary[]> {
+    if (options.partitions?.length === 0) return [];
+    let q = this.db
+      .selectFrom('objects')
+      .select(['key', 'partition', 'protection', stringField(this.dialect, 'Description').as('description')])
+      .where('type', '=', type);
+    if (options.partitions !== undefined) q = q.where('partition', 'in', [...options.partitions]);
+    if (options.afterKey !== undefined) q = q.where('key', '>', options.afterKey);
+    const rows = await q.orderBy('key').limit(options.limit).execute();
+    return rows.map((r) => ({
+      key: r.key,
+      partition: r.partition,
+      protection: r.protection as Protection | null,
+      description: r.description ?? null,
+    }));
   }
 
   async listRecentObjects(type: TypeName, o: RecentListOptions): Promise<StoredObject[]> {

@@ -20,3 +20,16 @@ export function jsonText(dialect: 'sqlite' | 'postgres', field: string, table = 
     ? sql<string | null>`(${column}::jsonb ->> ${sql.lit(field)})`
     : sql<string | null>`json_extract(${column}, ${sql.lit(`$.${field}`)})`;
 }
+
+/** jsonText when the field holds a JSON string, else null (a number or an object is not shown as text). */
+export function stringField(dialect: 'sqlite' | 'postgres', field: string): RawBuilder<string | null> {
+  if (!/^[A-Za-z]+$/.test(field)) throw new Error(`not a field name: ${field}`);
+  const column = sql.ref('objects.data');
+  return dialect === 'postgres'
+    ? sql<
+        string | null
+      >`(case when jsonb_typeof(${column}::jsonb -> ${sql.lit(field)}) = 'string' then ${column}::jsonb ->> ${sql.lit(field)} end)`
+    : sql<
+        string | null
+      >`(case when json_type(${column}, ${sql.lit(`$.${field}`)}) = 'text' then json_extract(${column}, ${sql.lit(`$.${field}`)}) end)`;
+}

@@ -81,6 +81,15 @@ export interface ListOptions {
   limit: number;
 }
 
+/** What a list of objects shows of each (the XML `list`): no data parsed. */
+export interface ObjectSummary {
+  key: string;
+  partition: string;
+  protection: Protection | null;
+  /** The Description when it is a string, else null. */
+  description: string | null;
+}
+
 export interface PoolStats {
   total: number;
   idle: number;
@@ -157,6 +166,11 @@ export interface Store {
 
   getObject(type: TypeName, key: string): Promise<StoredObject | undefined>;
   listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]>;
+  /** listObjects' page as narrow rows: key, partition, protection and Description, read without the whole data. */
+  listObjectSummaries(
+    type: TypeName,
+    options: Pick<ListOptions, 'partitions' | 'afterKey' | 'limit'>,
+  ): Promise<ObjectSummary[]>;
   listRecentObjects(type: TypeName, options: RecentListOptions): Promise<StoredObject[]>;
   insertObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
   updateObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;

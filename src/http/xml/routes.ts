@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../services/auth.ts';
@@ -16,7 +17,16 @@ import { businessKey, parseKey } from '../../model/keys.ts';
 import { getType } from '../../model/registry.ts';
 import { IMPORT_NOT_PERMITTED, type ImportRequest } from '../../services/car-import.ts';
 import { sendJobFile } from '../job-file-content.ts';
-import { importMessage, LIST_STYLESHEET, objectMessage, type RestObject, restList, XML_TYPE } from './documents.ts';
+import {
+  importMessage,
+  LIST_STYLESHEET,
+  objectMessage,
+  RestListText,
+  type RestObject,
+  restList,
+  XML_TYPE,
+} from './documents.ts';
+import { loopYielder } from '../../loop-yield.ts';
 
 /** What the XML interface's services use. */
 export interface XmlInterfaceDeps {
@@ -194,9 +204,12 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
         const type = definitionType(params(req).type ?? '');
         const key = params(req).key ?? '';
         const references = flag(query(req).references, 'references', false);
-        const car = await d.exporter.exportMany(req.principal, [{ type: type.name, key }], { references });
+        const car = await d.exporter.exportStream(req.principal, [{ type: type.name, key }], { references });
         const file = `${type.name}_${key}.car`.replace(/[^A-Za-z0-9_.-]/g, '_');
-        return reply.type('application/zip').header('Content-Disposition', `attachment; filename="${file}"`).send(car);
+        return reply
+          .type('application/zip')
+          .header('Content-Disposition', `attachment; filename="${file}"`)
+          .send(Readable.from(car));
       },
     },
     {
@@ -311,21 +324,21 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
           throw invalid('check must be export, none or View');
         const search = (q.search ?? '').toLowerCase();
         if (search.length > 200) throw invalid('search must be at most 200 characters');
-        const found: RestObject[] = [];
-        for await (const o of d.objects.allVisible(req.principal, type)) {
-          if (check.toLowerCase() === 'export' && !exportable(o)) continue;
-          const description = typeof o.data.Description === 'string' ? o.data.Description : null;
-          if (
-            search &&
-            !`${type.name}:${o.key}`.toLowerCase().includes(search) &&
-            !(description ?? '').toLowerCase().includes(search)
-          )
-            continue;
-          found.push(rest(type.name, o.key, description));
-        }
-        return reply
-          .type(XML_TYPE)
-          .send(restList(type.name, found, stylesheet ? `${d.xmlBase}/stylesheet` : undefined));
+        const list = new RestListText();
+        const pause = loopYielder(); // a list of thousands must not hold the event loop
+        for await (const page of d.objects.visibleSummaries(req.principal, type))
+          for (const o of page) {
+            await pause();
+            if (check.toLowerCase() === 'export' && !exportable(o)) continue;
+            if (
+              search &&
+              !`${type.name}:${o.key}`.toLowerCase().includes(search) &&
+              !(o.description ?? '').toLowerCase().includes(search)
+            )
+              continue;
+            list.add(rest(type.name, o.key, o.description));
+          }
+        return reply.type(XML_TYPE).send(list.text(type.name, stylesheet ? `${d.xmlBase}/stylesheet` : undefined));
       },
     },
     {
@@ -357,11 +370,12 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       doc: 'Libraries and script process definitions as one CAR file.',
       async handler(req, reply) {
         const roots = (await scriptObjects(req)).map((o) => ({ type: o.type, key: o.key }));
-        const car = await d.exporter.exportMany(req.principal, roots, { references: false });
+        // Sent as it is written (chunked): the whole CAR is never held.
+        const car = await d.exporter.exportStream(req.principal, roots, { references: false });
         return reply
           .type('application/zip')
           .header('Content-Disposition', 'attachment; filename="scripts.car"')
-          .send(car);
+          .send(Readable.from(car));
       },
     },
   ];

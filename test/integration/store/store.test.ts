@@ -78,6 +78,46 @@ for (const backend of backends()) {
       assert.ok(keys.every((k) => k.startsWith('P1.')));
     });
 
+    test('object summaries: narrow rows in key order, per partition, with the Description only when it is text', async () => {
+      const descriptions: unknown[] = [
+        'plain',
+        'a & b <c> "d" \u00e9\u{1F600}\ttab',
+        '',
+        42,
+        null,
+        { x: 1 },
+        undefined,
+      ];
+      const ids = await store.nextUniqueIds(descriptions.length);
+      for (const [i, id] of ids.entries()) {
+        const o = queue(id, `S${i % 2}.Sum${i}`);
+        const d = descriptions[i];
+        await store.insertObject({ ...o, data: { ...o.data, ...(d === undefined ? {} : { Description: d }) } }, []);
+      }
+      const all = await store.listObjectSummaries('Queue', { partitions: ['S0', 'S1'], limit: 100 });
+      const full = await store.listObjects('Queue', { partitions: ['S0', 'S1'], limit: 100 });
+      assert.deepEqual(
+        all,
+        full.map((o) => ({
+          key: o.key,
+          partition: o.partition,
+          protection: o.protection,
+          description: typeof o.data.Description === 'string' ? o.data.Description : null,
+        })),
+      );
+      assert.deepEqual(
+        all.map((o) => o.description),
+        // in key order: S0.Sum0, S0.Sum2, S0.Sum4, S0.Sum6, S1.Sum1, S1.Sum3, S1.Sum5
+        ['plain', '', null, null, 'a & b <c> "d" \u00e9\u{1F600}\ttab', null, null],
+      );
+      const page = await store.listObjectSummaries('Queue', { partitions: ['S1'], afterKey: 'S1.Sum1', limit: 2 });
+      assert.deepEqual(
+        page.map((o) => o.key),
+        ['S1.Sum3', 'S1.Sum5'],
+      );
+      assert.deepEqual(await store.listObjectSummaries('Queue', { partitions: [], limit: 10 }), []);
+    });
+
     test('references are found from their target, and go with the referring object', async () => {
       const [target, from] = await store.nextUniqueIds(2);
       await store.insertObject(queue(target as number, 'GLOBAL.Target'), []);

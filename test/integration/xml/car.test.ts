@@ -5,6 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import { readCar, writeCar } from '../../../src/car/archive.ts';
 import { generateSigningKey, signEntries } from '../../../src/car/signing.ts';
 import { parseXml } from '../../../src/car/xml.ts';
+import { CarExporter } from '../../../src/services/car-export.ts';
+import { SYSTEM_PRINCIPAL } from '../../../src/services/objects.ts';
 import { backends } from '../../helpers/backends.ts';
 import { getJob, postCreated } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -49,6 +51,21 @@ for (const backend of backends()) {
     };
     const putCar = (car: Buffer, headers: Record<string, string> = {}) =>
       t.xml('PUT', '/car', { payload: car, headers: { ...ZIP, ...headers } });
+
+    test('an export kept packed while planned and one read again when written give the same bytes', async () => {
+      const roots = [{ type: 'JobDefinition' as const, key: 'DEV.Load' }];
+      const exporter = (packedBudget?: number) =>
+        new CarExporter({
+          store: t.server.store,
+          objects: t.server.objects,
+          sourceAddress: 'http://test.invalid',
+          ...(packedBudget !== undefined ? { packedBudget } : {}),
+        });
+      const packed = await exporter().exportMany(SYSTEM_PRINCIPAL, roots, { references: true });
+      const reread = await exporter(0).exportMany(SYSTEM_PRINCIPAL, roots, { references: true });
+      assert.ok(reread.equals(packed));
+      assert.ok((await entryNames(packed)).length >= 4, 'the object and what it refers to');
+    });
 
     test('car exports one object, or with references=true everything it refers to, as the same bytes each time', async () => {
       const one = await exportCar('/car/JobDefinition/DEV.Load');

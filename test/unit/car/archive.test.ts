@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { crc32, deflateRawSync } from 'node:zlib';
-import { CAR_LIMITS, type CarEntry, readCar, writeCar } from '../../../src/car/archive.ts';
+import { CAR_LIMITS, type CarEntry, carChunks, readCar, writeCar } from '../../../src/car/archive.ts';
 import { MillraceError } from '../../../src/errors.ts';
 import { ROOT } from '../../helpers/cli.ts';
 import { type CraftEntry, craftZip, EMPTY_ZIP, zeroBomb } from '../../helpers/zip-craft.ts';
@@ -258,5 +258,62 @@ describe('CAR archives: writing', () => {
       await refused(writeCar([xml(name)]), 422, /unsafe entry name/);
     await refused(writeCar([xml('a.xml'), xml('a.xml')]), 422, /twice/);
     await refused(writeCar([xml('Queue/A.xml'), xml('queue/a.xml')]), 422, /differ only in case/);
+  });
+
+  it('gives the bytes the writer gave before it streamed (golden digest), piece by piece or whole', async () => {
+    const entries: CarEntry[] = [
+      { name: 'Queue/GLOBAL.Q.xml', data: Buffer.from('<Queue/>\n') },
+      {
+        name: 'JobDefinition/GLOBAL.A.xml',
+        data: Buffer.from('<?xml version="1.0"?>\n<JobDefinition>\u00e9</JobDefinition>\n'.repeat(3)),
+      },
+      { name: 'META-INF/export-info.xml', data: Buffer.from('info') },
+      { name: 'Library/GLOBAL.L/big.jar', data: Buffer.alloc(100_000, 7) },
+      { name: 'Library/GLOBAL.L/empty.txt', data: Buffer.alloc(0) },
+    ];
+    const golden = 'add388278e0dd2c986deaa2377b4776c2f84deae2e10beddd89db3c1c75bf29d';
+    const whole = await writeCar(entries);
+    assert.equal(createHash('sha256').update(whole).digest('hex'), golden);
+    const pieces = async (list: CarEntry[]) => {
+      const parts: Buffer[] = [];
+      for await (const part of await carChunks(list.map((e) => ({ name: e.name, data: async () => e.data }))))
+        parts.push(part);
+      return parts;
+    };
+    assert.ok(Buffer.concat(await pieces(entries)).equals(whole));
+    // Incompressible entries past the piece size (64 KiB) come in several pieces, still writeCar's bytes.
+    const large = [1, 2, 3].map((i) => ({ name: `Library/GLOBAL.L/r${i}.bin`, data: randomBytes(40_000) }));
+    const parts = await pieces(large);
+    assert.ok(parts.length > 1, 'written in pieces');
+    assert.ok(Buffer.concat(parts).equals(await writeCar(large)));
+  });
+
+  it('streamed: refuses names before producing anything, and leaves out an entry whose content is gone', async () => {
+    let asked = 0;
+    const source = (name: string) => ({
+      name,
+      data: () => {
+        asked++;
+        return Buffer.from(name);
+      },
+    });
+    await assert.rejects(carChunks([source('a.xml'), source('../b.xml')]), /unsafe entry name/);
+    await assert.rejects(carChunks([source('a.xml'), source('A.xml')]), /differ only in case/);
+    assert.equal(asked, 0);
+    const parts: Buffer[] = [];
+    for await (const part of await carChunks([
+      source('b.xml'),
+      { name: 'gone.xml', data: () => undefined },
+      source('a.xml'),
+    ]))
+      parts.push(part);
+    const back = await readCar(Buffer.concat(parts));
+    assert.deepEqual(
+      back.map((e) => [e.name, e.data.toString()]),
+      [
+        ['a.xml', 'a.xml'],
+        ['b.xml', 'b.xml'],
+      ],
+    );
   });
 });
