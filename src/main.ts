@@ -8,7 +8,7 @@ import { Metrics } from './metrics/metrics.ts';
 import { type Config, interfacePaths } from './config/config.ts';
 import { Cluster, nodeIdentity } from './engine/cluster.ts';
 import { Engine } from './engine/engine.ts';
-import { JobFileStore } from './engine/job-files.ts';
+import { DatabaseJobFiles, DiskJobFiles } from './engine/job-files.ts';
 import { ensureLocalSecret, LOCAL_SERVER, type LocalAgent, superviseLocalAgent } from './engine/local-agent.ts';
 import { buildApp } from './http/app.ts';
 import { LoadReport } from './services/load.ts';
@@ -108,7 +108,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     clock,
     logger,
     cluster,
-    files: new JobFileStore(config.dataDir, config.jobFilesDir),
+    files:
+      config.jobFilesDir === 'database'
+        ? new DatabaseJobFiles(store.jobFileChunks)
+        : new DiskJobFiles(config.dataDir, config.jobFilesDir),
     rootPath: paths.root,
     killGraceMs: config.killGraceMs,
     historyRetentionMs: config.historyRetentionDays * 24 * 3600 * 1000,

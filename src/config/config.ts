@@ -58,7 +58,7 @@ export interface Config {
   logFormat: 'json' | 'pretty';
   /** On SIGTERM, requests in flight get this long to finish before the server closes anyway. */
   shutdownGraceMs: number;
-  /** Where job files are kept; by default `<data>/jobfiles`. */
+  /** Where job files are kept: a folder (by default `<data>/jobfiles`), or `database`. */
   jobFilesDir?: string;
   /** This node's id among several sharing one PostgreSQL database; by default kept in the data folder. */
   nodeId?: string;
@@ -206,7 +206,7 @@ export function loadConfig(
     metrics: sw('metrics', DEFAULTS.metrics),
     ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
-    ...(text('job-files') ? { jobFilesDir: resolve(text('job-files') as string) } : {}),
+    ...(text('job-files') ? { jobFilesDir: jobFilesPlace(text('job-files') as string) } : {}),
     ...(text('node-id') ? { nodeId: check('node-id', nodeIdValue) as string } : {}),
     timerLeaseMs: lease ? parseWhole(lease, 2, 3600) * 1000 : DEFAULTS.timerLeaseMs,
     migrateBesideOlderNodes: sw('migrate-beside-older-nodes', DEFAULTS.migrateBesideOlderNodes),
@@ -216,6 +216,9 @@ export function loadConfig(
     limits: httpLimits(env),
   };
 }
+
+/** `--job-files`: `database`, or a folder (made absolute). */
+const jobFilesPlace = (v: string): string => (v === 'database' ? v : resolve(v));
 
 /** A node id: 1–100 characters of letters, digits, `.`, `_`, `:` and `-`. */
 function nodeIdValue(v: string): string {

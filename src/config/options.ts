@@ -183,7 +183,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     arg: 'DIR',
     env: 'MILLRACE_JOB_FILES',
     default: '<data>/jobfiles',
-    help: 'where job files (output) are kept; beside other nodes, a folder every node mounts',
+    help: 'where job files (output) are kept: a folder, or `database` (beside other nodes: `database` or a folder every node mounts)',
   },
   {
     command: 'serve',

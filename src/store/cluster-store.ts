@@ -57,3 +57,25 @@ export interface ClusterStore {
   dropAgent(processServer: string, node: string): Promise<void>;
   agents(): Promise<AgentPresence[]>;
 }
+
+/** A piece of a job file at its offset (migration 0010): what an agent shipped, kept where every node reads it. */
+export interface JobFileChunk {
+  offset: number;
+  data: Buffer;
+}
+
+/**
+ * Job files in the database (`--job-files database`), a chunk per row as the agent ships them. A chunk shipped again
+ * (after a reconnection) replaces the one at its offset; chunks may overlap (an agent ships again from 0 with other
+ * boundaries), and overlapping bytes are the same, so a reader skips what it has already given.
+ */
+export interface JobFileChunkStore {
+  put(jobId: number, name: string, chunk: JobFileChunk): Promise<void>;
+  /** Replaces the whole file with one chunk. */
+  replace(jobId: number, name: string, data: Buffer): Promise<void>;
+  /** Bytes up to the end of the chunk that ends last; 0 when there is none. */
+  size(jobId: number, name: string): Promise<number>;
+  /** Up to `limit` chunks that end after `from`, by offset. */
+  chunks(jobId: number, name: string, from: number, limit: number): Promise<JobFileChunk[]>;
+  remove(jobIds: readonly number[]): Promise<void>;
+}

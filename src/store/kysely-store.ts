@@ -4,7 +4,8 @@ import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
 import { KyselyAlertWorkStore } from './kysely-alert-work.ts';
-import type { ClusterStore } from './cluster-store.ts';
+import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
+import { KyselyJobFileChunks } from './kysely-job-file-chunks.ts';
 import { KyselyClusterStore } from './kysely-cluster.ts';
 import { KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -120,6 +121,7 @@ export class KyselyStore implements Store {
   readonly alertWork: AlertWorkStore;
   readonly blobs: BlobStore;
   readonly cluster: ClusterStore;
+  readonly jobFileChunks: JobFileChunkStore;
 
   constructor(
     db: Kysely<Database>,
@@ -141,6 +143,7 @@ export class KyselyStore implements Store {
     this.events = new KyselyEventStore(db);
     this.alertWork = new KyselyAlertWorkStore(db);
     this.cluster = new KyselyClusterStore(db, dialect);
+    this.jobFileChunks = new KyselyJobFileChunks(db);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
   }
 

@@ -365,10 +365,10 @@ const m0009 = (dialect: Dialect): Migration => ({
 
 /**
  * Several server nodes on one database (docs/architecture.md §16): the nodes alive (a heartbeat row each), the
- * leases they elect the timer owner by (a fencing token that grows with every change of holder), and which node
- * holds each agent's connection and when it last heard from it.
+ * leases they elect the timer owner by (a fencing token that grows with every change of holder), which node
+ * holds each agent's connection and when it last heard from it, and job files kept in the database in chunks.
  */
-const m0010: Migration = {
+const m0010 = (dialect: Dialect): Migration => ({
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('cluster_nodes')
@@ -392,8 +392,17 @@ const m0010: Migration = {
       .addColumn('seen_at', 'bigint', (c) => c.notNull())
       .addColumn('ready', 'integer', (c) => c.notNull())
       .execute();
+    await db.schema
+      .createTable('job_file_chunks')
+      .addColumn('job_id', 'bigint', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('offset', 'bigint', (c) => c.notNull())
+      .addColumn('end_at', 'bigint', (c) => c.notNull())
+      .addColumn('data', dialect === 'postgres' ? 'bytea' : 'blob', (c) => c.notNull())
+      .addPrimaryKeyConstraint('job_file_chunks_pk', ['job_id', 'name', 'offset'])
+      .execute();
   },
-};
+});
 
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
   async getMigrations() {
@@ -407,7 +416,7 @@ export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
       '0007_job_history': m0007(dialect),
       '0008_job_list_indexes': m0008,
       '0009_chain_structures': m0009(dialect),
-      '0010_cluster': m0010,
+      '0010_cluster': m0010(dialect),
     };
   },
 });

@@ -2,7 +2,7 @@ import type { Privilege, TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { BlobStore } from './blob-store.ts';
-import type { ClusterStore } from './cluster-store.ts';
+import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
 
 /**
@@ -121,6 +121,8 @@ export interface Store {
   readonly blobs: BlobStore;
   /** The server nodes sharing this database, their leases and their agents; inside a transaction, part of it. */
   readonly cluster: ClusterStore;
+  /** Job files kept in the database (`--job-files database`). */
+  readonly jobFileChunks: JobFileChunkStore;
   /**
    * The channel nodes tell each other through (PostgreSQL's LISTEN/NOTIFY); undefined on SQLite, where one node
    * serves the database. Each call opens a new channel.

@@ -175,6 +175,34 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
     assert.equal(most, 3, 'the limit is used and never exceeded, across nodes');
   });
 
+  test('a kill sent to a node that does not hold the agent reaches it through the node that does', async () => {
+    await post('/JobDefinition/GLOBAL.Long', { JobDefinitionType: 'BASH', Script: 'sleep 60' });
+    const id = (await api('n1')('POST', '/Job/GLOBAL.Long')).json.jobId as number;
+    const running = await waitFor(
+      'Running',
+      async () => {
+        const j = (await api('n1')('GET', `/Job/${id}`)).json;
+        return j.Status === 'Running' ? j : undefined;
+      },
+      20_000,
+      50,
+    );
+    const holder = await agentNode(running.ProcessServer);
+    const other = NODES.find((n) => n !== holder) as NodeId;
+    const r = await api(other)('PUT', `/Job/${id}/kill`);
+    assert.equal(r.status, 200, r.body);
+    const job = await waitFor(
+      'Killed',
+      async () => {
+        const j = (await api(other)('GET', `/Job/${id}`)).json;
+        return FINAL.includes(j.Status) ? j : undefined;
+      },
+      20_000,
+      50,
+    );
+    assert.equal(job.Status, 'Killed');
+  });
+
   test('an agent whose node is killed reconnects to another and its running job ends with its real return code', async (t) => {
     await post('/JobDefinition/GLOBAL.Seven', {
       JobDefinitionType: 'BASH',
