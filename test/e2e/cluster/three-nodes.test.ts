@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { type AgentProcess, spawnAgent } from '../../helpers/agent-peer.ts';
+import { openSse } from '../../helpers/sse.ts';
 import { killServers, type ServeProcess, startServe } from '../../helpers/cli.ts';
 import { apiClient, freePort } from '../../helpers/http-client.ts';
 import { createPgDatabase, pgAdminUrl } from '../../helpers/pg.ts';
@@ -173,6 +174,28 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
       most = Math.max(most, running);
     }
     assert.equal(most, 3, 'the limit is used and never exceeded, across nodes');
+  });
+
+  test('the live feed of every node shows the job events of a commit made on another', async () => {
+    const feeds = await Promise.all(
+      NODES.map((n) =>
+        openSse(`${url(n)}/api-extension/External/Vendor/Vendor_RestService/rest/v1/stream`, { 'X-API-Key': KEY }),
+      ),
+    );
+    try {
+      for (const f of feeds) assert.equal(f.status, 200);
+      const r = await api('n1')('POST', '/Job/GLOBAL.System_Sleep', {
+        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
+      });
+      assert.equal(r.status, 201, r.body);
+      const id = r.json.jobId as number;
+      for (const [i, f] of feeds.entries())
+        await f.until(`n${i + 1} shows Job ${id} Completed`, (events) =>
+          events.find((e) => e.event === 'job' && e.data.jobId === id && e.data.to === 'Completed'),
+        );
+    } finally {
+      for (const f of feeds) f.close();
+    }
   });
 
   test('a kill sent to a node that does not hold the agent reaches it through the node that does', async () => {
