@@ -216,11 +216,14 @@ export class Cluster {
         await c.putAgents(this.id, h.agents());
         this.presence = await c.agents();
       }
-      const token = await c.takeLease(TIMER_LEASE, this.id, sent, sent + this.leaseMs);
+      // The row expires a beat before the lease time, so a node that takes over at its next beat does so within the
+      // lease time of the owner's death; the owner renews every beat, long before.
+      const until = sent + Math.max(this.leaseMs - BEAT_MS, this.leaseMs / 2);
+      const token = await c.takeLease(TIMER_LEASE, this.id, sent, until);
       const was = this.isOwner;
       this.token = token;
       // Counted from before the statement was sent: the database's expiry is later than ours, never earlier.
-      this.ownedUntil = token === undefined ? 0 : sent + this.leaseMs;
+      this.ownedUntil = token === undefined ? 0 : until;
       if (token !== undefined && !was) {
         o.logger.info({ node: this.id, token }, 'this node runs the timers');
         h.takeover();
