@@ -35,7 +35,8 @@ import { releaseLocks } from './gates.ts';
 import type { JobFileStore } from './job-files.ts';
 import { Kernel, move, NeedsSerialLoop } from './kernel.ts';
 import { endRecurrence, submitNextOccurrence } from './recurrences.ts';
-import { type AgentView, ServerStatusKeeper } from './server-status.ts';
+import { endJobsOfStoppedNode } from './stopped-node.ts';
+import { type AgentView, agentViewOf, ServerStatusKeeper } from './server-status.ts';
 import { type SystemRunner, SystemJobs } from './system-jobs.ts';
 
 export type { SystemRunner } from './system-jobs.ts';
@@ -195,15 +196,15 @@ export class Engine {
     this.alerts.start();
     this.servers.started(now);
     await this.mutate(async (tx, fx, k) => {
-      // In-server jobs ran inside the process that stopped: their outcome is unknown.
-      // A chain job's state is its children's, which survive in the database: it carries on.
       // Beside other nodes, only those this node ran (its id is kept in its data folder) or of unknown node.
-      for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], {
-        processServer: SYSTEM_SERVER,
-        limit: 100_000,
-      }))
-        if (!job.data.chain?.structure && (job.data.runNode ?? this.cluster.id) === this.cluster.id)
-          await k.finish(tx, job, { status: 'Unknown', notes: ['The server stopped while the job ran'] }, now, fx);
+      await endJobsOfStoppedNode(
+        k,
+        tx,
+        (job) => (job.data.runNode ?? this.cluster.id) === this.cluster.id,
+        'The server stopped while the job ran',
+        now,
+        fx,
+      );
       for (const job of await tx.jobs.listByStatus(['Queued'], { limit: 1_000_000 }))
         if (job.data.runNow) this.runNow.add(job.jobId);
       const next = await tx.jobs.nextScheduledStart();
@@ -247,17 +248,9 @@ export class Engine {
     this.started = true;
   }
 
-  /** Where the agents are: this node's connections first, then those other live nodes wrote (§16). */
+  /** Where the agents are: this node's connections, then those other nodes wrote (§16). */
   private agentView(): AgentView {
-    const remote = new Map(this.cluster.remoteAgents().map((a) => [a.processServer, a]));
-    return {
-      isReady: (ps) => {
-        if (this.hub.isConnected(ps)) return this.hub.isReady(ps);
-        const r = remote.get(ps);
-        return r?.alive === true && r.ready;
-      },
-      lastSeen: (ps) => this.hub.lastSeen(ps) ?? remote.get(ps)?.seenAt,
-    };
+    return agentViewOf(this.hub, this.cluster.remoteAgents());
   }
 
   /** An agent connected to or left this node: other nodes hear of it, the timer owner writes statuses. */
@@ -322,23 +315,8 @@ export class Engine {
   private async settleDeadNode(id: string): Promise<void> {
     const n = await this.mutate(async (tx, fx, k) => {
       await this.cluster.fence(tx);
-      const now = this.o.clock.now();
-      let count = 0;
-      for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], {
-        processServer: SYSTEM_SERVER,
-        limit: 100_000,
-      }))
-        if (!job.data.chain?.structure && job.data.runNode === id) {
-          await k.finish(
-            tx,
-            job,
-            { status: 'Unknown', notes: [`The server node ${id} stopped while the job ran`] },
-            now,
-            fx,
-          );
-          count += 1;
-        }
-      return count;
+      const note = `The server node ${id} stopped while the job ran`;
+      return endJobsOfStoppedNode(k, tx, (job) => job.data.runNode === id, note, this.o.clock.now(), fx);
     });
     this.o.logger.warn({ node: id, jobs: n }, 'a server node stopped beating; its System jobs are Unknown');
   }

@@ -1,4 +1,5 @@
 import { OCCUPYING } from '../domain/job-status.ts';
+import type { AgentPresence } from '../store/cluster-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { SYSTEM_SERVER } from '../domain/job.ts';
@@ -12,6 +13,25 @@ export interface AgentView {
   isReady(processServer: string): boolean;
   /** When its node last heard from it; undefined when no node holds its connection. */
   lastSeen(processServer: string): number | undefined;
+}
+
+/**
+ * This node's connections (`local`) first; an agent connected to another node (`remote`, as the nodes wrote it) is
+ * ready while that node beats, and when it was last heard of counts even after that node died.
+ */
+export function agentViewOf(
+  local: AgentView & { isConnected(processServer: string): boolean },
+  remote: ReadonlyArray<AgentPresence & { alive: boolean }>,
+): AgentView {
+  const byServer = new Map(remote.map((a) => [a.processServer, a]));
+  return {
+    isReady: (ps) => {
+      if (local.isConnected(ps)) return local.isReady(ps);
+      const r = byServer.get(ps);
+      return r?.alive === true && r.ready;
+    },
+    lastSeen: (ps) => local.lastSeen(ps) ?? byServer.get(ps)?.seenAt,
+  };
 }
 
 /** Told of a process server's Status change inside the transaction that writes it (alert sources). */

@@ -1,0 +1,28 @@
+import { type JobRecord, SYSTEM_SERVER } from '../domain/job.ts';
+import type { Store } from '../store/store.ts';
+import type { Effects, Kernel } from './kernel.ts';
+
+/**
+ * The System jobs a server node ran in its memory when it stopped (this node before its restart, or another node
+ * that stopped beating: docs/architecture.md §16) end Unknown: their outcome is lost with the process. A chain job's
+ * state is its children's, which survive in the database: it carries on. Returns how many ended.
+ */
+export async function endJobsOfStoppedNode(
+  k: Kernel,
+  tx: Store,
+  ranThere: (job: JobRecord) => boolean,
+  note: string,
+  now: number,
+  fx: Effects,
+): Promise<number> {
+  let ended = 0;
+  for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], {
+    processServer: SYSTEM_SERVER,
+    limit: 100_000,
+  }))
+    if (!job.data.chain?.structure && ranThere(job)) {
+      await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
+      ended += 1;
+    }
+  return ended;
+}
