@@ -12,6 +12,7 @@ import { finalReport } from './reports.ts';
 import { Attempt, killGroup, type ProcessEnd, spawnAttempt } from './runner.ts';
 import { workPaths } from './scripts.ts';
 import { toServerMessage } from './server-messages.ts';
+import { serverList } from './servers.ts';
 import { sendReport, shipLogs } from './shipper.ts';
 import { attemptKey, Spool } from './spool.ts';
 import { Timers } from './timers.ts';
@@ -74,22 +75,6 @@ const DEFAULT_HEARTBEAT_MS = 15_000;
 const DEFAULT_KILL_GRACE_MS = 10_000;
 /** While draining, how long to wait for acknowledgements once every job has ended. */
 const ACK_WAIT_MS = 10_000;
-
-/** `--server`: one URL or several, comma-separated (the nodes of one scheduler). Throws on one that is not a URL. */
-export function serverList(text: string): URL[] {
-  const parts = text
-    .split(',')
-    .map((p) => p.trim())
-    .filter((p) => p !== '');
-  if (parts.length === 0) throw new Error('no server URL given');
-  return parts.map((p) => {
-    try {
-      return new URL(p);
-    } catch {
-      throw new Error(`"${p}" is not a URL`);
-    }
-  });
-}
 
 class Agent {
   readonly instance = randomBytes(8).toString('hex');

@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander';
 import { CONFIG_ENV, optionsOf, parseSwitch, resolveOptions } from '../config/options.ts';
 import { addOptions, typed } from './options.ts';
 import { VERSION } from '../version.ts';
+import { serverList } from '../agent/servers.ts';
 
 interface AgentFlags {
   server: string;
@@ -59,12 +60,11 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   const processServer = flags.processServer;
   if (!/^[^./\\\0][^/\\\0]*\.[^/\\\0]+$/.test(processServer))
     throw new Error(`--process-server "${processServer}" is not <partition>.<name>`);
-  for (const url of flags.server.split(',').map((p) => p.trim()))
-    try {
-      new URL(url);
-    } catch {
-      throw new Error(`--server "${url}" is not a URL`);
-    }
+  try {
+    serverList(flags.server);
+  } catch (err) {
+    throw new Error(`--server: ${err instanceof Error ? err.message : String(err)}`);
+  }
   const slots = flags.slots === undefined ? undefined : positive('--slots', flags.slots);
   const parentPid = flags.parentPid === undefined ? undefined : positive('--parent-pid', flags.parentPid);
   let secret: string;

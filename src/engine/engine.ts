@@ -272,13 +272,7 @@ export class Engine {
   private onClusterMessage(m: ClusterMessage): void {
     switch (m.k) {
       case 'wake':
-        for (const t of m.wakeAt) this.wakeAt(t);
-        for (const t of m.overdueAt) {
-          this.overdueCheckAt = Math.min(this.overdueCheckAt, t);
-          this.wakeAt(t);
-        }
-        for (const id of m.runNow) this.runNow.add(id);
-        if (m.dispatch) this.requestDispatch();
+        this.wake(m);
         return;
       case 'agent':
         this.hub.send(m.processServer, m.message);
@@ -473,13 +467,18 @@ export class Engine {
         .catch((err: unknown) => this.o.logger.warn({ err }, 'could not remove job files'));
     for (const [definition, keep] of fx.purge) this.purgeQueue.set(definition, keep);
     if (fx.purge.size > 0) setTimeout(() => void this.purgeKept(), 1000).unref();
-    for (const t of fx.wakeAt) this.wakeAt(t);
-    for (const t of fx.overdueAt) {
+    this.wake(fx);
+  }
+
+  /** What a commit (this node's, or another's told over the cluster) means for the dispatcher and its timers. */
+  private wake(h: Pick<Effects, 'dispatch' | 'wakeAt' | 'overdueAt' | 'runNow'>): void {
+    for (const t of h.wakeAt) this.wakeAt(t);
+    for (const t of h.overdueAt) {
       this.overdueCheckAt = Math.min(this.overdueCheckAt, t);
       this.wakeAt(t);
     }
-    for (const id of fx.runNow) this.runNow.add(id);
-    if (fx.dispatch) this.requestDispatch();
+    for (const id of h.runNow) this.runNow.add(id);
+    if (h.dispatch) this.requestDispatch();
   }
 
   private enqueue<T>(batch: boolean, fn: KernelWork<T>, cause?: Cause): Promise<T> {

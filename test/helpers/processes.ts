@@ -39,3 +39,24 @@ export async function pidFrom(file: string): Promise<number> {
   }, `a pid in ${file}`);
   return pid;
 }
+
+/**
+ * The most processes running at once, from a log the jobs write themselves: one line `start <ns>` when each begins
+ * and `end <ns>` when it ends (`date +%s%N`). An end and a start at the same instant count as not overlapping.
+ * Also returns how many lines there were.
+ */
+export function mostAtOnce(log: string): { most: number; lines: number } {
+  const events = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' '))
+    .map(([kind, ns]) => ({ kind, at: BigInt(ns as string) }))
+    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.kind === 'end' ? -1 : 1));
+  let running = 0;
+  let most = 0;
+  for (const e of events) {
+    running += e.kind === 'start' ? 1 : -1;
+    most = Math.max(most, running);
+  }
+  return { most, lines: events.length };
+}

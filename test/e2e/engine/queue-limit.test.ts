@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
+import { mostAtOnce } from '../../helpers/processes.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { waitForJob } from '../../helpers/wait.ts';
 
@@ -38,19 +38,8 @@ for (const backend of backends()) {
       );
       for (const id of ids)
         assert.equal((await waitForJob((p) => t.req('GET', p), id, undefined, 30_000)).Status, 'Completed');
-      const events = readFileSync(log, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => l.split(' '))
-        .map(([kind, ns]) => ({ kind, at: BigInt(ns as string) }))
-        .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.kind === 'end' ? -1 : 1));
-      assert.equal(events.length, 20);
-      let running = 0;
-      let most = 0;
-      for (const e of events) {
-        running += e.kind === 'start' ? 1 : -1;
-        most = Math.max(most, running);
-      }
+      const { most, lines } = mostAtOnce(log);
+      assert.equal(lines, 20);
       assert.equal(most, 2, 'the limit is used and never exceeded');
     });
   });

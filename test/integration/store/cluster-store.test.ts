@@ -5,6 +5,7 @@ import { LeaseLost } from '../../../src/store/cluster-store.ts';
 import { openStore } from '../../../src/store/open.ts';
 import type { Store } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 /**
  * What server nodes sharing a database agree through (migration 0010, docs/architecture.md §16): the timer lease and
@@ -79,7 +80,23 @@ for (const backend of backends())
         const takeover = c.takeLease('t3', 'b', 2500, 3500).then((token) => {
           order.push(`taken with token ${token}`);
         });
-        await new Promise((r) => setTimeout(r, 300));
+        // Until PostgreSQL shows the takeover's statement waiting for a lock: then it cannot have gone through.
+        const watcher = new pg.Client({ connectionString: db.databaseUrl as string });
+        await watcher.connect();
+        try {
+          await waitFor(
+            'the takeover waiting for the lease row',
+            async () => {
+              const r = await watcher.query(
+                "select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%cluster_leases%'",
+              );
+              return r.rowCount === 1 ? true : undefined;
+            },
+            60_000,
+          );
+        } finally {
+          await watcher.end();
+        }
         assert.deepEqual(order, [], 'the takeover waits');
         release();
         await Promise.all([work, takeover]);
