@@ -93,17 +93,44 @@ const add = (m: Map<string, number>, k: string, n: number) => m.set(k, (m.get(k)
 const providerId = (server: string, queue: string) => `${server}|${queue}`;
 const below = (used: number | undefined, size: number | null) => size === null || (used ?? 0) < size;
 
-/** Queues that may start a job now: the dispatcher reads candidates of these only. */
-export function openQueues(state: DispatchState, active: readonly SlotCount[]): string[] {
-  const slots = new Slots(state, active);
-  const open: string[] = [];
-  for (const q of state.queues.values()) {
-    if (q.held || !below(slots.queue.get(q.key), q.executionSize)) continue;
-    if (state.providers.some((p) => p.queue === q.key && !p.held && state.servers.get(p.processServer)?.available))
-      open.push(q.key);
-  }
-  return open;
+/**
+ * Where the dispatcher looks for candidates: a queue and a definition type, and at most how many jobs of them can
+ * start now (`room`, Infinity when nothing limits it). Reading each lane in dispatch order, up to its room, gives
+ * the planner every job it could start without reading the ones it could not: jobs of a type whose servers are
+ * full, of a held or full queue. (A `runnow` job is not found here: the engine names it to every pass until it
+ * starts.)
+ */
+export interface Lane {
+  queue: string;
+  definitionType: string;
+  room: number;
 }
+
+/** The lanes with room now: the bound is loose (HoldLevel is not applied, servers shared by lanes count for each). */
+export function candidateLanes(state: DispatchState, active: readonly SlotCount[]): Lane[] {
+  const slots = new Slots(state, active);
+  const lanes: Lane[] = [];
+  for (const q of state.queues.values()) {
+    const queueRoom = q.held ? 0 : room(slots.queue.get(q.key), q.executionSize);
+    if (queueRoom <= 0) continue;
+    const byType = new Map<string, number>();
+    for (const p of state.providers) {
+      const s = p.queue === q.key && !p.held ? state.servers.get(p.processServer) : undefined;
+      if (!s?.available) continue;
+      const r = Math.min(
+        room(slots.server.get(s.key), s.executionSize),
+        room(slots.provider.get(providerId(s.key, q.key)), p.executionSize),
+      );
+      if (r > 0) for (const t of s.definitionTypes) byType.set(t, (byType.get(t) ?? 0) + r);
+    }
+    for (const [definitionType, r] of byType)
+      lanes.push({ queue: q.key, definitionType, room: Math.min(queueRoom, r) });
+  }
+  return lanes;
+}
+
+const room = (used: number | undefined, size: number | null): number =>
+  size === null ? Number.POSITIVE_INFINITY : size - (used ?? 0);
 
 /**
  * Assigns candidates (already in dispatch order) to process servers. A job starts when its queue is not held

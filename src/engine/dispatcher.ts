@@ -1,7 +1,8 @@
 import type { ServerMessage } from '../agent/protocol.ts';
 import {
+  candidateLanes,
   type DispatchState,
-  openQueues,
+  type Lane,
   planDispatch,
   type ProviderState,
   type QueueState,
@@ -22,8 +23,10 @@ import { Gates } from './gates.ts';
 import { type Effects, type Kernel, move } from './kernel.ts';
 import { submitNextOccurrence } from './recurrences.ts';
 
-/** Jobs considered per pass; another pass follows at once when a pass was full. */
+/** Jobs read per lane and pass at most; another pass follows at once when a lane was read that far. */
 const CANDIDATES_PER_PASS = 500;
+/** Read beyond a lane's room at first, so that a few jobs kept back by their window or lock need no second read. */
+const LANE_SLACK = 8;
 const PROMOTIONS_PER_PASS = 1000;
 
 export interface DispatchContext {
@@ -141,12 +144,9 @@ export async function dispatchPass(
   if (sweepOverdue) await gates.sweepOverdue();
   const state = await loadDispatchState(tx, ctx, now, gates, fx);
   const active = await tx.jobs.countActive(OCCUPYING);
-  const candidates = await tx.jobs.dispatchCandidates(openQueues(state, active), CANDIDATES_PER_PASS);
   const urgent = runNow.size === 0 ? [] : (await tx.jobs.getMany([...runNow])).filter((j) => j.status === 'Queued');
-  const byId = new Map<number, JobRecord>();
-  for (const j of [...urgent, ...candidates]) byId.set(j.jobId, j);
-  const eligible: JobRecord[] = [];
-  for (const j of byId.values()) if (await gates.pass(j)) eligible.push(j);
+  const { eligible, capped } = await eligibleCandidates(tx, gates, candidateLanes(state, active), urgent);
+  const byId = new Map(eligible.map((j) => [j.jobId, j]));
   const plan = planDispatch(
     state,
     active,
@@ -202,6 +202,58 @@ export async function dispatchPass(
   await tx.jobs.updateMany([...changed.values()]);
   for (const chain of chains) await startChain(k, tx, chain, now, fx);
   for (const job of asking) await startAsking(k, tx, job, now, fx);
-  const more = due.length === PROMOTIONS_PER_PASS || (candidates.length === CANDIDATES_PER_PASS && plan.length > 0);
+  const more = due.length === PROMOTIONS_PER_PASS || (capped && plan.length > 0);
   return { more, started: plan.map((a) => a.jobId) };
 }
+
+/**
+ * The queued jobs this pass may plan, in dispatch order: the `runnow` ones first, then each lane read in dispatch
+ * order up to its room (plus a little), further while its window or lock keeps jobs back, at most
+ * CANDIDATES_PER_PASS a lane. The gates see the jobs in dispatch order across lanes, so that the first of several
+ * jobs wanting one lock gets it; only a lane read a second time sees its further jobs after the others' first.
+ * `capped`: a lane was read that far, so another pass may find more.
+ */
+async function eligibleCandidates(
+  tx: Store,
+  gates: Gates,
+  lanes: readonly Lane[],
+  urgent: readonly JobRecord[],
+): Promise<{ eligible: JobRecord[]; capped: boolean }> {
+  const seen = new Set<number>();
+  const eligible: JobRecord[] = [];
+  const admit = async (jobs: readonly JobRecord[]) => {
+    for (const j of jobs) {
+      if (seen.has(j.jobId)) continue;
+      seen.add(j.jobId);
+      if (await gates.pass(j)) eligible.push(j);
+    }
+  };
+  await admit(urgent);
+  let open = lanes.map((lane) => ({ lane, read: 0, passed: 0, done: false }));
+  let capped = false;
+  while (open.length > 0) {
+    const pages: { at: (typeof open)[number]; jobs: JobRecord[] }[] = [];
+    for (const at of open) {
+      const want = Math.min(at.lane.room - at.passed + LANE_SLACK, CANDIDATES_PER_PASS - at.read);
+      const jobs = await tx.jobs.dispatchCandidates(at.lane.queue, at.lane.definitionType, want, at.read);
+      at.read += jobs.length;
+      at.done = jobs.length < want;
+      if (!at.done && at.read >= CANDIDATES_PER_PASS) [at.done, capped] = [true, true];
+      pages.push({ at, jobs });
+    }
+    const page = pages
+      .flatMap(({ at, jobs }) => jobs.map((job) => ({ at, job })))
+      .sort((a, b) => inOrder(a.job, b.job));
+    for (const { at, job } of page) {
+      const before = eligible.length;
+      await admit([job]);
+      at.passed += eligible.length - before;
+    }
+    open = open.filter((at) => !at.done && at.passed < at.lane.room);
+  }
+  return { eligible, capped };
+}
+
+/** Dispatch order (docs/architecture.md §8), as the index jobs_dispatch gives it within a lane. */
+const inOrder = (a: JobRecord, b: JobRecord): number =>
+  b.priority - a.priority || a.topStart - b.topStart || a.requestedStart - b.requestedStart || a.jobId - b.jobId;

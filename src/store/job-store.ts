@@ -101,8 +101,8 @@ export interface JobStore {
   chainStructure(chain: ChainJobId): Promise<ChainStructure | undefined>;
   /** Keeps a new chain job's steps and handlers (once, right after its insert). */
   putChainStructure(chain: ChainJobId, structure: ChainStructure): Promise<void>;
-  /** Queued jobs of the given queues in dispatch order (docs/architecture.md §8). */
-  dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]>;
+  /** Queued jobs of one queue and definition type in dispatch order (docs/architecture.md §8), from `offset` on. */
+  dispatchCandidates(queue: string, definitionType: string, limit: number, offset?: number): Promise<JobRecord[]>;
   /** Jobs in `statuses` counted per queue, process server and status. */
   countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]>;
   /** Every job counted per status and queue: one grouped query over the dispatch index (metrics). */

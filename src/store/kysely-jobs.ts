@@ -70,6 +70,7 @@ const toRow = (j: JobRecord): JobRow => ({
   data: JSON.stringify(j.data),
   creation_time: j.creationTime,
   modification_time: j.modificationTime,
+  definition_type: j.data.spec.type,
 });
 
 /**
@@ -157,10 +158,13 @@ const COLUMNS = [
   'data',
   'creation_time',
   'modification_time',
+  'definition_type',
 ] as const satisfies ReadonlyArray<keyof JobRow>;
 
-/** What an update writes: every column but the ids and the creation time. */
-const UPDATED = COLUMNS.filter((c) => c !== 'job_id' && c !== 'unique_id' && c !== 'creation_time');
+/** What an update writes: every column but the ids and what never changes after the insert. */
+const UPDATED = COLUMNS.filter(
+  (c) => c !== 'job_id' && c !== 'unique_id' && c !== 'creation_time' && c !== 'definition_type',
+);
 const BULK = ['job_id', ...UPDATED] as const;
 
 /** Column types of migration 0002 on PostgreSQL, for the arrays of the bulk update. */
@@ -188,6 +192,7 @@ const PG_TYPE: Record<(typeof COLUMNS)[number], 'bigint' | 'integer' | 'text'> =
   data: 'text',
   creation_time: 'bigint',
   modification_time: 'bigint',
+  definition_type: 'text',
 };
 
 /**
@@ -205,6 +210,10 @@ function hotStatements(dialect: 'sqlite' | 'postgres') {
       `update "jobs" set ${UPDATED.map((c, i) => `"${c}" = ${p(i + 1)}`).join(', ')} ` +
       `where "job_id" = ${p(UPDATED.length + 1)}`,
     get: `select * from "jobs" where "job_id" = ${p(1)}`,
+    /** One lane of the dispatcher (a queue and a definition type), in dispatch order: index jobs_dispatch. */
+    candidates:
+      `select * from "jobs" where "status" = 'Queued' and "queue" = ${p(1)} and "definition_type" = ${p(2)} ` +
+      `order by "priority" desc, "top_start", "requested_start", "job_id" limit ${p(3)} offset ${p(4)}`,
     nextJobIds: `update "sequences" set "value" = "value" + ${p(1)} where "name" = 'job_id' returning "value"`,
     /**
      * PostgreSQL: many jobs in one statement, one array parameter per column (each round trip to the server is
@@ -505,20 +514,9 @@ export class KyselyJobStore implements JobStore {
     return rows.map(this.load);
   }
 
-  async dispatchCandidates(queues: readonly string[], limit: number): Promise<JobRecord[]> {
-    if (queues.length === 0) return [];
-    const rows = await this.db
-      .selectFrom('jobs')
-      .selectAll()
-      .where('status', '=', 'Queued')
-      .where('queue', 'in', [...queues])
-      .orderBy('priority', 'desc')
-      .orderBy('top_start')
-      .orderBy('requested_start')
-      .orderBy('job_id')
-      .limit(limit)
-      .execute();
-    return rows.map(this.load);
+  async dispatchCandidates(queue: string, definitionType: string, limit: number, offset = 0): Promise<JobRecord[]> {
+    const rows = await this.run<JobRow>(this.hot.candidates, [queue, definitionType, limit, offset]);
+    return rows.rows.map(this.load);
   }
 
   async countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]> {

@@ -404,6 +404,29 @@ const m0010 = (dialect: Dialect): Migration => ({
   },
 });
 
+/**
+ * The dispatcher reads queued jobs by queue and definition type (issue 17, B2): a pass reads only the jobs that
+ * servers with a free slot could run, at most as many as there are slots, where it read up to 500 whole queued rows
+ * of every open queue to start a few. The type is `data.spec.type`, fixed at the submit; the dispatch index gains it
+ * after the queue.
+ */
+const m0011 = (dialect: Dialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('jobs')
+      .addColumn('definition_type', 'text', (c) => c.notNull().defaultTo(''))
+      .execute();
+    const type = dialect === 'postgres' ? sql`data::jsonb #>> '{spec,type}'` : sql`json_extract(data, '$.spec.type')`;
+    await sql`update jobs set definition_type = coalesce(${type}, '')`.execute(db);
+    await db.schema.dropIndex('jobs_dispatch').execute();
+    await db.schema
+      .createIndex('jobs_dispatch')
+      .on('jobs')
+      .columns(['status', 'queue', 'definition_type', 'priority desc', 'top_start', 'requested_start', 'job_id'])
+      .execute();
+  },
+});
+
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
   async getMigrations() {
     return {
@@ -417,6 +440,7 @@ export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
       '0008_job_list_indexes': m0008,
       '0009_chain_structures': m0009(dialect),
       '0010_cluster': m0010(dialect),
+      '0011_job_definition_type': m0011(dialect),
     };
   },
 });

@@ -59,6 +59,11 @@ export interface JobTables {
     data: string;
     creation_time: number;
     modification_time: number;
+    /**
+     * Migration 0011: the type of the job's definition (`data.spec.type`, which never changes after the submit),
+     * kept as a column so that the dispatcher reads queued jobs by queue and type from the index (issue 17, B2).
+     */
+    definition_type: string;
   };
   /** Migration 0009: a chain job's steps and handlers as JSON, written once at its submit. */
   chain_structures: {

@@ -3,8 +3,8 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
   type Candidate,
+  candidateLanes,
   type DispatchState,
-  openQueues,
   planDispatch,
   type ProviderState,
   type QueueState,
@@ -101,7 +101,7 @@ describe('dispatch planning (docs/architecture.md §8)', () => {
       [server('A')],
     );
     assert.deepEqual(planDispatch(s, [], [job(1, 'Q', { runNow: true })]), [{ jobId: 1, processServer: 'A' }]);
-    assert.deepEqual(openQueues(s, []), []);
+    assert.deepEqual(candidateLanes(s, []), [], 'found through the engine, not through a lane');
   });
 
   test('Waiting and Console jobs count against a queue only when it says so', () => {
@@ -169,6 +169,88 @@ describe('dispatch planning (docs/architecture.md §8)', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+
+  test('lanes: a queue and a type with the room its free servers give, none for a full or held queue', () => {
+    const s = state(
+      [queue('Q', { executionSize: 10 }), queue('Full', { executionSize: 1 }), queue('H', { held: true })],
+      [
+        provider('A', 'Q', { executionSize: 2 }),
+        provider('B', 'Q'),
+        provider('Sys', 'Q'),
+        provider('A', 'Full'),
+        provider('A', 'H'),
+      ],
+      [
+        server('A', { executionSize: 5 }),
+        server('B', { executionSize: 3 }),
+        server('Sys', { definitionTypes: ['System'] }),
+      ],
+    );
+    const active: SlotCount[] = [
+      { queue: 'Q', processServer: 'B', status: 'Running', count: 3 },
+      { queue: 'Full', processServer: 'A', status: 'Running', count: 1 },
+    ];
+    assert.deepEqual(candidateLanes(s, active), [
+      { queue: 'Q', definitionType: 'BASH', room: 2 }, // A: provider 2 of 2 free; B full
+      { queue: 'Q', definitionType: 'System', room: 7 }, // Sys unlimited; the queue has 7 of 10 left
+    ]);
+  });
+
+  test('property: planning only the first `room` jobs of every lane starts exactly what planning them all starts', () => {
+    const limit = fc.option(fc.integer({ min: 0, max: 4 }), { nil: null });
+    const level = fc.option(fc.integer({ min: 1, max: 100 }), { nil: null });
+    const types = fc.subarray(['BASH', 'System'], { minLength: 1 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ size: limit, held: fc.boolean(), level }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.record({ size: limit, available: fc.boolean(), types }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.record({ q: fc.nat(2), s: fc.nat(2), size: limit, held: fc.boolean(), level }), { maxLength: 6 }),
+        fc.array(fc.record({ q: fc.nat(2), s: fc.nat(2), n: fc.integer({ min: 1, max: 3 }) }), { maxLength: 4 }),
+        fc.array(
+          fc.record({
+            q: fc.nat(2),
+            priority: fc.integer({ min: 1, max: 100 }),
+            type: fc.constantFrom('BASH', 'System'),
+            runNow: fc.boolean(),
+          }),
+          { maxLength: 30 },
+        ),
+        (qs, ss, ps, running, jobs) => {
+          const queues = qs.map((q, i) => queue(`Q${i}`, { executionSize: q.size, held: q.held, holdLevel: q.level }));
+          const servers = ss.map((s, i) =>
+            server(`S${i}`, { executionSize: s.size, available: s.available, definitionTypes: s.types }),
+          );
+          const seen = new Set<string>();
+          const providers = ps
+            .filter(
+              (p) =>
+                p.q < queues.length && p.s < servers.length && !seen.has(`${p.s}|${p.q}`) && seen.add(`${p.s}|${p.q}`),
+            )
+            .map((p) => provider(`S${p.s}`, `Q${p.q}`, { executionSize: p.size, held: p.held, holdLevel: p.level }));
+          const active: SlotCount[] = running
+            .filter((r) => r.q < queues.length && r.s < servers.length)
+            .map((r) => ({ queue: `Q${r.q}`, processServer: `S${r.s}`, status: 'Running', count: r.n }));
+          // The engine's order: runnow jobs first, then dispatch order (priority, then age).
+          const all = jobs
+            .filter((j) => j.q < queues.length)
+            .map((j, i) => job(i + 1, `Q${j.q}`, { priority: j.priority, definitionType: j.type, runNow: j.runNow }))
+            .sort((a, b) => Number(b.runNow) - Number(a.runNow) || b.priority - a.priority || a.jobId - b.jobId);
+          const st = state(queues, providers, servers);
+          const lanes = candidateLanes(st, active);
+          const read = all.filter((c) => c.runNow);
+          for (const lane of lanes)
+            read.push(
+              ...all
+                .filter((c) => !c.runNow && c.queue === lane.queue && c.definitionType === lane.definitionType)
+                .slice(0, lane.room),
+            );
+          const ordered = all.filter((c) => read.includes(c));
+          assert.deepEqual(planDispatch(st, active, ordered), planDispatch(st, active, all));
+        },
+      ),
+      { numRuns: 1000 },
     );
   });
 });

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { migrationProvider } from '../../../src/store/migrations.ts';
+import { openStore } from '../../../src/store/open.ts';
+import type { Store } from '../../../src/store/store.ts';
+import { backends } from '../../helpers/backends.ts';
+
+/**
+ * Migration 0011 gives every job row its definition's type as a column, which the dispatcher reads queued jobs by
+ * (issue 17, B2). Jobs queued before the upgrade are found by queue and type after it, in dispatch order, and a job
+ * submitted after it too.
+ */
+
+const spec = (type: string) => ({ type, script: null, completionStrategy: 'Default', returnCodeMap: '', restart: {} });
+
+for (const backend of backends())
+  describe(`the definition type of queued jobs after migration 0011 (${backend.name})`, () => {
+    let db: Awaited<ReturnType<typeof backend.create>>;
+    let store: Store;
+    before(async () => {
+      db = await backend.create();
+      const kysely = new Kysely<unknown>({
+        dialect: db.databaseUrl
+          ? new PostgresDialect({ pool: new pg.Pool({ connectionString: db.databaseUrl, max: 1 }) })
+          : new SqliteDialect({ database: new BetterSqlite3(join(db.dataDir, 'millrace.sqlite')) }),
+      });
+      const { error } = await new Migrator({ db: kysely, provider: migrationProvider(backend.name) }).migrateTo(
+        '0010_cluster',
+      );
+      assert.equal(error, undefined);
+      // Three queued jobs of release 0010: two BASH (the second of higher priority), one System.
+      for (const [id, type, priority] of [
+        [1, 'BASH', 50],
+        [2, 'System', 50],
+        [3, 'BASH', 70],
+      ] as const)
+        await sql`insert into jobs (job_id, unique_id, definition, partition, status, priority, queue, requested_start,
+            top_start, attempt, starts, submitted_by, data, creation_time, modification_time)
+          values (${id}, ${5000 + id}, 'GLOBAL.J', 'GLOBAL', 'Queued', ${priority}, 'GLOBAL.Default', 1, 1, 0, 0,
+            'admin', ${JSON.stringify({ zone: 'UTC', parameters: [], notes: [], spec: spec(type) })}, 1, 1)`.execute(
+          kysely,
+        );
+      await kysely.destroy();
+      store = await openStore({ dataDir: db.dataDir, ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}) });
+    });
+    after(async () => {
+      await store?.close();
+      await db?.cleanup();
+    });
+
+    test('jobs queued before the upgrade are read by queue and type, in dispatch order', async () => {
+      const ids = async (type: string) =>
+        (await store.jobs.dispatchCandidates('GLOBAL.Default', type, 10)).map((j) => j.jobId);
+      assert.deepEqual(await ids('BASH'), [3, 1]);
+      assert.deepEqual(await ids('System'), [2]);
+      assert.deepEqual(await ids('JobChain'), []);
+      assert.deepEqual(
+        (await store.jobs.dispatchCandidates('GLOBAL.Default', 'BASH', 1, 1)).map((j) => j.jobId),
+        [1],
+        'limit and offset page through a lane',
+      );
+    });
+
+    test('a job stored after the upgrade is read by its type too', async () => {
+      const old = await store.jobs.get(2);
+      assert.ok(old);
+      const jobId = 10;
+      await store.jobs.insert({
+        ...old,
+        jobId,
+        uniqueId: 9000,
+        data: { ...old.data, spec: { ...old.data.spec, type: 'JobChain' } },
+      });
+      assert.deepEqual(
+        (await store.jobs.dispatchCandidates('GLOBAL.Default', 'JobChain', 10)).map((j) => j.jobId),
+        [jobId],
+      );
+    });
+  });
