@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { badParameter, jobEnvironment } from './environment.ts';
 import { type Log, reason } from './log.ts';
 import { copyMasked, type MaskedCopy } from './masked-output.ts';
@@ -90,7 +90,6 @@ export function spawnAttempt(run: RunMessage, paths: WorkPaths, onEnd: (end: Pro
   let stderr: number | undefined;
   try {
     mkdirSync(paths.files, { recursive: true });
-    writeFileSync(paths.out, '');
     launch = prepareLaunch(run.scriptType, run.script, run.outNames, paths);
     stdout = openSync(paths.stdout, 'w', 0o644);
     stderr = openSync(paths.stderr, 'w', 0o644);

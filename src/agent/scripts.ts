@@ -12,7 +12,7 @@ export interface WorkPaths {
   dir: string;
   /** `$MILLRACE_FILES`: every plain file the script leaves here becomes a job file. */
   files: string;
-  /** `$MILLRACE_OUT`: `NAME=value` lines setting Out parameters. */
+  /** `$MILLRACE_OUT`: `NAME=value` lines setting Out parameters; created by the script when it writes one. */
   out: string;
   /** BASH only: NUL-separated name/value pairs of the Out variables set when the script ended. */
   outVars: string;
@@ -45,7 +45,8 @@ export const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /**
  * The constant text BASH runs: it copies its settings into shell variables, removes them from the environment
  * (the job sees only the documented MILLRACE_ variables), sources the script, and on exit writes the Out
- * variables that are set as NUL-separated pairs (values may hold newlines). `exit` in the trap keeps the script's
+ * variables that are set as NUL-separated pairs (values may hold newlines); a job without Out parameters writes no
+ * such file (each file created costs the agent's machine, see bench/README.md B2). `exit` in the trap keeps the script's
  * status; a script killed by a signal still ends by that signal (bash re-raises it after the trap).
  */
 export const BASH_WRAPPER = `__millrace_script=$MILLRACE_SCRIPT __millrace_names=$MILLRACE_OUT_NAMES __millrace_vars=$MILLRACE_OUT_VARS
@@ -53,9 +54,11 @@ unset MILLRACE_SCRIPT MILLRACE_OUT_NAMES MILLRACE_OUT_VARS
 __millrace_exit() {
   local __millrace_rc=$? __millrace_n IFS=$' \\t\\n'
   set +eu
-  for __millrace_n in $__millrace_names; do
-    if [[ -n \${!__millrace_n+x} ]]; then builtin printf '%s\\0%s\\0' "$__millrace_n" "\${!__millrace_n}"; fi
-  done >| "$__millrace_vars"
+  if [[ -n $__millrace_names ]]; then
+    for __millrace_n in $__millrace_names; do
+      if [[ -n \${!__millrace_n+x} ]]; then builtin printf '%s\\0%s\\0' "$__millrace_n" "\${!__millrace_n}"; fi
+    done >| "$__millrace_vars"
+  fi
   exit "$__millrace_rc"
 }
 trap __millrace_exit EXIT

@@ -1,22 +1,29 @@
 import {
   closeSync,
+  fdatasync,
+  fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
   renameSync,
-  rmSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { FinishedMessage } from './protocol.ts';
 
 /**
- * What the agent keeps on disk about one attempt, in `<data>/spool/<jobId>.<attempt>.json`. The entry is written
- * before the process is spawned (so an attempt missing from the spool was never started) and rewritten with the
- * final report when the process ends; it is deleted once the server acknowledges that report.
+ * What the agent keeps on disk about its attempts, in one append-only journal, `<data>/spool/journal`: a JSON line
+ * each time an attempt's entry is written, and one when it is removed. The entry is written before the process is
+ * spawned (so an attempt missing from the spool was never started) and again with the final report when the process
+ * ends; it is removed once the server acknowledges that report. The last line of an attempt is what it is.
+ *
+ * One journal rather than a file per attempt: creating and deleting files was the agent's largest cost per job on
+ * the file systems measured (journal-less ext4 scans past recently deleted inodes at every creation; bench/README.md
+ * B2), and a file per attempt was two creations and a deletion per job. The journal is rewritten with only the live
+ * entries (temporary file, sync, rename) when it is loaded and whenever it has grown well beyond them.
  *
  * It keeps nothing of the `run` message but its ids: the run's `env` may hold a credential's password, which must
  * never reach the disk in clear (the report's Out values are masked before they are spooled, reports.ts).
@@ -31,122 +38,200 @@ export interface SpoolEntry {
   finished?: FinishedMessage;
 }
 
-/** An entry read back at start, or the key of a file that could not be read (reported as lost). */
+/** An entry read back at start, or the key of one that could not be read (reported as lost). */
 export type LoadedEntry =
   | { ok: true; entry: SpoolEntry }
   | { ok: false; jobId: number; attempt: number; error: string };
 
+/** The files of agents before the journal: one per attempt. Read once, folded into the journal, deleted. */
 const ENTRY_NAME = /^(\d{1,15})\.(\d{1,9})\.json$/;
+/** The ids at the start of a line, as JSON.stringify writes them: what a line cut short still tells. */
+const LINE_KEY = /^\{"jobId":(\d{1,15}),"attempt":(\d{1,9})[,}]/;
+const JOURNAL = 'journal';
+/** The journal is rewritten once it is this large and four times the size of its live entries. */
+const COMPACT_BYTES = 1024 * 1024;
+
+const syncFd = promisify(fdatasync);
 
 export const attemptKey = (jobId: number, attempt: number): string => `${jobId}.${attempt}`;
 
 export class Spool {
   readonly dir: string;
-  /** Entries written `durable` whose sync to disk has not started yet. */
-  private readonly unsynced = new Set<string>();
+  private readonly path: string;
+  private fd: number | null = null;
+  /** The entries the journal holds now, by attempt key, with the length of their line: what a rewrite keeps. */
+  private readonly live = new Map<string, { entry: LoadedEntry; bytes: number }>();
+  private size = 0;
+  private liveBytes = 0;
+  /** A durable line was written since the last sync started. */
+  private unsynced = false;
   private syncing: Promise<void> | null = null;
 
   constructor(dataDir: string) {
     this.dir = join(dataDir, 'spool');
     mkdirSync(this.dir, { recursive: true });
-  }
-
-  private path(jobId: number, attempt: number): string {
-    return join(this.dir, `${attemptKey(jobId, attempt)}.json`);
+    this.path = join(this.dir, JOURNAL);
   }
 
   /**
-   * Writes the entry (temporary file, then rename) before returning: nothing else may happen first, and from then
-   * on an agent that crashes and restarts reads it back. `durable` entries, for what must also survive a machine
-   * crash (that an attempt was started, and its final report; not details such as its pid), are then synced to
-   * disk in the background, with the folder, a few milliseconds later: an fsync here blocked the agent for 1–7 ms
-   * twice per job, which capped the agent at a few hundred jobs per second, whatever the number of slots.
+   * Every entry, oldest job first, from the journal (and the files of an older agent); the journal is rewritten
+   * with them, and from then on written to. Called once, before any write.
+   */
+  load(): LoadedEntry[] {
+    const loaded = readSpool(this.dir);
+    for (const l of loaded) this.live.set(key(l), { entry: l, bytes: Buffer.byteLength(lineOf(l)) });
+    this.rewrite();
+    for (const name of readdirSync(this.dir))
+      if (ENTRY_NAME.test(name) || name.endsWith('.json.tmp')) unlinkSync(join(this.dir, name));
+    return loaded;
+  }
+
+  /**
+   * Appends the entry before returning: nothing else may happen first, and from then on an agent that crashes and
+   * restarts reads it back. `durable` entries, for what must also survive a machine crash (that an attempt was
+   * started, and its final report; not details such as its pid), are then synced to disk in the background a few
+   * milliseconds later, grouped: an fsync here blocked the agent for 1–7 ms twice per job.
    */
   write(entry: SpoolEntry, durable = true): void {
-    const target = this.path(entry.jobId, entry.attempt);
-    const temp = `${target}.tmp`;
-    const fd = openSync(temp, 'w', 0o600);
-    try {
-      writeSync(fd, JSON.stringify(entry));
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, target);
+    this.append(JSON.stringify(entry), { ok: true, entry });
     if (durable) {
-      this.unsynced.add(target);
+      this.unsynced = true;
       this.startSync();
     }
   }
 
-  /** Resolves once every durable entry written so far has been synced to disk (or removed meanwhile). */
+  remove(jobId: number, attempt: number): void {
+    this.append(JSON.stringify({ jobId, attempt, removed: true }), undefined, attemptKey(jobId, attempt));
+  }
+
+  /** Resolves once every durable entry written so far has been synced to disk. */
   async flushed(): Promise<void> {
     while (this.syncing !== null) await this.syncing;
   }
 
-  /** One sync pass at a time: every entry written since the last pass (in parallel), then the folder (the renames). */
+  private append(line: string, entry: LoadedEntry | undefined, k = entry ? key(entry) : ''): void {
+    if (this.fd === null) throw new Error('the spool is not loaded');
+    const bytes = Buffer.from(`${line}\n`);
+    writeSync(this.fd, bytes);
+    this.size += bytes.length;
+    this.liveBytes -= this.live.get(k)?.bytes ?? 0;
+    if (entry) {
+      this.live.set(k, { entry, bytes: bytes.length });
+      this.liveBytes += bytes.length;
+    } else this.live.delete(k);
+    if (this.size >= COMPACT_BYTES && this.size >= 4 * this.liveBytes) this.rewrite();
+  }
+
+  /** The journal anew with the live entries only: written and synced aside, then put in place by a rename. */
+  private rewrite(): void {
+    const text = [...this.live.values()].map((l) => lineOf(l.entry)).join('');
+    const temp = `${this.path}.tmp`;
+    const fd = openSync(temp, 'w', 0o600);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, this.path);
+    syncFolder(this.dir);
+    const old = this.fd;
+    this.fd = openSync(this.path, 'a', 0o600);
+    this.size = this.liveBytes = Buffer.byteLength(text);
+    // A sync of the old journal may still be under way: its descriptor is closed after it.
+    if (old !== null) void (this.syncing ?? Promise.resolve()).finally(() => closeSync(old));
+  }
+
+  /** One sync at a time, of every durable line written before it started. */
   private startSync(): void {
     if (this.syncing !== null) return;
     this.syncing = (async () => {
-      while (this.unsynced.size > 0) {
-        const paths = [...this.unsynced];
-        this.unsynced.clear();
-        await Promise.all(paths.map((p) => syncToDisk(p)));
-        await syncToDisk(this.dir);
+      while (this.unsynced && this.fd !== null) {
+        this.unsynced = false;
+        // A failed sync leaves the lines as durable as before: written, in the page cache.
+        await syncFd(this.fd).catch(() => {});
       }
     })().finally(() => {
       this.syncing = null;
-      if (this.unsynced.size > 0) this.startSync();
-    });
-  }
-
-  remove(jobId: number, attempt: number): void {
-    rmSync(this.path(jobId, attempt), { force: true });
-  }
-
-  /** Every entry, oldest job first. Leftover temporary files (a crash during a write) are deleted. */
-  load(): LoadedEntry[] {
-    const loaded: LoadedEntry[] = [];
-    for (const name of readdirSync(this.dir)) {
-      if (name.endsWith('.json.tmp')) {
-        unlinkSync(join(this.dir, name));
-        continue;
-      }
-      const m = ENTRY_NAME.exec(name);
-      if (!m) continue;
-      const jobId = Number(m[1]);
-      const attempt = Number(m[2]);
-      try {
-        const entry = JSON.parse(readFileSync(join(this.dir, name), 'utf8')) as SpoolEntry;
-        if (entry.jobId !== jobId || entry.attempt !== attempt) throw new Error('its content names another attempt');
-        if (entry.state !== 'running' && entry.state !== 'finished') throw new Error('unknown state');
-        if (entry.state === 'finished' && !entry.finished) throw new Error('finished without a report');
-        loaded.push({ ok: true, entry });
-      } catch (err) {
-        loaded.push({ ok: false, jobId, attempt, error: err instanceof Error ? err.message : String(err) });
-      }
-    }
-    const id = (l: LoadedEntry) => (l.ok ? [l.entry.jobId, l.entry.attempt] : [l.jobId, l.attempt]) as [number, number];
-    return loaded.sort((a, b) => {
-      const [ja, aa] = id(a);
-      const [jb, ab] = id(b);
-      return ja - jb || aa - ab;
+      if (this.unsynced) this.startSync();
     });
   }
 }
 
-/** fsync of a file or folder; nothing when it is gone (an entry removed once acknowledged needs no sync). */
-async function syncToDisk(path: string): Promise<void> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, 'r');
-  } catch {
-    return;
+/** The entries a spool folder holds, without changing anything (the agent's own start-up, tests). */
+export function readSpool(dir: string): LoadedEntry[] {
+  const entries = new Map<string, LoadedEntry>();
+  for (const name of readdirSync(dir)) {
+    const m = ENTRY_NAME.exec(name);
+    if (!m) continue;
+    let text: string;
+    try {
+      text = readFileSync(join(dir, name), 'utf8');
+    } catch (err) {
+      text = `\0${err instanceof Error ? err.message : String(err)}`;
+    }
+    const l = parseEntry(text, Number(m[1]), Number(m[2]));
+    if (l) entries.set(key(l), l);
   }
+  let journal = '';
   try {
-    await handle.sync();
+    journal = readFileSync(join(dir, JOURNAL), 'utf8');
   } catch {
-    // A failed sync leaves the entry as durable as before: written, in the page cache.
+    // no journal yet
+  }
+  for (const line of journal.split('\n')) {
+    if (line === '') continue;
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      // A line cut short (the agent or the machine stopped while it was written): its ids tell what was lost.
+      const m = LINE_KEY.exec(line);
+      if (m) entries.set(attemptKey(Number(m[1]), Number(m[2])), parseEntry(line, Number(m[1]), Number(m[2])));
+      continue;
+    }
+    const r = record as Partial<SpoolEntry> & { removed?: true };
+    if (typeof r.jobId !== 'number' || typeof r.attempt !== 'number') continue;
+    if (r.removed === true) entries.delete(attemptKey(r.jobId, r.attempt));
+    else entries.set(attemptKey(r.jobId, r.attempt), parseEntry(line, r.jobId, r.attempt));
+  }
+  return sorted([...entries.values()]);
+}
+
+function parseEntry(text: string, jobId: number, attempt: number): LoadedEntry {
+  try {
+    const entry = JSON.parse(text) as SpoolEntry;
+    if (entry.jobId !== jobId || entry.attempt !== attempt) throw new Error('its content names another attempt');
+    if (entry.state !== 'running' && entry.state !== 'finished') throw new Error('unknown state');
+    if (entry.state === 'finished' && !entry.finished) throw new Error('finished without a report');
+    return { ok: true, entry };
+  } catch (err) {
+    return { ok: false, jobId, attempt, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+const ids = (l: LoadedEntry): [number, number] => (l.ok ? [l.entry.jobId, l.entry.attempt] : [l.jobId, l.attempt]);
+const key = (l: LoadedEntry): string => attemptKey(...ids(l));
+
+/** An unreadable entry is kept as started and not finished: read back as lost again, until acknowledged. */
+const lineOf = (l: LoadedEntry): string =>
+  `${JSON.stringify(l.ok ? l.entry : { jobId: l.jobId, attempt: l.attempt, state: 'running' })}\n`;
+
+function sorted(entries: LoadedEntry[]): LoadedEntry[] {
+  return entries.sort((a, b) => {
+    const [ja, aa] = ids(a);
+    const [jb, ab] = ids(b);
+    return ja - jb || aa - ab;
+  });
+}
+
+function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } catch {
+    // some file systems cannot sync a folder; the rename is then as durable as they make it
   } finally {
-    await handle.close().catch(() => {});
+    closeSync(fd);
   }
 }

@@ -16,6 +16,7 @@ import {
   type ServerMessage,
   UPGRADE_PROTOCOL,
 } from '../../src/agent/protocol.ts';
+import { attemptKey, type LoadedEntry, readSpool } from '../../src/agent/spool.ts';
 import { cliEnv, ROOT } from './cli.ts';
 
 /**
@@ -363,4 +364,12 @@ export function agentSuite(options: PeerOptions = {}): { peer(): AgentPeer; dir(
     },
     dir: () => dir,
   };
+}
+
+/** The spool entries an agent's data folder holds now (read as the agent reads them at start), by `jobId.attempt`. */
+export function spooled(dataDir: string): Map<string, LoadedEntry> {
+  const entries = new Map<string, LoadedEntry>();
+  for (const l of readSpool(join(dataDir, 'spool')))
+    entries.set(l.ok ? attemptKey(l.entry.jobId, l.entry.attempt) : attemptKey(l.jobId, l.attempt), l);
+  return entries;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { agentSuite, startAgent } from '../../helpers/agent-peer.ts';
+import { agentSuite, spooled, startAgent } from '../../helpers/agent-peer.ts';
 import { pidFrom, processRuns, until } from '../../helpers/processes.ts';
 
 describe('agent: abandon', () => {
@@ -15,7 +15,7 @@ describe('agent: abandon', () => {
     peer.run({ jobId: 6, scriptType: 'BASH', script: 'echo $$ > "$PIDFILE"\nsleep 0.7\n', env: { PIDFILE: pidFile } });
     const pid = await pidFrom(pidFile);
     peer.send({ type: 'abandon', jobId: 6, attempt: 1 });
-    await until(() => !existsSync(join(agent.dataDir, 'spool', '6.1.json')), 'the spool entry to go');
+    await until(() => !spooled(agent.dataDir).has('6.1'), 'the spool entry to go');
     await until(() => !existsSync(join(agent.dataDir, 'work', '6.1')), 'the work folder to go');
     assert.ok(processRuns(pid), 'the abandoned process was killed');
     await until(() => !processRuns(pid), 'the job to end by itself', 5000);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { agentSuite, startAgent } from '../../helpers/agent-peer.ts';
+import { agentSuite, spooled, startAgent } from '../../helpers/agent-peer.ts';
 
 describe('agent: stopping', () => {
   const suite = agentSuite();
@@ -24,7 +24,7 @@ describe('agent: stopping', () => {
     const f = await peer.finished(1);
     assert.equal(f.returnCode, 0);
     assert.equal(peer.file(1, 'stdout.log').toString(), 'done\n');
-    assert.deepEqual(readdirSync(join(agent.dataDir, 'spool')), []);
+    assert.deepEqual([...spooled(agent.dataDir).keys()], []);
     assert.equal(existsSync(join(agent.dataDir, 'agent.pid')), false);
     assert.equal(peer.messages('started').length, 1);
   });
@@ -39,7 +39,11 @@ describe('agent: stopping', () => {
     agent.child.kill('SIGINT');
     const { code } = await agent.exited;
     assert.notEqual(code, null);
-    assert.deepEqual(readdirSync(join(agent.dataDir, 'spool')), ['3.1.json']);
+    const left = [...spooled(agent.dataDir).values()];
+    assert.deepEqual(
+      left.map((l) => l.ok && [l.entry.jobId, l.entry.attempt, l.entry.state]),
+      [[3, 1, 'running']],
+    );
   });
 
   it('with --parent-pid it exits once that process is gone and no job runs', async () => {

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { agentSuite, killAgent, startAgent } from '../../helpers/agent-peer.ts';
+import { agentSuite, killAgent, spooled, startAgent } from '../../helpers/agent-peer.ts';
 import { until } from '../../helpers/processes.ts';
 
 describe('agent: SIGKILLed while a job runs, then restarted', () => {
@@ -23,7 +21,7 @@ describe('agent: SIGKILLed while a job runs, then restarted', () => {
       { jobId: 8, attempt: 1, state: 'running', startTime: started.message.startTime, pid: started.message.pid },
     ]);
     await peer.waitFor((r) => r.connection > before && r.message.type === 'lost' && r.message.jobId === 8, 'lost');
-    await until(() => !existsSync(join(second.dataDir, 'spool', '8.1.json')), 'the spool entry to go');
+    await until(() => !spooled(second.dataDir).has('8.1'), 'the spool entry to go');
     assert.equal(peer.messages('finished').length, 0);
   });
 });

@@ -67,7 +67,7 @@ describe('agent: a run with values to mask', () => {
     assert.deepEqual(f.out, { OUTPW: 'value ***' });
     // Nothing the agent keeps on disk (spool, work folder) holds the secret in clear, the script's text aside.
     assert.deepEqual(filesHolding(dataDir, SECRET), []);
-    assert.ok(readFileSync(join(dataDir, 'spool', '1.1.json'), 'utf8').includes('value ***'));
+    assert.ok(readFileSync(join(dataDir, 'spool', 'journal'), 'utf8').includes('value ***'));
   });
 
   it('completes the files once a process left behind holds the pipes (after a grace period)', async () => {

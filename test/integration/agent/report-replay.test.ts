@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { agentSuite, killAgent, startAgent } from '../../helpers/agent-peer.ts';
+import { agentSuite, killAgent, spooled, startAgent } from '../../helpers/agent-peer.ts';
 import { until } from '../../helpers/processes.ts';
 
 describe('agent: R15, restarted after a job finished but before the server acknowledged it', () => {
@@ -20,8 +20,9 @@ describe('agent: R15, restarted after a job finished but before the server ackno
       outNames: ['RESULT'],
     });
     const report = await peer.finished(15);
-    const spoolFile = join(first.dataDir, 'spool', '15.1.json');
-    assert.equal(JSON.parse(readFileSync(spoolFile, 'utf8')).state, 'finished');
+    const entry = spooled(first.dataDir).get('15.1');
+    assert.ok(entry?.ok);
+    assert.equal(entry.entry.state, 'finished');
     await killAgent(first);
 
     const before = peer.connections;
@@ -40,7 +41,7 @@ describe('agent: R15, restarted after a job finished but before the server ackno
     assert.equal(peer.file(15, 'stdout.log').toString(), 'the output\n');
 
     peer.send({ type: 'ack', jobId: 15, attempt: 1 });
-    await until(() => !existsSync(spoolFile), 'the spool entry to go');
+    await until(() => !spooled(second.dataDir).has('15.1'), 'the spool entry to go');
     await until(() => !existsSync(join(second.dataDir, 'work', '15.1')), 'the work folder to go');
     assert.equal(readFileSync(marker, 'utf8'), 'ran\n');
   });
