@@ -1,0 +1,88 @@
+import { outsideRequests } from '../log/request-context.ts';
+import type { Store } from '../store/store.ts';
+
+/** Work for one transaction: re-run from the start when its transaction is retried, so it writes only to `tx`. */
+export type TxWork<T> = (tx: Store) => Promise<T>;
+
+interface Pending {
+  work: TxWork<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Thrown inside the transaction to roll it back after a work failed (what it wrote must not be committed). */
+const ROLL_BACK = Symbol('roll back');
+
+/**
+ * Group commit: works added in the same turn of the event loop (the submits of every request that arrived
+ * together), or while the previous group's transaction runs, share one transaction and one commit. A commit is
+ * most of what a lone submit costs (each new job row touches the table and its indexes, a page each, written again
+ * at every commit), so sharing it is what lets submits keep pace with the rest of the engine (bench/README.md,
+ * B1). Each work still succeeds or fails on its own: when one throws, the group is rolled back, the works that
+ * failed run again alone (and fail there with their own error, or succeed when their failure came from the group),
+ * and the others are committed again as a group. Every caller learns its outcome after the commit.
+ */
+export class GroupCommit {
+  private readonly store: Store;
+  /** At most this many works a transaction: a group holds the event loop while it runs (SQLite is synchronous). */
+  private readonly max: number;
+  private pending: Pending[] = [];
+  private busy = false;
+
+  constructor(store: Store, max: number) {
+    this.store = store;
+    this.max = max;
+  }
+
+  /** Runs `work` in a transaction shared with others; resolves with its result once that transaction committed. */
+  run<T>(work: TxWork<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (this.busy) return;
+      this.busy = true;
+      // After the current turn: every request read in this turn of the loop joins the group.
+      outsideRequests(() => setImmediate(() => void this.drain()));
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length > 0) await this.commit(this.pending.splice(0, this.max));
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async commit(group: Pending[]): Promise<void> {
+    const outcomes: Outcome[] = [];
+    try {
+      await this.store.transaction(async (tx) => {
+        outcomes.length = 0; // a transaction may be tried again by the store
+        for (const p of group)
+          outcomes.push(
+            await p.work(tx).then(
+              (value) => ({ ok: true, value }),
+              (error: unknown) => ({ ok: false, error }),
+            ),
+          );
+        if (outcomes.some((o) => !o.ok)) throw ROLL_BACK;
+      });
+    } catch (error) {
+      if (group.length === 1) {
+        const o = outcomes[0];
+        (group[0] as Pending).reject(error === ROLL_BACK && o && !o.ok ? o.error : error);
+      } else if (error !== ROLL_BACK) {
+        // The commit itself failed: nothing tells which work caused it; each alone then.
+        for (const p of group) await this.commit([p]);
+      } else {
+        for (const [i, p] of group.entries()) if (!outcomes[i]?.ok) await this.commit([p]);
+        const rest = group.filter((_, i) => outcomes[i]?.ok);
+        if (rest.length > 0) await this.commit(rest);
+      }
+      return;
+    }
+    for (const [i, p] of group.entries()) p.resolve((outcomes[i] as { value: unknown }).value);
+  }
+}

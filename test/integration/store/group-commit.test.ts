@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { GroupCommit } from '../../../src/engine/group-commit.ts';
+import { openStore } from '../../../src/store/open.ts';
+import type { Store } from '../../../src/store/store.ts';
+import { backends } from '../../helpers/backends.ts';
+
+/**
+ * Group commit (engine/group-commit.ts), which the engine's submits go through: works added together share one
+ * transaction, and each still succeeds or fails on its own, with nothing of a failed one stored.
+ */
+
+const role = (name: string) => ({ name, description: name, grants: [], builtin: false });
+
+for (const backend of backends())
+  describe(`group commit (${backend.name})`, () => {
+    let db: Awaited<ReturnType<typeof backend.create>>;
+    let store: Store;
+    let commits = 0;
+    before(async () => {
+      db = await backend.create();
+      store = await openStore({ dataDir: db.dataDir, ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}) });
+      store.onTransactionEnd((_ms, committed) => {
+        if (committed) commits++;
+      });
+    });
+    after(async () => {
+      await store?.close();
+      await db?.cleanup();
+    });
+
+    test('works added together share one commit, and each gets its own result', async () => {
+      const group = new GroupCommit(store, 64);
+      const before = commits;
+      const results = await Promise.all(
+        ['a1', 'a2', 'a3'].map((name) =>
+          group.run(async (tx) => {
+            await tx.upsertRole(role(name));
+            return name.toUpperCase();
+          }),
+        ),
+      );
+      assert.deepEqual(results, ['A1', 'A2', 'A3']);
+      assert.equal(commits - before, 1);
+      for (const name of ['a1', 'a2', 'a3']) assert.equal((await store.getRole(name))?.description, name);
+    });
+
+    test('a work that fails gets its error and leaves nothing; the others of its group are committed', async () => {
+      const group = new GroupCommit(store, 64);
+      const outcomes = await Promise.allSettled([
+        group.run((tx) => tx.upsertRole(role('b1'))),
+        group.run(async (tx) => {
+          await tx.upsertRole(role('b2')); // written, then the work fails: must not stay
+          throw new Error('no such definition');
+        }),
+        group.run((tx) => tx.upsertRole(role('b3'))),
+      ]);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      assert.equal((outcomes[1] as PromiseRejectedResult).reason.message, 'no such definition');
+      assert.ok(await store.getRole('b1'));
+      assert.equal(await store.getRole('b2'), undefined);
+      assert.ok(await store.getRole('b3'));
+    });
+
+    test('a group holds at most its limit; works added while one commits join the next', async () => {
+      const group = new GroupCommit(store, 2);
+      const before = commits;
+      const first = ['c1', 'c2', 'c3'].map((name) => group.run((tx) => tx.upsertRole(role(name))));
+      await Promise.all(first);
+      assert.equal(commits - before, 2, 'three works, at most two a commit');
+      for (const name of ['c1', 'c2', 'c3']) assert.ok(await store.getRole(name));
+    });
+  });
