@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
@@ -32,6 +32,12 @@ import type {
 } from './store.ts';
 
 type ObjectRow = Database['objects'];
+
+/** Read for every submit (its definition and queue): SQL text, as the job statements (kysely-jobs.ts). */
+const GET_OBJECT = {
+  sqlite: 'select * from "objects" where "type" = ? and "key" = ?',
+  postgres: 'select * from "objects" where "type" = $1 and "key" = $2',
+};
 
 const toObject = (r: ObjectRow): StoredObject => ({
   uniqueId: Number(r.unique_id),
@@ -112,6 +118,11 @@ export class KyselyStore implements Store {
   private readonly options: KyselyStoreOptions;
   private readonly counter: WriteCounter;
   private readonly txState: TxState | undefined;
+  /**
+   * In a transaction: the object rows it read (null: none), until it writes an object. The submits sharing a
+   * transaction (engine/group-commit.ts) read the same definition and queue; each caller still gets its own copy.
+   */
+  private readonly objectRows: Map<string, ObjectRow | null> | undefined;
   /** Chain structures read lately (shared with this store's transactions). */
   private readonly structures: ChainStructureCache;
   /** Jobs and job files, in the same database (and transaction) as this store. */
@@ -136,6 +147,7 @@ export class KyselyStore implements Store {
     this.options = options;
     this.inTransaction = txState !== undefined;
     this.txState = txState;
+    this.objectRows = txState ? new Map() : undefined;
     this.counter = counter;
     // Job writes do not touch object rows, so they leave the object read cache valid.
     this.structures = structures;
@@ -241,6 +253,7 @@ export class KyselyStore implements Store {
 
   /** Outside a transaction every write commits at once; inside one, `transaction` counts it at the end. */
   private wrote(): void {
+    this.objectRows?.clear();
     if (this.txState) this.txState.wroteObjects = true;
     else this.counter.writes += 1;
   }
@@ -264,12 +277,13 @@ export class KyselyStore implements Store {
   }
 
   async getObject(type: TypeName, key: string): Promise<StoredObject | undefined> {
-    const row = await this.db
-      .selectFrom('objects')
-      .selectAll()
-      .where('type', '=', type)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    const id = `${type}\0${key}`;
+    let row = this.objectRows?.get(id);
+    if (row === undefined) {
+      const query = CompiledQuery.raw(GET_OBJECT[this.dialect], [type, key]);
+      row = (await this.db.executeQuery<ObjectRow>(query)).rows[0] ?? null;
+      this.objectRows?.set(id, row);
+    }
     return row ? toObject(row) : undefined;
   }
 
