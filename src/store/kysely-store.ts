@@ -33,7 +33,8 @@ import type {
 
 type ObjectRow = Database['objects'];
 
-/** Read for every submit (its definition and queue): SQL text, as the job statements (kysely-jobs.ts). */
+/** Run for every submit: SQL text, as the job statements (kysely-jobs.ts). SQLite's ids come from a row. */
+const NEXT_UNIQUE_IDS = `update "sequences" set "value" = "value" + ? where "name" = 'unique_id' returning "value"`;
 const GET_OBJECT = {
   sqlite: 'select * from "objects" where "type" = ? and "key" = ?',
   postgres: 'select * from "objects" where "type" = $1 and "key" = $2',
@@ -266,12 +267,9 @@ export class KyselyStore implements Store {
       }>`select nextval('unique_id_seq') as id from generate_series(1, ${count})`.execute(this.db);
       return r.rows.map((row) => Number(row.id));
     }
-    const row = await this.db
-      .updateTable('sequences')
-      .set({ value: sql`value + ${count}` })
-      .where('name', '=', 'unique_id')
-      .returning('value')
-      .executeTakeFirstOrThrow();
+    const query = CompiledQuery.raw(NEXT_UNIQUE_IDS, [count]);
+    const row = (await this.db.executeQuery<{ value: number }>(query)).rows[0];
+    if (!row) throw new Error('the unique_id sequence is missing');
     const last = Number(row.value);
     return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   }
