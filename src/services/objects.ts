@@ -84,6 +84,9 @@ export const OBJECT_LIST_PARAMS: readonly ListParam[] = [
 
 /** Rendered objects kept for reads; cleared whole when full (definitions are few and change rarely). */
 const READ_CACHE_SIZE = 5000;
+/** Rendered lists kept (cachedList), the least recently used dropped first beyond either bound. */
+const LIST_CACHE_ENTRIES = 16;
+const LIST_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** The partition whose privileges govern a referenced object. */
 const referencePartition = (r: { type: TypeName; key: string }): string =>
@@ -105,6 +108,8 @@ const DERIVED: Record<string, Deriver> = {
 export class ObjectService {
   private readonly deps: ObjectServiceDeps;
   private readonly reads = new Map<string, ReadEntry>();
+  private readonly lists = new Map<string, { version: string; text: Buffer }>();
+  private listBytes = 0;
 
   constructor(deps: ObjectServiceDeps) {
     this.deps = deps;
@@ -211,6 +216,45 @@ export class ObjectService {
    * rows (key, partition, protection, Description), since parsing each object's whole data only for its
    * description was most of a list's cost.
    */
+  /**
+   * A rendered list of a type's objects (the XML interface's `list`), kept until an object changes: consoles and
+   * scripts ask for the same list again and again, and writing one of 10,000 objects costs ~85 ms of CPU
+   * (bench/README.md, B8). Its key is what decides its content: the type, the partitions the caller may view, and
+   * `variant` (the caller's query). Validated by the store's data version, as the object read cache; off where the
+   * store has none (PostgreSQL).
+   */
+  async cachedList(p: Principal, type: ObjectType, variant: string, build: () => Promise<Buffer>): Promise<Buffer> {
+    const version = this.deps.store.dataVersion(); // read before the data it validates
+    if (version === undefined) return build();
+    const partitions = partitionsWith(p, type.name, ['View']);
+    const key = `${type.name}\0${partitions ? [...partitions].sort().join(',') : '*'}\0${variant}`;
+    const hit = this.lists.get(key);
+    this.dropList(key);
+    if (hit?.version === version) {
+      this.keepList(key, hit);
+      return hit.text;
+    }
+    const text = await build();
+    this.keepList(key, { version, text });
+    return text;
+  }
+
+  private keepList(key: string, entry: { version: string; text: Buffer }): void {
+    this.lists.set(key, entry);
+    this.listBytes += entry.text.length;
+    for (const old of this.lists.keys()) {
+      if (this.lists.size <= LIST_CACHE_ENTRIES && this.listBytes <= LIST_CACHE_BYTES) break;
+      this.dropList(old);
+    }
+  }
+
+  private dropList(key: string): void {
+    const entry = this.lists.get(key);
+    if (!entry) return;
+    this.lists.delete(key);
+    this.listBytes -= entry.text.length;
+  }
+
   async *visibleSummaries(p: Principal, type: ObjectType): AsyncGenerator<ObjectSummary[]> {
     const partitions = partitionsWith(p, type.name, ['View']);
     let afterKey: string | undefined;

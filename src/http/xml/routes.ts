@@ -324,21 +324,25 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
           throw invalid('check must be export, none or View');
         const search = (q.search ?? '').toLowerCase();
         if (search.length > 200) throw invalid('search must be at most 200 characters');
-        const list = new RestListText();
-        const pause = loopYielder(); // a list of thousands must not hold the event loop
-        for await (const page of d.objects.visibleSummaries(req.principal, type))
-          for (const o of page) {
-            await pause();
-            if (check.toLowerCase() === 'export' && !exportable(o)) continue;
-            if (
-              search &&
-              !`${type.name}:${o.key}`.toLowerCase().includes(search) &&
-              !(o.description ?? '').toLowerCase().includes(search)
-            )
-              continue;
-            list.add(rest(type.name, o.key, o.description));
-          }
-        return reply.type(XML_TYPE).send(list.text(type.name, stylesheet ? `${d.xmlBase}/stylesheet` : undefined));
+        const build = async () => {
+          const list = new RestListText();
+          const pause = loopYielder(); // a list of thousands must not hold the event loop
+          for await (const page of d.objects.visibleSummaries(req.principal, type))
+            for (const o of page) {
+              await pause();
+              if (check.toLowerCase() === 'export' && !exportable(o)) continue;
+              if (
+                search &&
+                !`${type.name}:${o.key}`.toLowerCase().includes(search) &&
+                !(o.description ?? '').toLowerCase().includes(search)
+              )
+                continue;
+              list.add(rest(type.name, o.key, o.description));
+            }
+          return Buffer.from(list.text(type.name, stylesheet ? `${d.xmlBase}/stylesheet` : undefined));
+        };
+        const variant = JSON.stringify([check.toLowerCase(), search, stylesheet]);
+        return reply.type(XML_TYPE).send(await d.objects.cachedList(req.principal, type, variant, build));
       },
     },
     {

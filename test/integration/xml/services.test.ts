@@ -234,6 +234,22 @@ for (const backend of backends()) {
       assertError(await t.xml('GET', '/list/Gadget'), 404);
     });
 
+    test('a list asked again is the same until an object changes; each caller gets the list of what it may view', async () => {
+      assert.equal((await t.req('POST', '/Partition/Cached', { body: {} })).status, 201);
+      assert.equal((await t.req('POST', '/Queue/Cached.Q1', { body: {} })).status, 201);
+      const keys = (body: string) => parseXml(body).children.map((c) => text(c, 'business-key'));
+      const first = await t.xml('GET', '/list/Queue');
+      assert.equal((await t.xml('GET', '/list/Queue')).body, first.body);
+      assert.ok(keys(first.body).includes('Queue:Cached.Q1'));
+      // The viewer may view GLOBAL's queues only: the admin's list, just written, is not its answer.
+      const viewer = keys((await t.xml('GET', '/list/Queue', { auth: ['viewer', 'viewer-password-1'] })).body);
+      assert.ok(viewer.includes('Queue:GLOBAL.Default') && !viewer.includes('Queue:Cached.Q1'));
+      assert.equal((await t.req('POST', '/Queue/Cached.Q2', { body: {} })).status, 201);
+      assert.ok(keys((await t.xml('GET', '/list/Queue')).body).includes('Queue:Cached.Q2'), 'a new object shows');
+      assert.equal((await t.req('DELETE', '/Queue/Cached.Q1')).status, 204);
+      assert.ok(!keys((await t.xml('GET', '/list/Queue')).body).includes('Queue:Cached.Q1'), 'a deleted one goes');
+    });
+
     test('a wrong method is an XML 405 naming the allowed ones; an unknown path an XML 404', async () => {
       const res = await t.xml('DELETE', '/version');
       assertError(res, 405);
