@@ -37,7 +37,7 @@ import { JobsReader, loopDelay, sampleRss, statsBetween } from './agent-harness.
 import { autocannon, backgroundBusy, memoryOf, processCpuSeconds, type Serve, startServe } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { amount, count, flag, type Values } from './lib/options.ts';
-import { fixed, int, median, medians, ratiosByRep, row, say, Table } from './lib/report.ts';
+import { dist, fixed, int, median, medians, ratiosByRep, row, say, Table } from './lib/report.ts';
 
 const PREFIX = 'B8_';
 const ADMIN = 'admin';
@@ -201,6 +201,10 @@ interface Phase {
   serverCpuS: number;
   /** Worst event-loop delay of any second of the request (MILLRACE_STATS_FILE), ms. */
   loopMaxMs: number;
+  /** Other requests meanwhile: JSON GETs of one object (probeGets), their p99 and longest wait, ms. */
+  getP99Ms: number;
+  getMaxMs: number;
+  gets: number;
   background: number;
   loadavg1: number;
   /** Date.now() when the request was sent and when its answer was read. */
@@ -218,8 +222,37 @@ function resetPeak(pid: number): boolean {
   }
 }
 
+/**
+ * Other requests while a long one runs: GETs of one JSON object (a built-in definition, there before the import),
+ * one after another with 10 ms between them, from this process. Their latencies say how long any request waits
+ * meanwhile (issue 17: "no other request waits more than 50 ms").
+ */
+function probeGets(c: Client): { stop(): Promise<number[]> } {
+  let running = true;
+  const times: number[] = [];
+  const url = `${c.json}/JobDefinition/GLOBAL.System_Sleep`;
+  const loop = (async () => {
+    while (running) {
+      const t0 = performance.now();
+      const r = await fetch(url, { headers: { 'X-API-Key': c.apiKey } });
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`probe GET ${url}: ${r.status}`);
+      times.push(performance.now() - t0);
+      await new Promise((res) => setTimeout(res, 10));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return times;
+    },
+  };
+}
+
 async function timed(
   serve: Serve,
+  c: Client,
   name: string,
   request: () => Promise<{ status: number; body: Buffer; requestBytes: number }>,
 ): Promise<{ phase: Phase; body: Buffer }> {
@@ -232,9 +265,12 @@ async function timed(
   const cpu0 = processCpuSeconds(pid);
   const wall0 = Date.now();
   const t0 = performance.now();
+  const probe = probeGets(c);
   const r = await request();
   const seconds = (performance.now() - t0) / 1000;
   const wall1 = Date.now();
+  const probed = await probe.stop();
+  const waits = dist(probed);
   const sampled = sampler.stop().maxBytes / MiB;
   const mem = memoryOf(pid);
   const serverCpuS = processCpuSeconds(pid) - cpu0;
@@ -255,6 +291,9 @@ async function timed(
       rssAfterMiB: mem.rssMiB,
       serverCpuS,
       loopMaxMs: loop.max,
+      getP99Ms: waits.p99,
+      getMaxMs: waits.max,
+      gets: probed.length,
       background,
       loadavg1,
       wallStart: wall0,
@@ -280,7 +319,7 @@ async function call(url: string, init: RequestInit): Promise<{ status: number; b
 
 async function importCar(serve: Serve, c: Client, car: Buffer, name: string): Promise<{ phase: Phase; jobId: number }> {
   const payload = new Uint8Array(car); // a copy whose type fetch's BodyInit takes
-  const { phase, body } = await timed(serve, name, async () => ({
+  const { phase, body } = await timed(serve, c, name, async () => ({
     ...(await call(`${c.xml}/car`, {
       method: 'PUT',
       headers: { Authorization: c.basic, 'Content-Type': 'application/zip' },
@@ -406,13 +445,14 @@ function phaseLine(p: Phase, extra = ''): string {
       `+${fixed(p.peakMiB - p.rssBeforeMiB, 0)}`,
       fixed(p.serverCpuS, 2),
       int(p.loopMaxMs),
+      `${int(p.getP99Ms)}/${int(p.getMaxMs)}`,
       `${fixed(p.requestBytes / MiB, 2)}/${fixed(p.responseBytes / MiB, 2)}`,
       fixed(p.background, 0),
     ],
     PHASE_WIDTHS,
   )}${extra}`;
 }
-const PHASE_WIDTHS = [16, 8, 9, 9, 6, 8, 9, 13, 4];
+const PHASE_WIDTHS = [16, 8, 9, 9, 6, 8, 9, 12, 13, 4];
 
 const perRep = new Table<LoadM>([
   ['rep target', 14, (m) => `${m.rep} ${m.target}`],
@@ -479,8 +519,11 @@ benchmark({
     // --- import, verify, re-import -----------------------------------------------------------------------------
     const phases: Phase[] = [];
     say(
-      row(['', 'seconds', 'RSS bef.', 'peak RSS', 'Δ MiB', 'srv CPU', 'loop max', 'MiB in/out', 'bg%'], PHASE_WIDTHS),
-      row(['', 's', '', '', '', 's', 'ms', '', ''], PHASE_WIDTHS),
+      row(
+        ['', 'seconds', 'RSS bef.', 'peak RSS', 'Δ MiB', 'srv CPU', 'loop max', 'GET p99/max', 'MiB in/out', 'bg%'],
+        PHASE_WIDTHS,
+      ),
+      row(['', 's', '', '', '', 's', 'ms', 'ms', '', ''], PHASE_WIDTHS),
     );
     const first = await importCar(serve, c, built.car, 'import');
     const firstTimes = jobTimes(dataDir, first.jobId, first.phase.wallStart, first.phase.wallEnd);
@@ -506,7 +549,7 @@ benchmark({
     // --- export ------------------------------------------------------------------------------------------------
     let exportEntries = 0;
     for (let rep = 1; rep <= opts.reps; rep++) {
-      const { phase, body } = await timed(serve, `export ${rep}`, async () => ({
+      const { phase, body } = await timed(serve, c, `export ${rep}`, async () => ({
         ...(await call(`${c.xml}/scripts-get`, { method: 'POST', headers: { Authorization: c.basic } })),
         requestBytes: 0,
       }));

@@ -68,7 +68,11 @@ async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
       const current = await tx.jobs.get(job.jobId);
       if (current?.status !== 'Running') throw new NoLongerRunning();
       const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
+      // The transaction holds the one SQLite connection until it commits: requests that need the database wait for
+      // it, but between objects the event loop serves the others (cached reads, health, metrics, the live feed).
+      const slice = loopYielder();
       for (const o of plan.objects) {
+        await slice();
         try {
           done.push({
             type: o.type,
@@ -151,8 +155,7 @@ async function planImport(
     param('TargetPartition'),
     parseRuleSetProperties(param('RuleSetProperties') ?? undefined),
   );
-  // Every step before the transaction lets other requests in every few ms (better-sqlite3's awaits never do);
-  // the transaction itself cannot: it holds the one connection, so it is one synchronous stretch.
+  // Every step lets other requests in every few ms (better-sqlite3's awaits never do), the transaction's too.
   const pause = loopYielder();
   const { kept, skipped, reference, rule } = importRuling(parsed, rules);
   const imported: RuledObject[] = [];
