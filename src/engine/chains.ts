@@ -17,6 +17,7 @@ import {
 import { INITIAL, isFinal, PENDING } from '../domain/job-status.ts';
 import { buildJobParameters, currentValue, type DefinitionParameter, setMappedValue } from '../domain/parameters.ts';
 import { isOpen } from '../domain/time-window.ts';
+import { loopYielder } from '../loop-yield.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
 import type { Answer, Effects, Kernel } from './kernel.ts';
@@ -596,7 +597,13 @@ async function settleKilling(k: Kernel, tx: Store, job: JobRecord, now: number, 
 /** Reaction to a created job: a chain job's step and call jobs (a new chain job, or one restarted as a copy). */
 export async function createChainJobs(k: Kernel, tx: Store, chain: JobRecord, now: number, fx: Effects): Promise<void> {
   const { steps } = await structureOf(tx, chain);
-  for (let i = 0; i < steps.length; i++) await createStepJobs(k, tx, chain, i, now, fx);
+  // A chain of thousands of jobs is created in one transaction; between steps other requests are served (those
+  // that need the database wait for the commit).
+  const slice = loopYielder();
+  for (let i = 0; i < steps.length; i++) {
+    await slice();
+    await createStepJobs(k, tx, chain, i, now, fx);
+  }
 }
 
 /** Reaction to a canceled chain or step: what has not started of it is canceled too. */
