@@ -22,8 +22,9 @@
  * RSS read from MILLRACE_STATS_FILE over the same seconds; then submit the jobs (--concurrency in flight) while the
  * jobs table is polled until all are Running (none may have ended: then the sleep was too short); then the same GET
  * probe runs from that moment until the last job has ended, and the loop delay is read over that window (the worst
- * second's p99: the end wave is part of it). RSS with all running is the median second from all Running to the first
- * Completed; RSS per running job = (that − the idle median) ÷ jobs running. --profile runs one more System phase under
+ * second's p99: the end wave is part of it). The server's RSS is read 1.5 s after a full garbage collection (the server
+ * runs under --expose-gc; SIGUSR2 collects, src/runtime-stats.ts) before each probe, idle and all running: RSS per
+ * running job = (RSS all running − RSS idle) ÷ jobs running. --profile runs one more System phase under
  * `node --cpu-prof` and summarises the server over its end wave.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -46,7 +47,7 @@ import { launch, memoryOf, monoUs, pinned, ROOT, type Serve, startServe, stop } 
 import { profileRun } from './lib/profile.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { amount, count, shared, type Values } from './lib/options.ts';
-import { type Dist, dist, fixed, int, median, say } from './lib/report.ts';
+import { type Dist, dist, fixed, int, say } from './lib/report.ts';
 
 const TARGET_GET_P99_MS = 20;
 const TARGET_LOOP_P99_MS = 50;
@@ -125,6 +126,9 @@ interface Phase {
   /** Loop delay while the jobs were submitted (information; the target is on the running window). */
   submitLoop: ReturnType<typeof loopDelay>;
   running: Window;
+  /** `running` cut in two: all running until the first one Completed, then the end wave. */
+  steady: Window;
+  endWave: Window;
   /** All running → the last job's end. */
   endS: number;
   agents: AgentFigures[];
@@ -135,21 +139,29 @@ interface Phase {
   wave: { startUs: number; endUs: number };
 }
 
+/** A probe's answers: when each GET was sent (epoch ms), how long its answer took (ms), whether it failed. */
+type Samples = Array<{ at: number; ms: number; failed: boolean }>;
+
+const getsBetween = (xs: Samples, from: number, to: number): Window['getMs'] => {
+  const w = xs.filter((x) => x.at >= from && x.at < to);
+  const ok = w.filter((x) => !x.failed).map((x) => x.ms);
+  return { ...dist(ok), n: ok.length, failed: w.length - ok.length };
+};
+
 /** GETs `url` at a fixed rate (open loop, so a stalled server shows as long answers rather than fewer requests). */
-function startProbe(url: string, apiKey: string, rate: number): { stop(): Promise<Window['getMs']> } {
-  const times: number[] = [];
-  let failed = 0;
+function startProbe(url: string, apiKey: string, rate: number): { stop(): Promise<Samples> } {
+  const samples: Samples = [];
   const pending = new Set<Promise<void>>();
   const timer = setInterval(() => {
     const t0 = performance.now();
+    const at = Date.now();
     const p = fetch(url, { headers: { 'X-API-Key': apiKey } })
       .then(async (r) => {
         await r.arrayBuffer();
-        if (r.status !== 200) failed++;
-        times.push(performance.now() - t0);
+        samples.push({ at, ms: performance.now() - t0, failed: r.status !== 200 });
       })
       .catch(() => {
-        failed++;
+        samples.push({ at, ms: performance.now() - t0, failed: true });
       })
       .finally(() => pending.delete(p));
     pending.add(p);
@@ -158,7 +170,7 @@ function startProbe(url: string, apiKey: string, rate: number): { stop(): Promis
     async stop() {
       clearInterval(timer);
       await Promise.all(pending);
-      return { ...dist(times), n: times.length, failed };
+      return samples;
     },
   };
 }
@@ -271,7 +283,19 @@ async function runPhase(
   const name = `${kind}${nodeFlags.length ? '-profiled' : ''}`;
   const dataDir = join(work, name);
   const statsFile = join(work, `stats-${name}.ndjson`);
-  const serve = await startServe({ pin: opts.pin, dataDir, apiKey, statsFile, nodeFlags });
+  const serve = await startServe({
+    pin: opts.pin,
+    dataDir,
+    apiKey,
+    statsFile,
+    nodeFlags: ['--expose-gc', ...nodeFlags],
+  });
+  /** RSS right after a full garbage collection (src/runtime-stats.ts: SIGUSR2 under --expose-gc). */
+  const collectedRss = async () => {
+    process.kill(serve.proc.pid, 'SIGUSR2');
+    await sleep(1500);
+    return memoryOf(serve.proc.pid).rssMiB;
+  };
   const reader = new JobsReader(dataDir);
   const http = submitter(serve.base, apiKey, opts.concurrency);
   try {
@@ -311,18 +335,16 @@ async function runPhase(
       );
     }
     const quiet = await waitForQuiet(kind, opts.maxLoad, opts.quietTimeout);
-    await sleep(2000);
+    const idleRssMiB = await collectedRss();
     const idleFrom = Date.now();
     const idleGet = await (async () => {
       const p = startProbe(probeUrl, apiKey, opts.probeRate);
       await sleep(opts.idleSeconds * 1000);
-      return p.stop();
+      return getsBetween(await p.stop(), 0, Number.POSITIVE_INFINITY);
     })();
     const idleTo = Date.now();
     await sleep(1100); // the statistics line of the probe's last second
     const idleStats = statsBetween(statsFile, idleFrom, idleTo);
-    // The median of the per-second samples: one sample lands anywhere in a garbage-collection cycle.
-    const idleRssMiB = median(idleStats.map((l) => l.rssBytes)) / 2 ** 20;
     const idle = window(idleGet, idleStats, idleFrom);
 
     // Submit while polling for all Running.
@@ -353,11 +375,12 @@ async function runPhase(
     const submitS = (sent.lastAt - t0) / 1000;
     const submitLoop = loopDelay(statsBetween(statsFile, submitFrom, submitFrom + (submitted - t0)));
 
-    // All running: RSS, processes, the GET probe until the last has ended.
+    // All running: RSS after a collection (before the probe, which it would disturb), processes, the GET probe until
+    // the last has ended.
+    const runningRssMiB = await collectedRss();
     const runFrom = Date.now();
     const probe = startProbe(probeUrl, apiKey, opts.probeRate);
     await sleep(2000);
-    const mem = memoryOf(serve.proc.pid);
     const agents: AgentFigures[] = [];
     let killed = 0;
     if (kind === 'BASH') {
@@ -390,11 +413,19 @@ async function runPhase(
     const runTo = Date.now();
     const runGet = await probe.stop();
     await sleep(1100);
-    const running = window(runGet, statsBetween(statsFile, runFrom, runTo), runFrom);
-    // RSS with all running: the median second from all Running until the first one Completed (the sample taken
-    // 2 s after all Running when that window holds no whole second).
-    const steady = statsBetween(statsFile, runFrom, firstCompleted - 1000).map((l) => l.rssBytes / 2 ** 20);
-    const runningRssMiB = steady.length > 0 ? median(steady) : mem.rssMiB;
+    // Whole seconds only: the statistics line of the second in which all became Running covers the submits' end.
+    const running = window(getsBetween(runGet, runFrom, runTo), statsBetween(statsFile, runFrom + 999, runTo), runFrom);
+    // The same window in two: all running (until the first Completed), then the end wave.
+    const steadyWindow = window(
+      getsBetween(runGet, runFrom, firstCompleted),
+      statsBetween(statsFile, runFrom + 999, firstCompleted - 1000),
+      runFrom,
+    );
+    const endWave = window(
+      getsBetween(runGet, firstCompleted, runTo),
+      statsBetween(statsFile, firstCompleted, runTo),
+      firstCompleted,
+    );
     const outcomes = reader.outcomes(before);
     const realStatus =
       outcomes[`Completed 0`] === jobs - killed &&
@@ -418,6 +449,8 @@ async function runPhase(
       rssPerJobKiB: ((runningRssMiB - idleRssMiB) * 1024) / jobs,
       submitLoop,
       running,
+      steady: steadyWindow,
+      endWave,
       endS: (tEnd - tRunning) / 1000,
       agents,
       killed,
@@ -445,6 +478,8 @@ function report(p: Phase): string[] {
     ...p.limits.map((l) => `  limit: ${l}`),
     w('idle (anchor)', p.idle, p.idleRssMiB),
     w(`${int(p.jobs)} running → last end`, p.running, p.runningRssMiB),
+    w('  of which all running', p.steady, Number.NaN),
+    w('  of which the end wave', p.endWave, Number.NaN),
     `  ratios running ÷ idle: GET p99 ${fixed(p.running.getMs.p99 / p.idle.getMs.p99, 2)}×, loop worst-second p99 ` +
       `${fixed(p.running.loop.worstP99 / p.idle.loop.worstP99, 2)}×; RSS +${fixed(p.runningRssMiB - p.idleRssMiB, 0)} MiB = ` +
       `${fixed(p.rssPerJobKiB, 2)} KiB per running job; peak RSS ${fixed(p.peakRssMiB, 0)} MiB`,
@@ -509,7 +544,8 @@ benchmark({
     const text = (p: Phase) =>
       `${p.phase} ${int(p.jobs)}${p.jobs < p.asked ? ` of ${int(p.asked)} asked` : ''} running: ` +
       `${fixed(p.rssPerJobKiB, 1)} KiB/job, GET p99 ${ms(p.running.getMs.p99)} ms (idle ${ms(p.idle.getMs.p99)}), ` +
-      `loop p99 ${ms(p.running.loop.worstP99)} ms (idle ${ms(p.idle.loop.worstP99)}), ` +
+      `loop p99 ${ms(p.running.loop.worstP99)} ms (idle ${ms(p.idle.loop.worstP99)}; while submitted ` +
+      `${ms(p.submitLoop.worstP99)}), ` +
       `${p.realStatus ? 'real status' : 'WRONG status'}`;
     const wrong = phases.filter((p) => !p.realStatus || !sleepsOk(p)).map((p) => p.phase);
     return {
