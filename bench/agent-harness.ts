@@ -20,13 +20,29 @@ import { quantile } from './lib/report.ts';
 /** Other benchmarks that share this machine; none may run while we measure. */
 export const OTHER_BENCHMARKS = 'bench/b1|bench/b5|bench/get-object';
 
+/** This process and its ancestors (`npm run`'s shell names this benchmark too, and `bench/b1` matches b10, b11…). */
+function selfAndAncestors(): Set<number> {
+  const out = new Set<number>();
+  for (let pid = process.pid; pid > 1 && !out.has(pid); ) {
+    out.add(pid);
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      break;
+    }
+  }
+  return out;
+}
+
 function otherBenchmarks(): string[] {
   try {
     const out = execFileSync('pgrep', ['-af', OTHER_BENCHMARKS], { encoding: 'utf8' });
+    const mine = selfAndAncestors();
     return out
       .trim()
       .split('\n')
-      .filter((l) => l && !l.startsWith(`${process.pid} `));
+      .filter((l) => l && !mine.has(Number.parseInt(l, 10)));
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
@@ -349,6 +365,16 @@ export class JobsReader {
     return Object.fromEntries(
       (this.statusStmt.all(afterId) as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]),
     );
+  }
+
+  /** Final statuses with their return codes (`Completed 0`, `Killed -`…) of the jobs with an id above `afterId`. */
+  outcomes(afterId = 0): Record<string, number> {
+    const rows = this.db
+      .prepare(
+        'select status, return_code as rc, count(*) as n from jobs where job_id > ? group by status, return_code',
+      )
+      .all(afterId) as Array<{ status: string; rc: number | null; n: number }>;
+    return Object.fromEntries(rows.map((r) => [`${r.status} ${r.rc ?? '-'}`, r.n]));
   }
 
   maxJobId(): number {

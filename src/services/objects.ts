@@ -20,6 +20,7 @@ import {
   type StoredObject,
 } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
+import { onlyTunableChanged } from './builtin-tunable.ts';
 import { selectFields } from './job-render.ts';
 import {
   encodeCursor,
@@ -376,9 +377,9 @@ export class ObjectService {
       const current = await tx.getObject(type.name, parsed.key);
       before = current;
       if (!current) throw notFound(type.name, parsed.key);
-      if (current.protection === 'locked')
-        throw conflict(`${businessKey(type.name, parsed.key)} is built in and cannot be changed`);
       const merged = { ...current.data, ...values };
+      if (current.protection === 'locked' && !onlyTunableChanged(type.name, parsed.key, current.data, merged))
+        throw conflict(`${businessKey(type.name, parsed.key)} is built in and cannot be changed`);
       checkRules(type, merged);
       const refs = await this.resolveReferences(tx, p, type, merged, current.uniqueId);
       await this.checkWithOthers(tx, p, type, parsed.key, merged);

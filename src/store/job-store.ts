@@ -101,6 +101,8 @@ export interface JobStore {
   chainStructure(chain: ChainJobId): Promise<ChainStructure | undefined>;
   /** Keeps a new chain job's steps and handlers (once, right after its insert). */
   putChainStructure(chain: ChainJobId, structure: ChainStructure): Promise<void>;
+  /** Whether any job is Queued (one index entry read). */
+  hasQueued(): Promise<boolean>;
   /** Queued jobs of one queue and definition type in dispatch order (docs/architecture.md §8), from `offset` on. */
   dispatchCandidates(queue: string, definitionType: string, limit: number, offset?: number): Promise<JobRecord[]>;
   /** Jobs in `statuses` counted per queue, process server and status. */

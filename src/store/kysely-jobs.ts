@@ -210,6 +210,7 @@ function hotStatements(dialect: 'sqlite' | 'postgres') {
       `update "jobs" set ${UPDATED.map((c, i) => `"${c}" = ${p(i + 1)}`).join(', ')} ` +
       `where "job_id" = ${p(UPDATED.length + 1)}`,
     get: `select * from "jobs" where "job_id" = ${p(1)}`,
+    anyQueued: `select 1 as "one" from "jobs" where "status" = 'Queued' limit 1`,
     /** One lane of the dispatcher (a queue and a definition type), in dispatch order: index jobs_dispatch. */
     candidates:
       `select * from "jobs" where "status" = 'Queued' and "queue" = ${p(1)} and "definition_type" = ${p(2)} ` +
@@ -512,6 +513,10 @@ export class KyselyJobStore implements JobStore {
       .orderBy('job_id')
       .execute();
     return rows.map(this.load);
+  }
+
+  async hasQueued(): Promise<boolean> {
+    return (await this.run(this.hot.anyQueued, [])).rows.length > 0;
   }
 
   async dispatchCandidates(queue: string, definitionType: string, limit: number, offset = 0): Promise<JobRecord[]> {

@@ -26,7 +26,7 @@ export default defineType({
       default: [...AGENT_DEFINITION_TYPES],
       description: 'The definition types this process server offers.',
     }),
-    field('ExecutionSize', int(0, 10_000), { default: 8, description: 'How many jobs it runs at once.' }),
+    field('ExecutionSize', int(0, 100_000), { default: 8, description: 'How many jobs it runs at once.' }),
     field('DefaultTimeZone', timezone(), { default: 'UTC' }),
     field('AgentSecret', secret(256), {
       description: "Write-only: the secret its agent proves (the content of the agent's --secret-file).",

@@ -232,6 +232,16 @@ for (const backend of backends()) {
       await expectRejected('DELETE', '/Queue/Batch', {}, 409, /JobDefinition:GLOBAL\.Load/);
     });
 
+    test('GLOBAL.System may change only how many jobs it runs at once', async () => {
+      const tuned = await t.req('PUT', '/ProcessServer/GLOBAL.System', { body: { ExecutionSize: 50_000 } });
+      assert.equal(tuned.status, 200, 'the capacity of GLOBAL.System can be tuned');
+      assert.equal((await t.req('GET', '/ProcessServer/GLOBAL.System')).json.ExecutionSize, 50_000);
+      for (const body of [{ DefinitionTypes: ['BASH'] }, { ExecutionSize: 10, Description: 'x' }])
+        await expectRejected('PUT', '/ProcessServer/GLOBAL.System', { body }, 409, /built in and cannot be changed/);
+      assert.equal((await t.req('GET', '/ProcessServer/GLOBAL.System')).json.ExecutionSize, 50_000);
+      await expectRejected('PUT', '/Queue/System', { body: { ExecutionSize: 5 } }, 409, /built in/);
+    });
+
     test('built-in objects cannot be deleted; GLOBAL.System cannot be changed', async () => {
       await expectRejected('DELETE', '/Queue/Default', {}, 409, /built in/);
       await expectRejected('DELETE', '/Partition/GLOBAL', {}, 409, /built in/);
