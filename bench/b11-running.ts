@@ -39,6 +39,7 @@ import {
   pollUntil,
   type StatsLine,
   statsBetween,
+  type Submitter,
   submitMany,
   submitter,
   waitForQuiet,
@@ -71,7 +72,8 @@ const OPTIONS = {
 type Options = Values<typeof OPTIONS> & { pin: boolean };
 
 interface Window {
-  getMs: Dist & { n: number; failed: number };
+  /** Answered 200 (n) and not (failed, by status: 503 is the server shedding load, src/config/config.ts). */
+  getMs: Dist & { n: number; failed: number; failures: Record<string, number> };
   /** Event-loop delay over the window's seconds: the worst second's p99, the median second's p99, the max. */
   loop: ReturnType<typeof loopDelay>;
   /** Seconds from the window's start to the end of its worst second. */
@@ -118,6 +120,8 @@ interface Phase {
   idleRssMiB: number;
   idle: Window;
   submitS: number;
+  /** Submits the server shed with 503 (overloaded) and that were sent again 1 s later. */
+  shedSubmits: number;
   /** First submit → the poll that saw all jobs Running. */
   allRunningS: number;
   runningRssMiB: number;
@@ -139,13 +143,33 @@ interface Phase {
   wave: { startUs: number; endUs: number };
 }
 
+/**
+ * A submitter that sends a submit again when the server shed it (503 with Retry-After: its loop lagged over
+ * MILLRACE_MAX_EVENT_LOOP_DELAY, 500 ms), as a client should; the sheds are counted and reported.
+ */
+function retrying(http: Submitter, shed: { count: number }): Submitter {
+  return {
+    async submit(definition, body) {
+      for (let attempt = 1; ; attempt++) {
+        const r = await http.submit(definition, body);
+        if (r.status !== 503 || attempt >= 20) return r;
+        shed.count++;
+        await sleep(1000);
+      }
+    },
+    close: () => http.close(),
+  };
+}
+
 /** A probe's answers: when each GET was sent (epoch ms), how long its answer took (ms), whether it failed. */
-type Samples = Array<{ at: number; ms: number; failed: boolean }>;
+type Samples = Array<{ at: number; ms: number; status: number }>;
 
 const getsBetween = (xs: Samples, from: number, to: number): Window['getMs'] => {
   const w = xs.filter((x) => x.at >= from && x.at < to);
-  const ok = w.filter((x) => !x.failed).map((x) => x.ms);
-  return { ...dist(ok), n: ok.length, failed: w.length - ok.length };
+  const ok = w.filter((x) => x.status === 200).map((x) => x.ms);
+  const failures: Record<string, number> = {};
+  for (const x of w) if (x.status !== 200) failures[x.status || 'error'] = (failures[x.status || 'error'] ?? 0) + 1;
+  return { ...dist(ok), n: ok.length, failed: w.length - ok.length, failures };
 };
 
 /** GETs `url` at a fixed rate (open loop, so a stalled server shows as long answers rather than fewer requests). */
@@ -158,10 +182,10 @@ function startProbe(url: string, apiKey: string, rate: number): { stop(): Promis
     const p = fetch(url, { headers: { 'X-API-Key': apiKey } })
       .then(async (r) => {
         await r.arrayBuffer();
-        samples.push({ at, ms: performance.now() - t0, failed: r.status !== 200 });
+        samples.push({ at, ms: performance.now() - t0, status: r.status });
       })
       .catch(() => {
-        samples.push({ at, ms: performance.now() - t0, failed: true });
+        samples.push({ at, ms: performance.now() - t0, status: 0 });
       })
       .finally(() => pending.delete(p));
     pending.add(p);
@@ -297,7 +321,8 @@ async function runPhase(
     return memoryOf(serve.proc.pid).rssMiB;
   };
   const reader = new JobsReader(dataDir);
-  const http = submitter(serve.base, apiKey, opts.concurrency);
+  const shed = { count: 0 };
+  const http = retrying(submitter(serve.base, apiKey, opts.concurrency), shed);
   try {
     const asked = kind === 'System' ? opts.systemJobs : opts.bashJobs;
     const limits: string[] = [];
@@ -373,6 +398,7 @@ async function runPhase(
     ]);
     const tRunning = performance.now();
     const submitS = (sent.lastAt - t0) / 1000;
+    const shedSubmits = shed.count;
     const submitLoop = loopDelay(statsBetween(statsFile, submitFrom, submitFrom + (submitted - t0)));
 
     // All running: RSS after a collection (before the probe, which it would disturb), processes, the GET probe until
@@ -443,6 +469,7 @@ async function runPhase(
       idleRssMiB,
       idle,
       submitS,
+      shedSubmits,
       allRunningS: (tRunning - t0) / 1000,
       runningRssMiB,
       peakRssMiB: peak,
@@ -470,7 +497,7 @@ const ms = (x: number) => fixed(x, 1);
 function report(p: Phase): string[] {
   const w = (name: string, x: Window, rss: number) =>
     `  ${name.padEnd(30)} RSS ${fixed(rss, 0).padStart(5)} MiB  GET p50 ${ms(x.getMs.p50).padStart(5)} p99 ` +
-    `${ms(x.getMs.p99).padStart(6)} max ${ms(x.getMs.max).padStart(6)} ms (${int(x.getMs.n)} GETs, ${x.getMs.failed} failed)  ` +
+    `${ms(x.getMs.p99).padStart(6)} max ${ms(x.getMs.max).padStart(6)} ms (${int(x.getMs.n)} GETs, ${x.getMs.failed} failed${x.getMs.failed ? `: ${JSON.stringify(x.getMs.failures)}` : ''})  ` +
     `loop p99 worst second ${ms(x.loop.worstP99).padStart(6)} (at +${fixed(x.worstAtS, 0)} s), median second ` +
     `${ms(x.loop.medianP99)}, max ${ms(x.loop.max)} ms`;
   return [
@@ -483,7 +510,8 @@ function report(p: Phase): string[] {
     `  ratios running ÷ idle: GET p99 ${fixed(p.running.getMs.p99 / p.idle.getMs.p99, 2)}×, loop worst-second p99 ` +
       `${fixed(p.running.loop.worstP99 / p.idle.loop.worstP99, 2)}×; RSS +${fixed(p.runningRssMiB - p.idleRssMiB, 0)} MiB = ` +
       `${fixed(p.rssPerJobKiB, 2)} KiB per running job; peak RSS ${fixed(p.peakRssMiB, 0)} MiB`,
-    `  submitted in ${fixed(p.submitS, 1)} s (${int(p.jobs / p.submitS)}/s; loop p99 worst second meanwhile ` +
+    `  submitted in ${fixed(p.submitS, 1)} s (${int(p.jobs / p.submitS)}/s, ${int(p.shedSubmits)} shed with 503 and ` +
+      `sent again; loop p99 worst second meanwhile ` +
       `${ms(p.submitLoop.worstP99)} ms), all Running ${fixed(p.allRunningS, 1)} s after the first submit, the last ` +
       `ended ${fixed(p.endS, 1)} s after that`,
     ...p.agents.map(
