@@ -27,9 +27,11 @@
  * running job = (RSS all running − RSS idle) ÷ jobs running. --profile runs one more System phase under
  * `node --cpu-prof` and summarises the server over its end wave.
  */
+import { once } from 'node:events';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { FINAL } from '../src/domain/job-status.ts';
 import {
   createBashDefinition,
@@ -44,7 +46,7 @@ import {
   submitter,
   waitForQuiet,
 } from './agent-harness.ts';
-import { launch, memoryOf, monoUs, pinned, ROOT, type Serve, startServe, stop } from './harness.ts';
+import { finalizers, launch, memoryOf, monoUs, pinned, ROOT, type Serve, startServe, stop } from './harness.ts';
 import { profileRun } from './lib/profile.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { amount, count, shared, type Values } from './lib/options.ts';
@@ -172,58 +174,95 @@ const getsBetween = (xs: Samples, from: number, to: number): Window['getMs'] => 
   return { ...dist(ok), n: ok.length, failed: w.length - ok.length, failures };
 };
 
+/**
+ * The probe, in a worker thread of its own: the harness's main thread polls the jobs table (tens of ms a poll with
+ * 50,000 rows), and an answer that arrived meanwhile would be timed late. Plain JS, so it needs no loader.
+ */
+const PROBE = `
+const { parentPort, workerData: { url, apiKey, rate } } = require('node:worker_threads');
+const samples = [];
+const pending = new Set();
+const timer = setInterval(() => {
+  const t0 = performance.now();
+  const at = Date.now();
+  const done = (status) => samples.push({ at, ms: performance.now() - t0, status });
+  const p = fetch(url, { headers: { 'X-API-Key': apiKey } })
+    .then(async (r) => { await r.arrayBuffer(); done(r.status); }, () => done(0))
+    .finally(() => pending.delete(p));
+  pending.add(p);
+}, 1000 / rate);
+parentPort.once('message', async () => {
+  clearInterval(timer);
+  await Promise.all(pending);
+  parentPort.postMessage(samples);
+});
+`;
+
 /** GETs `url` at a fixed rate (open loop, so a stalled server shows as long answers rather than fewer requests). */
 function startProbe(url: string, apiKey: string, rate: number): { stop(): Promise<Samples> } {
-  const samples: Samples = [];
-  const pending = new Set<Promise<void>>();
-  const timer = setInterval(() => {
-    const t0 = performance.now();
-    const at = Date.now();
-    const p = fetch(url, { headers: { 'X-API-Key': apiKey } })
-      .then(async (r) => {
-        await r.arrayBuffer();
-        samples.push({ at, ms: performance.now() - t0, status: r.status });
-      })
-      .catch(() => {
-        samples.push({ at, ms: performance.now() - t0, status: 0 });
-      })
-      .finally(() => pending.delete(p));
-    pending.add(p);
-  }, 1000 / rate);
+  const worker = new Worker(PROBE, { eval: true, workerData: { url, apiKey, rate } });
   return {
     async stop() {
-      clearInterval(timer);
-      await Promise.all(pending);
+      const got = once(worker, 'message');
+      worker.postMessage('stop');
+      const [samples] = (await got) as [Samples];
+      await worker.terminate();
       return samples;
     },
   };
 }
 
-/** The `sleep` processes below each pid, read from /proc (a job's bash may exec its sleep or fork it). */
-function sleepsBelow(roots: number[]): Map<number, number> {
-  const parent = new Map<number, number>();
-  const sleeping: number[] = [];
+/** Every process's parent and command name, from /proc. */
+function processTable(): Map<number, { ppid: number; comm: string }> {
+  const out = new Map<number, { ppid: number; comm: string }>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-      if (comm === 'sleep') sleeping.push(Number(name));
+      out.set(Number(name), { ppid: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), comm });
     } catch {
       // Gone meanwhile.
     }
   }
-  const out = new Map(roots.map((r) => [r, 0]));
-  for (let pid of sleeping)
-    for (let hops = 0; hops < 10 && pid > 1; hops++) {
-      pid = parent.get(pid) ?? 0;
-      if (out.has(pid)) {
-        out.set(pid, (out.get(pid) ?? 0) + 1);
-        break;
-      }
-    }
   return out;
+}
+
+/** The root among `roots` that `pid` descends from, if any. */
+function rootOf(table: ReturnType<typeof processTable>, pid: number, roots: Set<number>): number | undefined {
+  for (let p = pid, hops = 0; hops < 20 && p > 1; hops++) {
+    p = table.get(p)?.ppid ?? 0;
+    if (roots.has(p)) return p;
+  }
+  return undefined;
+}
+
+/** The `sleep` processes below each pid (a job's bash may exec its sleep or fork it). */
+function sleepsBelow(roots: number[]): Map<number, number> {
+  const table = processTable();
+  const out = new Map(roots.map((r) => [r, 0]));
+  for (const [pid, { comm }] of table) {
+    if (comm !== 'sleep') continue;
+    const root = rootOf(table, pid, new Set(roots));
+    if (root !== undefined) out.set(root, (out.get(root) ?? 0) + 1);
+  }
+  return out;
+}
+
+/**
+ * SIGKILLs the agents and every process below them. The local agent is the server's child in its own process group
+ * and outlives the server while jobs run; job processes have process groups of their own: stopping the processes
+ * this harness started would leave up to 2,000 sleeps behind after a failure or Ctrl-C.
+ */
+function killAgentTrees(agents: number[]): void {
+  const table = processTable();
+  const roots = new Set(agents);
+  for (const pid of [...table.keys()].filter((p) => rootOf(table, p, roots) !== undefined).concat(agents))
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone.
+    }
 }
 
 async function api(serve: Serve, apiKey: string, method: string, path: string, body?: unknown) {
@@ -327,6 +366,7 @@ async function runPhase(
     const asked = kind === 'System' ? opts.systemJobs : opts.bashJobs;
     const limits: string[] = [];
     const agentPids: Array<[string, number]> = [['GLOBAL.Local', await localAgentPid(dataDir)]];
+    finalizers.set(`b11-${name}`, () => killAgentTrees(agentPids.map(([, pid]) => pid)));
     let jobs = asked;
     let definition = 'GLOBAL.System_Sleep';
     let body = Buffer.from(
@@ -489,6 +529,8 @@ async function runPhase(
     http.close();
     reader.close();
     await stop(serve.proc, nodeFlags.length ? 60_000 : 10_000);
+    finalizers.get(`b11-${name}`)?.();
+    finalizers.delete(`b11-${name}`);
   }
 }
 
