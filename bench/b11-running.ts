@@ -28,7 +28,7 @@
  * `node --cpu-prof` and summarises the server over its end wave.
  */
 import { once } from 'node:events';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
@@ -250,14 +250,25 @@ function sleepsBelow(roots: number[]): Map<number, number> {
 }
 
 /**
- * SIGKILLs the agents and every process below them. The local agent is the server's child in its own process group
- * and outlives the server while jobs run; job processes have process groups of their own: stopping the processes
- * this harness started would leave up to 2,000 sleeps behind after a failure or Ctrl-C.
+ * SIGKILLs the agents and every process below them or working in `folder` (the agents' job folders: a job whose agent
+ * was stopped first is an orphan). The local agent is the server's child in its own process group and outlives the
+ * server while jobs run, and each job has a process group of its own: stopping the processes this harness started
+ * would leave up to 4,000 bash and sleep processes behind after a failure or Ctrl-C.
  */
-function killAgentTrees(agents: number[]): void {
+function killAgentTrees(agents: number[], folder: string): void {
   const table = processTable();
   const roots = new Set(agents);
-  for (const pid of [...table.keys()].filter((p) => rootOf(table, p, roots) !== undefined).concat(agents))
+  const inFolder = (pid: number) => {
+    try {
+      return readlinkSync(`/proc/${pid}/cwd`).startsWith(folder);
+    } catch {
+      return false;
+    }
+  };
+  const doomed = [...table.keys()].filter(
+    (p) => p !== process.pid && (rootOf(table, p, roots) !== undefined || inFolder(p)),
+  );
+  for (const pid of doomed.concat(agents))
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -366,7 +377,12 @@ async function runPhase(
     const asked = kind === 'System' ? opts.systemJobs : opts.bashJobs;
     const limits: string[] = [];
     const agentPids: Array<[string, number]> = [['GLOBAL.Local', await localAgentPid(dataDir)]];
-    finalizers.set(`b11-${name}`, () => killAgentTrees(agentPids.map(([, pid]) => pid)));
+    finalizers.set(`b11-${name}`, () =>
+      killAgentTrees(
+        agentPids.map(([, pid]) => pid),
+        work,
+      ),
+    );
     let jobs = asked;
     let definition = 'GLOBAL.System_Sleep';
     let body = Buffer.from(
