@@ -49,7 +49,7 @@ import {
 import { finalizers, launch, memoryOf, monoUs, pinned, ROOT, type Serve, startServe, stop } from './harness.ts';
 import { profileRun } from './lib/profile.ts';
 import { benchmark } from './lib/benchmark.ts';
-import { amount, count, shared, type Values } from './lib/options.ts';
+import { amount, count, shared, text, type Values } from './lib/options.ts';
 import { type Dist, dist, fixed, int, say } from './lib/report.ts';
 
 const TARGET_GET_P99_MS = 20;
@@ -68,6 +68,15 @@ const OPTIONS = {
   probeRate: count(50, 'GETs per second of the latency probe (open loop: one every 1/rate s, whatever the answers)'),
   idleSeconds: amount(10, 'seconds of the idle GET probe (the anchor)', { min: 1 }),
   warmupJobs: count(500, 'untimed jobs each fresh server runs first (System_Sleep 0 ms, or BASH `true`)', { min: 0 }),
+  profileWindow: text(
+    'end',
+    "--profile's window: `end` (first Completed → last end) or `running` (all Running → first Completed)",
+    {
+      arg: 'W',
+      pattern: /^(end|running)$/,
+      expected: 'end or running',
+    },
+  ),
   maxLoad: shared.maxLoad,
   quietTimeout: shared.quietTimeout,
 };
@@ -143,6 +152,8 @@ interface Phase {
   realStatus: boolean;
   /** CLOCK_MONOTONIC µs from the first Completed to the last end: the window of --profile. */
   wave: { startUs: number; endUs: number };
+  /** The same for all Running → the first Completed. */
+  steadyUs: { startUs: number; endUs: number };
 }
 
 /**
@@ -461,6 +472,7 @@ async function runPhase(
     // the last has ended.
     const runningRssMiB = await collectedRss();
     const runFrom = Date.now();
+    const steadyUs = { startUs: monoUs(), endUs: Number.NaN };
     const probe = startProbe(probeUrl, apiKey, opts.probeRate);
     await sleep(2000);
     const agents: AgentFigures[] = [];
@@ -482,6 +494,7 @@ async function runPhase(
       if ((s.Completed ?? 0) > 0 && Number.isNaN(firstCompleted)) {
         firstCompleted = Date.now();
         wave.startUs = monoUs();
+        steadyUs.endUs = wave.startUs;
       }
       if (FINAL.reduce((n, f) => n + (s[f] ?? 0), 0) >= jobs) break;
       if (performance.now() > deadline) {
@@ -540,6 +553,7 @@ async function runPhase(
       outcomes,
       realStatus,
       wave,
+      steadyUs,
     };
   } finally {
     http.close();
@@ -611,9 +625,12 @@ benchmark({
     const profile = opts.profile
       ? await profileRun(
           opts.profileDir,
-          async (flags) => (await runPhase(opts, 'System', work, apiKey, flags)).wave,
+          async (flags) => {
+            const p = await runPhase(opts, 'System', work, apiKey, flags);
+            return opts.profileWindow === 'end' ? p.wave : p.steadyUs;
+          },
           () => ({
-            heading: `server profile, end wave of ${int(opts.systemJobs)} System jobs`,
+            heading: `server profile, ${opts.profileWindow === 'end' ? 'end wave' : 'all running'} of ${int(opts.systemJobs)} System jobs`,
             items: opts.systemJobs,
           }),
         )
