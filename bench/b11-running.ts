@@ -27,9 +27,11 @@
  * running job = (RSS all running − RSS idle) ÷ jobs running. --profile runs one more System phase under
  * `node --cpu-prof` and summarises the server over its end wave.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { FINAL } from '../src/domain/job-status.ts';
 import {
   createBashDefinition,
@@ -39,14 +41,15 @@ import {
   pollUntil,
   type StatsLine,
   statsBetween,
+  type Submitter,
   submitMany,
   submitter,
   waitForQuiet,
 } from './agent-harness.ts';
-import { launch, memoryOf, monoUs, pinned, ROOT, type Serve, startServe, stop } from './harness.ts';
+import { finalizers, launch, memoryOf, monoUs, pinned, ROOT, type Serve, startServe, stop } from './harness.ts';
 import { profileRun } from './lib/profile.ts';
 import { benchmark } from './lib/benchmark.ts';
-import { amount, count, shared, type Values } from './lib/options.ts';
+import { amount, count, shared, text, type Values } from './lib/options.ts';
 import { type Dist, dist, fixed, int, say } from './lib/report.ts';
 
 const TARGET_GET_P99_MS = 20;
@@ -65,13 +68,23 @@ const OPTIONS = {
   probeRate: count(50, 'GETs per second of the latency probe (open loop: one every 1/rate s, whatever the answers)'),
   idleSeconds: amount(10, 'seconds of the idle GET probe (the anchor)', { min: 1 }),
   warmupJobs: count(500, 'untimed jobs each fresh server runs first (System_Sleep 0 ms, or BASH `true`)', { min: 0 }),
+  profileWindow: text(
+    'end',
+    "--profile's window: `end` (first Completed → last end) or `running` (all Running → first Completed)",
+    {
+      arg: 'W',
+      pattern: /^(end|running)$/,
+      expected: 'end or running',
+    },
+  ),
   maxLoad: shared.maxLoad,
   quietTimeout: shared.quietTimeout,
 };
 type Options = Values<typeof OPTIONS> & { pin: boolean };
 
 interface Window {
-  getMs: Dist & { n: number; failed: number };
+  /** Answered 200 (n) and not (failed, by status: 503 is the server shedding load, src/config/config.ts). */
+  getMs: Dist & { n: number; failed: number; failures: Record<string, number> };
   /** Event-loop delay over the window's seconds: the worst second's p99, the median second's p99, the max. */
   loop: ReturnType<typeof loopDelay>;
   /** Seconds from the window's start to the end of its worst second. */
@@ -118,6 +131,8 @@ interface Phase {
   idleRssMiB: number;
   idle: Window;
   submitS: number;
+  /** Submits the server shed with 503 (overloaded) and that were sent again 1 s later. */
+  shedSubmits: number;
   /** First submit → the poll that saw all jobs Running. */
   allRunningS: number;
   runningRssMiB: number;
@@ -137,69 +152,139 @@ interface Phase {
   realStatus: boolean;
   /** CLOCK_MONOTONIC µs from the first Completed to the last end: the window of --profile. */
   wave: { startUs: number; endUs: number };
+  /** The same for all Running → the first Completed. */
+  steadyUs: { startUs: number; endUs: number };
+}
+
+/**
+ * A submitter that sends a submit again when the server shed it (503 with Retry-After: its loop lagged over
+ * MILLRACE_MAX_EVENT_LOOP_DELAY, 500 ms), as a client should; the sheds are counted and reported.
+ */
+function retrying(http: Submitter, shed: { count: number }): Submitter {
+  return {
+    async submit(definition, body) {
+      for (let attempt = 1; ; attempt++) {
+        const r = await http.submit(definition, body);
+        if (r.status !== 503 || attempt >= 20) return r;
+        shed.count++;
+        await sleep(1000);
+      }
+    },
+    close: () => http.close(),
+  };
 }
 
 /** A probe's answers: when each GET was sent (epoch ms), how long its answer took (ms), whether it failed. */
-type Samples = Array<{ at: number; ms: number; failed: boolean }>;
+type Samples = Array<{ at: number; ms: number; status: number }>;
 
 const getsBetween = (xs: Samples, from: number, to: number): Window['getMs'] => {
   const w = xs.filter((x) => x.at >= from && x.at < to);
-  const ok = w.filter((x) => !x.failed).map((x) => x.ms);
-  return { ...dist(ok), n: ok.length, failed: w.length - ok.length };
+  const ok = w.filter((x) => x.status === 200).map((x) => x.ms);
+  const failures: Record<string, number> = {};
+  for (const x of w) if (x.status !== 200) failures[x.status || 'error'] = (failures[x.status || 'error'] ?? 0) + 1;
+  return { ...dist(ok), n: ok.length, failed: w.length - ok.length, failures };
 };
+
+/**
+ * The probe, in a worker thread of its own: the harness's main thread polls the jobs table (tens of ms a poll with
+ * 50,000 rows), and an answer that arrived meanwhile would be timed late. Plain JS, so it needs no loader.
+ */
+const PROBE = `
+const { parentPort, workerData: { url, apiKey, rate } } = require('node:worker_threads');
+const samples = [];
+const pending = new Set();
+const timer = setInterval(() => {
+  const t0 = performance.now();
+  const at = Date.now();
+  const done = (status) => samples.push({ at, ms: performance.now() - t0, status });
+  const p = fetch(url, { headers: { 'X-API-Key': apiKey } })
+    .then(async (r) => { await r.arrayBuffer(); done(r.status); }, () => done(0))
+    .finally(() => pending.delete(p));
+  pending.add(p);
+}, 1000 / rate);
+parentPort.once('message', async () => {
+  clearInterval(timer);
+  await Promise.all(pending);
+  parentPort.postMessage(samples);
+});
+`;
 
 /** GETs `url` at a fixed rate (open loop, so a stalled server shows as long answers rather than fewer requests). */
 function startProbe(url: string, apiKey: string, rate: number): { stop(): Promise<Samples> } {
-  const samples: Samples = [];
-  const pending = new Set<Promise<void>>();
-  const timer = setInterval(() => {
-    const t0 = performance.now();
-    const at = Date.now();
-    const p = fetch(url, { headers: { 'X-API-Key': apiKey } })
-      .then(async (r) => {
-        await r.arrayBuffer();
-        samples.push({ at, ms: performance.now() - t0, failed: r.status !== 200 });
-      })
-      .catch(() => {
-        samples.push({ at, ms: performance.now() - t0, failed: true });
-      })
-      .finally(() => pending.delete(p));
-    pending.add(p);
-  }, 1000 / rate);
+  const worker = new Worker(PROBE, { eval: true, workerData: { url, apiKey, rate } });
   return {
     async stop() {
-      clearInterval(timer);
-      await Promise.all(pending);
+      const got = once(worker, 'message');
+      worker.postMessage('stop');
+      const [samples] = (await got) as [Samples];
+      await worker.terminate();
       return samples;
     },
   };
 }
 
-/** The `sleep` processes below each pid, read from /proc (a job's bash may exec its sleep or fork it). */
-function sleepsBelow(roots: number[]): Map<number, number> {
-  const parent = new Map<number, number>();
-  const sleeping: number[] = [];
+/** Every process's parent and command name, from /proc. */
+function processTable(): Map<number, { ppid: number; comm: string }> {
+  const out = new Map<number, { ppid: number; comm: string }>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-      if (comm === 'sleep') sleeping.push(Number(name));
+      out.set(Number(name), { ppid: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), comm });
     } catch {
       // Gone meanwhile.
     }
   }
-  const out = new Map(roots.map((r) => [r, 0]));
-  for (let pid of sleeping)
-    for (let hops = 0; hops < 10 && pid > 1; hops++) {
-      pid = parent.get(pid) ?? 0;
-      if (out.has(pid)) {
-        out.set(pid, (out.get(pid) ?? 0) + 1);
-        break;
-      }
-    }
   return out;
+}
+
+/** The root among `roots` that `pid` descends from, if any. */
+function rootOf(table: ReturnType<typeof processTable>, pid: number, roots: Set<number>): number | undefined {
+  for (let p = pid, hops = 0; hops < 20 && p > 1; hops++) {
+    p = table.get(p)?.ppid ?? 0;
+    if (roots.has(p)) return p;
+  }
+  return undefined;
+}
+
+/** The `sleep` processes below each pid (a job's bash may exec its sleep or fork it). */
+function sleepsBelow(roots: number[]): Map<number, number> {
+  const table = processTable();
+  const out = new Map(roots.map((r) => [r, 0]));
+  for (const [pid, { comm }] of table) {
+    if (comm !== 'sleep') continue;
+    const root = rootOf(table, pid, new Set(roots));
+    if (root !== undefined) out.set(root, (out.get(root) ?? 0) + 1);
+  }
+  return out;
+}
+
+/**
+ * SIGKILLs the agents and every process below them or working in `folder` (the agents' job folders: a job whose agent
+ * was stopped first is an orphan). The local agent is the server's child in its own process group and outlives the
+ * server while jobs run, and each job has a process group of its own: stopping the processes this harness started
+ * would leave up to 4,000 bash and sleep processes behind after a failure or Ctrl-C.
+ */
+function killAgentTrees(agents: number[], folder: string): void {
+  const table = processTable();
+  const roots = new Set(agents);
+  const inFolder = (pid: number) => {
+    try {
+      return readlinkSync(`/proc/${pid}/cwd`).startsWith(folder);
+    } catch {
+      return false;
+    }
+  };
+  const doomed = [...table.keys()].filter(
+    (p) => p !== process.pid && (rootOf(table, p, roots) !== undefined || inFolder(p)),
+  );
+  for (const pid of doomed.concat(agents))
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone.
+    }
 }
 
 async function api(serve: Serve, apiKey: string, method: string, path: string, body?: unknown) {
@@ -297,11 +382,18 @@ async function runPhase(
     return memoryOf(serve.proc.pid).rssMiB;
   };
   const reader = new JobsReader(dataDir);
-  const http = submitter(serve.base, apiKey, opts.concurrency);
+  const shed = { count: 0 };
+  const http = retrying(submitter(serve.base, apiKey, opts.concurrency), shed);
   try {
     const asked = kind === 'System' ? opts.systemJobs : opts.bashJobs;
     const limits: string[] = [];
     const agentPids: Array<[string, number]> = [['GLOBAL.Local', await localAgentPid(dataDir)]];
+    finalizers.set(`b11-${name}`, () =>
+      killAgentTrees(
+        agentPids.map(([, pid]) => pid),
+        work,
+      ),
+    );
     let jobs = asked;
     let definition = 'GLOBAL.System_Sleep';
     let body = Buffer.from(
@@ -373,12 +465,14 @@ async function runPhase(
     ]);
     const tRunning = performance.now();
     const submitS = (sent.lastAt - t0) / 1000;
+    const shedSubmits = shed.count;
     const submitLoop = loopDelay(statsBetween(statsFile, submitFrom, submitFrom + (submitted - t0)));
 
     // All running: RSS after a collection (before the probe, which it would disturb), processes, the GET probe until
     // the last has ended.
     const runningRssMiB = await collectedRss();
     const runFrom = Date.now();
+    const steadyUs = { startUs: monoUs(), endUs: Number.NaN };
     const probe = startProbe(probeUrl, apiKey, opts.probeRate);
     await sleep(2000);
     const agents: AgentFigures[] = [];
@@ -400,6 +494,7 @@ async function runPhase(
       if ((s.Completed ?? 0) > 0 && Number.isNaN(firstCompleted)) {
         firstCompleted = Date.now();
         wave.startUs = monoUs();
+        steadyUs.endUs = wave.startUs;
       }
       if (FINAL.reduce((n, f) => n + (s[f] ?? 0), 0) >= jobs) break;
       if (performance.now() > deadline) {
@@ -443,6 +538,7 @@ async function runPhase(
       idleRssMiB,
       idle,
       submitS,
+      shedSubmits,
       allRunningS: (tRunning - t0) / 1000,
       runningRssMiB,
       peakRssMiB: peak,
@@ -457,11 +553,14 @@ async function runPhase(
       outcomes,
       realStatus,
       wave,
+      steadyUs,
     };
   } finally {
     http.close();
     reader.close();
     await stop(serve.proc, nodeFlags.length ? 60_000 : 10_000);
+    finalizers.get(`b11-${name}`)?.();
+    finalizers.delete(`b11-${name}`);
   }
 }
 
@@ -470,7 +569,7 @@ const ms = (x: number) => fixed(x, 1);
 function report(p: Phase): string[] {
   const w = (name: string, x: Window, rss: number) =>
     `  ${name.padEnd(30)} RSS ${fixed(rss, 0).padStart(5)} MiB  GET p50 ${ms(x.getMs.p50).padStart(5)} p99 ` +
-    `${ms(x.getMs.p99).padStart(6)} max ${ms(x.getMs.max).padStart(6)} ms (${int(x.getMs.n)} GETs, ${x.getMs.failed} failed)  ` +
+    `${ms(x.getMs.p99).padStart(6)} max ${ms(x.getMs.max).padStart(6)} ms (${int(x.getMs.n)} GETs, ${x.getMs.failed} failed${x.getMs.failed ? `: ${JSON.stringify(x.getMs.failures)}` : ''})  ` +
     `loop p99 worst second ${ms(x.loop.worstP99).padStart(6)} (at +${fixed(x.worstAtS, 0)} s), median second ` +
     `${ms(x.loop.medianP99)}, max ${ms(x.loop.max)} ms`;
   return [
@@ -483,7 +582,8 @@ function report(p: Phase): string[] {
     `  ratios running ÷ idle: GET p99 ${fixed(p.running.getMs.p99 / p.idle.getMs.p99, 2)}×, loop worst-second p99 ` +
       `${fixed(p.running.loop.worstP99 / p.idle.loop.worstP99, 2)}×; RSS +${fixed(p.runningRssMiB - p.idleRssMiB, 0)} MiB = ` +
       `${fixed(p.rssPerJobKiB, 2)} KiB per running job; peak RSS ${fixed(p.peakRssMiB, 0)} MiB`,
-    `  submitted in ${fixed(p.submitS, 1)} s (${int(p.jobs / p.submitS)}/s; loop p99 worst second meanwhile ` +
+    `  submitted in ${fixed(p.submitS, 1)} s (${int(p.jobs / p.submitS)}/s, ${int(p.shedSubmits)} shed with 503 and ` +
+      `sent again; loop p99 worst second meanwhile ` +
       `${ms(p.submitLoop.worstP99)} ms), all Running ${fixed(p.allRunningS, 1)} s after the first submit, the last ` +
       `ended ${fixed(p.endS, 1)} s after that`,
     ...p.agents.map(
@@ -525,9 +625,12 @@ benchmark({
     const profile = opts.profile
       ? await profileRun(
           opts.profileDir,
-          async (flags) => (await runPhase(opts, 'System', work, apiKey, flags)).wave,
+          async (flags) => {
+            const p = await runPhase(opts, 'System', work, apiKey, flags);
+            return opts.profileWindow === 'end' ? p.wave : p.steadyUs;
+          },
           () => ({
-            heading: `server profile, end wave of ${int(opts.systemJobs)} System jobs`,
+            heading: `server profile, ${opts.profileWindow === 'end' ? 'end wave' : 'all running'} of ${int(opts.systemJobs)} System jobs`,
             items: opts.systemJobs,
           }),
         )
