@@ -17,6 +17,7 @@ import {
   UPGRADE_PROTOCOL,
 } from '../../src/agent/protocol.ts';
 import { attemptKey, type LoadedEntry, readSpool } from '../../src/agent/spool.ts';
+import { AGENT_HEAP } from '../../src/engine/local-agent.ts';
 import { cliEnv, ROOT } from './cli.ts';
 
 /**
@@ -271,7 +272,10 @@ export interface AgentProcess {
 
 const agents = new Set<ChildProcess>();
 
-/** `node bin/millrace agent --server <peer> …` with the test's environment (no MILLRACE_*) plus `env`. */
+/**
+ * `node bin/millrace agent --server <peer> …` with the test's environment (no MILLRACE_*) plus `env`, and the heap
+ * setting the agent is deployed with (the local agent and the systemd unit).
+ */
 export function spawnAgent(
   peer: Pick<AgentPeer, 'url' | 'processServer'>,
   dir: string,
@@ -281,6 +285,7 @@ export function spawnAgent(
   const child = spawn(
     process.execPath,
     [
+      AGENT_HEAP,
       'bin/millrace',
       'agent',
       '--server',
