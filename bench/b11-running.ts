@@ -27,11 +27,9 @@
  * running job = (RSS all running − RSS idle) ÷ jobs running. --profile runs one more System phase under
  * `node --cpu-prof` and summarises the server over its end wave.
  */
-import { once } from 'node:events';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
 import { FINAL } from '../src/domain/job-status.ts';
 import {
   createBashDefinition,
@@ -49,6 +47,7 @@ import {
 import { finalizers, launch, memoryOf, monoUs, pinned, ROOT, type Serve, startServe, stop } from './harness.ts';
 import { profileRun } from './lib/profile.ts';
 import { benchmark } from './lib/benchmark.ts';
+import { type Samples, startProbe } from './lib/get-probe.ts';
 import { amount, count, shared, text, type Values } from './lib/options.ts';
 import { type Dist, dist, fixed, int, say } from './lib/report.ts';
 
@@ -174,9 +173,6 @@ function retrying(http: Submitter, shed: { count: number }): Submitter {
   };
 }
 
-/** A probe's answers: when each GET was sent (epoch ms), how long its answer took (ms), whether it failed. */
-type Samples = Array<{ at: number; ms: number; status: number }>;
-
 const getsBetween = (xs: Samples, from: number, to: number): Window['getMs'] => {
   const w = xs.filter((x) => x.at >= from && x.at < to);
   const ok = w.filter((x) => x.status === 200).map((x) => x.ms);
@@ -184,44 +180,6 @@ const getsBetween = (xs: Samples, from: number, to: number): Window['getMs'] => 
   for (const x of w) if (x.status !== 200) failures[x.status || 'error'] = (failures[x.status || 'error'] ?? 0) + 1;
   return { ...dist(ok), n: ok.length, failed: w.length - ok.length, failures };
 };
-
-/**
- * The probe, in a worker thread of its own: the harness's main thread polls the jobs table (tens of ms a poll with
- * 50,000 rows), and an answer that arrived meanwhile would be timed late. Plain JS, so it needs no loader.
- */
-const PROBE = `
-const { parentPort, workerData: { url, apiKey, rate } } = require('node:worker_threads');
-const samples = [];
-const pending = new Set();
-const timer = setInterval(() => {
-  const t0 = performance.now();
-  const at = Date.now();
-  const done = (status) => samples.push({ at, ms: performance.now() - t0, status });
-  const p = fetch(url, { headers: { 'X-API-Key': apiKey } })
-    .then(async (r) => { await r.arrayBuffer(); done(r.status); }, () => done(0))
-    .finally(() => pending.delete(p));
-  pending.add(p);
-}, 1000 / rate);
-parentPort.once('message', async () => {
-  clearInterval(timer);
-  await Promise.all(pending);
-  parentPort.postMessage(samples);
-});
-`;
-
-/** GETs `url` at a fixed rate (open loop, so a stalled server shows as long answers rather than fewer requests). */
-function startProbe(url: string, apiKey: string, rate: number): { stop(): Promise<Samples> } {
-  const worker = new Worker(PROBE, { eval: true, workerData: { url, apiKey, rate } });
-  return {
-    async stop() {
-      const got = once(worker, 'message');
-      worker.postMessage('stop');
-      const [samples] = (await got) as [Samples];
-      await worker.terminate();
-      return samples;
-    },
-  };
-}
 
 /** Every process's parent and command name, from /proc. */
 function processTable(): Map<number, { ppid: number; comm: string }> {

@@ -36,6 +36,7 @@ import { formatInstant } from '../src/time/date-format.ts';
 import { JobsReader, loopDelay, sampleRss, statsBetween } from './agent-harness.ts';
 import { autocannon, backgroundBusy, memoryOf, processCpuSeconds, type Serve, startServe } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
+import { startProbe } from './lib/get-probe.ts';
 import { amount, count, flag, type Values } from './lib/options.ts';
 import { dist, fixed, int, median, medians, ratiosByRep, row, say, Table } from './lib/report.ts';
 
@@ -201,7 +202,7 @@ interface Phase {
   serverCpuS: number;
   /** Worst event-loop delay of any second of the request (MILLRACE_STATS_FILE), ms. */
   loopMaxMs: number;
-  /** Other requests meanwhile: JSON GETs of one object (probeGets), their p99 and longest wait, ms. */
+  /** Other requests meanwhile: JSON GETs of one object (lib/get-probe.ts), their p99 and longest wait, ms. */
   getP99Ms: number;
   getMaxMs: number;
   gets: number;
@@ -222,33 +223,8 @@ function resetPeak(pid: number): boolean {
   }
 }
 
-/**
- * Other requests while a long one runs: GETs of one JSON object (a built-in definition, there before the import),
- * one after another with 10 ms between them, from this process. Their latencies say how long any request waits
- * meanwhile (issue 17: "no other request waits more than 50 ms").
- */
-function probeGets(c: Client): { stop(): Promise<number[]> } {
-  let running = true;
-  const times: number[] = [];
-  const url = `${c.json}/JobDefinition/GLOBAL.System_Sleep`;
-  const loop = (async () => {
-    while (running) {
-      const t0 = performance.now();
-      const r = await fetch(url, { headers: { 'X-API-Key': c.apiKey } });
-      await r.arrayBuffer();
-      if (r.status !== 200) throw new Error(`probe GET ${url}: ${r.status}`);
-      times.push(performance.now() - t0);
-      await new Promise((res) => setTimeout(res, 10));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return times;
-    },
-  };
-}
+/** Other requests while a long one runs: GETs of one JSON object (a built-in, there before the import), 100 a second. */
+const PROBE_RATE = 100;
 
 async function timed(
   serve: Serve,
@@ -265,11 +241,14 @@ async function timed(
   const cpu0 = processCpuSeconds(pid);
   const wall0 = Date.now();
   const t0 = performance.now();
-  const probe = probeGets(c);
+  const probe = startProbe(`${c.json}/JobDefinition/GLOBAL.System_Sleep`, c.apiKey, PROBE_RATE);
   const r = await request();
   const seconds = (performance.now() - t0) / 1000;
   const wall1 = Date.now();
-  const probed = await probe.stop();
+  const samples = await probe.stop();
+  const failed = samples.filter((x) => x.status !== 200);
+  if (failed.length > 0) throw new Error(`${name}: ${failed.length} probe GETs failed (status ${failed[0]?.status})`);
+  const probed = samples.map((x) => x.ms);
   const waits = dist(probed);
   const sampled = sampler.stop().maxBytes / MiB;
   const mem = memoryOf(pid);

@@ -59,7 +59,6 @@ export class GroupCommit {
     const outcomes: Outcome[] = [];
     try {
       await this.store.transaction(async (tx) => {
-        outcomes.length = 0; // a transaction may be tried again by the store
         for (const p of group)
           outcomes.push(
             await p.work(tx).then(

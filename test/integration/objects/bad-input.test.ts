@@ -238,6 +238,8 @@ for (const backend of backends()) {
       assert.equal((await t.req('GET', '/ProcessServer/GLOBAL.System')).json.ExecutionSize, 50_000);
       for (const body of [{ DefinitionTypes: ['BASH'] }, { ExecutionSize: 10, Description: 'x' }])
         await expectRejected('PUT', '/ProcessServer/GLOBAL.System', { body }, 409, /built in and cannot be changed/);
+      for (const ExecutionSize of [100_001, -1, 'many'])
+        await expectRejected('PUT', '/ProcessServer/GLOBAL.System', { body: { ExecutionSize } }, 400, /ExecutionSize/);
       assert.equal((await t.req('GET', '/ProcessServer/GLOBAL.System')).json.ExecutionSize, 50_000);
       await expectRejected('PUT', '/Queue/System', { body: { ExecutionSize: 5 } }, 409, /built in/);
     });

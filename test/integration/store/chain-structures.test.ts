@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
-import { migrationProvider } from '../../../src/store/migrations.ts';
-import { openStore } from '../../../src/store/open.ts';
+import { sql } from 'kysely';
 import type { Store } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
+import { upgradedFrom } from '../../helpers/older-database.ts';
 
 /**
  * Migration 0009 moves a chain job's steps and handlers out of its row into chain_structures (issue 17, B7). A
@@ -28,27 +24,19 @@ for (const backend of backends())
     before(async () => {
       db = await backend.create();
       // A database as release 0008 left it, holding a chain job whose structure is inside its data.
-      const kysely = new Kysely<unknown>({
-        dialect: db.databaseUrl
-          ? new PostgresDialect({ pool: new pg.Pool({ connectionString: db.databaseUrl, max: 1 }) })
-          : new SqliteDialect({ database: new BetterSqlite3(join(db.dataDir, 'millrace.sqlite')) }),
-      });
-      const migrator = new Migrator({ db: kysely, provider: migrationProvider(backend.name) });
-      const { error } = await migrator.migrateTo('0008_job_list_indexes');
-      assert.equal(error, undefined);
-      const data = {
-        zone: 'UTC',
-        parameters: [],
-        notes: ['kept'],
-        spec: { type: 'JobChain', script: null, completionStrategy: 'Default', returnCodeMap: '', restart: {} },
-        chain: { structure: { steps: STEPS, handlers: HANDLERS, depth: 1 } },
-      };
-      await sql`insert into jobs (job_id, unique_id, definition, partition, status, priority, queue, requested_start,
+      store = await upgradedFrom(backend, db, '0008_job_list_indexes', async (kysely) => {
+        const data = {
+          zone: 'UTC',
+          parameters: [],
+          notes: ['kept'],
+          spec: { type: 'JobChain', script: null, completionStrategy: 'Default', returnCodeMap: '', restart: {} },
+          chain: { structure: { steps: STEPS, handlers: HANDLERS, depth: 1 } },
+        };
+        await sql`insert into jobs (job_id, unique_id, definition, partition, status, priority, queue, requested_start,
           top_start, attempt, starts, submitted_by, data, creation_time, modification_time)
         values (7, 5007, 'GLOBAL.Flow', 'GLOBAL', 'Waiting', 50, 'GLOBAL.System', 1, 1, 0, 0, 'admin',
           ${JSON.stringify(data)}, 1, 1)`.execute(kysely);
-      await kysely.destroy();
-      store = await openStore({ dataDir: db.dataDir, ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}) });
+      });
     });
     after(async () => {
       await store?.close();

@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
-import { migrationProvider } from '../../../src/store/migrations.ts';
-import { openStore } from '../../../src/store/open.ts';
+import { sql } from 'kysely';
 import type { Store } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
+import { upgradedFrom } from '../../helpers/older-database.ts';
 
 /**
  * Migration 0011 gives every job row its definition's type as a column, which the dispatcher reads queued jobs by
@@ -23,29 +19,20 @@ for (const backend of backends())
     let store: Store;
     before(async () => {
       db = await backend.create();
-      const kysely = new Kysely<unknown>({
-        dialect: db.databaseUrl
-          ? new PostgresDialect({ pool: new pg.Pool({ connectionString: db.databaseUrl, max: 1 }) })
-          : new SqliteDialect({ database: new BetterSqlite3(join(db.dataDir, 'millrace.sqlite')) }),
-      });
-      const { error } = await new Migrator({ db: kysely, provider: migrationProvider(backend.name) }).migrateTo(
-        '0010_cluster',
-      );
-      assert.equal(error, undefined);
-      // Three queued jobs of release 0010: two BASH (the second of higher priority), one System.
-      for (const [id, type, priority] of [
-        [1, 'BASH', 50],
-        [2, 'System', 50],
-        [3, 'BASH', 70],
-      ] as const)
-        await sql`insert into jobs (job_id, unique_id, definition, partition, status, priority, queue, requested_start,
+      store = await upgradedFrom(backend, db, '0010_cluster', async (kysely) => {
+        // Three queued jobs of release 0010: two BASH (the second of higher priority), one System.
+        for (const [id, type, priority] of [
+          [1, 'BASH', 50],
+          [2, 'System', 50],
+          [3, 'BASH', 70],
+        ] as const)
+          await sql`insert into jobs (job_id, unique_id, definition, partition, status, priority, queue, requested_start,
             top_start, attempt, starts, submitted_by, data, creation_time, modification_time)
           values (${id}, ${5000 + id}, 'GLOBAL.J', 'GLOBAL', 'Queued', ${priority}, 'GLOBAL.Default', 1, 1, 0, 0,
             'admin', ${JSON.stringify({ zone: 'UTC', parameters: [], notes: [], spec: spec(type) })}, 1, 1)`.execute(
-          kysely,
-        );
-      await kysely.destroy();
-      store = await openStore({ dataDir: db.dataDir, ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}) });
+            kysely,
+          );
+      });
     });
     after(async () => {
       await store?.close();
