@@ -147,7 +147,9 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
   test('a queue limit of 3 holds while two nodes dispatch to their own agents', async () => {
     const log = join(dir, 'intervals.txt');
     await post('/Queue/GLOBAL.Three', { ExecutionSize: 3 });
-    for (const ps of ['A1', 'A2']) await post(`/QueueProvider/GLOBAL.${ps}.GLOBAL.Three`, {});
+    // Each provider takes 2 at most, so that reaching the queue's 3 needs both agents, whichever node wins the race
+    // to dispatch a job that another node's commit queued.
+    for (const ps of ['A1', 'A2']) await post(`/QueueProvider/GLOBAL.${ps}.GLOBAL.Three`, { ExecutionSize: 2 });
     await post('/JobDefinition/GLOBAL.Interval', {
       JobDefinitionType: 'BASH',
       DefaultQueue: 'GLOBAL.Three',
