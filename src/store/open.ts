@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { KyselyStore } from './kysely-store.ts';
 import type { Database } from './tables.ts';
 import { migrationProvider } from './migrations.ts';
 import { PgChannel } from './pg-channel.ts';
+import { type Prepare, ReaderBesideDialect } from './sqlite-driver.ts';
 import type { Store } from './store.ts';
 
 export interface StoreOptions {
@@ -35,20 +36,25 @@ const pgTypes = {
  * fixed set, so reuse prepared statements by SQL text. Safe because the driver runs each statement to the end
  * (`all`/`run`) before the next one; we never stream results.
  */
-function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
+function statementCache(db: BetterSqlite3.Database): Prepare {
   const statements = new Map<string, BetterSqlite3.Statement>();
-  return {
-    close: () => db.close(),
-    prepare(sql: string) {
-      let statement = statements.get(sql);
-      if (!statement) {
-        if (statements.size >= 1000) statements.clear();
-        statement = db.prepare(sql);
-        statements.set(sql, statement);
-      }
-      return statement;
-    },
+  return (sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= 1000) statements.clear();
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
   };
+}
+
+/** A connection to the SQLite file: WAL, and a wait of up to 5 s for a lock another process holds. */
+function openSqlite(file: string): BetterSqlite3.Database {
+  const sqlite = new BetterSqlite3(file);
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  return sqlite;
 }
 
 /** Names of the migrations the database has not run; one query of the migration table (readiness). */
@@ -107,14 +113,24 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   } else {
     if (options.databaseUrl !== undefined) throw new Error(`unsupported database URL: ${options.databaseUrl}`);
     mkdirSync(options.dataDir, { recursive: true });
-    const sqlite = new BetterSqlite3(join(options.dataDir, 'millrace.sqlite'));
-    // WAL lets readers run beside the writer; NORMAL survives a process crash (only an OS crash may lose
+    const file = join(options.dataDir, 'millrace.sqlite');
+    const sqlite = openSqlite(file);
+    // WAL lets the reader run beside the writer; NORMAL survives a process crash (only an OS crash may lose
     // the last transactions); busy_timeout makes the CLI and the server wait for each other briefly.
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma('foreign_keys = ON');
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    // The second connection only reads (sqlite-driver.ts); query_only makes SQLite refuse it any write.
+    const reader = openSqlite(file);
+    reader.pragma('query_only = ON');
+    const connections = {
+      writer: statementCache(sqlite),
+      reader: statementCache(reader),
+      close: () => {
+        reader.close();
+        sqlite.close();
+      },
+    };
+    db = new Kysely<Database>({ dialect: new ReaderBesideDialect(connections) });
     const dataVersion = sqlite.prepare('pragma data_version').pluck();
     // Read at most once a millisecond: the pragma cost a cached GET 6 µs of its ~65 (bench/README.md, B3). It only
     // tells of commits by other connections (a CLI on the same file); ours are counted exactly by the store.
