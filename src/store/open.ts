@@ -7,6 +7,7 @@ import { KyselyStore } from './kysely-store.ts';
 import type { Database } from './tables.ts';
 import { migrationProvider } from './migrations.ts';
 import { PgChannel } from './pg-channel.ts';
+import { Checkpointer, WAL_LIMIT_BYTES } from './sqlite-checkpointer.ts';
 import { type Prepare, ReaderBesideDialect } from './sqlite-driver.ts';
 import type { Store } from './store.ts';
 
@@ -119,13 +120,19 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     // the last transactions); busy_timeout makes the CLI and the server wait for each other briefly.
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
+    // Checkpoints run in a worker thread (sqlite-checkpointer.ts), not in the commits.
+    sqlite.pragma('wal_autocheckpoint = 0');
+    sqlite.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
+    const checkpointer = new Checkpointer(file, () => sqlite.pragma('wal_autocheckpoint = 1000'));
     // The second connection only reads (sqlite-driver.ts); query_only makes SQLite refuse it any write.
     const reader = openSqlite(file);
     reader.pragma('query_only = ON');
     const connections = {
       writer: statementCache(sqlite),
       reader: statementCache(reader),
-      close: () => {
+      committed: () => checkpointer.committed(),
+      close: async () => {
+        await checkpointer.close();
         reader.close();
         sqlite.close();
       },

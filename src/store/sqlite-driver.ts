@@ -27,7 +27,9 @@ export type Prepare = (sql: string) => BetterSqlite3.Statement;
 export interface ReaderBesideWriter {
   writer: Prepare;
   reader: Prepare;
-  close(): void;
+  /** Told after each commit of the writer (a transaction's, or a single write's). */
+  committed(): void;
+  close(): Promise<void>;
 }
 
 function run(statement: BetterSqlite3.Statement, parameters: readonly unknown[]): QueryResult<unknown> {
@@ -75,6 +77,7 @@ class Lease implements DatabaseConnection {
       return run(connections.writer(sql), parameters) as QueryResult<R>;
     } finally {
       writer.unlock();
+      connections.committed();
     }
   }
 
@@ -107,6 +110,7 @@ class ReaderBesideDriver implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('commit'));
+    this.connections.committed();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
@@ -121,7 +125,7 @@ class ReaderBesideDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    this.connections.close();
+    await this.connections.close();
   }
 }
 
