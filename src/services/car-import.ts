@@ -12,6 +12,7 @@ import { can, type Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import type { ImportGate } from './import-gate.ts';
 import type { JobService } from './jobs.ts';
+import { keepArchive } from './kept-archive.ts';
 
 export const IMPORT_DEFINITION = 'GLOBAL.System_Import_Archive';
 export const DEFAULT_CAR_NAME = 'carin.car';
@@ -103,7 +104,7 @@ export class ImportService {
         },
         fx,
       );
-      await tx.blobs.put('archive', String(created.jobId), 'car', bytes, created.creationTime);
+      await keepArchive(tx, created.jobId, bytes, created.creationTime);
       return created;
     });
   }

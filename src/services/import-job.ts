@@ -26,6 +26,7 @@ import type { Clock } from '../time/clock.ts';
 import { loopYielder } from '../loop-yield.ts';
 import { IMPORT_NOT_PERMITTED, IMPORT_REFUSED } from './car-import.ts';
 import type { ImportOutcome, ObjectService } from './objects.ts';
+import { keptArchive } from './kept-archive.ts';
 
 export interface ImportJobDeps {
   store: Store;
@@ -61,7 +62,7 @@ async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
   try {
     const p = await d.principalOf(job.submittedBy);
     if (!p) throw forbidden(`User ${job.submittedBy} no longer exists or is disabled`);
-    const bytes = await d.store.blobs.get('archive', String(job.jobId), 'car');
+    const bytes = await keptArchive(d.store, job.jobId);
     if (!bytes) throw invalid('The archive of this import is gone (it was imported or discarded before)');
     const plan = await planImport(d, job, p, bytes, log);
     const results = await d.engine.mutate(async (tx, fx, k) => {
@@ -211,9 +212,10 @@ class ImportRefused extends MillraceError {
 
 /** Drops kept archives whose import job is final or gone (after a restart); queued imports keep theirs. */
 export async function discardFinishedArchives(store: Store): Promise<void> {
-  for (const b of await store.blobs.list('archive')) {
-    const job = await store.jobs.get(Number(b.owner));
-    if (!job || isFinal(job.status)) await store.blobs.delete('archive', b.owner);
+  const owners = new Set((await store.blobs.list('archive')).map((b) => b.owner));
+  for (const owner of owners) {
+    const job = await store.jobs.get(Number(owner));
+    if (!job || isFinal(job.status)) await store.blobs.delete('archive', owner);
   }
 }
 
