@@ -2,8 +2,8 @@
  * A Kysely driver for better-sqlite3 with a reader beside the writer. Kysely's own SqliteDriver has one connection
  * behind a mutex, so a read waits for whatever transaction holds it: a 10,000-object import's one transaction made
  * every request that needed the database wait ~2 s (bench/README.md, B8). WAL lets a second connection read the
- * last committed state while a transaction is open; no kept library gives Kysely that, hence this file (its statement
- * handling is Kysely's, and the mutex too).
+ * last committed state while a transaction is open; no well-kept library gives Kysely that, hence this file (its
+ * statement handling follows Kysely's SqliteDriver).
  *
  * Which connection runs a statement:
  * - in a transaction (begun on a lease): the writer, which the lease holds until it is released;
