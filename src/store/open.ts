@@ -50,7 +50,7 @@ function statementCache(db: BetterSqlite3.Database): Prepare {
   };
 }
 
-/** A connection to the SQLite file: WAL, and a wait of up to 5 s for a lock another process holds. */
+/** A connection to the SQLite file that waits up to 5 s for a lock another process holds, foreign keys enforced. */
 function openSqlite(file: string): BetterSqlite3.Database {
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('busy_timeout = 5000');
