@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import pg from 'pg';
 import { LeaseLost } from '../../../src/store/cluster-store.ts';
 import { openStore } from '../../../src/store/open.ts';
-import type { Store } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
+import { suiteStore } from '../../helpers/suite-store.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 /**
@@ -13,19 +13,10 @@ import { waitFor } from '../../helpers/wait.ts';
  */
 for (const backend of backends())
   describe(`cluster tables (${backend.name})`, () => {
-    let db: Awaited<ReturnType<typeof backend.create>>;
-    let store: Store;
-    before(async () => {
-      db = await backend.create();
-      store = await openStore({ dataDir: db.dataDir, ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}) });
-    });
-    after(async () => {
-      await store.close();
-      await db.cleanup();
-    });
+    const t = suiteStore(backend);
 
     test('the lease goes to one holder at a time; its token grows when the holder changes, not when it renews', async () => {
-      const c = store.cluster;
+      const c = t.store.cluster;
       assert.equal(await c.takeLease('t1', 'a', 1000, 2000), 1);
       assert.equal(await c.takeLease('t1', 'b', 1500, 2500), undefined, 'held by a until 2000');
       assert.equal(await c.takeLease('t1', 'a', 1900, 2900), 1, 'a renews');
@@ -37,29 +28,29 @@ for (const backend of backends())
     });
 
     test('fencing: only the holder with the current token, unexpired, passes', async () => {
-      const c = store.cluster;
+      const c = t.store.cluster;
       assert.equal(await c.takeLease('t2', 'a', 1000, 2000), 1);
-      await store.transaction((tx) => tx.cluster.fence('t2', 'a', 1, 1500));
+      await t.store.transaction((tx) => tx.cluster.fence('t2', 'a', 1, 1500));
       for (const [holder, token, now] of [
         ['a', 2, 1500],
         ['b', 1, 1500],
         ['a', 1, 2000],
       ] as const)
         await assert.rejects(
-          store.transaction((tx) => tx.cluster.fence('t2', holder, token, now)),
+          t.store.transaction((tx) => tx.cluster.fence('t2', holder, token, now)),
           (e: unknown) => e instanceof LeaseLost,
           `${holder} ${token} at ${now}`,
         );
       assert.equal(await c.takeLease('t2', 'b', 2500, 3500), 2);
       await assert.rejects(
-        store.transaction((tx) => tx.cluster.fence('t2', 'a', 1, 2600)),
+        t.store.transaction((tx) => tx.cluster.fence('t2', 'a', 1, 2600)),
         (e: unknown) => e instanceof LeaseLost,
       );
     });
 
     if (backend.name === 'postgres')
       test('a takeover waits for a transaction fenced by the old holder to end', async () => {
-        const c = store.cluster;
+        const c = t.store.cluster;
         assert.equal(await c.takeLease('t3', 'a', 1000, 2000), 1);
         const order: string[] = [];
         let release: () => void = () => {};
@@ -70,7 +61,7 @@ for (const backend of backends())
         const isFenced = new Promise<void>((r) => {
           fenced = r;
         });
-        const work = store.transaction(async (tx) => {
+        const work = t.store.transaction(async (tx) => {
           await tx.cluster.fence('t3', 'a', 1, 1500);
           fenced();
           await held;
@@ -81,7 +72,7 @@ for (const backend of backends())
           order.push(`taken with token ${token}`);
         });
         // Until PostgreSQL shows the takeover's statement waiting for a lock: then it cannot have gone through.
-        const watcher = new pg.Client({ connectionString: db.databaseUrl as string });
+        const watcher = new pg.Client({ connectionString: t.db.databaseUrl as string });
         await watcher.connect();
         try {
           await waitFor(
@@ -104,7 +95,7 @@ for (const backend of backends())
       });
 
     test("agents' presence: written by the node holding them, taken over by another, dropped only by its holder", async () => {
-      const c = store.cluster;
+      const c = t.store.cluster;
       await c.putAgents('n1', [{ processServer: 'GLOBAL.A', node: 'n1', seenAt: 10, ready: true }]);
       await c.putAgents('n2', [{ processServer: 'GLOBAL.A', node: 'n2', seenAt: 20, ready: false }]);
       assert.deepEqual(await c.agents(), [{ processServer: 'GLOBAL.A', node: 'n2', seenAt: 20, ready: false }]);
@@ -115,7 +106,7 @@ for (const backend of backends())
     });
 
     test('nodes beat, are listed, and removed', async () => {
-      const c = store.cluster;
+      const c = t.store.cluster;
       await c.beat({ id: 'x', version: '1', startedAt: 1, seenAt: 5, address: 'http://x' });
       await c.beat({ id: 'x', version: '1', startedAt: 1, seenAt: 9, address: 'http://x' });
       assert.deepEqual(
@@ -131,7 +122,7 @@ for (const backend of backends())
 
     if (backend.name === 'postgres')
       test('a node that needs migrations refuses to run them while a node of another version is alive', async () => {
-        const url = db.databaseUrl as string;
+        const url = t.db.databaseUrl as string;
         const client = new pg.Client({ connectionString: url });
         await client.connect();
         try {
@@ -143,7 +134,7 @@ for (const backend of backends())
           );
           await assert.rejects(
             openStore({
-              dataDir: db.dataDir,
+              dataDir: t.db.dataDir,
               databaseUrl: url,
               node: { id: 'new-1', version: '1.0.0', aliveMs: 10_000, migrateAnyway: false },
             }),

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { GroupCommit } from '../../../src/engine/group-commit.ts';
-import { openStore } from '../../../src/store/open.ts';
-import type { Store } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
+import { suiteStore } from '../../helpers/suite-store.ts';
 
 /**
  * Group commit (engine/group-commit.ts), which the engine's submits go through: works added together share one
@@ -14,23 +13,16 @@ const role = (name: string) => ({ name, description: name, grants: [], builtin: 
 
 for (const backend of backends())
   describe(`group commit (${backend.name})`, () => {
-    let db: Awaited<ReturnType<typeof backend.create>>;
-    let store: Store;
+    const t = suiteStore(backend);
     let commits = 0;
-    before(async () => {
-      db = await backend.create();
-      store = await openStore({ dataDir: db.dataDir, ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}) });
-      store.onTransactionEnd((_ms, committed) => {
+    before(() =>
+      t.store.onTransactionEnd((_ms, committed) => {
         if (committed) commits++;
-      });
-    });
-    after(async () => {
-      await store?.close();
-      await db?.cleanup();
-    });
+      }),
+    );
 
     test('works added together share one commit, and each gets its own result', async () => {
-      const group = new GroupCommit(store, 64);
+      const group = new GroupCommit(t.store, 64);
       const before = commits;
       const results = await Promise.all(
         ['a1', 'a2', 'a3'].map((name) =>
@@ -42,11 +34,11 @@ for (const backend of backends())
       );
       assert.deepEqual(results, ['A1', 'A2', 'A3']);
       assert.equal(commits - before, 1);
-      for (const name of ['a1', 'a2', 'a3']) assert.equal((await store.getRole(name))?.description, name);
+      for (const name of ['a1', 'a2', 'a3']) assert.equal((await t.store.getRole(name))?.description, name);
     });
 
     test('a work that fails gets its error and leaves nothing; the others of its group are committed', async () => {
-      const group = new GroupCommit(store, 64);
+      const group = new GroupCommit(t.store, 64);
       const outcomes = await Promise.allSettled([
         group.run((tx) => tx.upsertRole(role('b1'))),
         group.run(async (tx) => {
@@ -60,17 +52,17 @@ for (const backend of backends())
         ['fulfilled', 'rejected', 'fulfilled'],
       );
       assert.equal((outcomes[1] as PromiseRejectedResult).reason.message, 'no such definition');
-      assert.ok(await store.getRole('b1'));
-      assert.equal(await store.getRole('b2'), undefined);
-      assert.ok(await store.getRole('b3'));
+      assert.ok(await t.store.getRole('b1'));
+      assert.equal(await t.store.getRole('b2'), undefined);
+      assert.ok(await t.store.getRole('b3'));
     });
 
     test('a group holds at most its limit; works added while one commits join the next', async () => {
-      const group = new GroupCommit(store, 2);
+      const group = new GroupCommit(t.store, 2);
       const before = commits;
       const first = ['c1', 'c2', 'c3'].map((name) => group.run((tx) => tx.upsertRole(role(name))));
       await Promise.all(first);
       assert.equal(commits - before, 2, 'three works, at most two a commit');
-      for (const name of ['c1', 'c2', 'c3']) assert.ok(await store.getRole(name));
+      for (const name of ['c1', 'c2', 'c3']) assert.ok(await t.store.getRole(name));
     });
   });

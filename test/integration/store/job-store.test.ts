@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { JobRecord } from '../../../src/domain/job.ts';
-import { openStore } from '../../../src/store/open.ts';
-import type { Store } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
+import { suiteStore } from '../../helpers/suite-store.ts';
 
 /**
  * The JobStore queries that migration 0003 (partial indexes) and the precompiled statements touch: rows survive
@@ -57,30 +56,21 @@ function job(jobId: number, over: Partial<JobRecord> = {}): JobRecord {
 
 for (const backend of backends()) {
   describe(`the JobStore queries (${backend.name})`, () => {
-    let db: Awaited<ReturnType<(typeof backend)['create']>>;
-    let store: Store;
-    before(async () => {
-      db = await backend.create();
-      store = await openStore(db);
-    });
-    after(async () => {
-      await store.close();
-      await db.cleanup();
-    });
+    const t = suiteStore(backend);
 
     test('a job reads back as written, awkward text included', async () => {
       const j = job(1, {
         description: 'quote " backslash \\ braces {a,b} comma, NULL',
         data: { ...job(1).data, notes: ['"x"', '\\', '{}', 'ünïcödé ✓', 'NULL'] },
       });
-      await store.transaction((tx) => tx.jobs.insert(j));
-      assert.deepEqual(await store.jobs.get(1), j);
-      assert.equal(await store.jobs.get(999), undefined);
+      await t.store.transaction((tx) => tx.jobs.insert(j));
+      assert.deepEqual(await t.store.jobs.get(1), j);
+      assert.equal(await t.store.jobs.get(999), undefined);
     });
 
     test('updateMany writes every job it is given; a job listed twice ends as its last entry says', async () => {
       const jobs = [job(10), job(11), job(12)];
-      await store.transaction(async (tx) => {
+      await t.store.transaction(async (tx) => {
         for (const j of jobs) await tx.jobs.insert(j);
       });
       const a = { ...job(10), status: 'Running' as const, processServer: 'GLOBAL.System', runStart: T0 + 100 };
@@ -95,36 +85,36 @@ for (const backend of backends()) {
       };
       const cFirst = { ...job(12), status: 'Held' as const };
       const cLast = { ...job(12), status: 'Queued' as const, priority: 99, jobGroup: 7, parentJob: 3 };
-      await store.transaction((tx) => tx.jobs.updateMany([a, b, cFirst, cLast]));
-      assert.deepEqual(await store.jobs.get(10), a);
-      assert.deepEqual(await store.jobs.get(11), b);
-      assert.deepEqual(await store.jobs.get(12), cLast);
+      await t.store.transaction((tx) => tx.jobs.updateMany([a, b, cFirst, cLast]));
+      assert.deepEqual(await t.store.jobs.get(10), a);
+      assert.deepEqual(await t.store.jobs.get(11), b);
+      assert.deepEqual(await t.store.jobs.get(12), cLast);
       // And back to NULLs.
-      await store.transaction((tx) => tx.jobs.updateMany([job(11), job(12)]));
-      assert.deepEqual(await store.jobs.get(11), job(11));
-      assert.deepEqual(await store.jobs.get(12), job(12));
+      await t.store.transaction((tx) => tx.jobs.updateMany([job(11), job(12)]));
+      assert.deepEqual(await t.store.jobs.get(11), job(11));
+      assert.deepEqual(await t.store.jobs.get(12), job(12));
     });
 
     test('Scheduled jobs: the earliest start and the due ones, oldest first', async () => {
-      await store.transaction(async (tx) => {
+      await t.store.transaction(async (tx) => {
         await tx.jobs.insert(job(20, { status: 'Scheduled', requestedStart: T0 + 5000 }));
         await tx.jobs.insert(job(21, { status: 'Scheduled', requestedStart: T0 + 3000 }));
         await tx.jobs.insert(job(22, { status: 'Scheduled', requestedStart: T0 + 9000 }));
         await tx.jobs.insert(job(23, { status: 'Queued', requestedStart: T0 + 1000 }));
       });
-      assert.equal(await store.jobs.nextScheduledStart(), T0 + 3000);
+      assert.equal(await t.store.jobs.nextScheduledStart(), T0 + 3000);
       assert.deepEqual(
-        (await store.jobs.dueScheduled(T0 + 6000, 10)).map((j) => j.jobId),
+        (await t.store.jobs.dueScheduled(T0 + 6000, 10)).map((j) => j.jobId),
         [21, 20],
       );
       assert.deepEqual(
-        (await store.jobs.dueScheduled(T0 + 6000, 1)).map((j) => j.jobId),
+        (await t.store.jobs.dueScheduled(T0 + 6000, 1)).map((j) => j.jobId),
         [21],
       );
     });
 
     test('finishedBefore finds finished jobs that ended before the time, not ConsoleRestart ones', async () => {
-      await store.transaction(async (tx) => {
+      await t.store.transaction(async (tx) => {
         await tx.jobs.insert(job(30, { status: 'Completed', runEnd: T0 + 10 }));
         await tx.jobs.insert(job(31, { status: 'Error', runEnd: T0 + 20 }));
         await tx.jobs.insert(job(32, { status: 'ConsoleRestart', runEnd: T0 + 15 }));
@@ -132,37 +122,37 @@ for (const backend of backends()) {
         await tx.jobs.insert(job(34, { status: 'Running', runStart: T0 }));
       });
       assert.deepEqual(
-        (await store.jobs.finishedBefore(T0 + 30, 100)).sort((x, y) => x - y),
+        (await t.store.jobs.finishedBefore(T0 + 30, 100)).sort((x, y) => x - y),
         [30, 31],
       );
-      assert.equal((await store.jobs.finishedBefore(T0 + 30, 1)).length, 1);
+      assert.equal((await t.store.jobs.finishedBefore(T0 + 30, 1)).length, 1);
     });
 
     test('anyReferring finds a job of a queue, a process server or a definition in any status', async () => {
-      await store.transaction((tx) =>
+      await t.store.transaction((tx) =>
         tx.jobs.insert(
           job(40, { status: 'Never', queue: 'GLOBAL.Rare', processServer: 'GLOBAL.Box', definition: 'GLOBAL.D' }),
         ),
       );
-      assert.equal(await store.jobs.anyReferring('queue', 'GLOBAL.Rare'), 40);
-      assert.equal(await store.jobs.anyReferring('processServer', 'GLOBAL.Box'), 40);
-      assert.equal(await store.jobs.anyReferring('definition', 'GLOBAL.D'), 40);
-      assert.equal(await store.jobs.anyReferring('queue', 'GLOBAL.Nobody'), undefined);
-      assert.equal(await store.jobs.anyReferring('processServer', 'GLOBAL.Nobody'), undefined);
+      assert.equal(await t.store.jobs.anyReferring('queue', 'GLOBAL.Rare'), 40);
+      assert.equal(await t.store.jobs.anyReferring('processServer', 'GLOBAL.Box'), 40);
+      assert.equal(await t.store.jobs.anyReferring('definition', 'GLOBAL.D'), 40);
+      assert.equal(await t.store.jobs.anyReferring('queue', 'GLOBAL.Nobody'), undefined);
+      assert.equal(await t.store.jobs.anyReferring('processServer', 'GLOBAL.Nobody'), undefined);
     });
 
     test('jobs of a group and of a process server are found by status', async () => {
-      await store.transaction(async (tx) => {
+      await t.store.transaction(async (tx) => {
         await tx.jobs.insert(job(50, { status: 'Queued', jobGroup: 500 }));
         await tx.jobs.insert(job(51, { status: 'Completed', jobGroup: 500, runEnd: T0 }));
         await tx.jobs.insert(job(52, { status: 'Running', processServer: 'GLOBAL.Box2' }));
       });
       assert.deepEqual(
-        (await store.jobs.listByStatus(['Queued', 'Held'], { jobGroup: 500, limit: 10 })).map((j) => j.jobId),
+        (await t.store.jobs.listByStatus(['Queued', 'Held'], { jobGroup: 500, limit: 10 })).map((j) => j.jobId),
         [50],
       );
       assert.deepEqual(
-        (await store.jobs.listByStatus(['Running'], { processServer: 'GLOBAL.Box2', limit: 10 })).map((j) => j.jobId),
+        (await t.store.jobs.listByStatus(['Running'], { processServer: 'GLOBAL.Box2', limit: 10 })).map((j) => j.jobId),
         [52],
       );
     });

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { openStore } from '../../../src/store/open.ts';
-import type { Store } from '../../../src/store/store.ts';
+import { before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
+import { suiteStore } from '../../helpers/suite-store.ts';
 
 /**
  * A long transaction (a CAR import's) does not hold up reads outside it: they answer at once with what was committed
@@ -12,66 +11,61 @@ import { backends } from '../../helpers/backends.ts';
 
 const role = (name: string) => ({ name, description: name, grants: [], builtin: false });
 
+/** A promise and the function that fulfils it: steps of a test and of the transaction it holds open. */
+function signal(): { done: Promise<void>; fire: () => void } {
+  let fire!: () => void;
+  const done = new Promise<void>((resolve) => {
+    fire = resolve;
+  });
+  return { done, fire };
+}
+
 for (const backend of backends())
   describe(`reads beside a transaction (${backend.name})`, () => {
-    let db: Awaited<ReturnType<typeof backend.create>>;
-    let store: Store;
-    before(async () => {
-      db = await backend.create();
-      store = await openStore({ dataDir: db.dataDir, ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}) });
-      await store.upsertRole(role('before'));
-    });
-    after(async () => {
-      await store?.close();
-      await db?.cleanup();
-    });
+    const t = suiteStore(backend);
+    before(() => t.store.upsertRole(role('before')));
 
     test('a read answers while a transaction is open, with what was committed before it', {
       timeout: 60_000,
     }, async () => {
-      let begun!: () => void;
-      const inside = new Promise<void>((resolve) => {
-        begun = resolve;
-      });
-      let finish!: () => void;
-      const finished = new Promise<void>((resolve) => {
-        finish = resolve;
-      });
-      const open = store.transaction(async (tx) => {
+      const inside = signal();
+      const finish = signal();
+      const open = t.store.transaction(async (tx) => {
         await tx.upsertRole(role('inside'));
-        begun();
-        await finished;
+        inside.fire();
+        await finish.done;
       });
-      await inside;
+      await inside.done;
       // With one connection for everything, these reads would wait for `finished`, which comes only after them.
-      assert.equal((await store.getRole('before'))?.name, 'before');
-      assert.equal(await store.getRole('inside'), undefined, 'not committed yet');
+      assert.equal((await t.store.getRole('before'))?.name, 'before');
+      assert.equal(await t.store.getRole('inside'), undefined, 'not committed yet');
       assert.deepEqual(
-        (await store.listRoles()).map((r) => r.name).filter((n) => n === 'before' || n === 'inside'),
+        (await t.store.listRoles()).map((r) => r.name).filter((n) => n === 'before' || n === 'inside'),
         ['before'],
       );
-      finish();
+      finish.fire();
       await open;
-      assert.equal((await store.getRole('inside'))?.name, 'inside', 'seen once committed');
+      assert.equal((await t.store.getRole('inside'))?.name, 'inside', 'seen once committed');
     });
 
     test('a write outside a transaction is its own: the rollback leaves it', async () => {
-      let begun!: () => void;
-      const inside = new Promise<void>((resolve) => {
-        begun = resolve;
-      });
-      const failed = store.transaction(async (tx) => {
+      const inside = signal();
+      const writeSent = signal();
+      const failed = t.store.transaction(async (tx) => {
         await tx.upsertRole(role('rolled-back'));
-        begun();
-        // Given time to run while the transaction is open: it must neither join it nor be lost with it.
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        inside.fire();
+        await writeSent.done;
         throw new Error('the import found a bad object');
       });
-      await inside;
-      const written = store.upsertRole(role('own'));
+      await inside.done;
+      const written = t.store.upsertRole(role('own'));
+      // Two turns of the event loop: a write that did not wait for the writer would have run by now, inside the
+      // open transaction, and be rolled back with it.
+      for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+      writeSent.fire();
       await assert.rejects(failed, /bad object/);
       await written;
-      assert.equal(await store.getRole('rolled-back'), undefined);
-      assert.equal((await store.getRole('own'))?.name, 'own');
+      assert.equal(await t.store.getRole('rolled-back'), undefined);
+      assert.equal((await t.store.getRole('own'))?.name, 'own');
     });
   });

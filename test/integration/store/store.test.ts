@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { openStore } from '../../../src/store/open.ts';
-import { isUniqueViolation, type Store, type StoredObject } from '../../../src/store/store.ts';
+import { isUniqueViolation, type StoredObject } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
+import { suiteStore } from '../../helpers/suite-store.ts';
 
 const queue = (uniqueId: number, key: string): StoredObject => ({
   uniqueId,
@@ -17,43 +18,34 @@ const queue = (uniqueId: number, key: string): StoredObject => ({
 
 for (const backend of backends()) {
   describe(`the Store contract (${backend.name})`, () => {
-    let db: Awaited<ReturnType<(typeof backend)['create']>>;
-    let store: Store;
-    before(async () => {
-      db = await backend.create();
-      store = await openStore(db);
-    });
-    after(async () => {
-      await store.close();
-      await db.cleanup();
-    });
+    const t = suiteStore(backend);
 
     test('unique ids come from one increasing sequence, also under concurrent callers', async () => {
-      const batches = await Promise.all(Array.from({ length: 20 }, () => store.nextUniqueIds(5)));
+      const batches = await Promise.all(Array.from({ length: 20 }, () => t.store.nextUniqueIds(5)));
       const all = batches.flat();
       assert.equal(new Set(all).size, 100);
       assert.ok(all.every((id) => Number.isSafeInteger(id) && id > 0));
-      const [next] = await store.nextUniqueIds(1);
+      const [next] = await t.store.nextUniqueIds(1);
       assert.ok((next as number) > Math.max(...all));
     });
 
     test('a transaction that throws leaves nothing behind', async () => {
-      const [id] = await store.nextUniqueIds(1);
+      const [id] = await t.store.nextUniqueIds(1);
       await assert.rejects(
-        store.transaction(async (tx) => {
+        t.store.transaction(async (tx) => {
           await tx.insertObject(queue(id as number, 'GLOBAL.Rollback'), []);
           assert.ok(await tx.getObject('Queue', 'GLOBAL.Rollback'), 'visible inside the transaction');
           throw new Error('boom');
         }),
         /boom/,
       );
-      assert.equal(await store.getObject('Queue', 'GLOBAL.Rollback'), undefined);
+      assert.equal(await t.store.getObject('Queue', 'GLOBAL.Rollback'), undefined);
     });
 
     test('a second object with the same type and key is a unique violation', async () => {
-      const [a, b] = await store.nextUniqueIds(2);
-      await store.insertObject(queue(a as number, 'GLOBAL.Twice'), []);
-      const err = await store.insertObject(queue(b as number, 'GLOBAL.Twice'), []).then(
+      const [a, b] = await t.store.nextUniqueIds(2);
+      await t.store.insertObject(queue(a as number, 'GLOBAL.Twice'), []);
+      const err = await t.store.insertObject(queue(b as number, 'GLOBAL.Twice'), []).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -61,13 +53,17 @@ for (const backend of backends()) {
     });
 
     test('objects list in key order with keyset pagination, per partition', async () => {
-      const ids = await store.nextUniqueIds(30);
+      const ids = await t.store.nextUniqueIds(30);
       for (const [i, id] of ids.entries())
-        await store.insertObject(queue(id, `P${i % 2}.Q${String(i).padStart(2, '0')}`), []);
+        await t.store.insertObject(queue(id, `P${i % 2}.Q${String(i).padStart(2, '0')}`), []);
       const pages: string[][] = [];
       let afterKey: string | undefined;
       for (;;) {
-        const page = await store.listObjects('Queue', { partition: 'P1', limit: 4, ...(afterKey ? { afterKey } : {}) });
+        const page = await t.store.listObjects('Queue', {
+          partition: 'P1',
+          limit: 4,
+          ...(afterKey ? { afterKey } : {}),
+        });
         if (page.length === 0) break;
         pages.push(page.map((o) => o.key));
         afterKey = page.at(-1)?.key;
@@ -88,14 +84,14 @@ for (const backend of backends()) {
         { x: 1 },
         undefined,
       ];
-      const ids = await store.nextUniqueIds(descriptions.length);
+      const ids = await t.store.nextUniqueIds(descriptions.length);
       for (const [i, id] of ids.entries()) {
         const o = queue(id, `S${i % 2}.Sum${i}`);
         const d = descriptions[i];
-        await store.insertObject({ ...o, data: { ...o.data, ...(d === undefined ? {} : { Description: d }) } }, []);
+        await t.store.insertObject({ ...o, data: { ...o.data, ...(d === undefined ? {} : { Description: d }) } }, []);
       }
-      const all = await store.listObjectSummaries('Queue', { partitions: ['S0', 'S1'], limit: 100 });
-      const full = await store.listObjects('Queue', { partitions: ['S0', 'S1'], limit: 100 });
+      const all = await t.store.listObjectSummaries('Queue', { partitions: ['S0', 'S1'], limit: 100 });
+      const full = await t.store.listObjects('Queue', { partitions: ['S0', 'S1'], limit: 100 });
       assert.deepEqual(
         all,
         full.map((o) => ({
@@ -110,41 +106,41 @@ for (const backend of backends()) {
         // in key order: S0.Sum0, S0.Sum2, S0.Sum4, S0.Sum6, S1.Sum1, S1.Sum3, S1.Sum5
         ['plain', '', null, null, 'a & b <c> "d" \u00e9\u{1F600}\ttab', null, null],
       );
-      const page = await store.listObjectSummaries('Queue', { partitions: ['S1'], afterKey: 'S1.Sum1', limit: 2 });
+      const page = await t.store.listObjectSummaries('Queue', { partitions: ['S1'], afterKey: 'S1.Sum1', limit: 2 });
       assert.deepEqual(
         page.map((o) => o.key),
         ['S1.Sum3', 'S1.Sum5'],
       );
-      assert.deepEqual(await store.listObjectSummaries('Queue', { partitions: [], limit: 10 }), []);
+      assert.deepEqual(await t.store.listObjectSummaries('Queue', { partitions: [], limit: 10 }), []);
     });
 
     test('references are found from their target, and go with the referring object', async () => {
-      const [target, from] = await store.nextUniqueIds(2);
-      await store.insertObject(queue(target as number, 'GLOBAL.Target'), []);
-      await store.insertObject({ ...queue(from as number, 'GLOBAL.Def'), type: 'JobDefinition' }, [
+      const [target, from] = await t.store.nextUniqueIds(2);
+      await t.store.insertObject(queue(target as number, 'GLOBAL.Target'), []);
+      await t.store.insertObject({ ...queue(from as number, 'GLOBAL.Def'), type: 'JobDefinition' }, [
         { path: 'DefaultQueue', toId: target as number },
       ]);
-      assert.deepEqual(await store.findReferrer(target as number), {
+      assert.deepEqual(await t.store.findReferrer(target as number), {
         type: 'JobDefinition',
         key: 'GLOBAL.Def',
         path: 'DefaultQueue',
       });
-      assert.deepEqual(await store.referrerKeys(target as number, 'JobDefinition', 'DefaultQueue'), ['GLOBAL.Def']);
-      await store.deleteObject(from as number);
-      assert.equal(await store.findReferrer(target as number), undefined);
+      assert.deepEqual(await t.store.referrerKeys(target as number, 'JobDefinition', 'DefaultQueue'), ['GLOBAL.Def']);
+      await t.store.deleteObject(from as number);
+      assert.equal(await t.store.findReferrer(target as number), undefined);
     });
 
     test('instants and large ids survive the round trip as numbers', async () => {
       const o = { ...queue(2 ** 40, 'GLOBAL.Big'), creationTime: 4_102_444_800_123 };
-      await store.insertObject(o, []);
-      const back = await store.getObject('Queue', 'GLOBAL.Big');
+      await t.store.insertObject(o, []);
+      const back = await t.store.getObject('Queue', 'GLOBAL.Big');
       assert.equal(back?.uniqueId, 2 ** 40);
       assert.equal(back?.creationTime, 4_102_444_800_123);
       assert.equal(typeof back?.creationTime, 'number');
     });
 
     test('opening the database again finds it migrated, with the data kept', async () => {
-      const again = await openStore(db);
+      const again = await openStore(t.db);
       try {
         assert.ok(await again.getObject('Queue', 'GLOBAL.Twice'));
       } finally {
