@@ -47,8 +47,6 @@ export class Checkpointer {
   private lookedAt = Number.NEGATIVE_INFINITY;
   private closed = false;
   private readonly fallback: () => void;
-  /** The last checkpoint's error (a full disk, say): the next look tries again. */
-  lastError: string | undefined;
 
   /** `fallback`: gives the writer its automatic checkpoints back, should the worker fail. */
   constructor(file: string, fallback: () => void) {
@@ -78,13 +76,12 @@ export class Checkpointer {
     if (this.worker) return this.worker;
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER, { eval: true, workerData: { driver, file: this.file } });
-    worker.on('message', (answer: string) => {
+    // 'done', or the error of a checkpoint that failed (a full disk, say): the next look tries again.
+    worker.on('message', () => {
       this.running = false;
-      this.lastError = answer === 'done' ? undefined : answer;
     });
     // A worker that failed (it could not open the file, say): the writer checkpoints again, as SQLite does.
-    worker.on('error', (err) => {
-      this.lastError = err.message;
+    worker.on('error', () => {
       this.worker = undefined;
       this.closed = true;
       this.fallback();
