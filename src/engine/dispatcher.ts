@@ -126,12 +126,15 @@ export async function dispatchPass(
   k: Kernel,
   tx: Store,
   ctx: DispatchContext,
-  now: number,
+  clock: () => number,
   runNow: ReadonlySet<number>,
   fx: Effects,
   sweepOverdue = false,
 ): Promise<{ more: boolean; started: number[] }> {
   await tx.jobs.lockDispatch();
+  // The time is read once the pass may decide: waiting for the writer (an import's transaction) or for another
+  // node's pass can take seconds, and the jobs it finds were submitted during that wait.
+  const now = clock();
   const due = await tx.jobs.dueScheduled(now, PROMOTIONS_PER_PASS);
   for (const j of due) {
     if ((await submitNextOccurrence(k, tx, j, now, fx)) === 'skip') {
@@ -179,16 +182,19 @@ export async function dispatchPass(
       continue;
     }
     gates.take(job);
+    // Never before it was asked for: on PostgreSQL a submit that read the clock after this pass did can commit
+    // before the pass reads the queue.
+    const at = Math.max(now, job.requestedStart);
     job.processServer = a.processServer;
-    job.scheduledStart = now;
-    job.modificationTime = now;
+    job.scheduledStart = at;
+    job.modificationTime = at;
     delete job.data.runNow;
     delete job.data.windowClosesAt;
     await submitNextOccurrence(k, tx, job, now, fx); // started early (runnow, release): its successor is due now too
     for (const w of job.data.spec.waitEvents ?? [])
       if (w.clears) await consumeEvent(k, tx, w.event, job.jobId, now, fx);
     if (a.processServer === SYSTEM_SERVER) {
-      move(job, 'Running', now).runStart = now;
+      move(job, 'Running', at).runStart = at;
       if (job.data.spec.type === 'JobChain') chains.push(job);
       else if (asks(job)) asking.push(job);
       else {
@@ -196,7 +202,7 @@ export async function dispatchPass(
         fx.startSystem.push(job);
       }
     } else {
-      move(job, 'Dispatched', now).attempt += 1;
+      move(job, 'Dispatched', at).attempt += 1;
       const message = runMessage(job, found?.ok ? found.credential : undefined);
       fx.messages.push({ processServer: a.processServer, message });
     }

@@ -550,8 +550,7 @@ export class Engine {
   private async dispatch(): Promise<void> {
     const fx = newEffects();
     try {
-      const now = this.o.clock.now();
-      const sweep = now >= this.overdueCheckAt;
+      const sweep = this.o.clock.now() >= this.overdueCheckAt;
       if (sweep) this.overdueCheckAt = Number.POSITIVE_INFINITY;
       const { more, started } = await this.o.store.transaction((tx) =>
         dispatchPass(
@@ -562,7 +561,7 @@ export class Engine {
             secrets: this.o.secrets,
             ...(this.cluster.shared ? { node: this.cluster.id } : {}),
           },
-          now,
+          () => this.o.clock.now(),
           this.runNow,
           fx,
           sweep,

@@ -182,6 +182,40 @@ for (const backend of backends()) {
       );
     });
 
+    test('a job started by a pass that waited for the database starts when the pass could decide, not before', async () => {
+      clock.set(T0); // 12:00 UTC
+      await post(t, '/TimeWindow/GLOBAL.FromOne', {
+        TimeZone: 'UTC',
+        Elements: [{ FromTime: '12:01', UntilTime: '13:00' }],
+      });
+      await post(t, '/Queue/GLOBAL.FromOne', { TimeWindow: 'GLOBAL.FromOne' });
+      await post(t, '/QueueProvider/GLOBAL.System.GLOBAL.FromOne');
+      const job = await submit(t, 'GLOBAL.System_Sleep', {
+        Queue: 'GLOBAL.FromOne',
+        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
+      });
+      // A long transaction (an import's) holds the writer, or on PostgreSQL the dispatch lock, while a pass is asked
+      // for at 12:01; the transaction ends five seconds later.
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const holding = t.server.store.transaction(async (tx) => {
+        await tx.jobs.lockDispatch();
+        await gate;
+      });
+      clock.set(T0 + 60_000);
+      t.server.engine.requestDispatch();
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      clock.set(T0 + 65_000);
+      release();
+      await holding;
+      const done = await waitForStatus(t, job.jobId, 'Completed', 5000);
+      assert.equal(utcMillis(done.ScheduledStartTime), T0 + 65_000);
+      assert.equal(utcMillis(done.RunStart), T0 + 65_000);
+      assert.ok(utcMillis(done.RunStart) >= utcMillis(done.RequestedStartTime));
+    });
+
     test('a SubmitFrame that never fires after the requested start is refused at submit', async () => {
       clock.set(T0);
       await post(t, '/SubmitFrame/GLOBAL.Ended', {
