@@ -212,7 +212,7 @@ class ImportRefused extends MillraceError {
 
 /** Drops kept archives whose import job is final or gone (after a restart); queued imports keep theirs. */
 export async function discardFinishedArchives(store: Store): Promise<void> {
-  const owners = new Set((await store.blobs.list('archive')).map((b) => b.owner));
+  const owners = new Set((await store.blobs.names('archive')).map((b) => b.owner));
   for (const owner of owners) {
     const job = await store.jobs.get(Number(owner));
     if (!job || isFinal(job.status)) await store.blobs.delete('archive', owner);

@@ -24,7 +24,7 @@ export async function keepArchive(tx: Store, jobId: number, bytes: Buffer, at: n
 /** The archive kept for `jobId`, or undefined when there is none (imported or discarded before). */
 export async function keptArchive(store: Store, jobId: number): Promise<Buffer | undefined> {
   const owner = String(jobId);
-  const parts = await store.blobs.list('archive', owner);
+  const parts = await store.blobs.names('archive', owner);
   if (parts.length === 0) return undefined;
   const pause = loopYielder();
   const buffers: Buffer[] = [];

@@ -64,6 +64,12 @@ export class KyselyBlobStore implements BlobStore {
     return (await q.orderBy('owner').orderBy('name').execute()).map(info);
   }
 
+  async names(kind: BlobKind, owner?: string): Promise<Array<{ owner: string; name: string }>> {
+    let q = this.db.selectFrom('blobs').select(['owner', 'name']).where('kind', '=', kind);
+    if (owner !== undefined) q = q.where('owner', '=', owner);
+    return q.orderBy('owner').orderBy('name').execute();
+  }
+
   async delete(kind: BlobKind, owner: string, name?: string): Promise<void> {
     let q = this.db.deleteFrom('blobs').where('kind', '=', kind).where('owner', '=', owner);
     if (name !== undefined) q = q.where('name', '=', name);

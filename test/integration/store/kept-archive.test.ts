@@ -25,6 +25,15 @@ for (const backend of backends())
       assert.ok((await keptArchive(t.store, 101))?.equals(bytes));
     });
 
+    test("names() gives list()'s owners and names, in its order, of one owner or of all", async () => {
+      await t.store.transaction((tx) => keepArchive(tx, 99, randomBytes(1.5 * 1024 * 1024), 1));
+      for (const owner of ['99', '101', undefined]) {
+        const listed = (await t.store.blobs.list('archive', owner)).map((b) => ({ owner: b.owner, name: b.name }));
+        assert.ok(listed.length >= 2);
+        assert.deepEqual(await t.store.blobs.names('archive', owner), listed);
+      }
+    });
+
     test('an empty archive is kept too, and none is undefined', async () => {
       await t.store.transaction((tx) => keepArchive(tx, 102, Buffer.alloc(0), 1));
       assert.equal((await keptArchive(t.store, 102))?.length, 0);
