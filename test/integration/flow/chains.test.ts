@@ -51,7 +51,8 @@ for (const backend of backends()) {
 
     test('steps run one after another, calls of a step in parallel; the chain waits, then Completed', async () => {
       await chain(t, 'Flow', [
-        { Name: 'First', Calls: [sleepCall(300), sleepCall(300)] },
+        // Long enough that the polls below see the first step's calls Running on a loaded machine.
+        { Name: 'First', Calls: [sleepCall(1500), sleepCall(1500)] },
         { Name: 'Second', Calls: [sleepCall(10)] },
       ]);
       const c = await submit(t, 'GLOBAL.Flow');
@@ -62,11 +63,11 @@ for (const backend of backends()) {
       );
       assert.equal(s2.Status, 'Chained');
       assert.equal(c3.Status, 'Chained');
-      await waitForStatus(t, c.jobId, 'Waiting', 3000);
-      const r1 = await waitForStatus(t, c1.jobId, 'Running', 3000);
-      const r2 = await waitForStatus(t, c2.jobId, 'Running', 3000);
+      await waitForStatus(t, c.jobId, 'Waiting', 5000);
+      const r1 = await waitForStatus(t, c1.jobId, 'Running', 5000);
+      const r2 = await waitForStatus(t, c2.jobId, 'Running', 5000);
       assert.equal((await getJob(t, c3.jobId)).Status, 'Chained', 'the second step waits for the first');
-      const done = await waitForStatus(t, c.jobId, 'Completed', 5000);
+      const done = await waitForStatus(t, c.jobId, 'Completed', 10_000);
       const [e1, f1, f2, e2, f3] = await family(t, c.jobId, 5);
       assert.deepEqual([e1.Status, f1.Status, f2.Status, e2.Status, f3.Status], Array(5).fill('Completed'));
       assert.ok(
