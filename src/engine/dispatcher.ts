@@ -182,9 +182,9 @@ export async function dispatchPass(
       continue;
     }
     gates.take(job);
-    // Never before it was asked for: on PostgreSQL a submit that read the clock after this pass did can commit
-    // before the pass reads the queue.
-    const at = Math.max(now, job.requestedStart);
+    // Never before it was asked for, unless asked to run now: on PostgreSQL a submit that read the clock after this
+    // pass did can commit before the pass reads the queue (each statement sees what committed before it).
+    const at = job.data.runNow === true ? now : Math.max(now, job.requestedStart);
     job.processServer = a.processServer;
     job.scheduledStart = at;
     job.modificationTime = at;

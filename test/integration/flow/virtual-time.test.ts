@@ -33,6 +33,31 @@ for (const backend of backends()) {
       await t.server.engine.tick();
     };
 
+    /**
+     * Holds what a dispatch pass waits for (SQLite's writer, PostgreSQL's dispatch lock) in a transaction of its own,
+     * as a long import does; resolves once it is held, with the function that ends it.
+     */
+    const holdDispatch = async (): Promise<() => Promise<void>> => {
+      let end = () => {};
+      const ended = new Promise<void>((resolve) => {
+        end = resolve;
+      });
+      let held = () => {};
+      const holding = new Promise<void>((resolve) => {
+        held = resolve;
+      });
+      const transaction = t.server.store.transaction(async (tx) => {
+        await tx.jobs.lockDispatch();
+        held();
+        await ended;
+      });
+      await holding;
+      return () => {
+        end();
+        return transaction;
+      };
+    };
+
     before(async () => {
       t = await startTestServer(backend, {}, { clock });
     });
@@ -196,24 +221,34 @@ for (const backend of backends()) {
       });
       // A long transaction (an import's) holds the writer, or on PostgreSQL the dispatch lock, while a pass is asked
       // for at 12:01; the transaction ends five seconds later.
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const holding = t.server.store.transaction(async (tx) => {
-        await tx.jobs.lockDispatch();
-        await gate;
-      });
+      const release = await holdDispatch();
       clock.set(T0 + 60_000);
       t.server.engine.requestDispatch();
       for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
       clock.set(T0 + 65_000);
-      release();
-      await holding;
+      await release();
       const done = await waitForStatus(t, job.jobId, 'Completed', 5000);
       assert.equal(utcMillis(done.ScheduledStartTime), T0 + 65_000);
       assert.equal(utcMillis(done.RunStart), T0 + 65_000);
       assert.ok(utcMillis(done.RunStart) >= utcMillis(done.RequestedStartTime));
+    });
+
+    test('a job never starts before its requested start, also when the clock steps back while a pass waits', async () => {
+      clock.set(T0 + 2 * HOUR);
+      const release = await holdDispatch();
+      const submitted = submit(t, 'GLOBAL.System_Sleep', {
+        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
+      });
+      // On PostgreSQL the submit commits beside the held lock, and its pass waits; on SQLite the submit waits too.
+      if (backend.name === 'postgres') await submitted;
+      clock.set(T0 + 2 * HOUR - 5_000); // the wall clock is set back five seconds (NTP)
+      await release();
+      const done = await waitForStatus(t, (await submitted).jobId, 'Completed', 5000);
+      assert.ok(
+        utcMillis(done.RunStart) >= utcMillis(done.RequestedStartTime),
+        `${done.RunStart} ≥ ${done.RequestedStartTime}`,
+      );
+      assert.ok(utcMillis(done.ScheduledStartTime) >= utcMillis(done.RequestedStartTime));
     });
 
     test('a SubmitFrame that never fires after the requested start is refused at submit', async () => {
