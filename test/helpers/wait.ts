@@ -42,3 +42,12 @@ export function waitForJob(
     timeoutMs,
   );
 }
+
+/** A promise and the function that fulfils it: steps of a test and of the transaction or request it holds open. */
+export function signal(): { done: Promise<void>; fire: () => void } {
+  let fire!: () => void;
+  const done = new Promise<void>((resolve) => {
+    fire = resolve;
+  });
+  return { done, fire };
+}

@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { getJob, type JobJson, postCreated as post, submit, utcMillis, waitForStatus } from '../../helpers/jobs.ts';
+import {
+  getJob,
+  type JobJson,
+  postCreated as post,
+  submit,
+  submitSleep,
+  utcMillis,
+  waitForStatus,
+} from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { signal } from '../../helpers/wait.ts';
 import { FakeClock } from '../../../src/time/clock.ts';
 
 /**
@@ -38,24 +47,26 @@ for (const backend of backends()) {
      * as a long import does; resolves once it is held, with the function that ends it.
      */
     const holdDispatch = async (): Promise<() => Promise<void>> => {
-      let end = () => {};
-      const ended = new Promise<void>((resolve) => {
-        end = resolve;
-      });
-      let held = () => {};
-      const holding = new Promise<void>((resolve) => {
-        held = resolve;
-      });
+      const held = signal();
+      const end = signal();
       const transaction = t.server.store.transaction(async (tx) => {
         await tx.jobs.lockDispatch();
-        held();
-        await ended;
+        held.fire();
+        await end.done;
       });
-      await holding;
+      await held.done;
       return () => {
-        end();
+        end.fire();
         return transaction;
       };
+    };
+
+    /** A queue GLOBAL.<name> served by GLOBAL.System, behind a time window of that name open `from`–`until` in `zone`. */
+    const systemQueueInWindow = async (name: string, zone: string, from: string, until: string) => {
+      await post(t, `/TimeWindow/GLOBAL.${name}`, { TimeZone: zone, Elements: [{ FromTime: from, UntilTime: until }] });
+      await post(t, `/Queue/GLOBAL.${name}`, { TimeWindow: `GLOBAL.${name}` });
+      await post(t, `/QueueProvider/GLOBAL.System.GLOBAL.${name}`);
+      return `GLOBAL.${name}`;
     };
 
     before(async () => {
@@ -65,16 +76,8 @@ for (const backend of backends()) {
 
     test("a queue's time window (22:00–06:00 Amsterdam, crossing midnight) releases its jobs only while open", async () => {
       clock.set(T0);
-      await post(t, '/TimeWindow/GLOBAL.Night', {
-        TimeZone: 'Europe/Amsterdam',
-        Elements: [{ FromTime: '22:00', UntilTime: '06:00' }],
-      });
-      await post(t, '/Queue/GLOBAL.Nightly', { TimeWindow: 'GLOBAL.Night' });
-      await post(t, '/QueueProvider/GLOBAL.System.GLOBAL.Nightly');
-      const job = await submit(t, 'GLOBAL.System_Sleep', {
-        Queue: 'GLOBAL.Nightly',
-        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
-      });
+      const queue = await systemQueueInWindow('Nightly', 'Europe/Amsterdam', '22:00', '06:00');
+      const job = await submitSleep(t, 0, { Queue: queue });
       await advanceTo(T0 + 8 * HOUR); // 21:00 Amsterdam
       assert.equal((await getJob(t, job.jobId)).Status, 'Queued');
       await advanceTo(T0 + 9 * HOUR + 60_000); // 22:01 Amsterdam
@@ -209,21 +212,14 @@ for (const backend of backends()) {
 
     test('a job started by a pass that waited for the database starts when the pass could decide, not before', async () => {
       clock.set(T0); // 12:00 UTC
-      await post(t, '/TimeWindow/GLOBAL.FromOne', {
-        TimeZone: 'UTC',
-        Elements: [{ FromTime: '12:01', UntilTime: '13:00' }],
-      });
-      await post(t, '/Queue/GLOBAL.FromOne', { TimeWindow: 'GLOBAL.FromOne' });
-      await post(t, '/QueueProvider/GLOBAL.System.GLOBAL.FromOne');
-      const job = await submit(t, 'GLOBAL.System_Sleep', {
-        Queue: 'GLOBAL.FromOne',
-        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
-      });
+      const queue = await systemQueueInWindow('FromOne', 'UTC', '12:01', '13:00');
+      const job = await submitSleep(t, 0, { Queue: queue });
       // A long transaction (an import's) holds the writer, or on PostgreSQL the dispatch lock, while a pass is asked
       // for at 12:01; the transaction ends five seconds later.
       const release = await holdDispatch();
       clock.set(T0 + 60_000);
       t.server.engine.requestDispatch();
+      // A few turns of the event loop, in which a pass that read the clock when asked (the bug) would have read it.
       for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
       clock.set(T0 + 65_000);
       await release();
@@ -236,9 +232,7 @@ for (const backend of backends()) {
     test('a job never starts before its requested start, also when the clock steps back while a pass waits', async () => {
       clock.set(T0 + 2 * HOUR);
       const release = await holdDispatch();
-      const submitted = submit(t, 'GLOBAL.System_Sleep', {
-        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
-      });
+      const submitted = submitSleep(t, 0);
       // On PostgreSQL the submit commits beside the held lock, and its pass waits; on SQLite the submit waits too.
       if (backend.name === 'postgres') await submitted;
       clock.set(T0 + 2 * HOUR - 5_000); // the wall clock is set back five seconds (NTP)

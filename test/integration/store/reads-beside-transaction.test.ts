@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { suiteStore } from '../../helpers/suite-store.ts';
+import { signal } from '../../helpers/wait.ts';
 
 /**
  * A long transaction (a CAR import's) does not hold up reads outside it: they answer at once with what was committed
@@ -10,15 +11,6 @@ import { suiteStore } from '../../helpers/suite-store.ts';
  */
 
 const role = (name: string) => ({ name, description: name, grants: [], builtin: false });
-
-/** A promise and the function that fulfils it: steps of a test and of the transaction it holds open. */
-function signal(): { done: Promise<void>; fire: () => void } {
-  let fire!: () => void;
-  const done = new Promise<void>((resolve) => {
-    fire = resolve;
-  });
-  return { done, fire };
-}
 
 for (const backend of backends())
   describe(`reads beside a transaction (${backend.name})`, () => {
