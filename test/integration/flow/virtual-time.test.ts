@@ -61,7 +61,7 @@ for (const backend of backends()) {
       };
     };
 
-    /** A queue GLOBAL.<name> served by GLOBAL.System, behind a time window of that name open `from`–`until` in `zone`. */
+    /** A queue GLOBAL.<name> served by GLOBAL.System, behind a time window of that name, open `from`–`until`. */
     const systemQueueInWindow = async (name: string, zone: string, from: string, until: string) => {
       await post(t, `/TimeWindow/GLOBAL.${name}`, { TimeZone: zone, Elements: [{ FromTime: from, UntilTime: until }] });
       await post(t, `/Queue/GLOBAL.${name}`, { TimeWindow: `GLOBAL.${name}` });
