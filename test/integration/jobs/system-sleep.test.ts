@@ -28,7 +28,7 @@ for (const backend of backends()) {
       assert.equal(job.LastModificationTime, job.RunEnd);
     });
 
-    test('a small MilliSeconds is Running for about that long, then Completed', async () => {
+    test('a small MilliSeconds is Running for at least that long, then Completed', async () => {
       // Long enough that a poll sees it Running on a loaded machine.
       const submitted = await submitSleep(t, 1500);
       const running = await waitForStatus(t, submitted.jobId, 'Running', 3000);
@@ -38,7 +38,7 @@ for (const backend of backends()) {
       assert.equal(running.ReturnCode, null);
       const done = await waitForStatus(t, submitted.jobId, 'Completed', 5000);
       const ran = utcMillis(done.RunEnd) - utcMillis(done.RunStart);
-      assert.ok(ran >= 1490 && ran < 4500, `ran ${ran} ms`);
+      assert.ok(ran >= 1490, `ran ${ran} ms`); // at least what was asked (no upper bound: a loaded machine is late)
       assert.equal(done.ReturnCode, 0);
       assert.equal(done.RunStart, running.RunStart);
     });
