@@ -531,7 +531,6 @@ export class Engine {
     try {
       await this.o.store.transaction(async (tx) => {
         await tx.jobs.lockDispatch();
-        results.length = 0;
         for (const w of items) results.push(await tx.jobs.withCause(w.cause, () => w.fn(tx, fx, this.kernel)));
       });
     } catch (e) {
