@@ -272,13 +272,17 @@ async function sealLocalSecret(store: Store, secrets: SecretBox, secret: string)
 }
 
 /**
- * Starts listening, then the local agent; once requests are accepted the log gets one line with the URL served (and
- * the versions of Millrace and of the Node running it).
+ * Starts listening, then the local agent; once requests are accepted the log gets one line with the dashboard's URL
+ * (and the interfaces' bases, the versions of Millrace and of the Node running it).
  */
 export async function listen(server: MillraceServer, config: Config): Promise<void> {
   const address = await server.app.listen({ host: config.host, port: config.port });
-  const root = interfacePaths(config).root;
-  server.logger.info({ version: VERSION, node: process.version }, `Millrace serving ${address}${root}`);
+  const { root, jsonBase, xmlBase } = interfacePaths(config);
+  // The URL a person opens (the dashboard); the interfaces' bases beside it for those who script.
+  server.logger.info(
+    { version: VERSION, node: process.version, api: `${address}${jsonBase}`, xml: `${address}${xmlBase}` },
+    `Millrace serving ${address}${root}/ui/`,
+  );
   if (config.localAgent) {
     const { port } = server.app.server.address() as { port: number };
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

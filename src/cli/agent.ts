@@ -56,10 +56,18 @@ async function agentFlags(flags: Record<string, unknown>, given: (name: string) 
   };
 }
 
+/**
+ * `--process-server` as a key: `<partition>.<name>`, or a bare name meaning GLOBAL as everywhere else keys are
+ * written. Checked by its form only (the agent loads no model): the server judges the rest at `hello`.
+ */
+export function processServerKey(text: string): string {
+  if (/^[^./\\\0]+$/.test(text)) return `GLOBAL.${text}`;
+  if (/^[^./\\\0][^/\\\0]*\.[^/\\\0]+$/.test(text)) return text;
+  throw new Error(`--process-server "${text}" is not <partition>.<name> or a name (meaning GLOBAL.<name>)`);
+}
+
 async function runAgent(flags: AgentFlags): Promise<void> {
-  const processServer = flags.processServer;
-  if (!/^[^./\\\0][^/\\\0]*\.[^/\\\0]+$/.test(processServer))
-    throw new Error(`--process-server "${processServer}" is not <partition>.<name>`);
+  const processServer = processServerKey(flags.processServer);
   try {
     serverList(flags.server);
   } catch (err) {

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
+import { firstStartLines, writeInitialSecrets } from './initial-secrets.ts';
 import { addOptions, typed } from './options.ts';
 
 /** Settings read only from the environment, listed under `serve --help`. */
 const ENVIRONMENT = `
 Environment only (see README.md):
   MILLRACE_ADMIN_API_KEY, MILLRACE_ADMIN_PASSWORD  the administrator's key and password on the first start
-                                                   (default: generated and printed once)
+                                                   (default: generated and printed once, or written
+                                                   to the file of --initial-secrets)
   MILLRACE_SECRET_KEY        base64 keys of stored secrets (default: <data>/secret.key, made on first start)
   MILLRACE_HISTORY_DAYS      days finished jobs are kept (default 30)
   MILLRACE_CORS_ORIGINS      comma-separated origins browsers may call from (default: none, CORS off)
@@ -29,12 +31,17 @@ export function registerServe(program: Command): void {
       const config = await loadServeConfig(flags, process.env, typed(cmd));
       const server = await createServer(config);
       if (server.firstStart) {
-        const { user, password, apiKey } = server.firstStart;
-        const lines = [`First start: administrator "${user}" created.`];
-        if (password) lines.push(`  password: ${password}`);
-        if (apiKey) lines.push(`  API key:  ${apiKey}`);
-        lines.push('  These are shown only once; keep them somewhere safe.');
-        process.stdout.write(`${lines.join('\n')}\n`);
+        const file = config.initialSecretsFile;
+        if (file && (server.firstStart.password || server.firstStart.apiKey)) {
+          await writeInitialSecrets(file, server.firstStart).catch((err: unknown) => {
+            // The administrator exists already: say how to get a key anyway, rather than print the secrets.
+            throw new Error(
+              `could not write the first start's secrets to ${file} (${err instanceof Error ? err.message : String(err)}); ` +
+                'nothing was printed: `millrace apikey create --user admin` makes a new key',
+            );
+          });
+        }
+        process.stdout.write(`${firstStartLines(server.firstStart, file).join('\n')}\n`);
       }
       // A long-lived server compiles every route's schemas before it takes requests (as Fastify does by default), so
       // no request waits for a compilation and a broken schema stops the start; test servers compile on first use.

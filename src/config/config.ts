@@ -58,6 +58,8 @@ export interface Config {
   logFormat: 'json' | 'pretty';
   /** On SIGTERM, requests in flight get this long to finish before the server closes anyway. */
   shutdownGraceMs: number;
+  /** The first start writes the administrator's generated secrets to this file (mode 0600) instead of stdout. */
+  initialSecretsFile?: string;
   /** Where job files are kept: a folder (by default `<data>/jobfiles`), or `database`. */
   jobFilesDir?: string;
   /** This node's id among several sharing one PostgreSQL database; by default kept in the data folder. */
@@ -206,6 +208,7 @@ export function loadConfig(
     metrics: sw('metrics', DEFAULTS.metrics),
     ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
+    ...(text('initial-secrets') ? { initialSecretsFile: resolve(text('initial-secrets') as string) } : {}),
     ...(text('job-files') ? { jobFilesDir: jobFilesPlace(text('job-files') as string) } : {}),
     ...(text('node-id') ? { nodeId: check('node-id', nodeIdValue) as string } : {}),
     timerLeaseMs: lease ? parseWhole(lease, 2, 3600) * 1000 : DEFAULTS.timerLeaseMs,

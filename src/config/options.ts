@@ -179,6 +179,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     command: 'serve',
+    key: 'initial-secrets',
+    arg: 'FILE',
+    env: 'MILLRACE_INITIAL_SECRETS',
+    default: 'stdout',
+    help: "on the first start, write the administrator's generated password and API key to FILE (mode 0600) instead of stdout",
+  },
+  {
+    command: 'serve',
     key: 'job-files',
     arg: 'DIR',
     env: 'MILLRACE_JOB_FILES',
@@ -222,7 +230,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     arg: 'PARTITION.NAME',
     env: 'MILLRACE_PROCESS_SERVER',
     default: '(required)',
-    help: 'the process server this agent is, e.g. `GLOBAL.Local`',
+    help: 'the process server this agent is, e.g. `GLOBAL.Local` (a bare name means `GLOBAL`)',
   },
   {
     command: 'agent',

@@ -20,6 +20,7 @@ import {
   type Manifest,
   manifestOfServerObject,
   parseFile,
+  referencesOf,
 } from './manifest.ts';
 import { paint, printJson, useColour, write } from './output.ts';
 
@@ -121,8 +122,13 @@ async function apply(ctx: Ctx, flags: ApplyFlags): Promise<void> {
     write(`${verb} ${o.type} ${o.key}${dry && o.action !== 'unchanged' ? ' (dry run)' : ''}`);
     if (o.changes && o.changes.length > 0) write(changeLines(o.changes, o.action === 'created', colour).join('\n'));
   };
+  const planned = new Set(manifests.map((m) => idOf(m.type.name, m.key)));
+  // Whether an object the files refer to is on the server, asked once per object.
+  const existing = new Map<string, Promise<boolean>>();
   const applyOne = async (m: Manifest): Promise<void> => {
     const path = `/${m.type.name}/${seg(m.key)}`;
+    // A dry run refuses what the server would: nothing it prints as created may fail for a missing reference.
+    if (dry) await requireReferences(ctx, m, planned, existing);
     const current = await ctx.client.find(path);
     const body = { ...m.desired, ...m.secrets };
     if (!current) {
@@ -157,6 +163,31 @@ async function apply(ctx: Ctx, flags: ApplyFlags): Promise<void> {
         `${summary}${flags.prune ? `, ${count('deleted')} deleted` : ''}${dry ? ' (dry run: nothing was changed)' : ''}`,
       );
     }
+  }
+}
+
+/**
+ * What the server checks when it creates or changes an object, for a dry run: the partition of its key and every
+ * object it refers to exist, on the server or among the files (which are applied before it). The messages are the
+ * server's own (404 for the partition, 400 naming the field).
+ */
+async function requireReferences(
+  ctx: Ctx,
+  m: Manifest,
+  planned: Set<string>,
+  existing: Map<string, Promise<boolean>>,
+): Promise<void> {
+  for (const r of referencesOf(m)) {
+    if (planned.has(r.id)) continue;
+    let found = existing.get(r.id);
+    if (!found) {
+      found = ctx.client.find(`/${r.type}/${seg(r.key)}`).then((o) => o !== undefined);
+      existing.set(r.id, found);
+    }
+    if (await found) continue;
+    if (r.path === 'Partition' && r.type === 'Partition')
+      throw new Error(`404 Unable to find object ${r.id} (not on the server, nor in the files)`);
+    throw new Error(`400 Field "${r.path}": ${r.id} does not exist (not on the server, nor in the files)`);
   }
 }
 

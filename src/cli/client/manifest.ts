@@ -185,6 +185,19 @@ function needs(m: Manifest): string[] {
   return found;
 }
 
+/**
+ * The objects this one refers to, which the server requires to exist when it is created or changed: the partition
+ * of its key (`path` Partition) and every reference field (`path` as the server names it), keys made canonical.
+ */
+export function referencesOf(m: Manifest): Array<{ path: string; type: TypeName; key: string; id: string }> {
+  const parsed = parseKey(m.type.key, m.key);
+  const data = { ...m.desired, ...(parsed?.identity ?? {}) };
+  return collectReferences(m.type.fields, data).map((r) => {
+    const key = parseKey(keyShapeOf(r.type), r.key)?.key ?? r.key;
+    return { path: r.path, type: r.type, key, id: idOf(r.type, key) };
+  });
+}
+
 /** The types a type's writable fields refer to (records and lists included), itself left out. */
 function referencedTypes(type: ObjectType): Set<TypeName> {
   const found = new Set<TypeName>();

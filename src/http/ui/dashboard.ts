@@ -70,6 +70,11 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       if (req.url.startsWith(`${ui}/api/`)) reply.headers(DASHBOARD_HEADERS).header('Cache-Control', 'no-store');
     });
     scope.get(ui, HIDDEN, (_req, reply) => reply.headers(DASHBOARD_HEADERS).redirect(`${ui}/`, 301));
+    // The server's root and its context are where a person types the address: both lead to the dashboard (302,
+    // so a browser does not remember it should the context change).
+    const entries = new Set(['/', ...(deps.root ? [deps.root, `${deps.root}/`] : [])]);
+    for (const entry of entries)
+      scope.get(entry, HIDDEN, (_req, reply) => reply.headers(DASHBOARD_HEADERS).redirect(`${ui}/`, 302));
     scope.get(`${ui}/`, HIDDEN, (req, reply) => sendFile(req, reply, files.get('index.html'), req.url));
     scope.get<{ Params: { '*': string } }>(`${ui}/*`, HIDDEN, (req, reply) =>
       sendFile(req, reply, files.get(req.params['*']), req.url.split('?')[0] ?? ''),
