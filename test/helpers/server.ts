@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import { type Config, DEFAULTS, interfacePaths } from '../../src/config/config.ts';
 import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
 import { createServer, listen, type MillraceServer } from '../../src/main.ts';
 import type { Clock } from '../../src/time/clock.ts';
 import type { Backend } from './backends.ts';
@@ -45,7 +46,7 @@ export interface TestServer {
   config: Config;
   /** Path of the JSON interface's base, e.g. `/millrace/api-extension/External/Vendor/Vendor_RestService/rest/v1`. */
   base: string;
-  /** Sends a request through the real HTTP app; `path` is relative to the JSON base unless it starts with `//`. */
+  /** Sends a request through the real HTTP app (over a socket with `socket`); `path` is relative to the JSON base unless it starts with `//`. */
   req(method: string, path: string, options?: RequestOptions): Promise<Response>;
   /** Path of the XML interface's base, e.g. `/millrace/api-rest`. */
   xmlBase: string;
@@ -62,12 +63,49 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Starts a server on a fresh database of `backend`, as `millrace serve` would, without listening. */
+/** What `req` and `xml` send, and how: through Fastify's `inject`, or over a socket to the listening server. */
+interface Exchange {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  payload?: string | Buffer;
+}
+type Answer = { status: number; headers: Response['headers']; raw: Buffer };
+
+/**
+ * One HTTP exchange over a real socket (node:http, so headers and bytes are what the server sent, nothing decoded
+ * or added by a fetch layer). The bound only catches a hang.
+ */
+function overSocket(port: number, x: Exchange): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { ...x.headers };
+    if (x.payload !== undefined) headers['content-length'] = Buffer.byteLength(x.payload);
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: x.method, path: x.url, headers, timeout: 300_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, raw: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${x.method} ${x.url}: no answer within 300 s`)));
+    req.on('error', reject);
+    req.end(x.payload);
+  });
+}
+
+/**
+ * Starts a server on a fresh database of `backend`, as `millrace serve` would, without listening; `listen` makes it
+ * listen (with its local agent), and `socket` also sends `req` and `xml` over a real socket to it instead of through
+ * `inject` — what end-to-end tests use (startE2eServer).
+ */
 export async function startTestServer(
   backend: Backend,
   overrides: Partial<Config> = {},
-  options: { clock?: Clock; listen?: boolean; logger?: Logger } = {},
+  options: { clock?: Clock; listen?: boolean; socket?: boolean; logger?: Logger } = {},
 ): Promise<TestServer> {
+  if (options.socket) options = { ...options, listen: true };
   const db = await backend.create();
   const config: Config = {
     ...DEFAULTS,
@@ -99,6 +137,18 @@ export async function startTestServer(
   const base = interfacePaths(config).jsonBase;
   const xmlBase = interfacePaths(config).xmlBase;
 
+  const exchange = async (x: Exchange): Promise<Answer> => {
+    // The port is read each time: a restarted server listens on a new one.
+    if (options.socket) return overSocket((server.app.server.address() as { port: number }).port, x);
+    const res = await server.app.inject({
+      method: x.method as 'GET',
+      url: x.url,
+      headers: x.headers,
+      ...(x.payload !== undefined ? { payload: x.payload } : {}),
+    });
+    return { status: res.statusCode, headers: res.headers, raw: res.rawPayload };
+  };
+
   const req = async (method: string, path: string, o: RequestOptions = {}): Promise<Response> => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     const key = o.key === undefined ? ADMIN_KEY : o.key;
@@ -109,32 +159,28 @@ export async function startTestServer(
       headers['content-type'] ??= 'application/json';
     }
     const url = path.startsWith('//') ? path.slice(1) : `${base}${path}`;
-    const res = await server.app.inject({
-      method: method as 'GET',
-      url,
-      headers,
-      ...(payload !== undefined ? { payload } : {}),
-    });
+    const res = await exchange({ method, url, headers, ...(payload !== undefined ? { payload } : {}) });
+    const body = res.raw.toString('utf8');
     let json: unknown;
     try {
-      json = res.body ? JSON.parse(res.body) : undefined;
+      json = body ? JSON.parse(body) : undefined;
     } catch {
       json = undefined;
     }
-    return { status: res.statusCode, headers: res.headers, body: res.body, json };
+    return { status: res.status, headers: res.headers, body, json };
   };
 
   const xml = async (method: string, path: string, o: XmlRequestOptions = {}): Promise<Response> => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     const auth = o.auth === undefined ? (['admin', ADMIN_PASSWORD] as [string, string]) : o.auth;
     if (auth !== null) headers.authorization = basicAuth(auth[0], auth[1]);
-    const res = await server.app.inject({
-      method: method as 'GET',
+    const res = await exchange({
+      method,
       url: `${xmlBase}${path}`,
       headers,
       ...(o.payload !== undefined ? { payload: o.payload } : {}),
     });
-    return { status: res.statusCode, headers: res.headers, body: res.body, json: undefined, raw: res.rawPayload };
+    return { status: res.status, headers: res.headers, body: res.raw.toString('utf8'), json: undefined, raw: res.raw };
   };
 
   const stop = async () => {
@@ -189,4 +235,16 @@ export async function startTestServer(
       }
     },
   };
+}
+
+/**
+ * A server for end-to-end tests: listening on a port with its real local agent, and every `req` and `xml` of the
+ * test sent over a socket to it, as a client on the network would.
+ */
+export function startE2eServer(
+  backend: Backend,
+  overrides: Partial<Config> = {},
+  options: { clock?: Clock; logger?: Logger } = {},
+): Promise<TestServer> {
+  return startTestServer(backend, overrides, { ...options, socket: true });
 }

@@ -7,7 +7,7 @@ import { readCar } from '../../../src/car/archive.ts';
 import { backends } from '../../helpers/backends.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { getJob, postCreated } from '../../helpers/jobs.ts';
-import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { ADMIN_PASSWORD, startE2eServer, type TestServer } from '../../helpers/server.ts';
 
 /** `millrace car export | keygen | sign | import` against a real listening server, as an operator promotes a definition. */
 
@@ -18,7 +18,7 @@ describe('millrace car against a running server', () => {
   let dir = '';
   let env: Record<string, string> = {};
   before(async () => {
-    t = await startTestServer(backend as NonNullable<typeof backend>, {}, { listen: true });
+    t = await startE2eServer(backend as NonNullable<typeof backend>);
     const { port } = t.server.app.server.address() as { port: number };
     env = { MILLRACE_URL: `http://127.0.0.1:${port}/millrace`, MILLRACE_PASSWORD: ADMIN_PASSWORD };
     dir = mkdtempSync(join(tmpdir(), 'millrace-car-e2e-'));

@@ -7,7 +7,7 @@ import { currentOf, diff, parseFile } from '../../../src/cli/client/manifest.ts'
 import { backends } from '../../helpers/backends.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { postCreated } from '../../helpers/jobs.ts';
-import { ADMIN_KEY, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { ADMIN_KEY, startE2eServer, type TestServer } from '../../helpers/server.ts';
 
 /**
  * Jobs as code (`millrace apply`, `millrace def export`) run as a user runs it, against a real listening server.
@@ -26,7 +26,7 @@ describe('millrace apply against a running server', () => {
   let env: Record<string, string> = {};
   before(async () => {
     // No job runs here: no local agent.
-    t = await startTestServer(backend as NonNullable<typeof backend>, { localAgent: false }, { listen: true });
+    t = await startE2eServer(backend as NonNullable<typeof backend>, { localAgent: false });
     const { port } = t.server.app.server.address() as { port: number };
     const url = `http://127.0.0.1:${port}/millrace`;
     dir = mkdtempSync(join(tmpdir(), 'millrace-apply-e2e-'));
@@ -152,6 +152,54 @@ ${withExtra ? '---\nType: JobDefinition\nKey: APP.Extra\nScript: echo extra\n' :
       assert.equal((await t.req('GET', '/Queue/OTHER.Keep')).status, 200);
       assert.equal((await t.req('GET', '/QueueProvider/GLOBAL.Local.GLOBAL.Default')).status, 200);
       assert.equal((await t.req('GET', '/QueueProvider/GLOBAL.System.GLOBAL.System')).status, 200);
+    },
+  );
+
+  test(
+    '--dry-run refuses a missing partition or reference as apply does, and says nothing is created',
+    SLOW,
+    async () => {
+      const files = join(dir, 'incomplete');
+      mkdirSync(files);
+      // No Partition document for NEW, and a queue that exists nowhere.
+      writeFileSync(
+        join(files, 'new.yaml'),
+        'Type: Queue\nKey: NEW.Nightly\n---\nType: JobDefinition\nKey: NEW.Load\nDefaultQueue: NEW.Nightly\nScript: echo\n',
+      );
+      writeFileSync(
+        join(files, 'ref.yaml'),
+        'Type: JobDefinition\nKey: GLOBAL.Orphan\nDefaultQueue: GLOBAL.Missing\nScript: echo\n',
+      );
+      const [dryNew, realNew, dryRef, realRef] = await Promise.all([
+        cli(['apply', '-f', join(files, 'new.yaml'), '--dry-run'], env),
+        cli(['apply', '-f', join(files, 'new.yaml')], env),
+        cli(['apply', '-f', join(files, 'ref.yaml'), '--dry-run'], env),
+        cli(['apply', '-f', join(files, 'ref.yaml')], env),
+      ]);
+      for (const r of [dryNew, realNew]) {
+        assert.equal(r.code, 1, r.stdout);
+        assert.match(r.stderr, /Queue NEW\.Nightly\): .*404 Unable to find object Partition:NEW/);
+        assert.doesNotMatch(r.stdout, /^created/m);
+      }
+      for (const r of [dryRef, realRef]) {
+        assert.equal(r.code, 1, r.stdout);
+        assert.match(
+          r.stderr,
+          /JobDefinition GLOBAL\.Orphan\): .*400 Field "DefaultQueue": Queue:GLOBAL\.Missing does not exist/,
+        );
+      }
+      assert.match(dryNew.stdout, /0 created.*\(dry run: nothing was changed\)/);
+      assert.equal((await t.req('GET', '/JobDefinition/GLOBAL.Orphan')).status, 404);
+
+      // With the partition among the files, the dry run plans all three, in order, and still creates nothing.
+      writeFileSync(join(files, 'partition.yaml'), 'Type: Partition\nKey: NEW\n');
+      const planned = await cli(
+        ['apply', '-f', join(files, 'new.yaml'), '-f', join(files, 'partition.yaml'), '--dry-run'],
+        env,
+      );
+      assert.equal(planned.code, 0, planned.stderr);
+      assert.match(planned.stdout, /3 created, 0 changed, 0 unchanged \(dry run/);
+      assert.equal((await t.req('GET', '/Partition/NEW')).status, 404);
     },
   );
 });

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { cliEnv, ROOT, runCli } from '../../helpers/cli.ts';
 import { getJob, postCreated, submit } from '../../helpers/jobs.ts';
-import { ADMIN_KEY, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { ADMIN_KEY, startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 /**
@@ -29,7 +29,7 @@ describe('millrace client commands against a running server', () => {
   let env: Record<string, string> = {};
   let url = '';
   before(async () => {
-    t = await startTestServer(backend as NonNullable<typeof backend>, {}, { listen: true });
+    t = await startE2eServer(backend as NonNullable<typeof backend>);
     const { port } = t.server.app.server.address() as { port: number };
     url = `http://127.0.0.1:${port}/millrace`;
     dir = mkdtempSync(join(tmpdir(), 'millrace-client-e2e-'));

@@ -6,7 +6,7 @@ import { readKeyring } from '../../../src/security/keyring.ts';
 import { keyFile, SecretBox, sealedKeyId } from '../../../src/security/secret-box.ts';
 import { backends } from '../../helpers/backends.ts';
 import { runCli } from '../../helpers/cli.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitForJob } from '../../helpers/wait.ts';
 
 /**
@@ -22,7 +22,7 @@ for (const backend of backends()) {
     const pw = `pä55 wörd-${hex}`;
     const teamPw = `team-${hex}-€`;
     before(async () => {
-      t = await startTestServer(backend, {}, { listen: true });
+      t = await startE2eServer(backend);
       for (const p of ['Team', 'Lonely']) assert.equal((await t.req('POST', `/Partition/${p}`)).status, 201);
       const credentials: Array<[string, Record<string, unknown>]> = [
         ['GLOBAL.Db', { RealUser: 'dbuser', Password: pw, VirtualUser: 'DbOwner' }],

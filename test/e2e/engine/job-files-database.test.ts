@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 /**
@@ -16,7 +16,7 @@ for (const backend of backends())
   describe(`job files in the database (${backend.name})`, () => {
     let t: TestServer;
     before(async () => {
-      t = await startTestServer(backend, { jobFilesDir: 'database' }, { listen: true });
+      t = await startE2eServer(backend, { jobFilesDir: 'database' });
     });
     after(() => t.close());
 

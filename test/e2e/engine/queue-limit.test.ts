@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { mostAtOnce } from '../../helpers/processes.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitForJob } from '../../helpers/wait.ts';
 
 /**
@@ -14,7 +14,7 @@ for (const backend of backends()) {
   describe(`queue limit with real processes (${backend.name})`, () => {
     let t: TestServer;
     before(async () => {
-      t = await startTestServer(backend, {}, { listen: true });
+      t = await startE2eServer(backend);
     });
     after(() => t.close());
 

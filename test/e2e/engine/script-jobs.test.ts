@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitForJob } from '../../helpers/wait.ts';
 
 /** Script jobs run by the real local agent: parameters in, Out values back, files, return codes. */
@@ -13,7 +13,7 @@ for (const backend of backends()) {
     let t: TestServer;
     const get = (path: string) => t.req('GET', path);
     before(async () => {
-      t = await startTestServer(backend, {}, { listen: true });
+      t = await startE2eServer(backend);
     });
     after(() => t.close());
 
