@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import { HANG_MS } from './wait.ts';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import {
@@ -195,7 +196,7 @@ export class AgentPeer {
   }
 
   /** Resolves with the first message (already received or to come) that matches; rejects after `timeoutMs`. */
-  waitFor(predicate: (r: Received) => boolean, what: string, timeoutMs = 15_000): Promise<Received> {
+  waitFor(predicate: (r: Received) => boolean, what: string, timeoutMs = HANG_MS): Promise<Received> {
     const seen = this.received.find(predicate);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {

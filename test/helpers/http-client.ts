@@ -14,7 +14,7 @@ export function apiClient(port: number, key: string) {
       method,
       headers: { 'X-API-Key': key, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(60_000), // only a hang
     });
     const text = await res.text();
     let json: unknown;

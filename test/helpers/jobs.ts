@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Response, TestServer } from './server.ts';
+import { HANG_MS } from './wait.ts';
 
 /**
  * Client-side helpers for the Job part of the JSON interface: submit, read, act, and wait for a status by polling
@@ -49,7 +50,7 @@ export async function waitForStatus(
   t: TestServer,
   jobId: number,
   statuses: string | readonly string[],
-  timeoutMs = 5000,
+  timeoutMs = HANG_MS,
 ): Promise<JobJson> {
   const wanted = typeof statuses === 'string' ? [statuses] : statuses;
   const end = Date.now() + timeoutMs;

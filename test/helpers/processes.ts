@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { HANG_MS } from './wait.ts';
 
 /** Whether a process runs (a zombie waiting to be reaped counts as gone). */
 export function processRuns(pid: number): boolean {
@@ -18,7 +19,7 @@ export function processRuns(pid: number): boolean {
 }
 
 /** Polls until `check` holds (every 20 ms); rejects after `timeoutMs`. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = HANG_MS): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -1,5 +1,5 @@
 import { type IncomingMessage, request } from 'node:http';
-import { waitFor } from './wait.ts';
+import { HANG_MS, waitFor } from './wait.ts';
 
 /** One Server-Sent Event as a browser's EventSource sees it. */
 export interface SseEvent {
@@ -35,7 +35,7 @@ export function openSse(url: string, headers: Record<string, string>): Promise<S
         events: [],
         comments: [],
         ended: false,
-        until: (what, pick, timeoutMs = 30_000) => waitFor(what, async () => pick(client.events), timeoutMs, 20),
+        until: (what, pick, timeoutMs = HANG_MS) => waitFor(what, async () => pick(client.events), timeoutMs, 20),
         close: () => req.destroy(),
       };
       let buffer = '';

@@ -292,7 +292,7 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
           120_000,
           20,
         );
-        const was = (await waitFor('a timer owner', owner, 20_000, 50)) as NodeId;
+        const was = (await waitFor('a timer owner', owner, 60_000, 50)) as NodeId;
         const killedAt = Date.now();
         await kill(was);
         await waitFor(

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { cliEnv, ROOT } from '../../helpers/cli.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 /**
@@ -40,7 +40,7 @@ for (const backend of backends()) {
       );
     };
     before(async () => {
-      t = await startTestServer(backend, {}, { listen: true });
+      t = await startE2eServer(backend);
       const setup: Array<[string, unknown]> = [
         [
           '/ProcessServer/GLOBAL.Remote',
@@ -94,7 +94,7 @@ for (const backend of backends()) {
       const killedAt = Date.now();
       agent?.kill('SIGKILL');
       for (const id of ids) {
-        const job = await waitForJob(get, id, undefined, 10_000);
+        const job = await waitForJob(get, id, undefined);
         assert.equal(job.Status, 'Unknown');
         assert.ok(
           job.JobNotes.some((n: string) => /lost/.test(n)),

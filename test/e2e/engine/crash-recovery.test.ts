@@ -77,7 +77,7 @@ for (const backend of backends()) {
       await waitFor(
         'some acknowledged submits',
         async () => (acknowledged.length >= 200 ? true : undefined),
-        20_000,
+        60_000,
         5,
       );
       await crash();

@@ -34,14 +34,10 @@ for (const backend of backends()) {
       assert.ok(Date.now() - t0 < 10_000, `stopping took ${Date.now() - t0} ms`);
       await new Promise((r) => setTimeout(r, 2500)); // the job ends while no server runs
       await start();
-      const job = await waitFor(
-        'the spooled report',
-        async () => {
-          const j = (await api('GET', `/Job/${id}`)).json;
-          return j.Status === 'Completed' ? j : undefined;
-        },
-        20_000,
-      );
+      const job = await waitFor('the spooled report', async () => {
+        const j = (await api('GET', `/Job/${id}`)).json;
+        return j.Status === 'Completed' ? j : undefined;
+      });
       assert.equal(job.ReturnCode, 5);
       const stdout = job.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
       assert.equal(stdout.Size, 'done\n'.length);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 const alive = (pid: number): boolean => {
@@ -22,7 +22,7 @@ for (const backend of backends()) {
     let t: TestServer;
     const get = (path: string) => t.req('GET', path);
     before(async () => {
-      t = await startTestServer(backend, { killGraceMs: 1000 }, { listen: true });
+      t = await startE2eServer(backend, { killGraceMs: 1000 });
     });
     after(() => t.close());
 
@@ -50,7 +50,7 @@ for (const backend of backends()) {
       assert.equal(killed.json.Status, 'Killing');
       const job = await waitForJob(get, id);
       assert.equal(job.Status, 'Killed');
-      await waitFor('the background child to be gone', async () => (alive(child) ? undefined : true), 5000);
+      await waitFor('the background child to be gone', async () => (alive(child) ? undefined : true));
       const again = await t.req('PUT', `/Job/${id}/kill`);
       assert.equal(again.status, 409);
       assert.match(again.json.message, /Killed/);

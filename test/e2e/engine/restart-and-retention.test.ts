@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 /** Restart behaviour per final status (product §1.4), RequestRestart through an operator message, and KeepJobs. */
@@ -13,7 +13,7 @@ for (const backend of backends()) {
       assert.equal((await t.req('POST', `/JobDefinition/GLOBAL.${name}`, { body })).status, 201);
     const submit = async (name: string) => (await t.req('POST', `/Job/GLOBAL.${name}`)).json.jobId as number;
     before(async () => {
-      t = await startTestServer(backend, {}, { listen: true });
+      t = await startE2eServer(backend);
     });
     after(() => t.close());
 
@@ -86,7 +86,7 @@ for (const backend of backends()) {
       await waitFor(
         'the purge',
         async () => ((await get(`/Job/${ids[2]}`)).status === 404 ? true : undefined),
-        10_000,
+        60_000,
         200,
       );
       for (const id of ids.slice(0, 3)) {

@@ -24,7 +24,7 @@ describe('agent: kill', () => {
     assert.equal(f.killed, true);
     assert.equal(f.returnCode, null);
     assert.equal(f.signal, 'SIGTERM');
-    await until(() => !processRuns(grandchild), 'the background sleep to be gone', 3000);
+    await until(() => !processRuns(grandchild), 'the background sleep to be gone');
   });
 
   it('sends KILL to the group after the grace period when TERM is ignored', async () => {
@@ -43,7 +43,7 @@ describe('agent: kill', () => {
     assert.ok(Date.now() - asked >= 400, 'KILL came before the grace period');
     assert.equal(f.killed, true);
     assert.equal(f.signal, 'SIGKILL');
-    await until(() => !processRuns(grandchild), 'the background sleep to be gone', 3000);
+    await until(() => !processRuns(grandchild), 'the background sleep to be gone');
   });
 
   it('ignores a kill of an attempt it does not run', async () => {

@@ -102,7 +102,7 @@ describe('agent: a run with values to mask', () => {
     const started = await peer.waitFor((r) => r.message.type === 'started' && r.message.jobId === 3, 'started');
     const pid = started.message.type === 'started' ? started.message.pid : 0;
     await killAgent(first);
-    await until(() => !processRuns(pid), 'the job to end', 10_000);
+    await until(() => !processRuns(pid), 'the job to end');
     assert.equal(existsSync(marker), false, 'the job went on after its agent was gone');
     assert.deepEqual(filesHolding(first.dataDir, SECRET), []);
     // The next agent on the folder reports the attempt lost, as for any job running when its agent stopped.

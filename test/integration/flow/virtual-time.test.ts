@@ -81,7 +81,7 @@ for (const backend of backends()) {
       await advanceTo(T0 + 8 * HOUR); // 21:00 Amsterdam
       assert.equal((await getJob(t, job.jobId)).Status, 'Queued');
       await advanceTo(T0 + 9 * HOUR + 60_000); // 22:01 Amsterdam
-      const done = await waitForStatus(t, job.jobId, 'Completed', 5000);
+      const done = await waitForStatus(t, job.jobId, 'Completed');
       assert.equal(utcMillis(done.RunStart), T0 + 9 * HOUR + 60_000);
     });
 
@@ -223,7 +223,7 @@ for (const backend of backends()) {
       for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
       clock.set(T0 + 65_000);
       await release();
-      const done = await waitForStatus(t, job.jobId, 'Completed', 5000);
+      const done = await waitForStatus(t, job.jobId, 'Completed');
       assert.equal(utcMillis(done.ScheduledStartTime), T0 + 65_000);
       assert.equal(utcMillis(done.RunStart), T0 + 65_000);
       assert.ok(utcMillis(done.RunStart) >= utcMillis(done.RequestedStartTime));
@@ -237,7 +237,7 @@ for (const backend of backends()) {
       if (backend.name === 'postgres') await submitted;
       clock.set(T0 + 2 * HOUR - 5_000); // the wall clock is set back five seconds (NTP)
       await release();
-      const done = await waitForStatus(t, (await submitted).jobId, 'Completed', 5000);
+      const done = await waitForStatus(t, (await submitted).jobId, 'Completed');
       assert.ok(
         utcMillis(done.RunStart) >= utcMillis(done.RequestedStartTime),
         `${done.RunStart} ≥ ${done.RequestedStartTime}`,

@@ -21,7 +21,7 @@ for (const backend of backends()) {
       for (const b of bodies) jobs.push(await submitSleep(t, 20, { Queue: 'GLOBAL.One', ...b }));
       for (const j of jobs) assert.equal(j.Status, 'Queued');
       assert.equal((await act(t, blocker.jobId, 'kill')).status, 200);
-      const done = await Promise.all(jobs.map((j) => waitForStatus(t, j.jobId, 'Completed', 3000)));
+      const done = await Promise.all(jobs.map((j) => waitForStatus(t, j.jobId, 'Completed')));
       return [...done].sort((a, b) => utcMillis(a.RunStart) - utcMillis(b.RunStart));
     }
 

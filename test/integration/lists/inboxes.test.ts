@@ -57,16 +57,16 @@ for (const backend of backends()) {
           { Name: 'ReplyExpression', InValueString: 'Yes|No' },
         ],
       });
-      ask = (await waitForStatus(t, question.jobId, 'Console', 5000)).OperatorMessage;
+      ask = (await waitForStatus(t, question.jobId, 'Console')).OperatorMessage;
       for (const p of ['GLOBAL', 'B']) {
         const failed = await submit(t, `${p}.FailNow`);
-        await waitForStatus(t, failed.jobId, 'Error', 5000);
+        await waitForStatus(t, failed.jobId, 'Error');
         const list = await t.req('GET', `/Alert?Partition=${p}`);
         assert.equal(list.json.items.length, 1, list.body);
         alerts[p] = list.json.items[0].uniqueId;
         alertMessages[p] = list.json.items[0].OperatorMessage;
         const approve = await submit(t, `${p}.Approve`);
-        userMessages[p] = (await waitForStatus(t, approve.jobId, 'Console', 5000)).UserMessage;
+        userMessages[p] = (await waitForStatus(t, approve.jobId, 'Console')).UserMessage;
       }
     });
     after(() => t.close());

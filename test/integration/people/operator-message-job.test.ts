@@ -19,7 +19,7 @@ const ask = (message: string, replyExpression?: string) => ({
 
 async function asked(t: TestServer, message: string, replyExpression?: string) {
   const job = await submit(t, 'GLOBAL.System_OperatorMessage', ask(message, replyExpression));
-  const waiting = await waitForStatus(t, job.jobId, 'Console', 3000);
+  const waiting = await waitForStatus(t, job.jobId, 'Console');
   assert.equal(typeof waiting.OperatorMessage, 'number', 'the waiting job names its message');
   return { jobId: job.jobId as number, messageId: waiting.OperatorMessage as number };
 }
@@ -53,7 +53,7 @@ for (const backend of backends()) {
       assert.equal(ok.json.ReplyStatus, 'Replied');
       assert.equal(ok.json.Reply, 'Yes');
       assert.equal(ok.json.ReplyUser, 'admin');
-      const done = await waitForStatus(t, jobId, 'Completed', 3000);
+      const done = await waitForStatus(t, jobId, 'Completed');
       assert.equal(done.ReturnCode, 0);
       assert.equal(done.OperatorMessage, null, 'a job no longer waiting names no message');
       assert.equal(done.JobParameters.find((p: { Name: string }) => p.Name === 'Reply').OutValueString, 'Yes');
@@ -66,13 +66,13 @@ for (const backend of backends()) {
       const res = await reply(t, messageId, { Reply: '\t tape \t  42 ' });
       assert.equal(res.status, 200, res.body);
       assert.equal(res.json.Reply, 'tape 42');
-      await waitForStatus(t, jobId, 'Completed', 3000);
+      await waitForStatus(t, jobId, 'Completed');
     });
 
     test('without a ReplyExpression any non-empty reply completes the job', async () => {
       const { jobId, messageId } = await asked(t, 'Tell me anything');
       assert.equal((await reply(t, messageId, { Reply: 'done here' })).status, 200);
-      await waitForStatus(t, jobId, 'Completed', 3000);
+      await waitForStatus(t, jobId, 'Completed');
     });
 
     test('a catastrophic reply expression is bounded: the reply is refused, the server goes on', async () => {
@@ -85,7 +85,7 @@ for (const backend of backends()) {
 
     test('an invalid ReplyExpression ends the job in Error naming it', async () => {
       const job = await submit(t, 'GLOBAL.System_OperatorMessage', ask('Broken', '(unclosed'));
-      const done = await waitForStatus(t, job.jobId, 'Error', 3000);
+      const done = await waitForStatus(t, job.jobId, 'Error');
       assert.ok(
         done.JobNotes.some((n: string) => /ReplyExpression.*not a valid regular expression/.test(n)),
         done.JobNotes.join('|'),
@@ -95,7 +95,7 @@ for (const backend of backends()) {
     test('killing the waiting job closes its message: a later reply is refused with 409', async () => {
       const { jobId, messageId } = await asked(t, 'Kill me', 'ok');
       assert.equal((await act(t, jobId, 'kill')).status, 200);
-      await waitForStatus(t, jobId, 'Killed', 3000);
+      await waitForStatus(t, jobId, 'Killed');
       const m = (await t.req('GET', `/OperatorMessage/${messageId}`)).json;
       assert.equal(m.ReplyStatus, 'NotRequired');
       assertError(await reply(t, messageId, { Reply: 'ok' }), 409, /not waiting for a reply/);

@@ -33,7 +33,7 @@ const approval = (participants: string[]) => ({
 });
 
 async function waiting(t: TestServer, jobId: number): Promise<{ job: JobJson; messageId: number }> {
-  const job = await waitForStatus(t, jobId, 'Console', 3000);
+  const job = await waitForStatus(t, jobId, 'Console');
   assert.equal(typeof job.UserMessage, 'number', 'the waiting job names its user message');
   return { job, messageId: job.UserMessage };
 }
@@ -72,7 +72,7 @@ for (const backend of backends()) {
       assert.equal(res.json.Response, 'Approve');
       assert.equal(res.json.ReplyComment, 'looks fine');
       assert.equal(res.json.ReplyUser, 'bob');
-      const done = await waitForStatus(t, job.jobId, 'Completed', 3000);
+      const done = await waitForStatus(t, job.jobId, 'Completed');
       assert.equal(done.ReturnCode, 0);
       assert.equal(done.UserMessage, null);
       assertError(await reply(t, messageId, { Response: 'Reject' }, bob), 409, /answered already/);
@@ -82,7 +82,7 @@ for (const backend of backends()) {
       const job = await submit(t, 'GLOBAL.Approve');
       const { messageId } = await waiting(t, job.jobId);
       assert.equal((await reply(t, messageId, { Response: 'reject' }, operator)).status, 200);
-      const done = await waitForStatus(t, job.jobId, 'Error', 3000);
+      const done = await waitForStatus(t, job.jobId, 'Error');
       assert.equal(done.ReturnCode, 5);
     });
 
@@ -107,7 +107,7 @@ for (const backend of backends()) {
       assert.equal((await getJob(t, job.jobId)).Status, 'Console');
       assert.equal((await act(t, job.jobId, 'cancel')).status, 409, 'a job in Console cannot be canceled');
       assert.equal((await act(t, job.jobId, 'kill')).status, 200);
-      await waitForStatus(t, job.jobId, 'Killed', 3000);
+      await waitForStatus(t, job.jobId, 'Killed');
       assert.equal((await t.req('GET', `/UserMessage/${messageId}`)).json.Status, 'Error', 'its asker is gone');
       assertError(await reply(t, messageId, { Response: 'Approve' }, bob), 409, /answered already/);
     });
@@ -162,10 +162,10 @@ for (const backend of backends()) {
       const askCall = chain.jobId + 2; // chain, step Ask, its call, step Go, its call
       const goCall = chain.jobId + 4;
       const { messageId } = await waiting(t, askCall);
-      await waitForStatus(t, chain.jobId, 'Waiting', 3000);
+      await waitForStatus(t, chain.jobId, 'Waiting');
       assert.equal((await getJob(t, goCall)).Status, 'Chained', 'the next step waits for the approval');
       assert.equal((await reply(t, messageId, { Response: 'Approve' }, bob)).status, 200);
-      await waitForStatus(t, chain.jobId, 'Completed', 5000);
+      await waitForStatus(t, chain.jobId, 'Completed');
       assert.equal((await getJob(t, goCall)).Status, 'Completed');
     });
   });
