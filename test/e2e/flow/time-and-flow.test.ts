@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { act, getJob, pause, postCreated as post, submit, waitForStatus } from '../../helpers/jobs.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import {
+  act,
+  getJob,
+  type JobJson,
+  pause,
+  postCreated as post,
+  submit,
+  utcMillis,
+  waitForStatus,
+} from '../../helpers/jobs.ts';
+import { waitFor } from '../../helpers/wait.ts';
+import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 
 /**
  * Issue 4 in real time with real processes run by the local agent: time windows, recurrences, events, locks and
@@ -26,27 +36,29 @@ for (const backend of backends()) {
   describe(`time and flow with real processes (${backend.name})`, () => {
     let t: TestServer;
     before(async () => {
-      t = await startTestServer(backend, {}, { listen: true });
+      t = await startE2eServer(backend);
     });
     after(() => t.close());
 
     test('a definition time window: the job waits Queued until the window opens, then runs', async () => {
-      const opens = Date.now() + 3000;
-      // Open from 3 s from now for 30 minutes (a range that passes midnight crosses it).
+      // Open from 10 s from now for 30 minutes (a range that passes midnight crosses it): time for a loaded
+      // machine to submit while it is still closed.
+      const opens = Math.floor((Date.now() + 10_000) / 1000) * 1000;
       await post(t, '/TimeWindow/GLOBAL.SoonOpen', {
         TimeZone: 'UTC',
-        Elements: [{ FromTime: utcTime(3000), UntilTime: utcTime(30 * 60_000) }],
+        Elements: [{ FromTime: new Date(opens).toISOString().slice(11, 19), UntilTime: utcTime(30 * 60_000) }],
       });
       await post(t, '/JobDefinition/GLOBAL.Windowed', bash('echo in window', { TimeWindow: 'GLOBAL.SoonOpen' }));
       const job = await submit(t, 'GLOBAL.Windowed');
       assert.equal(job.Status, 'Queued');
-      await pause(1000);
-      assert.equal((await getJob(t, job.jobId)).Status, 'Queued', 'still closed');
-      const done = await waitForStatus(t, job.jobId, 'Completed', 10_000);
-      assert.ok(
-        Date.parse(`${done.RunStart.slice(0, 10).replaceAll('/', '-')}T${done.RunStart.slice(11, 19)}Z`) >=
-          Math.floor(opens / 1000) * 1000 - 1000,
-      );
+      assert.ok(utcMillis(job.CreationTime) < opens, 'submitted while the window was closed');
+      const done = await waitForStatus(t, job.jobId, 'Completed');
+      // Read afterwards from its history: Queued from the submit until the window opened, dispatched only then.
+      const history = (await t.req('GET', `/Job/${job.jobId}/history`)).json.items as JobJson[];
+      assert.equal(history[0]?.ToStatus, 'Queued');
+      const left = history.find((e) => e.FromStatus === 'Queued');
+      assert.ok(left && utcMillis(left.Time) >= opens, `left Queued at ${left?.Time}, the window opens at ${opens}`);
+      assert.ok(utcMillis(done.RunStart) >= opens);
     });
 
     test('a window that never opens within two years makes the job Never', async () => {
@@ -66,25 +78,36 @@ for (const backend of backends()) {
       const first = await submit(t, 'GLOBAL.Ticker', { SubmitFrame: 'GLOBAL.EveryTwo' });
       assert.equal(first.Status, 'Scheduled');
       assert.equal(first.JobGroup, first.jobId);
-      await waitForStatus(t, first.jobId, 'Completed', 6000);
-      const second = await waitForStatus(
-        t,
-        first.jobId + 1,
-        ['Scheduled', 'Queued', 'Dispatched', 'Running', 'Completed'],
-        3000,
-      );
+      await waitForStatus(t, first.jobId, 'Completed');
+      const second = await waitForStatus(t, first.jobId + 1, [
+        'Scheduled',
+        'Queued',
+        'Dispatched',
+        'Running',
+        'Completed',
+      ]);
       assert.equal(second.JobGroup, first.jobId);
       assert.equal(second.JobDefinition, 'GLOBAL.Ticker');
       const gap =
         Date.parse(second.RequestedStartTime.slice(0, 19).replaceAll('/', '-')) -
         Date.parse(first.RequestedStartTime.slice(0, 19).replaceAll('/', '-'));
       assert.equal(gap, 2000);
-      await waitForStatus(t, second.jobId, 'Completed', 6000);
-      const third = await waitForStatus(t, second.jobId + 1, 'Scheduled', 3000);
-      assert.equal((await act(t, third.jobId, 'cancel?cancelRecurrence=true')).status, 200);
-      assert.equal((await getJob(t, third.jobId)).Status, 'Canceled');
-      await pause(2500);
-      assert.equal((await t.req('GET', `/Job/${third.jobId + 1}`)).status, 404, 'nothing submitted after the end');
+      await waitForStatus(t, second.jobId, 'Completed');
+      // The recurrence's waiting job is Scheduled for at most 2 s: cancel whichever one waits now, and again should a
+      // slow machine let it start first (409) - the recurrence must end either way.
+      const ended = await waitFor('a cancelRecurrence that ends the recurrence', async () => {
+        const waiting = await t.req('GET', `/Job?JobGroup=${first.jobId}&Status=Scheduled`);
+        const next = waiting.json.items[0];
+        if (!next) return undefined;
+        const res = await act(t, next.jobId, 'cancel?cancelRecurrence=true');
+        return res.status === 200 ? (next.jobId as number) : undefined;
+      });
+      assert.equal((await getJob(t, ended)).Status, 'Canceled');
+      await pause(4500);
+      const after = await t.req('GET', `/Job?JobGroup=${first.jobId}&Status=Scheduled,Queued`);
+      assert.deepEqual(after.json.items, [], 'nothing waits in the recurrence after its end');
+      const newest = await t.req('GET', `/Job?JobGroup=${first.jobId}&Limit=1`);
+      assert.equal(newest.json.items[0]?.jobId, ended, 'nothing submitted after the end');
     });
 
     test('events: EventWait until raised, ClearsEvent consumes it, RaiseEvents raises with substitutions, AutoSubmit', async () => {
@@ -110,7 +133,7 @@ for (const backend of backends()) {
       const raised = await t.req('POST', '/Event/GLOBAL.Ready', { body: { RaiserComment: 'files are in' } });
       assert.equal(raised.status, 201, raised.body);
       assert.equal(raised.json.Status, 'Raised');
-      await waitForStatus(t, job.jobId, 'Completed', 10_000);
+      await waitForStatus(t, job.jobId, 'Completed');
       const ready = await t.req('GET', `/Event/${raised.json.eventId}`);
       assert.equal(ready.json.Status, 'Cleared', 'consumed by the job');
       assert.equal(ready.json.ClearerObject, `Job:${job.jobId}`);
@@ -128,30 +151,39 @@ for (const backend of backends()) {
         JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
       });
       await post(t, '/Event/GLOBAL.Go');
-      const auto = await waitForStatus(t, probe.jobId + 1, 'Completed', 10_000);
+      const auto = await waitForStatus(t, probe.jobId + 1, 'Completed');
       assert.equal(auto.JobDefinition, 'GLOBAL.Auto');
     });
 
     test('a lock: jobs holding the same lock never run at once; the others wait in LockWait', async () => {
       const log = join(t.config.dataDir, 'lock-intervals.txt');
+      const go = join(t.config.dataDir, 'lock-go');
       await post(t, '/Lock/GLOBAL.Ledger');
       await post(
         t,
         '/JobDefinition/GLOBAL.Posting',
-        bash(`echo "start $(date +%s%N)" >> ${log}; sleep 1; echo "end $(date +%s%N)" >> ${log}`, {
-          Locks: ['GLOBAL.Ledger'],
-        }),
+        // Each holder runs until the test lets it go (the file `go`): holding the lock is a state, not a moment.
+        bash(
+          `echo "start $(date +%s%N)" >> ${log}; while [ ! -e ${go} ]; do sleep 0.1; done; sleep 0.2; echo "end $(date +%s%N)" >> ${log}`,
+          { Locks: ['GLOBAL.Ledger'] },
+        ),
       );
-      const ids = (await Promise.all([1, 2, 3].map(() => submit(t, 'GLOBAL.Posting')))).map((j) => j.jobId);
-      for (const id of ids) await waitForStatus(t, id, 'Completed', 15_000);
-      // Read afterwards from each job's history: a poll could miss a wait of a second on a loaded machine.
+      const holder = (await submit(t, 'GLOBAL.Posting')).jobId as number;
+      await waitForStatus(t, holder, 'Running');
+      const others = (await Promise.all([1, 2].map(() => submit(t, 'GLOBAL.Posting')))).map((j) => j.jobId as number);
+      for (const id of others) await waitForStatus(t, id, 'LockWait');
+      assert.equal((await getJob(t, holder)).Status, 'Running');
+      writeFileSync(go, '');
+      const ids = [holder, ...others];
+      for (const id of ids) await waitForStatus(t, id, 'Completed');
+      // Each history says so too: the two submitted beside the holder waited in LockWait.
       const waited = [];
       for (const id of ids) {
         const history = await t.req('GET', `/Job/${id}/history`);
         assert.equal(history.status, 200, history.body);
         if (history.json.items.some((e: { ToStatus: string }) => e.ToStatus === 'LockWait')) waited.push(id);
       }
-      assert.ok(waited.length >= 1, 'a job submitted beside the holder waited in LockWait');
+      assert.deepEqual(waited, others, 'the jobs submitted beside the holder waited in LockWait');
       const events = readFileSync(log, 'utf8')
         .trim()
         .split('\n')
@@ -201,7 +233,7 @@ for (const backend of backends()) {
         ],
       });
       const chain = await submit(t, 'GLOBAL.Pipeline');
-      const done = await waitForStatus(t, chain.jobId, 'Completed', 20_000);
+      const done = await waitForStatus(t, chain.jobId, 'Completed');
       assert.equal(done.Status, 'Completed');
       assert.equal((await getJob(t, chain.jobId + 3)).Status, 'Error', 'the failing call');
       assert.equal((await getJob(t, chain.jobId + 3)).ReturnCode, 3);

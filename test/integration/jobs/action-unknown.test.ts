@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { act, assertError, getJob, staysIn, submit, submitSleep, waitForStatus } from '../../helpers/jobs.ts';
+import {
+  act,
+  assertError,
+  getJob,
+  staysIn,
+  submit,
+  submitSleep,
+  utcMillis,
+  waitForStatus,
+} from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 for (const backend of backends()) {
@@ -35,10 +44,13 @@ for (const backend of backends()) {
     });
 
     test('a Running System_Sleep → Unknown, and it stays Unknown when its time is up', async () => {
-      const job = await submitSleep(t, 800);
-      await waitForStatus(t, job.jobId, 'Running');
+      // Ten seconds: a loaded machine sees it Running and sets it Unknown well before its end ...
+      const job = await submitSleep(t, 10_000);
+      const running = await waitForStatus(t, job.jobId, 'Running');
       await setsUnknown(job.jobId);
-      await staysIn(t, job.jobId, 'Unknown', 1000);
+      // ... and it stays Unknown until a second past the moment it would have ended.
+      const due = utcMillis(running.RunStart) + 10_000;
+      await staysIn(t, job.jobId, 'Unknown', Math.max(0, due + 1000 - Date.now()));
     });
 
     test('a final job → 409 naming its status', async () => {

@@ -3,12 +3,15 @@ import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { act, assertError, getJob, staysIn, submitSleep, systemQueue, waitForStatus } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { FakeClock } from '../../../src/time/clock.ts';
 
 for (const backend of backends()) {
   describe(`queue Held (${backend.name})`, () => {
     let t: TestServer;
+    // Virtual time: a Scheduled job's start comes when the test moves the clock, whatever the machine's speed.
+    const clock = new FakeClock(Date.now());
     before(async () => {
-      t = await startTestServer(backend);
+      t = await startTestServer(backend, {}, { clock });
       await systemQueue(t, 'GLOBAL.Q1', { ExecutionSize: 1 });
     });
     after(() => t.close());
@@ -54,12 +57,12 @@ for (const backend of backends()) {
 
     test('a Scheduled job whose start comes while its queue is held → QueueHeld', async () => {
       await holdQueue(true);
-      const job = await submitSleep(t, 0, {
-        Queue: 'GLOBAL.Q1',
-        RequestedStartTime: new Date(Date.now() + 600).toISOString(),
-      });
+      const start = clock.now() + 60_000;
+      const job = await submitSleep(t, 0, { Queue: 'GLOBAL.Q1', RequestedStartTime: new Date(start).toISOString() });
       assert.equal(job.Status, 'Scheduled');
-      await waitForStatus(t, job.jobId, 'QueueHeld', 3000);
+      clock.set(start + 1000);
+      await t.server.engine.tick();
+      await waitForStatus(t, job.jobId, 'QueueHeld');
       await holdQueue(false);
       await waitForStatus(t, job.jobId, 'Completed');
     });

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { submitSleep, utcMillis, waitForStatus } from '../../helpers/jobs.ts';
+import { act, getJob, type JobJson, submitSleep, utcMillis, waitForStatus } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+const HOUR = 3_600_000;
 
 for (const backend of backends()) {
   describe(`GLOBAL.System_Sleep runs inside the server (${backend.name})`, () => {
@@ -16,7 +18,7 @@ for (const backend of backends()) {
 
     test('MilliSeconds 0 → Completed on GLOBAL.System with ReturnCode 0', async () => {
       const submitted = await submitSleep(t, 0);
-      const job = await waitForStatus(t, submitted.jobId, 'Completed', 3000);
+      const job = await waitForStatus(t, submitted.jobId, 'Completed');
       assert.equal(job.StatusCode, 'C');
       assert.equal(job.ProcessServer, 'GLOBAL.System');
       assert.equal(job.Queue, 'GLOBAL.System');
@@ -28,35 +30,56 @@ for (const backend of backends()) {
       assert.equal(job.LastModificationTime, job.RunEnd);
     });
 
-    test('a small MilliSeconds is Running for at least that long, then Completed', async () => {
-      // Long enough that a poll sees it Running on a loaded machine.
-      const submitted = await submitSleep(t, 1500);
-      const running = await waitForStatus(t, submitted.jobId, 'Running', 3000);
+    test('a sleeping job shows Running on GLOBAL.System, with no end and no return code yet', async () => {
+      // An hour: it stays Running however slow the machine, so the poll cannot miss it; killed once seen.
+      const submitted = await submitSleep(t, HOUR);
+      const running = await waitForStatus(t, submitted.jobId, 'Running');
       assert.equal(running.StatusCode, 'R');
       assert.equal(running.ProcessServer, 'GLOBAL.System');
       assert.equal(running.RunEnd, null);
       assert.equal(running.ReturnCode, null);
-      const done = await waitForStatus(t, submitted.jobId, 'Completed', 5000);
+      assert.equal((await act(t, submitted.jobId, 'kill')).status, 200);
+      await waitForStatus(t, submitted.jobId, 'Killed');
+    });
+
+    test('a small MilliSeconds is Running for at least that long, then Completed', async () => {
+      const submitted = await submitSleep(t, 1500);
+      const done = await waitForStatus(t, submitted.jobId, 'Completed');
       const ran = utcMillis(done.RunEnd) - utcMillis(done.RunStart);
       assert.ok(ran >= 1490, `ran ${ran} ms`); // at least what was asked (no upper bound: a loaded machine is late)
       assert.equal(done.ReturnCode, 0);
-      assert.equal(done.RunStart, running.RunStart);
+      // Its history shows the run: Running at RunStart, Completed at RunEnd (read after the fact, no window to catch).
+      const history = (await t.req('GET', `/Job/${submitted.jobId}/history`)).json.items as JobJson[];
+      const at = (to: string) => history.find((h) => h.ToStatus === to);
+      assert.equal(at('Running')?.Time, done.RunStart);
+      assert.equal(at('Completed')?.FromStatus, 'Running');
+      assert.equal(at('Completed')?.Time, done.RunEnd);
     });
 
     test('the default MilliSeconds (1000) is used when none is given', async () => {
       const res = await t.req('POST', '/Job/System_Sleep');
       assert.equal(res.status, 201, res.body);
-      const done = await waitForStatus(t, res.json.jobId, 'Completed', 4000);
+      const done = await waitForStatus(t, res.json.jobId, 'Completed');
       const ran = utcMillis(done.RunEnd) - utcMillis(done.RunStart);
       assert.ok(ran >= 990, `ran ${ran} ms`);
     });
 
     test('several sleeps run side by side on GLOBAL.System', async () => {
-      const jobs = await Promise.all([1, 2, 3, 4, 5].map(() => submitSleep(t, 1500)));
-      const done = await Promise.all(jobs.map((j) => waitForStatus(t, j.jobId, 'Completed', 6000)));
-      const starts = done.map((j) => utcMillis(j.RunStart));
-      const ends = done.map((j) => utcMillis(j.RunEnd));
-      assert.ok(Math.max(...starts) < Math.min(...ends), 'all five ran at the same time');
+      // Sleeps of an hour: all five Running at once is a lasting state, not a moment to catch; killed afterwards.
+      const jobs = await Promise.all([1, 2, 3, 4, 5].map(() => submitSleep(t, HOUR)));
+      const running = await Promise.all(jobs.map((j) => waitForStatus(t, j.jobId, 'Running')));
+      const now = await Promise.all(jobs.map((j) => getJob(t, j.jobId)));
+      assert.deepEqual(
+        now.map((j) => j.Status),
+        Array(5).fill('Running'),
+        'all five run at the same time',
+      );
+      assert.deepEqual(
+        now.map((j) => j.RunStart),
+        running.map((j) => j.RunStart),
+      );
+      for (const j of jobs) assert.equal((await act(t, j.jobId, 'kill')).status, 200);
+      await Promise.all(jobs.map((j) => waitForStatus(t, j.jobId, 'Killed')));
     });
   });
 }
