@@ -10,7 +10,8 @@ export function firstStartLines(creds: FirstStartCredentials, secretsFile?: stri
   const lines = [`First start: administrator "${creds.user}" created.`];
   if (!creds.password && !creds.apiKey) return lines;
   if (secretsFile) {
-    lines.push(`  Its generated password and API key are in ${secretsFile} (mode 0600), and nowhere else.`);
+    const what = [creds.password ? 'password' : '', creds.apiKey ? 'API key' : ''].filter(Boolean).join(' and ');
+    lines.push(`  Its generated ${what} are in ${secretsFile} (mode 0600), and nowhere else.`);
     return lines;
   }
   if (creds.password) lines.push(`  password: ${creds.password}`);
