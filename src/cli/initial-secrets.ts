@@ -11,7 +11,8 @@ export function firstStartLines(creds: FirstStartCredentials, secretsFile?: stri
   if (!creds.password && !creds.apiKey) return lines;
   if (secretsFile) {
     const what = [creds.password ? 'password' : '', creds.apiKey ? 'API key' : ''].filter(Boolean).join(' and ');
-    lines.push(`  Its generated ${what} are in ${secretsFile} (mode 0600), and nowhere else.`);
+    const verb = creds.password && creds.apiKey ? 'are' : 'is';
+    lines.push(`  Its generated ${what} ${verb} in ${secretsFile} (mode 0600), and nowhere else.`);
     return lines;
   }
   if (creds.password) lines.push(`  password: ${creds.password}`);
