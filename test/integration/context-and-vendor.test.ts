@@ -22,6 +22,14 @@ describe('--context and --vendor shape the paths', () => {
           '//millrace/api-extension/External/Vendor/Vendor_RestService/rest/v1/Queue/Default',
         );
         if (context !== '' || vendor !== 'Vendor') assert.equal(wrong.status, 404);
+        // The server's root and its context lead to the dashboard.
+        const ui = `${context ? `/${context}` : ''}/ui/`;
+        for (const entry of ['/', ...(context ? [`/${context}`, `/${context}/`] : [])]) {
+          const res = await t.req('GET', `/${entry}`);
+          assert.equal(res.status, 302, entry);
+          assert.equal(res.headers.location, ui, entry);
+        }
+        assert.equal((await t.req('GET', `/${ui}`)).status, 200);
       } finally {
         await t.close();
       }
