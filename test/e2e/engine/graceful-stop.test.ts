@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
@@ -19,9 +19,13 @@ for (const backend of backends()) {
 
     test('the server exits promptly, the job finishes on the agent, and its outcome arrives after the restart', async () => {
       const marker = join(server.db.dataDir, 'graceful.txt');
+      // The job runs until the test lets it go (the file `go`), so it is Running however slow the machine, and
+      // ends (writing `ended`) only once no server runs.
+      const go = join(server.db.dataDir, 'graceful-go');
+      const ended = join(server.db.dataDir, 'graceful-ended');
       await api('POST', '/JobDefinition/GLOBAL.Slow', {
         JobDefinitionType: 'BASH',
-        Script: `echo "$MILLRACE_JOB_ID:$$" >> ${marker}; sleep 2; echo done; exit 5`,
+        Script: `echo "$MILLRACE_JOB_ID:$$" >> ${marker}; while [ ! -e ${go} ]; do sleep 0.1; done; echo done; touch ${ended}; exit 5`,
         ReturncodeMapToCompleted: '5',
       });
       const id = (await api('POST', '/Job/GLOBAL.Slow')).json.jobId;
@@ -32,7 +36,8 @@ for (const backend of backends()) {
       const code = await server.serve.stop();
       assert.equal(code, 0);
       assert.ok(Date.now() - t0 < 10_000, `stopping took ${Date.now() - t0} ms`);
-      await new Promise((r) => setTimeout(r, 2500)); // the job ends while no server runs
+      writeFileSync(go, '');
+      await waitFor('the job to end while no server runs', async () => (existsSync(ended) ? true : undefined));
       await start();
       const job = await waitFor('the spooled report', async () => {
         const j = (await api('GET', `/Job/${id}`)).json;
