@@ -215,9 +215,12 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
   });
 
   test('an agent whose node is killed reconnects to another and its running job ends with its real return code', async (t) => {
+    // It runs until the test lets it go (the file `go`): Running is a state to see, not a moment to catch, and it
+    // ends only once its agent has moved to another node.
+    const go = join(dir, 'seven-go');
     await post('/JobDefinition/GLOBAL.Seven', {
       JobDefinitionType: 'BASH',
-      Script: 'sleep 3; exit 7',
+      Script: `while [ ! -e ${go} ]; do sleep 0.1; done; exit 7`,
       ReturncodeMapToCompleted: '7',
     });
     const r = await api('n2')('POST', '/Job/GLOBAL.Seven');
@@ -238,6 +241,7 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
       25,
     );
     const reconnectMs = Date.now() - killedAt;
+    writeFileSync(go, '');
     const job = await jobWhen(moved as NodeId, id, 'final', (j) => FINAL.includes(j.Status));
     assert.equal(job.Status, 'Completed', JSON.stringify(job));
     assert.equal(job.ReturnCode, 7);

@@ -118,7 +118,8 @@ for (const backend of backends()) {
     test('unknown abandons a running process: the job is Unknown at once, the process is not killed', async () => {
       const pidFile = join(tmpdir(), `millrace-unknown-${process.pid}-${backend.name}`);
       await t.req('POST', '/JobDefinition/GLOBAL.Long', {
-        body: { JobDefinitionType: 'BASH', Script: `echo $$ > ${pidFile}; sleep 3` },
+        // Long enough to be seen Running on any machine; the test kills it at the end.
+        body: { JobDefinitionType: 'BASH', Script: `echo $$ > ${pidFile}; exec sleep 300` },
       });
       const id = (await t.req('POST', '/Job/GLOBAL.Long')).json.jobId;
       await waitForJob(get, id, ['Running']);

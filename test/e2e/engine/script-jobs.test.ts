@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { startE2eServer, type TestServer } from '../../helpers/server.ts';
-import { waitForJob } from '../../helpers/wait.ts';
+import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 /** Script jobs run by the real local agent: parameters in, Out values back, files, return codes. */
 for (const backend of backends()) {
@@ -120,15 +120,28 @@ for (const backend of backends()) {
     });
 
     test("a running job's output can be followed with Range requests", async () => {
+      // Three lines, then it waits for the test (the file `go`) before three more: the first part is read while the
+      // job runs, whatever the machine's speed.
+      const go = join(t.config.dataDir, 'ticker-go');
       await define('Ticker', {
         JobDefinitionType: 'BASH',
-        Script: 'for i in 1 2 3 4 5 6; do echo "line $i"; sleep 0.3; done',
+        Script: `for i in 1 2 3; do echo "line $i"; done; while [ ! -e ${go} ]; do sleep 0.1; done; for i in 4 5 6; do echo "line $i"; done`,
       });
       const id = await submit('Ticker');
       const running = await waitForJob(get, id, ['Running']);
       const stdout = running.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
       let seen = '';
       let partials = 0;
+      await waitFor('the first three lines while the job runs', async () => {
+        const r = await content(stdout.uniqueId, `bytes=${seen.length}-`);
+        if (r.status === 206) {
+          seen += r.body;
+          partials += 1;
+        }
+        return seen === 'line 1\nline 2\nline 3\n' ? true : undefined;
+      });
+      assert.equal((await get(`/Job/${id}`)).json.Status, 'Running');
+      writeFileSync(go, '');
       const final = await waitForJob(async (path) => {
         const r = await content(stdout.uniqueId, `bytes=${seen.length}-`);
         if (r.status === 206) {
