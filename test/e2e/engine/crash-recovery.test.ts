@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
@@ -26,9 +26,11 @@ for (const backend of backends()) {
 
     test('R3: jobs running on the agent survive the crash and report their real outcome once', async () => {
       const marker = join(server.db.dataDir, 'markers.txt');
+      // The jobs run until the test lets them go (the file `go`), after the crash: all six Running is a state to see.
+      const go = join(server.db.dataDir, 'crash-go');
       const r = await api('POST', '/JobDefinition/GLOBAL.Marked', {
         JobDefinitionType: 'BASH',
-        Script: `echo "$MILLRACE_JOB_ID:$MILLRACE_ATTEMPT:$$" >> ${marker}; sleep 2; exit $((MILLRACE_JOB_ID % 3))`,
+        Script: `echo "$MILLRACE_JOB_ID:$MILLRACE_ATTEMPT:$$" >> ${marker}; while [ ! -e ${go} ]; do sleep 0.1; done; exit $((MILLRACE_JOB_ID % 3))`,
         ReturncodeMapToCompleted: '0,1',
       });
       assert.equal(r.status, 201, r.body);
@@ -39,6 +41,7 @@ for (const backend of backends()) {
         return s.every((x) => x === 'Running') ? true : undefined;
       });
       await crash();
+      writeFileSync(go, '');
       await start();
       const jobs = await waitFor(
         'every job final after the restart',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { agentSuite, spooled, startAgent } from '../../helpers/agent-peer.ts';
@@ -10,15 +10,19 @@ describe('agent: stopping', () => {
   it('on SIGTERM it sends draining, lets running jobs finish, waits for their ack and exits 0', async () => {
     const peer = suite.peer();
     const agent = await startAgent(peer, suite.dir(), { dataDir: join(suite.dir(), 'drain') });
-    peer.run({ jobId: 1, scriptType: 'SH', script: 'sleep 0.8; echo done' });
+    // The job runs until the test lets it go (the file `go`): it is surely running when the agent is told to stop.
+    const go = join(suite.dir(), 'drain-go');
+    peer.run({ jobId: 1, scriptType: 'SH', script: `while [ ! -e ${go} ]; do sleep 0.05; done; echo done` });
     await peer.waitFor((r) => r.message.type === 'started', 'started');
     agent.child.kill('SIGTERM');
     await peer.waitFor((r) => r.message.type === 'draining', 'draining');
+    assert.equal(agent.child.exitCode, null, 'the agent waits for its running job');
     // A run that arrives anyway is refused.
     peer.run({ jobId: 2, scriptType: 'SH', script: 'echo should not run' });
     const refused = await peer.finished(2);
     assert.equal(refused.error, 'agent is shutting down');
     assert.equal(refused.returnCode, null);
+    writeFileSync(go, '');
     const { code } = await agent.exited;
     assert.equal(code, 0);
     const f = await peer.finished(1);

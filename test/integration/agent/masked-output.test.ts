@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type AgentProcess, agentSuite, killAgent, startAgent } from '../../helpers/agent-peer.ts';
@@ -92,16 +92,19 @@ describe('agent: a run with values to mask', () => {
     const peer = suite.peer();
     const first = await running();
     const marker = join(suite.dir(), 'after-kill');
+    // Its next write comes when the test lets it (the file `go`), after the agent is gone, however slow the machine.
+    const go = join(suite.dir(), 'masked-go');
     peer.run({
       jobId: 3,
       scriptType: 'BASH',
-      script: `echo "before $PW"; sleep 1; echo "after $PW"; echo survived > ${marker}`,
+      script: `echo "before $PW"; while [ ! -e ${go} ]; do sleep 0.05; done; echo "after $PW"; echo survived > ${marker}`,
       env: { PW: SECRET },
       mask: [SECRET],
     });
     const started = await peer.waitFor((r) => r.message.type === 'started' && r.message.jobId === 3, 'started');
     const pid = started.message.type === 'started' ? started.message.pid : 0;
     await killAgent(first);
+    writeFileSync(go, '');
     await until(() => !processRuns(pid), 'the job to end');
     assert.equal(existsSync(marker), false, 'the job went on after its agent was gone');
     assert.deepEqual(filesHolding(first.dataDir, SECRET), []);
