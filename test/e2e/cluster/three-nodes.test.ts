@@ -153,7 +153,8 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
     await post('/JobDefinition/GLOBAL.Interval', {
       JobDefinitionType: 'BASH',
       DefaultQueue: 'GLOBAL.Three',
-      Script: `echo "start $(date +%s%N)" >> ${log}; sleep 0.4; echo "end $(date +%s%N)" >> ${log}`,
+      // The first jobs wait until three have started, so the limit is reached however slowly processes start.
+      Script: `echo "start $(date +%s%N)" >> ${log}; while [ "$(grep -c start ${log})" -lt 3 ]; do sleep 0.05; done; sleep 0.4; echo "end $(date +%s%N)" >> ${log}`,
     });
     const ids: number[] = [];
     for (let i = 0; i < 12; i++) {
