@@ -79,7 +79,7 @@ export class JobActions {
     // A resubmit body may be the job as GET renders it: what is not a submit field must be as it is (spec row 13).
     if (spec.body === 'submit' && isPlainObject(body) && Object.keys(body).some((k) => !SUBMIT_FIELDS.has(k))) {
       const current = await this.jobs.get(p, idText);
-      body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && k in current);
+      body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && Object.hasOwn(current, k));
     }
     const submit = spec.body === 'submit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
     // Process properties (spec §4 row 13) are applied with the action.
