@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { backends } from '../../helpers/backends.ts';
+import { postCreated, submit, waitForStatus } from '../../helpers/jobs.ts';
+import { type Response, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { changedTables, type StateSnapshots, stateSnapshots } from '../../helpers/state-snapshot.ts';
+import { SAMPLES } from '../objects/samples.ts';
+
+/**
+ * Authorization before the body (docs/architecture.md §10): a caller without the right to a request gets 403
+ * whatever body it sends, malformed JSON, a body of the wrong type or one past the size limit, because its right
+ * is checked before the body is read. Every route of the JSON interface that changes something is taken from the
+ * served document (a new route fails here until it has a target), and the XML interface's PUT services from its
+ * WADL. The Viewer sees everything, so each answer is 403, never 404, and nothing stored changes.
+ */
+
+type Doc = {
+  paths: Record<string, Record<string, { parameters?: Array<{ name: string; schema?: { enum?: string[] } }> }>>;
+};
+
+const VIEWER_PASSWORD = 'viewer-password-0123';
+
+/** Bodies a Viewer might send: none of them may be judged. */
+const JSON_BODIES: Array<{ what: string; payload: string | Buffer; type: string }> = [
+  { what: 'malformed JSON', payload: '{"Description": "x", ', type: 'application/json' },
+  { what: 'a body of the wrong type', payload: 'not json at all', type: 'text/plain' },
+  {
+    what: 'JSON past the size limit',
+    payload: `{"Description": "${'x'.repeat(1_100_000)}"}`,
+    type: 'application/json',
+  },
+  { what: 'an inherited name', payload: '{"constructor": 1, "toString": "x"}', type: 'application/json' },
+];
+const XML_BODIES: Array<{ what: string; payload: string | Buffer; type: string }> = [
+  { what: 'malformed XML', payload: '<Queue><Name>X</Name>', type: 'application/xml' },
+  { what: 'a DOCTYPE', payload: '<!DOCTYPE x [<!ENTITY e "e">]><x>&e;</x>', type: 'application/xml' },
+  { what: 'a zip that is not one', payload: Buffer.from('PK\u0003\u0004 broken'), type: 'application/octet-stream' },
+  { what: 'a body past the size limit', payload: Buffer.alloc(1_100_000, 0x20), type: 'text/plain' },
+];
+
+for (const backend of backends()) {
+  describe(`authorization before the body (${backend.name})`, () => {
+    let t: TestServer;
+    let viewer: string;
+    let snapshots: StateSnapshots;
+    /** The concrete paths of each path template of the document, for every method that changes something. */
+    const targets = new Map<string, string[]>();
+
+    before(async () => {
+      t = await startTestServer(backend, { localAgent: false });
+      for (const s of SAMPLES) await postCreated(t, `/${s.type}/${s.key}`, s.body);
+      viewer = await t.keyWithRoles('viewer', ['Viewer']);
+      await t.server.accounts.addUser('xviewer', { password: VIEWER_PASSWORD, roles: ['Viewer'] });
+
+      const held = (await submit(t, 'GLOBAL.System_Sleep', { HoldOnSubmit: true })).jobId as number;
+      const question = await submit(t, 'GLOBAL.System_OperatorMessage', {
+        JobParameters: [{ Name: 'Message', InValueString: 'Tape loaded?' }],
+      });
+      const operatorMessage = (await waitForStatus(t, question.jobId, 'Console', 30_000)).OperatorMessage;
+      await postCreated(t, '/JobDefinition/GLOBAL.Approve', {
+        JobDefinitionType: 'UserMessage',
+        DefaultQueue: 'GLOBAL.System',
+        UserMessage: {
+          Text: 'Go?',
+          Responses: [{ Response: 'Approve', Status: 'Completed', ReturnCode: 0 }],
+          Participants: ['viewer', 'admin'],
+        },
+      });
+      const approve = await submit(t, 'GLOBAL.Approve');
+      const userMessage = (await waitForStatus(t, approve.jobId, 'Console', 30_000)).UserMessage;
+      await postCreated(t, '/AlertEscalation/GLOBAL.Nobody', {});
+      await postCreated(t, '/JobDefinition/GLOBAL.FailNow', {
+        JobDefinitionType: 'System',
+        DefaultQueue: 'GLOBAL.System',
+      });
+      await postCreated(t, '/JobDefinitionAlertSource/GLOBAL.Failures', {
+        NamePattern: 'FailNow',
+        Statuses: [{ Status: 'Error' }],
+        DefaultAlertEscalation: 'GLOBAL.Nobody',
+      });
+      await waitForStatus(t, (await submit(t, 'GLOBAL.FailNow')).jobId, 'Error', 30_000);
+      const alerts = await t.req('GET', '/Alert');
+      const alert = alerts.json.items[0].uniqueId as number;
+      const event = await t.req('POST', '/Event/Finance.LedgerClosed', { body: {} });
+      assert.equal(event.status, 201, event.body);
+
+      const doc = (await t.server.app.ready(), t.server.app.swagger()) as unknown as Doc;
+      const fresh = { Partition: 'Fresh', QueueProvider: 'Finance.Agent1.GLOBAL.Fresh' } as Record<string, string>;
+      const target = (method: string, template: string, action: string | undefined): string | undefined => {
+        const [, type, key, tail] = /^\/([A-Za-z]+)(\/\{key\})?(?:\/(.+))?$/.exec(template) ?? [];
+        const sample = SAMPLES.find((s) => s.type === type);
+        const path = (k: string) => `/${type}/${k}${tail ? `/${tail.replace('{action}', action ?? '')}` : ''}`;
+        if (template === '/Import') return '/Import';
+        if (type === 'Job') return path(method === 'post' ? 'GLOBAL.System_Sleep' : String(held));
+        if (type === 'ProcessServer' && tail) return path('GLOBAL.Local');
+        if (type === 'OperatorMessage') return path(String(operatorMessage));
+        if (type === 'UserMessage') return path(String(userMessage));
+        if (type === 'Alert') return path(String(alert));
+        if (type === 'Event' && tail === 'clear') return path(String(event.json.eventId));
+        if (type === 'Event') return path('Finance.LedgerClosed');
+        if (key === undefined || !sample) return undefined;
+        if (method === 'post' && !tail) return path(fresh[type as string] ?? 'Finance.Fresh');
+        return path(sample.key);
+      };
+      for (const [template, ops] of Object.entries(doc.paths)) {
+        const relative = template.slice(t.base.length);
+        for (const [method, op] of Object.entries(ops)) {
+          if (!['post', 'put', 'delete'].includes(method)) continue;
+          const actions = op.parameters?.find((p) => p.name === 'action')?.schema?.enum ?? [undefined];
+          for (const action of actions) {
+            const found = target(method, relative, action);
+            const name = `${method.toUpperCase()} ${relative}${action ? ` (${action})` : ''}`;
+            targets.set(name, found ? [method.toUpperCase(), found] : []);
+          }
+        }
+      }
+      snapshots = await stateSnapshots(t);
+    });
+    after(async () => {
+      await snapshots?.close();
+      await t?.close();
+    });
+
+    test('every JSON route that changes something: 403 to a Viewer whatever the body, and nothing changes', async () => {
+      assert.deepEqual(
+        [...targets].filter(([, v]) => v.length === 0).map(([k]) => k),
+        [],
+        'a route this test has no target for',
+      );
+      assert.ok(targets.size > 40, `${targets.size} routes`);
+      const before = await snapshots.take();
+      const wrong: string[] = [];
+      for (const [name, [method, path]] of targets)
+        for (const body of JSON_BODIES) {
+          const res: Response = await t.req(method as string, path as string, {
+            key: viewer,
+            payload: body.payload,
+            headers: { 'content-type': body.type },
+          });
+          const record = res.json?.code === '403' && /privilege|participants/.test(String(res.json?.message));
+          if (res.status !== 403 || !record)
+            wrong.push(`${name} ${path} with ${body.what}: ${res.status} ${res.body.slice(0, 200)}`);
+        }
+      assert.deepEqual(wrong, []);
+      assert.deepEqual(changedTables(before, await snapshots.take()), [], 'nothing stored changed');
+    });
+
+    test("a Viewer's car-put, jar-put and xml-put: 403 in the XML record whatever the body", async () => {
+      const wadl = (await t.xml('GET', '/capabilitiesxml')).body;
+      const puts = [...wadl.matchAll(/<method name="PUT" id="([^"]+)"/g)].map((m) => m[1]);
+      assert.deepEqual(puts.sort(), ['car-put', 'jar-put', 'xml-put'], 'the PUT services of the WADL');
+      const paths: Record<string, string> = { 'car-put': '/car', 'jar-put': '/jar', 'xml-put': '/xml' };
+      const before = await snapshots.take();
+      const wrong: string[] = [];
+      for (const id of puts)
+        for (const body of XML_BODIES) {
+          const res = await t.xml('PUT', paths[id as string] as string, {
+            auth: ['xviewer', VIEWER_PASSWORD],
+            payload: body.payload,
+            headers: { 'content-type': body.type, 'X-Vendor-Library': 'Finance.Helpers', 'X-Vendor-FileName': 'a.jar' },
+          });
+          const record = /^<\?xml[^>]*>\s*<error>\s*<code>403<\/code>\s*<message>You need the [^<]*privilege/.test(
+            res.body,
+          );
+          if (res.status !== 403 || !record)
+            wrong.push(`${id} with ${body.what}: ${res.status} ${res.body.slice(0, 200)}`);
+        }
+      assert.deepEqual(wrong, []);
+      assert.deepEqual(changedTables(before, await snapshots.take()), [], 'nothing stored changed');
+    });
+  });
+}
