@@ -51,12 +51,23 @@ export async function stateSnapshots(t: TestServer): Promise<StateSnapshots> {
     .filter((n) => !VOLATILE.has(n));
   return {
     async take() {
-      return new Map(tables.map((n) => [n, JSON.stringify(db.prepare(`SELECT * FROM "${n}"`).raw().all())]));
+      const rows = (n: string) =>
+        (db.prepare(`SELECT * FROM "${n}"`).raw().all() as unknown[]).map((r) => JSON.stringify(r));
+      return new Map(tables.map((n) => [n, rows(n).sort().join('\n')]));
     },
     async close() {
       db.close();
     },
   };
+}
+
+/** The first row of `table` that differs between two snapshots, before and after, for messages. */
+export function firstDifference(a: Map<string, string>, b: Map<string, string>, table: string): string {
+  const before = (a.get(table) ?? '').split('\n');
+  const after = (b.get(table) ?? '').split('\n');
+  const gone = before.find((r) => !after.includes(r));
+  const added = after.find((r) => !before.includes(r));
+  return `${table}: ${gone?.slice(0, 400) ?? '(none)'} → ${added?.slice(0, 400) ?? '(none)'}`;
 }
 
 /** The tables whose rows differ between two snapshots. */

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { postCreated, submit, waitForStatus } from '../../helpers/jobs.ts';
+import { type BodyRoute, bodyRoutes } from '../../helpers/body-routes.ts';
 import { type Response, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { changedTables, type StateSnapshots, stateSnapshots } from '../../helpers/state-snapshot.ts';
-import { SAMPLES } from '../objects/samples.ts';
 
 /**
  * Authorization before the body (docs/architecture.md §10): a caller without the right to a request gets 403
@@ -43,77 +42,14 @@ for (const backend of backends()) {
     let t: TestServer;
     let viewer: string;
     let snapshots: StateSnapshots;
-    /** The concrete paths of each path template of the document, for every method that changes something. */
-    const targets = new Map<string, string[]>();
+    let routes: BodyRoute[];
 
     before(async () => {
       t = await startTestServer(backend, { localAgent: false });
-      for (const s of SAMPLES) await postCreated(t, `/${s.type}/${s.key}`, s.body);
       viewer = await t.keyWithRoles('viewer', ['Viewer']);
       await t.server.accounts.addUser('xviewer', { password: VIEWER_PASSWORD, roles: ['Viewer'] });
-
-      const held = (await submit(t, 'GLOBAL.System_Sleep', { HoldOnSubmit: true })).jobId as number;
-      const question = await submit(t, 'GLOBAL.System_OperatorMessage', {
-        JobParameters: [{ Name: 'Message', InValueString: 'Tape loaded?' }],
-      });
-      const operatorMessage = (await waitForStatus(t, question.jobId, 'Console', 30_000)).OperatorMessage;
-      await postCreated(t, '/JobDefinition/GLOBAL.Approve', {
-        JobDefinitionType: 'UserMessage',
-        DefaultQueue: 'GLOBAL.System',
-        UserMessage: {
-          Text: 'Go?',
-          Responses: [{ Response: 'Approve', Status: 'Completed', ReturnCode: 0 }],
-          Participants: ['viewer', 'admin'],
-        },
-      });
-      const approve = await submit(t, 'GLOBAL.Approve');
-      const userMessage = (await waitForStatus(t, approve.jobId, 'Console', 30_000)).UserMessage;
-      await postCreated(t, '/AlertEscalation/GLOBAL.Nobody', {});
-      await postCreated(t, '/JobDefinition/GLOBAL.FailNow', {
-        JobDefinitionType: 'System',
-        DefaultQueue: 'GLOBAL.System',
-      });
-      await postCreated(t, '/JobDefinitionAlertSource/GLOBAL.Failures', {
-        NamePattern: 'FailNow',
-        Statuses: [{ Status: 'Error' }],
-        DefaultAlertEscalation: 'GLOBAL.Nobody',
-      });
-      await waitForStatus(t, (await submit(t, 'GLOBAL.FailNow')).jobId, 'Error', 30_000);
-      const alerts = await t.req('GET', '/Alert');
-      const alert = alerts.json.items[0].uniqueId as number;
-      const event = await t.req('POST', '/Event/Finance.LedgerClosed', { body: {} });
-      assert.equal(event.status, 201, event.body);
-
-      const doc = (await t.server.app.ready(), t.server.app.swagger()) as unknown as Doc;
-      const fresh = { Partition: 'Fresh', QueueProvider: 'Finance.Agent1.GLOBAL.Fresh' } as Record<string, string>;
-      const target = (method: string, template: string, action: string | undefined): string | undefined => {
-        const [, type, key, tail] = /^\/([A-Za-z]+)(\/\{key\})?(?:\/(.+))?$/.exec(template) ?? [];
-        const sample = SAMPLES.find((s) => s.type === type);
-        const path = (k: string) => `/${type}/${k}${tail ? `/${tail.replace('{action}', action ?? '')}` : ''}`;
-        if (template === '/Import') return '/Import';
-        if (type === 'Job') return path(method === 'post' ? 'GLOBAL.System_Sleep' : String(held));
-        if (type === 'ProcessServer' && tail) return path('GLOBAL.Local');
-        if (type === 'OperatorMessage') return path(String(operatorMessage));
-        if (type === 'UserMessage') return path(String(userMessage));
-        if (type === 'Alert') return path(String(alert));
-        if (type === 'Event' && tail === 'clear') return path(String(event.json.eventId));
-        if (type === 'Event') return path('Finance.LedgerClosed');
-        if (key === undefined || !sample) return undefined;
-        if (method === 'post' && !tail) return path(fresh[type as string] ?? 'Finance.Fresh');
-        return path(sample.key);
-      };
-      for (const [template, ops] of Object.entries(doc.paths)) {
-        const relative = template.slice(t.base.length);
-        for (const [method, op] of Object.entries(ops)) {
-          if (!['post', 'put', 'delete'].includes(method)) continue;
-          const actions = op.parameters?.find((p) => p.name === 'action')?.schema?.enum ?? [undefined];
-          for (const action of actions) {
-            const found = target(method, relative, action);
-            const name = `${method.toUpperCase()} ${relative}${action ? ` (${action})` : ''}`;
-            targets.set(name, found ? [method.toUpperCase(), found] : []);
-          }
-        }
-      }
+      // The Viewer is a participant of the user message: the Reply privilege it lacks is what refuses it.
+      routes = await bodyRoutes(t, ['viewer', 'admin']);
       snapshots = await stateSnapshots(t);
     });
     after(async () => {
@@ -123,16 +59,16 @@ for (const backend of backends()) {
 
     test('every JSON route that changes something: 403 to a Viewer whatever the body, and nothing changes', async () => {
       assert.deepEqual(
-        [...targets].filter(([, v]) => v.length === 0).map(([k]) => k),
+        routes.filter((r) => r.path === undefined).map((r) => r.name),
         [],
         'a route this test has no target for',
       );
-      assert.ok(targets.size > 40, `${targets.size} routes`);
+      assert.ok(routes.length > 40, `${routes.length} routes`);
       const before = await snapshots.take();
       const wrong: string[] = [];
-      for (const [name, [method, path]] of targets)
+      for (const { name, method, path } of routes)
         for (const body of JSON_BODIES) {
-          const res: Response = await t.req(method as string, path as string, {
+          const res: Response = await t.req(method, path as string, {
             key: viewer,
             payload: body.payload,
             headers: { 'content-type': body.type },
