@@ -15,8 +15,8 @@ import { errorShape, rawErrorResponse, targetOf } from './error-shape.ts';
  * - a cap on connections per client address (503, then closed);
  * - shedding: beyond a number of requests in flight, or while the event loop lags, new requests get 503 with
  *   Retry-After at once rather than a timeout later; health and metrics paths are exempt so probes keep answering;
- * - a request whose body was not read (an early 401, 413 or 408) closes its connection after the answer, so the
- *   rest of the body is never read;
+ * - a request whose body was not read (an early 401, 403, 413 or 408) closes its connection after the answer, so
+ *   the rest of the body is never read, and resets it only once the client had time to read the answer;
  * - every error Node or the router produces itself answers in the interface's own error shape.
  */
 
