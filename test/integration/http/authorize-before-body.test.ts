@@ -6,16 +6,12 @@ import { type Response, startTestServer, type TestServer } from '../../helpers/s
 import { changedTables, type StateSnapshots, stateSnapshots } from '../../helpers/state-snapshot.ts';
 
 /**
- * Authorization before the body (docs/architecture.md §10): a caller without the right to a request gets 403
+ * Authorization before the body (docs/architecture.md §9): a caller without the right to a request gets 403
  * whatever body it sends, malformed JSON, a body of the wrong type or one past the size limit, because its right
  * is checked before the body is read. Every route of the JSON interface that changes something is taken from the
  * served document (a new route fails here until it has a target), and the XML interface's PUT services from its
  * WADL. The Viewer sees everything, so each answer is 403, never 404, and nothing stored changes.
  */
-
-type Doc = {
-  paths: Record<string, Record<string, { parameters?: Array<{ name: string; schema?: { enum?: string[] } }> }>>;
-};
 
 const VIEWER_PASSWORD = 'viewer-password-0123';
 
