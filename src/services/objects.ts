@@ -102,6 +102,18 @@ const DERIVED: Record<string, Deriver> = {
 };
 
 /**
+ * xml-put names its object in the body: before the body is read, only the right to store some object can be checked
+ * (Create or Edit on a definition type in some partition, else 403); `ObjectService.put` then checks the object's own.
+ */
+export function authorizeStore(p: Principal): void {
+  const storable = (type: string) => type === '*' || getType(type)?.storage === 'definition';
+  const holds = p.grants.some(
+    (g) => storable(g.type) && (g.privileges.includes('Create') || g.privileges.includes('Edit')),
+  );
+  if (!holds) throw forbidden('You need the Create or Edit privilege on an object type to store objects');
+}
+
+/**
  * Create, read, update and delete for every definition type of the registry, with the privilege rules of
  * docs/architecture.md §10: no View → 404 exactly as for a missing object; View but not the operation's privilege → 403;
  * GET also needs View on every object referred to (spec §4), else 403 naming it.
@@ -306,18 +318,6 @@ export class ObjectService {
     if (!can(p, type.name, parsed.partition, 'View')) throw notFound(partitionOf(type) ?? type.name, parsed.partition);
     this.require(p, type, parsed.partition, 'Create', `create a ${type.name} in partition ${parsed.partition}`);
     return parsed;
-  }
-
-  /**
-   * xml-put names its object in the body: before the body is read, only the right to store some object can be
-   * checked (Create or Edit on a definition type in some partition, else 403); `put` then checks the object's own.
-   */
-  authorizeStore(p: Principal): void {
-    const storable = (type: string) => type === '*' || getType(type)?.storage === 'definition';
-    const holds = p.grants.some(
-      (g) => storable(g.type) && (g.privileges.includes('Create') || g.privileges.includes('Edit')),
-    );
-    if (!holds) throw forbidden('You need the Create or Edit privilege on an object type to store objects');
   }
 
   /**

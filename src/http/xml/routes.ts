@@ -5,7 +5,7 @@ import type { Authenticator } from '../../services/auth.ts';
 import type { CarExporter } from '../../services/car-export.ts';
 import type { ImportService } from '../../services/car-import.ts';
 import type { JobService } from '../../services/jobs.ts';
-import type { ObjectService } from '../../services/objects.ts';
+import { authorizeStore, type ObjectService } from '../../services/objects.ts';
 import { releaseForRequest } from '../../services/import-gate.ts';
 import { readCar, writeCar } from '../../car/archive.ts';
 import { libraryEntryName } from '../../car/layout.ts';
@@ -293,7 +293,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       produces: 'text/xml',
       doc: 'Creates or changes the object whose XML is the body.',
       bodyLimit: XML_BODY_LIMIT,
-      authorize: (req) => d.objects.authorizeStore(req.principal),
+      authorize: (req) => authorizeStore(req.principal),
       async handler(req, reply) {
         const root = parseXml(xmlBody(req));
         const type = typeOfElement(root);
