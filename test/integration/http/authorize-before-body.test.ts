@@ -77,6 +77,47 @@ for (const backend of backends()) {
       assert.deepEqual(changedTables(before, await snapshots.take()), [], 'nothing stored changed');
     });
 
+    test('a caller who may not see the object: 404 as for a missing one, whatever the body', async () => {
+      // Sees partition GLOBAL only: the samples, the parked job and its definition are in partition Finance.
+      const outsider = await t.keyWithGrants('outsider', ['*:GLOBAL:View']);
+      const held = routes.find((r) => r.name === 'PUT /Job/{key}')?.path as string;
+      const before = await snapshots.take();
+      const wrong: string[] = [];
+      for (const { name, method, path } of routes) {
+        const res = await t.req(method, path as string, {
+          key: outsider,
+          payload: '{"Description": ',
+          headers: { 'content-type': 'application/json' },
+        });
+        if ((res.status !== 403 && res.status !== 404) || res.json?.code !== String(res.status))
+          wrong.push(`${name} ${path}: ${res.status} ${res.body.slice(0, 200)}`);
+      }
+      assert.deepEqual(wrong, []);
+      for (const [method, path, missing] of [
+        ['PUT', '/Queue/Finance.Batch', '/Queue/Finance.Nothing'],
+        ['POST', '/Job/Finance.Parked', '/Job/Finance.Nothing'],
+        ['PUT', held, '/Job/999999'],
+      ] as const) {
+        const invisible = await t.req(method, path, {
+          key: outsider,
+          payload: '{',
+          headers: { 'content-type': 'application/json' },
+        });
+        const absent = await t.req(method, missing, {
+          key: outsider,
+          payload: '{',
+          headers: { 'content-type': 'application/json' },
+        });
+        assert.equal(invisible.status, 404, `${method} ${path}: ${invisible.body}`);
+        assert.equal(
+          invisible.json.message.replace(/Finance\.(Batch|Parked)|Job:\d+/, '…'),
+          absent.json.message.replace(/Finance\.Nothing|Job:\d+/, '…'),
+          `${method} ${path} is answered as ${missing} is`,
+        );
+      }
+      assert.deepEqual(changedTables(before, await snapshots.take()), [], 'nothing stored changed');
+    });
+
     test("a Viewer's car-put, jar-put and xml-put: 403 in the XML record whatever the body", async () => {
       const wadl = (await t.xml('GET', '/capabilitiesxml')).body;
       const puts = [...wadl.matchAll(/<method name="PUT" id="([^"]+)"/g)].map((m) => m[1]);
