@@ -155,7 +155,7 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
   app.addHook('onSend', (req, reply, payload, done) => {
     if (!req.raw.complete && hasBody(req.raw)) {
       reply.header('Connection', 'close');
-      closeUnread(req.raw.socket);
+      closeUnread(req.raw);
     }
     done(null, payload);
   });
@@ -176,10 +176,17 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
 export const UNREAD_LINGER_MS = 2000;
 
 /** Replaces Node's close after the answer (`destroySoon`) on this socket by a half-close that reads no further. */
-function closeUnread(socket: Socket): void {
+function closeUnread(req: IncomingMessage): void {
+  const socket = req.socket;
   // inject() (tests) has no real socket
   if (typeof socket.destroySoon !== 'function') return;
+  const close = socket.destroySoon.bind(socket);
   socket.destroySoon = () => {
+    // The body arrived in the end (while the answer was written): nothing is left unread.
+    if (req.complete) {
+      close();
+      return;
+    }
     // Node's server resumes a socket to discard an unread body (IncomingMessage._dump): it stays paused.
     const stop = () => socket.pause();
     stop();
