@@ -1,3 +1,5 @@
+import { emptyRecord } from '../domain/own.ts';
+
 /**
  * The environment of a job: the agent's own without any MILLRACE_* variable (the server's and the agent's
  * settings and secrets never reach a job), plus the run's parameters by name, plus the agent's own variables for
@@ -8,7 +10,7 @@ export function jobEnvironment(
   parameters: Record<string, string>,
   own: Record<string, string>,
 ): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env = emptyRecord<string>();
   for (const [name, value] of Object.entries(base)) {
     if (value !== undefined && !name.toUpperCase().startsWith('MILLRACE_')) env[name] = value;
   }

@@ -1,5 +1,6 @@
 import { accessSync, closeSync, constants, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { emptyRecord } from '../domain/own.ts';
 import type { ScriptType } from './protocol.ts';
 
 /**
@@ -135,7 +136,7 @@ const OUT_FILE_LIMIT = 512 * 1024;
  */
 export function collectOut(scriptType: ScriptType, outNames: string[], paths: WorkPaths): Record<string, string> {
   const wanted = new Set(outNames);
-  const out: Record<string, string> = {};
+  const out = emptyRecord<string>();
   if (scriptType === 'BASH') {
     const parts = readCapped(paths.outVars).split('\0');
     for (let i = 0; i + 1 < parts.length; i += 2) {

@@ -1,4 +1,5 @@
 import { globMatch } from '../domain/alert-match.ts';
+import { emptyRecord } from '../domain/own.ts';
 import { substitute } from '../domain/substitute.ts';
 import { invalid } from '../errors.ts';
 import type { FieldKind, TypeName } from '../model/fields.ts';
@@ -48,7 +49,7 @@ export function rulesOf(
 
 /** `<parameter1>=<value1>[,<parameter2>=<value2>]*` (the X-Vendor-Ruleset-Properties header) → a record; 400 when malformed. */
 export function parseRuleSetProperties(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = emptyRecord<string>();
   if (text === undefined || text.trim() === '') return out;
   if (text.length > 8192) throw invalid('The rule-set properties are longer than 8192 characters');
   for (const pair of text.split(',')) {

@@ -1,6 +1,7 @@
 import { invalid } from '../errors.ts';
 import { unstorableText } from './characters.ts';
 import { isPlainObject } from './json.ts';
+import { emptyRecord } from './own.ts';
 import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../time/date-format.ts';
 import type { JobParameter } from './job.ts';
 
@@ -198,7 +199,7 @@ const asText = (v: Value): string => (typeof v === 'object' ? formatInstant(v.ms
 
 /** In and InOut values as environment variables for the script (never pasted into script text). */
 export function parameterEnvironment(params: readonly JobParameter[]): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env = emptyRecord<string>();
   for (const p of params) {
     if (p.Direction === 'Out') continue;
     const v = p.InValueString ?? p.InValueNumber ?? p.InValueDate;

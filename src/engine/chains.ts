@@ -17,6 +17,7 @@ import {
 import { INITIAL, isFinal, PENDING } from '../domain/job-status.ts';
 import { buildJobParameters, currentValue, type DefinitionParameter, setMappedValue } from '../domain/parameters.ts';
 import { isOpen } from '../domain/time-window.ts';
+import { emptyRecord } from '../domain/own.ts';
 import { loopYielder } from '../loop-yield.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
@@ -310,7 +311,7 @@ async function holds(
     return (pre.TimeWindowStatus ?? 'Open') === 'Open' ? open : !open;
   }
   if (pre.Expression) {
-    const values: Record<string, string | number | null> = {};
+    const values = emptyRecord<string | number | null>();
     for (const p of chain.data.parameters) values[p.Name] = currentValue(p);
     try {
       return evalCondition(parseCondition(pre.Expression), values);

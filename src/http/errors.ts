@@ -18,6 +18,9 @@ const FASTIFY_MESSAGES: Record<string, (limit: number) => string> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => 'The body is not valid JSON',
 };
 
+/** What the JSON parser says of a body it refuses (onProtoPoisoning, onConstructorPoisoning): valid JSON. */
+const FORBIDDEN_NAME = /forbidden prototype property/;
+
 /**
  * Maps anything thrown while handling a request to what the client sees. Never a stack trace or SQL text:
  * unexpected errors become a bare 500 and are logged by the caller.
@@ -34,7 +37,9 @@ export function renderError(err: unknown, bodyLimit: number): RenderedError & { 
     const message = rewrite
       ? rewrite(bodyLimit)
       : e instanceof SyntaxError
-        ? 'The body is not valid JSON'
+        ? FORBIDDEN_NAME.test(String(fe.message))
+          ? 'The body names "__proto__" (or "constructor" holding "prototype"), which is not accepted in any object'
+          : 'The body is not valid JSON'
         : typeof fe.message === 'string' && fe.message.length < 300
           ? fe.message
           : 'Bad request';

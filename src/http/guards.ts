@@ -15,8 +15,8 @@ import { errorShape, rawErrorResponse, targetOf } from './error-shape.ts';
  * - a cap on connections per client address (503, then closed);
  * - shedding: beyond a number of requests in flight, or while the event loop lags, new requests get 503 with
  *   Retry-After at once rather than a timeout later; health and metrics paths are exempt so probes keep answering;
- * - a request whose body was not read (an early 401, 413 or 408) closes its connection after the answer, so the
- *   rest of the body is never read;
+ * - a request whose body was not read (an early 401, 403, 413 or 408) closes its connection after the answer, so
+ *   the rest of the body is never read, and resets it only once the client had time to read the answer;
  * - every error Node or the router produces itself answers in the interface's own error shape.
  */
 
@@ -153,13 +153,48 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
   // An answer given before the body was read (401, 403, 413, 408…) ends the connection: reading the rest of a
   // body nobody wants is what a hostile client counts on.
   app.addHook('onSend', (req, reply, payload, done) => {
-    if (!req.raw.complete && hasBody(req.raw)) reply.header('Connection', 'close');
+    if (!req.raw.complete && hasBody(req.raw)) {
+      reply.header('Connection', 'close');
+      closeUnread(req.raw);
+    }
     done(null, payload);
   });
 
   return () => {
     clearInterval(lagTimer);
     lag.disable();
+  };
+}
+
+/**
+ * How long a connection whose body was not read stays open after its answer (not reading), before it is closed.
+ * Node would close it as soon as the answer is written; with unread bytes in the socket that close is a TCP reset,
+ * which can reach a client still sending before it has read the answer: it sees EPIPE or "connection reset", never
+ * the 413 or 403. Half-closing first (the answer, then FIN) and resetting only later lets it read the answer; not
+ * reading meanwhile keeps what the server takes in to the body limit and the socket buffers.
+ */
+export const UNREAD_LINGER_MS = 2000;
+
+/** Replaces Node's close after the answer (`destroySoon`) on this socket by a half-close that reads no further. */
+function closeUnread(req: IncomingMessage): void {
+  const socket = req.socket;
+  // inject() (tests) has no real socket
+  if (typeof socket.destroySoon !== 'function') return;
+  const close = socket.destroySoon.bind(socket);
+  socket.destroySoon = () => {
+    // The body arrived in the end (while the answer was written): nothing is left unread.
+    if (req.complete) {
+      close();
+      return;
+    }
+    // Node's server resumes a socket to discard an unread body (IncomingMessage._dump): it stays paused.
+    const stop = () => socket.pause();
+    stop();
+    socket.on('resume', stop);
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), UNREAD_LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
   };
 }
 

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { emptyRecord, own } from '../domain/own.ts';
 import { invalid } from '../errors.ts';
 import type { ObjectType } from './object-type.ts';
 import { isPlainObject } from './validate.ts';
@@ -40,13 +41,13 @@ export function dropUnchanged(
   owned: (field: string) => boolean,
 ): unknown {
   if (!isPlainObject(body)) return body;
-  const out: Record<string, unknown> = {};
+  // Whatever it is named (`__proto__` too), a field passed on reaches the validator, which refuses it by name.
+  const out = emptyRecord<unknown>();
   for (const [k, v] of Object.entries(body)) {
+    const now = own(current, k) ?? null;
     if (!owned(k)) out[k] = v;
-    else if (!isDeepStrictEqual(v, current[k] ?? null))
-      throw invalid(
-        `Field "${k}" is read-only; it is ${clip(JSON.stringify(current[k] ?? null))} and cannot be changed`,
-      );
+    else if (!isDeepStrictEqual(v, now))
+      throw invalid(`Field "${k}" is read-only; it is ${clip(JSON.stringify(now))} and cannot be changed`);
   }
   return out;
 }

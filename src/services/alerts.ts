@@ -1,14 +1,14 @@
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { Principal } from '../security/privileges.ts';
-import { MessageService, replyBody, visibleForReply } from './messages.ts';
+import { MessageService, replyBody } from './messages.ts';
 
 /** Alerts (spec §4 row 16): read one, reply to it (`Acknowledge` stops its escalation). */
 export class Alerts extends MessageService {
   protected readonly kind = 'Alert' as const;
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
-    const id = await visibleForReply(this.engine.store, p, 'Alert', idText);
+    const id = await this.authorizeReply(p, idText);
     const response = normalizeReply(replyBody(this.kind, body).Response as string);
     if (response === '') throw invalid('Field "Response" must not be empty');
     await this.engine.mutate(async (tx, fx, k) => {

@@ -64,12 +64,20 @@ export class ImportService {
     return this.d.gate;
   }
 
-  async start(p: Principal, bytes: Buffer, request: ImportRequest): Promise<JobRecord> {
+  /**
+   * The right to import at all (Submit on System_Import_Archive, else 403): both interfaces check it before they
+   * read an archive (docs/architecture.md §10), and `start` again.
+   */
+  authorize(p: Principal): void {
     const definitionKey = parseKey('partitioned', IMPORT_DEFINITION) as NonNullable<ReturnType<typeof parseKey>>;
     if (!can(p, 'JobDefinition', definitionKey.partition, 'Submit'))
       throw forbidden(
         `You need the Submit privilege on ${businessKey('JobDefinition', IMPORT_DEFINITION)} to import archives`,
       );
+  }
+
+  async start(p: Principal, bytes: Buffer, request: ImportRequest): Promise<JobRecord> {
+    this.authorize(p);
     const ruleSet = await this.checkRuleSet(p, request.ruleSet);
     const parameters = this.parameters(p, { ...request, ruleSet });
     if (bytes.length === 0) throw invalid('The body is empty: send the CAR file');

@@ -95,13 +95,22 @@ export class EventService {
 
   /** Row 10: `POST /Event/<event_id>/clear`; 409 when it is Cleared already. */
   async clear(p: Principal, eventIdText: string, body: unknown): Promise<Record<string, unknown>> {
+    const seen = await this.authorizeClear(p, eventIdText);
+    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
+    return this.render(await this.d.engine.clearEvent(seen.eventId, by));
+  }
+
+  /**
+   * The checks of clearing one event that need no body (docs/architecture.md §10): the event exists and its
+   * definition's partition is visible (else 404), Control on it (else 403). Run before the body is read, and again.
+   */
+  async authorizeClear(p: Principal, eventIdText: string): Promise<EventRecord> {
     const seen = await this.visibleEvent(p, eventIdText);
     if (!can(p, 'EventDefinition', seen.partition, 'Control'))
       throw forbidden(
         `You need the Control privilege on ${businessKey('EventDefinition', seen.definition)} to clear ${businessKey('Event', seen.eventId)}`,
       );
-    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    return this.render(await this.d.engine.clearEvent(seen.eventId, by));
+    return seen;
   }
 
   /** The event, when it exists and the caller may view its definition's partition; else 404. */
@@ -113,8 +122,11 @@ export class EventService {
     return event;
   }
 
-  /** The canonical key of a definition that exists and that the caller may see (else 404) and control (else 403). */
-  private async controlledDefinition(p: Principal, text: string, what: string): Promise<string> {
+  /**
+   * The canonical key of a definition that exists and that the caller may see (else 404) and control (else 403):
+   * the checks of a raise or a clear by definition that need no body, run before it is read and again.
+   */
+  async controlledDefinition(p: Principal, text: string, what: string): Promise<string> {
     const parsed = parseKey('partitioned', text);
     if (!parsed || !can(p, 'EventDefinition', parsed.partition, 'View'))
       throw notFound('EventDefinition', parsed?.key ?? text);

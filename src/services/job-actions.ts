@@ -22,6 +22,9 @@ import { userCause } from './user-cause.ts';
 import { type Completion, parseCompletion, parseSubmitBody, SUBMIT_FIELDS, type SubmitOptions } from './job-bodies.ts';
 import type { JobService, JobServiceDeps } from './jobs.ts';
 
+/** Deleting a job needs Delete on it (it is no action of the table: it applies to final jobs and ends them all). */
+const DELETE_PRIVILEGES = [{ type: 'Job', privilege: 'Delete' }] as const;
+
 /** A job keeps at most as many notes as the Job's JobNotes field holds. */
 const MAX_NOTES = (() => {
   const kind = requireType('Job').byName.get('JobNotes')?.kind;
@@ -58,6 +61,25 @@ export class JobActions {
     this.jobs = jobs;
   }
 
+  /**
+   * The checks of an action that need no body (docs/architecture.md §10): the job exists and the caller may view
+   * it (else 404) and holds the privileges the action table names (else 403). The JSON interface runs them before
+   * it reads the body, and `act` again. Returns the job as it was read.
+   */
+  async authorize(p: Principal, idText: string, action: JobAction | 'delete'): Promise<JobRecord> {
+    const seen = await this.jobs.find(p, idText);
+    const privileges = action === 'delete' ? DELETE_PRIVILEGES : jobAction(action).privileges;
+    for (const { type, privilege } of privileges)
+      this.jobs.require(
+        p,
+        type,
+        seen.partition,
+        privilege,
+        type === 'Job' ? `${action} Job:${seen.jobId}` : `${privilege.toLowerCase()} ${seen.definition}`,
+      );
+    return seen;
+  }
+
   /** Returns the job after the action, or the new job for the actions that create one (`created`). */
   async act(
     p: Principal,
@@ -67,19 +89,11 @@ export class JobActions {
     query: Record<string, unknown>,
   ): Promise<{ job: Record<string, unknown>; created: boolean }> {
     const spec = jobAction(action);
-    const seen = await this.jobs.find(p, idText);
-    for (const { type, privilege } of spec.privileges)
-      this.jobs.require(
-        p,
-        type,
-        seen.partition,
-        privilege,
-        type === 'Job' ? `${action} Job:${seen.jobId}` : `${privilege.toLowerCase()} ${seen.definition}`,
-      );
+    const seen = await this.authorize(p, idText, action);
     // A resubmit body may be the job as GET renders it: what is not a submit field must be as it is (spec row 13).
     if (spec.body === 'submit' && isPlainObject(body) && Object.keys(body).some((k) => !SUBMIT_FIELDS.has(k))) {
       const current = await this.jobs.get(p, idText);
-      body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && k in current);
+      body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && Object.hasOwn(current, k));
     }
     const submit = spec.body === 'submit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
     // Process properties (spec §4 row 13) are applied with the action.
@@ -119,8 +133,7 @@ export class JobActions {
 
   /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */
   async delete(p: Principal, idText: string): Promise<void> {
-    const seen = await this.jobs.find(p, idText);
-    this.jobs.require(p, 'Job', seen.partition, 'Delete', `delete Job:${seen.jobId}`);
+    const seen = await this.authorize(p, idText, 'delete');
     await this.d.engine.mutate(async (tx, fx, k) => {
       const job = await tx.jobs.get(seen.jobId);
       if (!job) throw notFound('Job', seen.jobId);

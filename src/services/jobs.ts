@@ -4,7 +4,7 @@ import type { Engine } from '../engine/engine.ts';
 import type { Effects, Kernel } from '../engine/kernel.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import type { Privilege } from '../model/fields.ts';
-import { businessKey, parseKey } from '../model/keys.ts';
+import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
@@ -42,12 +42,21 @@ export class JobService {
     this.d = deps;
   }
 
-  async submit(p: Principal, definitionKey: string, body: unknown): Promise<Record<string, unknown>> {
+  /**
+   * The checks of a submit that need no body (docs/architecture.md §10): View on the definition's partition (else
+   * 404), Submit (else 403). The JSON interface runs them before it reads the body, and `submit` again.
+   */
+  authorizeSubmit(p: Principal, definitionKey: string): ParsedKey {
     const parsed = parseKey('partitioned', definitionKey);
     if (!parsed || !can(p, 'JobDefinition', parsed.partition, 'View'))
       throw notFound('JobDefinition', parsed?.key ?? definitionKey);
     if (!can(p, 'JobDefinition', parsed.partition, 'Submit'))
       throw forbidden(`You need the Submit privilege to submit ${businessKey('JobDefinition', parsed.key)}`);
+    return parsed;
+  }
+
+  async submit(p: Principal, definitionKey: string, body: unknown): Promise<Record<string, unknown>> {
+    const parsed = this.authorizeSubmit(p, definitionKey);
     const options = parseSubmitBody(body, this.d.defaultTimeZone);
     const job = await this.d.engine.submit(
       async (tx, fx, k) => {

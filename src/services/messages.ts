@@ -131,5 +131,13 @@ export abstract class MessageService {
     return listMessages(this.engine.store, p, this.kind, query);
   }
 
+  /**
+   * The checks of a reply that need no body (docs/architecture.md §10): the message exists and is visible (else
+   * 404), Reply on it (else 403). The JSON interface runs them before it reads the body; `reply` runs them again.
+   */
+  authorizeReply(p: Principal, idText: string): Promise<number> {
+    return visibleForReply(this.engine.store, p, this.kind, idText);
+  }
+
   abstract reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>>;
 }

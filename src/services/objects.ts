@@ -5,7 +5,7 @@ import { loopYielder } from '../loop-yield.ts';
 import type { Privilege, TypeName } from '../model/fields.ts';
 import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import type { ObjectType } from '../model/object-type.ts';
-import { definitionTypes, keyShapeOf, requireType } from '../model/registry.ts';
+import { definitionTypes, getType, keyShapeOf, requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
 import { dropServerOwned, namesServerOwned } from '../model/round-trip.ts';
 import { checkRules, collectReferences, validateObjectBody } from '../model/validate.ts';
@@ -100,6 +100,18 @@ const DERIVED: Record<string, Deriver> = {
   'Library.Files': async (store, library) =>
     (await store.blobs.list('library', library.key)).map((b) => ({ Name: b.name, Size: b.size, Sha256: b.sha256 })),
 };
+
+/**
+ * xml-put names its object in the body: before the body is read, only the right to store some object can be checked
+ * (Create or Edit on a definition type in some partition, else 403); `ObjectService.put` then checks the object's own.
+ */
+export function authorizeStore(p: Principal): void {
+  const storable = (type: string) => type === '*' || getType(type)?.storage === 'definition';
+  const holds = p.grants.some(
+    (g) => storable(g.type) && (g.privileges.includes('Create') || g.privileges.includes('Edit')),
+  );
+  if (!holds) throw forbidden('You need the Create or Edit privilege on an object type to store objects');
+}
 
 /**
  * Create, read, update and delete for every definition type of the registry, with the privilege rules of
@@ -296,12 +308,37 @@ export class ObjectService {
     };
   }
 
-  async create(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
+  /**
+   * The checks of a create that need no body (docs/architecture.md §10): the key, View on its partition (else 404),
+   * Create (else 403). The JSON interface runs them before it reads the body, and `create` again.
+   */
+  authorizeCreate(p: Principal, type: ObjectType, pathKey: string): ParsedKey {
     const parsed = parseKey(type.key, pathKey);
     if (!parsed) throw invalid(`"${pathKey}" is not a ${type.name} key: ${keyForm(type)}`);
-    const partitionType = partitionOf(type);
-    if (!can(p, type.name, parsed.partition, 'View')) throw notFound(partitionType ?? type.name, parsed.partition);
+    if (!can(p, type.name, parsed.partition, 'View')) throw notFound(partitionOf(type) ?? type.name, parsed.partition);
     this.require(p, type, parsed.partition, 'Create', `create a ${type.name} in partition ${parsed.partition}`);
+    return parsed;
+  }
+
+  /**
+   * The checks of a change, a deletion or a switch that need no body: the object exists and the caller may view
+   * it (else 404), and holds `privilege` (else 403). Run before the body is read, and again by the operation.
+   */
+  async authorizeChange(
+    p: Principal,
+    type: ObjectType,
+    pathKey: string,
+    privilege: 'Edit' | 'Delete' | 'Control',
+    what: string,
+  ): Promise<ParsedKey> {
+    const { parsed } = await this.find(p, type, pathKey);
+    this.require(p, type, parsed.partition, privilege, `${what} ${businessKey(type.name, parsed.key)}`);
+    return parsed;
+  }
+
+  async create(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
+    const parsed = this.authorizeCreate(p, type, pathKey);
+    const partitionType = partitionOf(type);
     const given = dropServerOwned(type, body ?? {}, undefined, businessKey(type.name, parsed.key));
     const values = validateObjectBody(type, given, this.validateOptions('create'));
     this.applyIdentity(type, parsed, values);
@@ -363,8 +400,7 @@ export class ObjectService {
   }
 
   async update(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
-    const { parsed } = await this.find(p, type, pathKey);
-    this.require(p, type, parsed.partition, 'Edit', `change ${businessKey(type.name, parsed.key)}`);
+    const parsed = await this.authorizeChange(p, type, pathKey, 'Edit', 'change');
     // A body copied from GET: its server-owned fields must be as they are now (else someone changed the object).
     const current = namesServerOwned(type, body) ? JSON.parse(await this.getText(p, type, pathKey)) : undefined;
     const given = dropServerOwned(type, body ?? {}, current, businessKey(type.name, parsed.key));
@@ -401,14 +437,7 @@ export class ObjectService {
     pathKey: string,
     enabled: boolean,
   ): Promise<Record<string, unknown>> {
-    const { parsed } = await this.find(p, type, pathKey);
-    this.require(
-      p,
-      type,
-      parsed.partition,
-      'Control',
-      `${enabled ? 'enable' : 'disable'} ${businessKey(type.name, parsed.key)}`,
-    );
+    const parsed = await this.authorizeChange(p, type, pathKey, 'Control', enabled ? 'enable' : 'disable');
     let before: StoredObject | undefined;
     const after = await this.deps.store.transaction(async (tx) => {
       const current = await tx.getObject(type.name, parsed.key);
@@ -423,8 +452,7 @@ export class ObjectService {
   }
 
   async delete(p: Principal, type: ObjectType, pathKey: string): Promise<void> {
-    const { parsed } = await this.find(p, type, pathKey);
-    this.require(p, type, parsed.partition, 'Delete', `delete ${businessKey(type.name, parsed.key)}`);
+    const parsed = await this.authorizeChange(p, type, pathKey, 'Delete', 'delete');
     const deleted = await this.deps.store.transaction(async (tx) => {
       const current = await tx.getObject(type.name, parsed.key);
       if (!current) throw notFound(type.name, parsed.key);

@@ -1,7 +1,7 @@
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import type { Principal } from '../security/privileges.ts';
-import { MessageService, replyBody, visibleForReply } from './messages.ts';
+import { MessageService, replyBody } from './messages.ts';
 import { userCause } from './user-cause.ts';
 
 /**
@@ -14,7 +14,7 @@ export class OperatorMessages extends MessageService {
   protected readonly kind = 'OperatorMessage' as const;
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
-    const id = await visibleForReply(this.engine.store, p, this.kind, idText);
+    const id = await this.authorizeReply(p, idText);
     const reply = normalizeReply(replyBody(this.kind, body).Reply as string);
     if (reply === '') throw invalid('Field "Reply" must not be empty');
     await this.engine.mutate(

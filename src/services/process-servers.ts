@@ -1,12 +1,25 @@
 import type { Engine } from '../engine/engine.ts';
 import { SYSTEM_SERVER } from '../domain/job.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
-import { businessKey, parseKey } from '../model/keys.ts';
+import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 
 export const PROCESS_SERVER_ACTIONS = ['start', 'stop', 'restart'] as const;
 export type ProcessServerAction = (typeof PROCESS_SERVER_ACTIONS)[number];
+
+/**
+ * The checks of an action that need no body (docs/architecture.md §10): View on the process server's partition
+ * (else 404), Control (else 403). The JSON interface runs them before it reads a body, and the action again.
+ */
+export function authorizeProcessServerAction(p: Principal, pathKey: string, action: string): ParsedKey {
+  const parsed = parseKey('partitioned', pathKey);
+  if (!parsed || !can(p, 'ProcessServer', parsed.partition, 'View'))
+    throw notFound('ProcessServer', parsed?.key ?? pathKey);
+  if (!can(p, 'ProcessServer', parsed.partition, 'Control'))
+    throw forbidden(`You need the Control privilege to ${action} ${businessKey('ProcessServer', parsed.key)}`);
+  return parsed;
+}
 
 /**
  * start, stop and restart of a process server (spec §4 row 17). Stop: nothing new is dispatched to it and its
@@ -18,11 +31,7 @@ export async function processServerAction(
   pathKey: string,
   action: ProcessServerAction,
 ): Promise<void> {
-  const parsed = parseKey('partitioned', pathKey);
-  if (!parsed || !can(p, 'ProcessServer', parsed.partition, 'View'))
-    throw notFound('ProcessServer', parsed?.key ?? pathKey);
-  if (!can(p, 'ProcessServer', parsed.partition, 'Control'))
-    throw forbidden(`You need the Control privilege to ${action} ${businessKey('ProcessServer', parsed.key)}`);
+  const parsed = authorizeProcessServerAction(p, pathKey, action);
   if (parsed.key === SYSTEM_SERVER && action === 'stop')
     throw conflict("GLOBAL.System runs the server's own jobs and cannot be stopped");
   await deps.store.transaction(async (tx) => {

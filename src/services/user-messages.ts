@@ -1,7 +1,7 @@
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { UserMessageSpec } from '../domain/job.ts';
 import type { Principal } from '../security/privileges.ts';
-import { MessageService, replyBody, visibleForReply } from './messages.ts';
+import { MessageService, replyBody } from './messages.ts';
 import { userCause } from './user-cause.ts';
 
 /** Whether the caller is one of the participants: named as a user, or holding a role written `role:<name>`. */
@@ -20,8 +20,17 @@ export function isParticipant(p: Principal, participants: readonly string[]): bo
 export class UserMessages extends MessageService {
   protected readonly kind = 'UserMessage' as const;
 
+  /** Also only its participants may reply (checked again in the reply's transaction). */
+  override async authorizeReply(p: Principal, idText: string): Promise<number> {
+    const id = await super.authorizeReply(p, idText);
+    const m = await this.engine.store.getObject('UserMessage', String(id));
+    if (m && !isParticipant(p, (m.data.Participants as string[] | null) ?? []))
+      throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
+    return id;
+  }
+
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
-    const id = await visibleForReply(this.engine.store, p, 'UserMessage', idText);
+    const id = await this.authorizeReply(p, idText);
     const b = replyBody(this.kind, body);
     const comment = (b.ReplyComment as string | null | undefined) ?? null;
     const asked = (b.Response as string).trim();

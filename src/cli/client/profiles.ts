@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse, stringify } from 'smol-toml';
 import { normalizeVendor } from '../../config/config.ts';
+import { emptyRecord, own } from '../../domain/own.ts';
 
 /**
  * Where the client finds its server and API key: flag > environment > profile. Profiles live in one TOML file,
@@ -53,14 +54,14 @@ export function configPath(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export function readProfiles(path: string): ProfileFile {
-  if (!existsSync(path)) return { profiles: {} };
+  if (!existsSync(path)) return { profiles: emptyRecord() };
   let doc: Record<string, unknown>;
   try {
     doc = parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message.split('\n')[0]}`);
   }
-  const profiles: Record<string, Profile> = {};
+  const profiles = emptyRecord<Profile>();
   const given = (doc.profiles ?? {}) as Record<string, Record<string, unknown>>;
   for (const [name, p] of Object.entries(given)) {
     if (typeof p.server !== 'string' || typeof p.api_key !== 'string')
@@ -110,9 +111,9 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   const given =
     (flags.server ?? env.MILLRACE_URL) !== undefined && (flags.apiKey ?? env.MILLRACE_API_KEY) !== undefined;
   // The file is read only when it is needed, so a broken one does not stop a command given everything.
-  const file: ProfileFile = given && profileName === undefined ? { profiles: {} } : readProfiles(path);
+  const file: ProfileFile = given && profileName === undefined ? { profiles: emptyRecord() } : readProfiles(path);
   const name = profileName ?? file.current;
-  const profile = name !== undefined ? file.profiles[name] : undefined;
+  const profile = name !== undefined ? own(file.profiles, name) : undefined;
   if (profileName !== undefined && !profile) throw new Error(`no profile "${profileName}" in ${path}`);
   const serverText = flags.server ?? env.MILLRACE_URL ?? profile?.server;
   if (serverText === undefined)

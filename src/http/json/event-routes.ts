@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireForm } from '../../model/registry.ts';
 import type { EventService } from '../../services/events.ts';
+import { authorizeFirst, pathParams } from '../authorize-first.ts';
 import { errorResponses } from './schemas.ts';
 
 type Req = { Params: { key: string }; Body: unknown };
@@ -17,6 +18,7 @@ const EVENT_ID = params('The event id `<definition name><RaiseSequence>`, e.g. D
 const RAISE_BODY = { $ref: `${requireForm('Event', 'raise').id}#` };
 const CLEAR_BODY = { $ref: `${requireForm('Event', 'clear').id}#` };
 const ERRORS = errorResponses(400, 401, 403, 404, 409, 413, 415);
+const keyOf = (req: FastifyRequest) => pathParams(req).key ?? '';
 
 /** Spec §4 rows 7–10: raise an event, clear the raised, the pending or one event; and read an event. */
 export function registerEventRoutes(
@@ -38,7 +40,10 @@ export function registerEventRoutes(
     },
     handler: (req) => events.get(req.principal, req.params.key),
   });
+  const controlled = (what: string) =>
+    authorizeFirst((req) => events.controlledDefinition(req.principal, keyOf(req), what));
   app.post<Req>('/Event/:key', {
+    preParsing: controlled('raise its events'),
     schema: {
       tags: ['Event'],
       summary: 'Raise an event of the definition: Raised, or Pending while another event of it is Raised',
@@ -49,6 +54,7 @@ export function registerEventRoutes(
     handler: async (req, reply) => reply.code(201).send(await events.raise(req.principal, req.params.key, req.body)),
   });
   app.post<Req>('/Event/:key/clear', {
+    preParsing: authorizeFirst((req) => events.authorizeClear(req.principal, keyOf(req))),
     schema: {
       tags: ['Event'],
       summary: 'Clear a Raised or Pending event; clearing the Raised one raises the oldest Pending one',
@@ -59,6 +65,7 @@ export function registerEventRoutes(
     handler: (req) => events.clear(req.principal, req.params.key, req.body),
   });
   app.post<Req>('/EventDefinition/:key/clear', {
+    preParsing: controlled('clear its events'),
     schema: {
       tags: ['EventDefinition'],
       summary: 'Clear the Raised event of the definition (409 when none is); the oldest Pending one becomes Raised',
@@ -69,6 +76,7 @@ export function registerEventRoutes(
     handler: (req) => events.clearRaised(req.principal, req.params.key, req.body),
   });
   app.post<Req>('/EventDefinition/:key/clearAllPending', {
+    preParsing: controlled('clear its events'),
     schema: {
       tags: ['EventDefinition'],
       summary: 'Clear every Pending event of the definition; the Raised one stays',

@@ -5,6 +5,7 @@ import { holdForRequest, releaseForRequest } from '../../services/import-gate.ts
 import type { JobService } from '../../services/jobs.ts';
 import { requireType } from '../../model/registry.ts';
 import { ARCHIVE_BODY_LIMIT } from '../xml/routes.ts';
+import { authorizeFirst } from '../authorize-first.ts';
 import { errorResponses, outputSchemaId } from './schemas.ts';
 
 type ImportQuery = { TargetPartition?: string; WaitForCompletion?: string; ImportRuleSet?: string; fileName?: string };
@@ -35,9 +36,12 @@ function importRoute(app: FastifyInstance, imports: ImportService, jobs: JobServ
     app.addContentTypeParser(type, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.post<{ Querystring: ImportQuery }>('/Import', {
     bodyLimit: ARCHIVE_BODY_LIMIT,
-    // An import slot before the body is read: the global bound on import memory.
-    preParsing: async (req, reply) =>
-      holdForRequest(imports.gate, req.raw, (release) => reply.raw.once('close', release)),
+    // The right to import, then an import slot, before the body is read: the slot is the global bound on import
+    // memory, and a caller who may not import waits for none.
+    preParsing: [
+      authorizeFirst((req) => imports.authorize(req.principal)),
+      async (req, reply) => holdForRequest(imports.gate, req.raw, (release) => reply.raw.once('close', release)),
+    ],
     schema: {
       tags: ['Import'],
       summary: 'Import a CAR file',

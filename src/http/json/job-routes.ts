@@ -6,7 +6,12 @@ import type { Principal } from '../../security/privileges.ts';
 import type { JobActions } from '../../services/job-actions.ts';
 import { selectFields } from '../../services/job-render.ts';
 import type { JobService } from '../../services/jobs.ts';
-import { PROCESS_SERVER_ACTIONS, type ProcessServerAction } from '../../services/process-servers.ts';
+import {
+  authorizeProcessServerAction,
+  PROCESS_SERVER_ACTIONS,
+  type ProcessServerAction,
+} from '../../services/process-servers.ts';
+import { authorizeFirst, pathParams } from '../authorize-first.ts';
 import { sendJobFile } from '../job-file-content.ts';
 import { ACTION_BODY_DESCRIPTION, ACTIONS_DESCRIPTION, ACTIONS_SUMMARY } from './job-action-docs.ts';
 import { errorResponses, formBody } from './schemas.ts';
@@ -89,6 +94,27 @@ const FIELDS_QUERY = {
 
 type Req = { Params: { key: string; action?: string }; Body: unknown; Querystring: Record<string, string> };
 
+const keyOf = (req: FastifyRequest) => pathParams(req).key ?? '';
+
+/** The action named in the path; 400 for one the table does not have (judged from the path, before the body). */
+function actionOf(req: FastifyRequest): JobAction {
+  const action = pathParams(req).action ?? '';
+  if (!isJobAction(action)) throw invalid(`Unknown action "${action}"; one of ${JOB_ACTIONS.join(', ')}`);
+  return action;
+}
+
+function submitActionOf(req: FastifyRequest): void {
+  const action = pathParams(req).action;
+  if (action !== 'submit') throw invalid(`Unknown action "${action}"; POST takes submit`);
+}
+
+function processServerActionOf(req: FastifyRequest): ProcessServerAction {
+  const action = pathParams(req).action as ProcessServerAction;
+  if (!PROCESS_SERVER_ACTIONS.includes(action))
+    throw invalid(`Unknown action "${pathParams(req).action}"; one of start, stop, restart`);
+  return action;
+}
+
 /** Spec §4 rows 2, 3, 6, 13, 17 and the Job form of row 22. */
 export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, served: Map<string, Set<string>>): void {
   served.set('/Job/:key', new Set(['GET', 'POST', 'PUT', 'DELETE']));
@@ -102,7 +128,9 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       .code(201)
       .send(selectFields(await deps.jobs.submit(req.principal, req.params.key, req.body), req.query.fields));
 
+  const authorizeSubmit = authorizeFirst((req) => deps.jobs.authorizeSubmit(req.principal, keyOf(req)));
   app.post<Req>('/Job/:key', {
+    preParsing: authorizeSubmit,
     schema: {
       tags: ['Job'],
       summary: 'Submit a job of the definition <partition>.<name>',
@@ -114,6 +142,10 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     handler: (req, reply) => submit(req, reply),
   });
   app.post<Req>('/Job/:key/:action', {
+    preParsing: authorizeFirst((req) => {
+      submitActionOf(req);
+      return deps.jobs.authorizeSubmit(req.principal, keyOf(req));
+    }),
     schema: {
       tags: ['Job'],
       summary: 'Submit a job (the action must be `submit`)',
@@ -127,7 +159,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       response: { 201: JOB, ...errorResponses(400, 401, 403, 404, 413, 415) },
     },
     handler: (req, reply) => {
-      if (req.params.action !== 'submit') throw invalid(`Unknown action "${req.params.action}"; POST takes submit`);
+      submitActionOf(req);
       return submit(req, reply);
     },
   });
@@ -154,6 +186,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     return reply.code(created ? 201 : 200).send(job);
   };
   app.put<Req>('/Job/:key', {
+    preParsing: authorizeFirst((req) => deps.actions.authorize(req.principal, keyOf(req), 'resubmit')),
     schema: {
       tags: ['Job'],
       summary: 'Resubmit: a new job copied from this one, with the body applied',
@@ -164,6 +197,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     handler: (req, reply) => act(req, reply, 'resubmit'),
   });
   app.put<Req>('/Job/:key/:action', {
+    preParsing: authorizeFirst((req) => deps.actions.authorize(req.principal, keyOf(req), actionOf(req))),
     schema: {
       tags: ['Job'],
       summary: ACTIONS_SUMMARY,
@@ -177,13 +211,10 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       body: ACTION_BODY,
       response: { 200: JOB, 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },
-    handler: (req, reply) => {
-      const action = req.params.action ?? '';
-      if (!isJobAction(action)) throw invalid(`Unknown action "${action}"; one of ${JOB_ACTIONS.join(', ')}`);
-      return act(req, reply, action);
-    },
+    handler: (req, reply) => act(req, reply, actionOf(req)),
   });
   app.delete<Req>('/Job/:key', {
+    preParsing: authorizeFirst((req) => deps.actions.authorize(req.principal, keyOf(req), 'delete')),
     schema: {
       tags: ['Job'],
       summary: 'Delete a job in a final status, with its files',
@@ -210,6 +241,9 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       sendJobFile(req, reply, await deps.jobs.file(req.principal, req.params.key), deps.jobs),
   });
   app.put<Req>('/ProcessServer/:key/:action', {
+    preParsing: authorizeFirst((req) =>
+      authorizeProcessServerAction(req.principal, keyOf(req), processServerActionOf(req)),
+    ),
     schema: {
       tags: ['ProcessServer'],
       summary: 'Start, stop or restart a process server',
@@ -221,9 +255,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       response: { 200: { $ref: 'ProcessServer#' }, ...errorResponses(400, 401, 403, 404, 409) },
     },
     handler: async (req, reply) => {
-      const action = req.params.action as ProcessServerAction;
-      if (!PROCESS_SERVER_ACTIONS.includes(action))
-        throw invalid(`Unknown action "${req.params.action}"; one of start, stop, restart`);
+      const action = processServerActionOf(req);
       await deps.processServerAction(req.principal, req.params.key, action);
       return reply
         .type('application/json; charset=utf-8')

@@ -5,6 +5,7 @@ import type { MessageKind } from '../../services/messages.ts';
 import type { ObjectService } from '../../services/objects.ts';
 import type { OperatorMessages } from '../../services/operator-messages.ts';
 import type { UserMessages } from '../../services/user-messages.ts';
+import { authorizeFirst, pathParams } from '../authorize-first.ts';
 import { errorResponses, outputSchemaId } from './schemas.ts';
 
 export interface MessageServices {
@@ -60,6 +61,7 @@ export function registerMessageRoutes(
       handler: (req) => service.get(req.principal, req.params.key),
     });
     app.put<Req>(`/${kind}/:key/reply`, {
+      preParsing: authorizeFirst((req) => service.authorizeReply(req.principal, pathParams(req).key ?? '')),
       schema: {
         tags,
         summary: REPLY_SUMMARIES[kind],
@@ -76,6 +78,9 @@ export function registerMessageRoutes(
     for (const action of ['enable', 'disable'] as const) {
       served.set(`/${name}/:key/${action}`, new Set(['PUT']));
       app.put<Req>(`/${name}/:key/${action}`, {
+        preParsing: authorizeFirst((req) =>
+          services.objects.authorizeChange(req.principal, type, pathParams(req).key ?? '', 'Control', action),
+        ),
         schema: {
           tags: [name],
           summary: `${action === 'enable' ? 'Enable' : 'Disable'} the alert source (Control privilege)`,

@@ -1,7 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ObjectType } from '../../model/object-type.ts';
 import { definitionTypes } from '../../model/registry.ts';
 import type { ObjectService } from '../../services/objects.ts';
+import { authorizeFirst, pathParams } from '../authorize-first.ts';
 import { errorResponses, inputSchemaId, outputSchemaId } from './schemas.ts';
 
 const keyParams = (description: string) => ({
@@ -35,6 +36,7 @@ function registerType(
   const tags = [type.name];
   const out = { $ref: `${outputSchemaId(type)}#` };
   const body = { $ref: `${inputSchemaId(type)}#` };
+  const key = (req: FastifyRequest) => pathParams(req).key ?? '';
 
   app.get<KeyRequest>(url, {
     schema: { tags, summary: `Read a ${type.name}`, params, response: { 200: out, ...errorResponses(401, 403, 404) } },
@@ -42,6 +44,7 @@ function registerType(
       reply.type('application/json; charset=utf-8').send(await objects.getText(req.principal, type, req.params.key)),
   });
   app.post<KeyRequest>(url, {
+    preParsing: authorizeFirst((req) => objects.authorizeCreate(req.principal, type, key(req))),
     schema: {
       tags,
       summary: `Create a ${type.name}`,
@@ -53,6 +56,7 @@ function registerType(
       reply.code(201).send(await objects.create(req.principal, type, req.params.key, req.body)),
   });
   app.put<KeyRequest>(url, {
+    preParsing: authorizeFirst((req) => objects.authorizeChange(req.principal, type, key(req), 'Edit', 'change')),
     schema: {
       tags,
       summary: `Update a ${type.name} with zero or more properties`,
@@ -63,6 +67,7 @@ function registerType(
     handler: (req) => objects.update(req.principal, type, req.params.key, req.body),
   });
   app.delete<KeyRequest>(url, {
+    preParsing: authorizeFirst((req) => objects.authorizeChange(req.principal, type, key(req), 'Delete', 'delete')),
     schema: {
       tags,
       summary: `Delete a ${type.name}`,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { holdForRequest } from '../../services/import-gate.ts';
 import { renderError } from '../errors.ts';
+import { authorizeFirst } from '../authorize-first.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
 import { errorDocument, XML_TYPE } from './documents.ts';
 import { XML_BODY_LIMIT, type XmlInterfaceDeps, xmlRoutes } from './routes.ts';
@@ -49,12 +50,16 @@ export async function xmlInterface(app: FastifyInstance, deps: Omit<XmlInterface
         url,
         schema: { hide: true },
         ...(r.bodyLimit ? { bodyLimit: r.bodyLimit } : {}),
-        ...(r.importsArchive
-          ? {
-              preParsing: async (req: FastifyRequest, reply: FastifyReply) =>
-                holdForRequest(deps.imports.gate, req.raw, (release) => reply.raw.once('close', release)),
-            }
-          : {}),
+        // The caller's right first, then (for an archive) an import slot, both before the body is read.
+        preParsing: [
+          ...(r.authorize ? [authorizeFirst(r.authorize)] : []),
+          ...(r.importsArchive
+            ? [
+                async (req: FastifyRequest, reply: FastifyReply) =>
+                  holdForRequest(deps.imports.gate, req.raw, (release) => reply.raw.once('close', release)),
+              ]
+            : []),
+        ],
         handler: (req, reply) => r.handler(req, reply),
       });
     }

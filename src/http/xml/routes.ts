@@ -5,7 +5,7 @@ import type { Authenticator } from '../../services/auth.ts';
 import type { CarExporter } from '../../services/car-export.ts';
 import type { ImportService } from '../../services/car-import.ts';
 import type { JobService } from '../../services/jobs.ts';
-import type { ObjectService } from '../../services/objects.ts';
+import { authorizeStore, type ObjectService } from '../../services/objects.ts';
 import { releaseForRequest } from '../../services/import-gate.ts';
 import { readCar, writeCar } from '../../car/archive.ts';
 import { libraryEntryName } from '../../car/layout.ts';
@@ -61,6 +61,8 @@ export interface XmlRoute {
   bodyLimit?: number;
   /** Takes an archive: waits for an import slot before its body is read (the global bound on import memory). */
   importsArchive?: boolean;
+  /** The privilege checks that need no body, run before it is read (docs/architecture.md §10). */
+  authorize?(req: FastifyRequest): unknown;
   handler(req: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
 
@@ -220,6 +222,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       doc: 'Imports the CAR file in the body as a System_Import_Archive job.',
       bodyLimit: ARCHIVE_BODY_LIMIT,
       importsArchive: true,
+      authorize: (req) => d.imports.authorize(req.principal),
       headers: [
         { name: 'async', doc: 'true: answer once the import job is submitted', default: 'false' },
         { name: `X-${d.vendor}-Description`, doc: 'description of the import' },
@@ -250,6 +253,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       methods: ['PUT'],
       path: '/jar',
       importsArchive: true,
+      authorize: (req) => d.imports.authorize(req.principal),
       produces: 'text/xml',
       doc: 'Stores the JAR file in the body into a library, as a System_Import_Archive job.',
       bodyLimit: ARCHIVE_BODY_LIMIT,
@@ -289,6 +293,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
       produces: 'text/xml',
       doc: 'Creates or changes the object whose XML is the body.',
       bodyLimit: XML_BODY_LIMIT,
+      authorize: (req) => authorizeStore(req.principal),
       async handler(req, reply) {
         const root = parseXml(xmlBody(req));
         const type = typeOfElement(root);

@@ -9,7 +9,7 @@ describe('agent: job environment', () => {
       { P: '1', PATH: '/param/bin', MILLRACE_JOB_ID: 'not this' },
       { MILLRACE_JOB_ID: '7' },
     );
-    assert.deepEqual(env, { PATH: '/param/bin', MILLRACEFOO: 'kept', P: '1', MILLRACE_JOB_ID: '7' });
+    assert.deepEqual({ ...env }, { PATH: '/param/bin', MILLRACEFOO: 'kept', P: '1', MILLRACE_JOB_ID: '7' });
   });
 
   it('refuses parameters that cannot be environment variables', () => {

@@ -69,8 +69,8 @@ test('includes and excludes decide what is imported; overrides take rule-set pro
 });
 
 test('rule-set properties are <p>=<v> pairs separated by commas', () => {
-  assert.deepEqual(parseRuleSetProperties('a=1, b = two ,c='), { a: '1', b: 'two', c: '' });
-  assert.deepEqual(parseRuleSetProperties(undefined), {});
+  assert.deepEqual({ ...parseRuleSetProperties('a=1, b = two ,c=') }, { a: '1', b: 'two', c: '' });
+  assert.deepEqual({ ...parseRuleSetProperties(undefined) }, {});
   assert.throws(() => parseRuleSetProperties('no pair'), /not <parameter>=<value>/);
   assert.throws(() => parseRuleSetProperties('1a=x'), /not <parameter>=<value>/);
 });

@@ -47,7 +47,7 @@ describe('job rules', () => {
       'GLOBAL.D',
       'UTC',
     );
-    assert.deepEqual(parameterEnvironment(params), { N: '7', S: 'x y' });
+    assert.deepEqual({ ...parameterEnvironment(params) }, { N: '7', S: 'x y' });
     assert.throws(() => buildJobParameters([...declared], [], 'GLOBAL.D', 'UTC'), /S is mandatory/);
     assert.throws(
       () =>
