@@ -9,7 +9,7 @@ import { conflict, notFound } from '../errors.ts';
 import { businessKey } from '../model/keys.ts';
 import { requireType } from '../model/registry.ts';
 import type { Cause } from '../store/job-store.ts';
-import { isDatabaseUnavailable, type Store, type StoredObject } from '../store/store.ts';
+import { isDatabaseUnavailable, isDiskFull, type Store, type StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { AgentHub } from './agent-hub.ts';
 import { Cluster } from './cluster.ts';
@@ -621,10 +621,11 @@ export class Engine {
 
   private async onAgentMessage(ps: string, m: AgentMessage): Promise<void> {
     const now = () => this.o.clock.now();
-    // Reports are not awaited (many share a transaction), so a failure is handled here: with the database away
-    // the agent is reconnected and sends them again; any other failure leaves the report out, as a bad one.
+    // Reports are not awaited (many share a transaction), so a failure is handled here: with the database away or
+    // the disk full the agent is reconnected and sends again what is not acknowledged (its files from the start,
+    // then its reports). After any other failure the agent sends the report again unasked (agent.ts, RESEND_MS).
     const failed = (err: unknown) => {
-      if (isDatabaseUnavailable(err)) this.hub.replay(ps, err);
+      if (isDatabaseUnavailable(err) || isDiskFull(err)) this.hub.replay(ps, err);
     };
     switch (m.type) {
       case 'hello':
@@ -636,6 +637,7 @@ export class Engine {
       case 'output':
         await this.o.files.write(m.jobId, m.file, m.offset, Buffer.from(m.data, 'base64')).catch((err: unknown) => {
           this.o.logger.warn({ err, jobId: m.jobId, file: m.file }, 'job output not stored');
+          failed(err);
         });
         return;
       case 'finished':
