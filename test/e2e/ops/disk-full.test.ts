@@ -1,0 +1,307 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
+import { interfacePaths } from '../../../src/config/config.ts';
+import type { Database } from '../../../src/store/tables.ts';
+import type { Store } from '../../../src/store/store.ts';
+import { spooled } from '../../helpers/agent-peer.ts';
+import { backends } from '../../helpers/backends.ts';
+import { ADMIN_KEY, ADMIN_PASSWORD, basicAuth, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { waitFor, waitForJob } from '../../helpers/wait.ts';
+
+/**
+ * A full disk is an answered condition (docs/architecture.md §9): writes answer 503 naming the full disk with
+ * Retry-After on both interfaces, /health/ready says not ready and why, and once space is freed everything goes on
+ * without a restart — a BASH job that finished on the real local agent meanwhile ends with its real status and its
+ * whole output. Everything goes over a real socket.
+ *
+ * The database is made full as it is on a full file system, without needing one: SQLite's `max_page_count` on the
+ * server's own writer connection (the setting belongs to a connection), PostgreSQL's 53100 (disk_full) raised by
+ * PostgreSQL itself from triggers on the tables a write grows. Job files in a folder are made full on a real small
+ * file system (a tmpfs the test mounts, where it may).
+ */
+
+const OUTPUT_BYTES = 300 * 1024;
+const run = promisify(execFile);
+
+/** A server's database made full and freed again. */
+interface Filler {
+  fill(): Promise<void>;
+  free(): Promise<void>;
+}
+
+/** SQLite: `max_page_count` set on the server's writer (statements in a transaction run there). */
+function sqliteFiller(store: Store): Filler {
+  // The writer is the store's own: the setting is per connection, so no other connection can make it full.
+  const db = (store as unknown as { db: Kysely<Database> }).db;
+  const pragma = (text: string) => db.transaction().execute((trx) => sql.raw(text).execute(trx));
+  return {
+    // A limit below the current size is taken as the current size: the file can no longer grow.
+    fill: async () => void (await pragma('pragma max_page_count = 1')),
+    free: async () => void (await pragma('pragma max_page_count = 1073741823')),
+  };
+}
+
+/** PostgreSQL: inserts and updates of the tables writes grow refused with SQLSTATE 53100 by PostgreSQL itself. */
+function postgresFiller(url: string): Filler {
+  const tables = ['jobs', 'job_history', 'objects', 'meta', 'job_file_chunks'];
+  const exec = async (text: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    fill: () =>
+      exec(
+        `create function test_disk_full() returns trigger language plpgsql as $$ begin
+           raise exception 'could not extend file: No space left on device' using errcode = 'disk_full'; end $$;
+         ${tables.map((t) => `create trigger test_disk_full before insert or update on ${t} for each statement execute function test_disk_full();`).join('\n')}`,
+      ),
+    free: () => exec('drop function test_disk_full() cascade'),
+  };
+}
+
+function client(t: TestServer) {
+  const { port } = t.server.app.server.address() as { port: number };
+  const origin = `http://127.0.0.1:${port}`;
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${origin}${t.base}${path}`, {
+      method,
+      headers: { 'X-API-Key': ADMIN_KEY, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(20_000),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    // biome-ignore lint/suspicious/noExplicitAny: tests read fields of whatever JSON the server answers
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: text, json: json as any };
+  };
+  const xmlPut = async (xml: string) => {
+    const res = await fetch(`${origin}${interfacePaths(t.config).xmlBase}/xml`, {
+      method: 'PUT',
+      headers: { authorization: basicAuth('admin', ADMIN_PASSWORD), 'content-type': 'application/xml' },
+      body: xml,
+      signal: AbortSignal.timeout(20_000),
+    });
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
+  };
+  const ready = async () => {
+    const res = await fetch(`${origin}/health/ready`, { signal: AbortSignal.timeout(20_000) });
+    return { status: res.status, json: (await res.json()) as { status: string; reason?: string } };
+  };
+  return { api, xmlPut, ready };
+}
+
+/** A BASH definition whose job waits for `gate`, then writes OUTPUT_BYTES to stdout and exits 3 (Completed). */
+async function gatedDefinition(api: ReturnType<typeof client>['api'], name: string, gate: string): Promise<void> {
+  const r = await api('POST', `/JobDefinition/GLOBAL.${name}`, {
+    JobDefinitionType: 'BASH',
+    Script: `while [ ! -e '${gate}' ]; do sleep 0.2; done\nhead -c ${OUTPUT_BYTES} /dev/zero | tr '\\0' x\nexit 3\n`,
+    ReturncodeMapToCompleted: '3',
+  });
+  assert.equal(r.status, 201, r.body);
+}
+
+/** Submits (held, so nothing more runs) until one is refused: answers are counted by status. */
+async function submitUntilRefused(api: ReturnType<typeof client>['api'], definition: string) {
+  const answers = new Map<number, number>();
+  for (let i = 0; i < 2000; i++) {
+    const r = await api('POST', `/Job/${definition}`, { HoldOnSubmit: true });
+    answers.set(r.status, (answers.get(r.status) ?? 0) + 1);
+    if (r.status !== 201) return { refused: r, answers };
+  }
+  throw new Error('2000 submits were all stored: the database is not full');
+}
+
+const queueXml = (name: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<Queue><Comment/><Description>${'d'.repeat(250)}</Description><Name>${name}</Name><Partition type="Partition" path="GLOBAL"/><ParentApplication/><ExecutionSize>4</ExecutionSize><Held>false</Held></Queue>`;
+
+// Job files in the database are refused with it, so the job's output is refused before its report; job files in a
+// folder isolate the report's own commit, which only PostgreSQL refuses for certain (a SQLite row updated in place
+// may still fit in its page of a file that cannot grow).
+const cases = backends().flatMap((backend) => [
+  { backend, jobFiles: 'database' },
+  ...(backend.name === 'postgres' ? [{ backend, jobFiles: 'a folder' }] : []),
+]);
+
+for (const { backend, jobFiles } of cases) {
+  describe(`a full database (${backend.name}), job files in ${jobFiles}`, () => {
+    let t: TestServer;
+    let filler: Filler;
+    before(async () => {
+      t = await startTestServer(backend, jobFiles === 'database' ? { jobFilesDir: 'database' } : {}, { listen: true });
+      filler =
+        backend.name === 'sqlite' ? sqliteFiller(t.server.store) : postgresFiller(t.config.databaseUrl as string);
+    });
+    after(async () => {
+      await filler?.free().catch(() => {});
+      await t?.close();
+    });
+
+    test('writes answer 503 naming the disk, readiness says why, and a job finished meanwhile ends with its real status and output once space is freed', async () => {
+      const { api, xmlPut, ready } = client(t);
+      const gate = join(t.config.dataDir, 'gate');
+      await gatedDefinition(api, 'Gated', gate);
+      const job = (await api('POST', '/Job/GLOBAL.Gated')).json.jobId as number;
+      await waitForJob((p) => api('GET', p), job, ['Running'], 60_000);
+      assert.deepEqual(await ready(), { status: 200, json: { status: 'ready' } });
+
+      await filler.fill();
+      const { refused, answers } = await submitUntilRefused(api, 'GLOBAL.Gated');
+      assert.deepEqual(
+        [...answers.keys()].filter((s) => s !== 201 && s !== 503),
+        [],
+        'only 201 and 503',
+      );
+      assert.equal(refused.status, 503, refused.body);
+      assert.equal(refused.retryAfter, '30');
+      assert.equal(refused.json.code, '503');
+      assert.match(refused.json.message, /disk is full/);
+
+      // The XML interface answers its own record.
+      let xml = await xmlPut(queueXml('Full0'));
+      for (let i = 1; xml.status === 201 && i < 200; i++) xml = await xmlPut(queueXml(`Full${i}`));
+      assert.equal(xml.status, 503, xml.body);
+      assert.equal(xml.retryAfter, '30');
+      assert.match(
+        xml.body,
+        /^<\?xml[^>]*>\s*<error>\s*<code>503<\/code>\s*<message>The disk is full[^<]*<\/message>\s*<\/error>\s*$/,
+      );
+
+      const notReady = await ready();
+      assert.equal(notReady.status, 503);
+      assert.equal(notReady.json.status, 'not ready');
+      assert.match(String(notReady.json.reason), /disk is full: the database could not be written/);
+
+      // The job ends on the agent while nothing can be stored: its output and its report wait in the agent's spool.
+      writeFileSync(gate, '');
+      const agentDir = join(t.config.dataDir, 'agents', 'GLOBAL.Local');
+      await waitFor(
+        'the agent to spool the finished job',
+        async () => {
+          const e = spooled(agentDir).get(`${job}.1`);
+          return e?.ok && e.entry.state === 'finished' ? true : undefined;
+        },
+        60_000,
+        200,
+      );
+      const meanwhile = await api('GET', `/Job/${job}`);
+      assert.equal(meanwhile.json.Status, 'Running', 'its end could not be stored yet');
+      assert.equal((await ready()).status, 503, 'still not ready');
+
+      // Space is freed: no restart, everything goes on.
+      await filler.free();
+      await waitFor('ready again', async () => ((await ready()).status === 200 ? true : undefined), 30_000, 200);
+      const ended = await waitForJob((p) => api('GET', p), job, undefined, 60_000);
+      assert.equal(ended.Status, 'Completed');
+      assert.equal(ended.ReturnCode, 3);
+      const stdout = ended.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
+      assert.equal(stdout?.Size, OUTPUT_BYTES);
+      const content = await api('GET', `/JobFile/${stdout.uniqueId}/content`);
+      assert.equal(content.status, 200);
+      assert.equal(content.body, 'x'.repeat(OUTPUT_BYTES), 'the whole output, written while the disk was full');
+      const again = await api('POST', '/Job/GLOBAL.Gated', { HoldOnSubmit: true });
+      assert.equal(again.status, 201, again.body);
+      assert.equal((await xmlPut(queueXml('AfterFull'))).status, 201);
+      await waitFor('the agent to drop the acknowledged report', async () =>
+        spooled(agentDir).has(`${job}.1`) ? undefined : true,
+      );
+    });
+  });
+}
+
+/** Mounts a small tmpfs at `dir`; a reason when this machine does not let the test (not root, no CAP_SYS_ADMIN). */
+async function mountTmpfs(dir: string, size: string): Promise<string | undefined> {
+  if (process.getuid?.() !== 0) return 'mounting a small file system needs root';
+  try {
+    await run('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
+    return undefined;
+  } catch (err) {
+    return `mounting a tmpfs is not permitted here: ${(err as { stderr?: string }).stderr?.trim() || String(err)}`;
+  }
+}
+
+/** Fills the file system at `dir` with one file until it refuses (ENOSPC). */
+async function fillUp(dir: string): Promise<string> {
+  const file = join(dir, 'filler');
+  await run('sh', ['-c', `dd if=/dev/zero of='${file}' bs=64k 2>/dev/null; true`]);
+  return file;
+}
+
+const [sqlite] = backends();
+describe('a full disk under the job files (a folder on a small tmpfs)', () => {
+  let mountDir = '';
+  let mounted: string | undefined = 'not tried';
+  let t: TestServer | undefined;
+  before(async () => {
+    mountDir = await mkdtemp(join(tmpdir(), 'millrace-full-jobfiles-'));
+    mounted = await mountTmpfs(mountDir, '4m');
+    if (mounted === undefined && sqlite) t = await startTestServer(sqlite, { jobFilesDir: mountDir }, { listen: true });
+  });
+  after(async () => {
+    await t?.close();
+    if (mounted === undefined) await run('umount', [mountDir]).catch(() => run('umount', ['-l', mountDir]));
+    await rm(mountDir, { recursive: true, force: true });
+  });
+
+  test('output refused with ENOSPC: readiness says why, the job ends with its real status and whole output once space is freed', async (ctx) => {
+    if (mounted !== undefined || !t) {
+      ctx.skip(mounted ?? 'no SQLite backend');
+      return;
+    }
+    const { api, ready } = client(t);
+    const gate = join(t.config.dataDir, 'gate');
+    await gatedDefinition(api, 'Gated', gate);
+    const job = (await api('POST', '/Job/GLOBAL.Gated')).json.jobId as number;
+    await waitForJob((p) => api('GET', p), job, ['Running'], 60_000);
+    const filler = await fillUp(mountDir);
+
+    writeFileSync(gate, '');
+    const notReady = await waitFor(
+      'readiness to see the full disk',
+      async () => {
+        const r = await ready();
+        return r.status === 503 ? r : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.match(String(notReady.json.reason), /disk is full: the job files could not be written .*ENOSPC/);
+    // The database has room: a submit is stored, and the job waits for its output to be stored before it ends.
+    assert.equal((await api('POST', '/Job/GLOBAL.Gated', { HoldOnSubmit: true })).status, 201);
+    const agentDir = join(t.config.dataDir, 'agents', 'GLOBAL.Local');
+    await waitFor(
+      'the agent to spool the finished job',
+      async () => {
+        const e = spooled(agentDir).get(`${job}.1`);
+        return e?.ok && e.entry.state === 'finished' ? true : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.equal((await api('GET', `/Job/${job}`)).json.Status, 'Running');
+
+    await rm(filler);
+    await waitFor('ready again', async () => ((await ready()).status === 200 ? true : undefined), 30_000, 200);
+    const ended = await waitForJob((p) => api('GET', p), job, undefined, 60_000);
+    assert.equal(ended.Status, 'Completed');
+    assert.equal(ended.ReturnCode, 3);
+    const stdout = ended.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
+    const content = await api('GET', `/JobFile/${stdout.uniqueId}/content`);
+    assert.equal(content.body, 'x'.repeat(OUTPUT_BYTES), 'the whole output');
+  });
+});
