@@ -6,13 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { type Kysely, sql } from 'kysely';
-import pg from 'pg';
 import { interfacePaths } from '../../../src/config/config.ts';
-import type { Database } from '../../../src/store/tables.ts';
-import type { Store } from '../../../src/store/store.ts';
 import { spooled } from '../../helpers/agent-peer.ts';
 import { backends } from '../../helpers/backends.ts';
+import { type Filler, postgresFiller, sqliteFiller } from '../../helpers/full-database.ts';
 import { ADMIN_KEY, ADMIN_PASSWORD, basicAuth, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
@@ -30,47 +27,6 @@ import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 const OUTPUT_BYTES = 300 * 1024;
 const run = promisify(execFile);
-
-/** A server's database made full and freed again. */
-interface Filler {
-  fill(): Promise<void>;
-  free(): Promise<void>;
-}
-
-/** SQLite: `max_page_count` set on the server's writer (statements in a transaction run there). */
-function sqliteFiller(store: Store): Filler {
-  // The writer is the store's own: the setting is per connection, so no other connection can make it full.
-  const db = (store as unknown as { db: Kysely<Database> }).db;
-  const pragma = (text: string) => db.transaction().execute((trx) => sql.raw(text).execute(trx));
-  return {
-    // A limit below the current size is taken as the current size: the file can no longer grow.
-    fill: async () => void (await pragma('pragma max_page_count = 1')),
-    free: async () => void (await pragma('pragma max_page_count = 1073741823')),
-  };
-}
-
-/** PostgreSQL: inserts and updates of the tables writes grow refused with SQLSTATE 53100 by PostgreSQL itself. */
-function postgresFiller(url: string): Filler {
-  const tables = ['jobs', 'job_history', 'objects', 'meta', 'job_file_chunks'];
-  const exec = async (text: string) => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-  return {
-    fill: () =>
-      exec(
-        `create function test_disk_full() returns trigger language plpgsql as $$ begin
-           raise exception 'could not extend file: No space left on device' using errcode = 'disk_full'; end $$;
-         ${tables.map((t) => `create trigger test_disk_full before insert or update on ${t} for each statement execute function test_disk_full();`).join('\n')}`,
-      ),
-    free: () => exec('drop function test_disk_full() cascade'),
-  };
-}
 
 function client(t: TestServer) {
   const { port } = t.server.app.server.address() as { port: number };
