@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { interfacePaths } from '../../../src/config/config.ts';
 import { spooled } from '../../helpers/agent-peer.ts';
 import { backends } from '../../helpers/backends.ts';
@@ -86,6 +87,81 @@ async function submitUntilRefused(api: ReturnType<typeof client>['api'], definit
 const queueXml = (name: string) =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<Queue><Comment/><Description>${'d'.repeat(250)}</Description><Name>${name}</Name><Partition type="Partition" path="GLOBAL"/><ParentApplication/><ExecutionSize>4</ExecutionSize><Held>false</Held></Queue>`;
 
+/**
+ * Writes answer 503 naming the disk, readiness says why, and a job finished meanwhile ends with its real status
+ * and whole output once `filler` frees space. With job files in the database, its output is refused before its
+ * report; with them in a folder (PostgreSQL's triggers only), its report's own commit is.
+ */
+async function fullDatabaseScenario(t: TestServer, filler: Filler): Promise<void> {
+  const { api, xmlPut, ready } = client(t);
+  const gate = join(t.config.dataDir, 'gate');
+  await gatedDefinition(api, 'Gated', gate);
+  const job = (await api('POST', '/Job/GLOBAL.Gated')).json.jobId as number;
+  await waitForJob((p) => api('GET', p), job, ['Running'], 60_000);
+  assert.deepEqual(await ready(), { status: 200, json: { status: 'ready' } });
+
+  await filler.fill();
+  const { refused, answers } = await submitUntilRefused(api, 'GLOBAL.Gated');
+  assert.deepEqual(
+    [...answers.keys()].filter((s) => s !== 201 && s !== 503),
+    [],
+    'only 201 and 503',
+  );
+  assert.equal(refused.status, 503, refused.body);
+  assert.equal(refused.retryAfter, '30');
+  assert.equal(refused.json.code, '503');
+  assert.match(refused.json.message, /disk is full/);
+
+  // The XML interface answers its own record.
+  let xml = await xmlPut(queueXml('Full0'));
+  for (let i = 1; xml.status === 201 && i < 200; i++) xml = await xmlPut(queueXml(`Full${i}`));
+  assert.equal(xml.status, 503, xml.body);
+  assert.equal(xml.retryAfter, '30');
+  assert.match(
+    xml.body,
+    /^<\?xml[^>]*>\s*<error>\s*<code>503<\/code>\s*<message>The disk is full[^<]*<\/message>\s*<\/error>\s*$/,
+  );
+
+  const notReady = await ready();
+  assert.equal(notReady.status, 503);
+  assert.equal(notReady.json.status, 'not ready');
+  assert.match(String(notReady.json.reason), /disk is full: the database could not be written/);
+
+  // The job ends on the agent while nothing can be stored: its output and its report wait in the agent's spool.
+  writeFileSync(gate, '');
+  const agentDir = join(t.config.dataDir, 'agents', 'GLOBAL.Local');
+  await waitFor(
+    'the agent to spool the finished job',
+    async () => {
+      const e = spooled(agentDir).get(`${job}.1`);
+      return e?.ok && e.entry.state === 'finished' ? true : undefined;
+    },
+    60_000,
+    200,
+  );
+  const meanwhile = await api('GET', `/Job/${job}`);
+  assert.equal(meanwhile.json.Status, 'Running', 'its end could not be stored yet');
+  assert.equal((await ready()).status, 503, 'still not ready');
+
+  // Space is freed: no restart, everything goes on.
+  await filler.free();
+  await waitFor('ready again', async () => ((await ready()).status === 200 ? true : undefined), 30_000, 200);
+  const ended = await waitForJob((p) => api('GET', p), job, undefined, 60_000);
+  assert.equal(ended.Status, 'Completed');
+  assert.equal(ended.ReturnCode, 3);
+  const stdout = ended.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
+  assert.equal(stdout?.Size, OUTPUT_BYTES);
+  const content = await api('GET', `/JobFile/${stdout.uniqueId}/content`);
+  assert.equal(content.status, 200);
+  assert.equal(content.body, 'x'.repeat(OUTPUT_BYTES), 'the whole output, written while the disk was full');
+  const again = await api('POST', '/Job/GLOBAL.Gated', { HoldOnSubmit: true });
+  assert.equal(again.status, 201, again.body);
+  assert.equal((await xmlPut(queueXml('AfterFull'))).status, 201);
+  await waitFor('the agent to drop the acknowledged report', async () =>
+    spooled(agentDir).has(`${job}.1`) ? undefined : true,
+  );
+}
+
 // Job files in the database are refused with it, so the job's output is refused before its report; job files in a
 // folder isolate the report's own commit, which only PostgreSQL refuses for certain (a SQLite row updated in place
 // may still fit in its page of a file that cannot grow).
@@ -108,83 +184,24 @@ for (const { backend, jobFiles } of cases) {
       await t?.close();
     });
 
-    test('writes answer 503 naming the disk, readiness says why, and a job finished meanwhile ends with its real status and output once space is freed', async () => {
-      const { api, xmlPut, ready } = client(t);
-      const gate = join(t.config.dataDir, 'gate');
-      await gatedDefinition(api, 'Gated', gate);
-      const job = (await api('POST', '/Job/GLOBAL.Gated')).json.jobId as number;
-      await waitForJob((p) => api('GET', p), job, ['Running'], 60_000);
-      assert.deepEqual(await ready(), { status: 200, json: { status: 'ready' } });
-
-      await filler.fill();
-      const { refused, answers } = await submitUntilRefused(api, 'GLOBAL.Gated');
-      assert.deepEqual(
-        [...answers.keys()].filter((s) => s !== 201 && s !== 503),
-        [],
-        'only 201 and 503',
-      );
-      assert.equal(refused.status, 503, refused.body);
-      assert.equal(refused.retryAfter, '30');
-      assert.equal(refused.json.code, '503');
-      assert.match(refused.json.message, /disk is full/);
-
-      // The XML interface answers its own record.
-      let xml = await xmlPut(queueXml('Full0'));
-      for (let i = 1; xml.status === 201 && i < 200; i++) xml = await xmlPut(queueXml(`Full${i}`));
-      assert.equal(xml.status, 503, xml.body);
-      assert.equal(xml.retryAfter, '30');
-      assert.match(
-        xml.body,
-        /^<\?xml[^>]*>\s*<error>\s*<code>503<\/code>\s*<message>The disk is full[^<]*<\/message>\s*<\/error>\s*$/,
-      );
-
-      const notReady = await ready();
-      assert.equal(notReady.status, 503);
-      assert.equal(notReady.json.status, 'not ready');
-      assert.match(String(notReady.json.reason), /disk is full: the database could not be written/);
-
-      // The job ends on the agent while nothing can be stored: its output and its report wait in the agent's spool.
-      writeFileSync(gate, '');
-      const agentDir = join(t.config.dataDir, 'agents', 'GLOBAL.Local');
-      await waitFor(
-        'the agent to spool the finished job',
-        async () => {
-          const e = spooled(agentDir).get(`${job}.1`);
-          return e?.ok && e.entry.state === 'finished' ? true : undefined;
-        },
-        60_000,
-        200,
-      );
-      const meanwhile = await api('GET', `/Job/${job}`);
-      assert.equal(meanwhile.json.Status, 'Running', 'its end could not be stored yet');
-      assert.equal((await ready()).status, 503, 'still not ready');
-
-      // Space is freed: no restart, everything goes on.
-      await filler.free();
-      await waitFor('ready again', async () => ((await ready()).status === 200 ? true : undefined), 30_000, 200);
-      const ended = await waitForJob((p) => api('GET', p), job, undefined, 60_000);
-      assert.equal(ended.Status, 'Completed');
-      assert.equal(ended.ReturnCode, 3);
-      const stdout = ended.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
-      assert.equal(stdout?.Size, OUTPUT_BYTES);
-      const content = await api('GET', `/JobFile/${stdout.uniqueId}/content`);
-      assert.equal(content.status, 200);
-      assert.equal(content.body, 'x'.repeat(OUTPUT_BYTES), 'the whole output, written while the disk was full');
-      const again = await api('POST', '/Job/GLOBAL.Gated', { HoldOnSubmit: true });
-      assert.equal(again.status, 201, again.body);
-      assert.equal((await xmlPut(queueXml('AfterFull'))).status, 201);
-      await waitFor('the agent to drop the acknowledged report', async () =>
-        spooled(agentDir).has(`${job}.1`) ? undefined : true,
-      );
-    });
+    test('writes answer 503 naming the disk, readiness says why, and a job finished meanwhile ends with its real status and output once space is freed', () =>
+      fullDatabaseScenario(t, filler));
   });
 }
 
-/** Mounts a small tmpfs at `dir`; a reason when this machine does not let the test (not root, no CAP_SYS_ADMIN). */
-async function mountTmpfs(dir: string, size: string): Promise<string | undefined> {
+/**
+ * Mounts a small tmpfs at `dir` (owned by `owner`, a user name); a reason when this machine does not let the test
+ * (not root, no CAP_SYS_ADMIN in a container).
+ */
+async function mountTmpfs(dir: string, size: string, owner?: string): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return 'mounting a small file system needs root';
   try {
-    await run('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
+    let ids = '';
+    if (owner) {
+      const id = async (flag: string) => (await run('id', [flag, owner])).stdout.trim();
+      ids = `,uid=${await id('-u')},gid=${await id('-g')},mode=0700`;
+    }
+    await run('mount', ['-t', 'tmpfs', '-o', `size=${size}${ids}`, 'tmpfs', dir]);
     return undefined;
   } catch (err) {
     return `mounting a tmpfs is not permitted here: ${(err as { stderr?: string }).stderr?.trim() || String(err)}`;
@@ -259,5 +276,63 @@ describe('a full disk under the job files (a folder on a small tmpfs)', () => {
     const stdout = ended.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
     const content = await api('GET', `/JobFile/${stdout.uniqueId}/content`);
     assert.equal(content.body, 'x'.repeat(OUTPUT_BYTES), 'the whole output');
+  });
+});
+
+/**
+ * PostgreSQL on a real full disk: the tables a write grows are moved to a tablespace on a small tmpfs, which is
+ * then filled (PostgreSQL itself answers 53100, "could not extend file … No space left on device"), and freed.
+ */
+const [, postgres] = backends();
+describe('a full disk under PostgreSQL (a tablespace on a small tmpfs)', () => {
+  let mountDir = '';
+  let mounted: string | undefined = postgres ? 'not tried' : 'no PostgreSQL';
+  let t: TestServer | undefined;
+  let filler = '';
+  const tablespace = `mr_full_${process.pid}`;
+  const admin = async (text: string) => {
+    const c = new pg.Client({ connectionString: process.env.MILLRACE_TEST_PG_URL });
+    await c.connect();
+    try {
+      await c.query(text);
+    } finally {
+      await c.end();
+    }
+  };
+  before(async () => {
+    if (!postgres) return;
+    mountDir = await mkdtemp(join(tmpdir(), 'millrace-full-pg-'));
+    // The server process runs as `postgres` when the cluster was started by root (scripts/pg-cluster.sh).
+    mounted = await mountTmpfs(mountDir, '16m', 'postgres');
+    if (mounted !== undefined) return;
+    t = await startTestServer(postgres, { jobFilesDir: 'database' }, { listen: true });
+    await admin(`create tablespace ${tablespace} location '${mountDir}'`);
+    const tables = ['jobs', 'job_history', 'job_files', 'objects', 'meta', 'job_file_chunks'];
+    const c = new pg.Client({ connectionString: t.config.databaseUrl });
+    await c.connect();
+    try {
+      for (const table of tables) await c.query(`alter table ${table} set tablespace ${tablespace}`);
+    } finally {
+      await c.end();
+    }
+  });
+  after(async () => {
+    await t?.close();
+    if (postgres && mounted === undefined) await admin(`drop tablespace if exists ${tablespace}`).catch(() => {});
+    if (mounted === undefined) await run('umount', [mountDir]).catch(() => run('umount', ['-l', mountDir]));
+    if (mountDir) await rm(mountDir, { recursive: true, force: true });
+  });
+
+  test('writes answer 503 naming the disk, readiness says why, and a job finished meanwhile ends with its real status and output once space is freed', async (ctx) => {
+    if (mounted !== undefined || !t) {
+      ctx.skip(mounted ?? 'no server');
+      return;
+    }
+    await fullDatabaseScenario(t, {
+      fill: async () => {
+        filler = await fillUp(mountDir);
+      },
+      free: () => rm(filler, { force: true }),
+    });
   });
 });
