@@ -138,13 +138,15 @@ export class Engine {
     k.on('answered', answerStep);
     k.on('answered', answerAsking);
     k.on('answered', answerAlertReply);
-    this.system = new SystemJobs((jobId, outcome) =>
-      this.report(async (tx, fx, k) => {
-        const job = await tx.jobs.get(jobId);
-        if (!job || job.processServer !== SYSTEM_SERVER || isFinal(job.status) || job.status === 'ConsoleRestart')
-          return;
-        await k.finish(tx, job, outcome, this.o.clock.now(), fx);
-      }),
+    this.system = new SystemJobs(
+      (jobId, outcome) =>
+        this.report(async (tx, fx, k) => {
+          const job = await tx.jobs.get(jobId);
+          if (!job || job.processServer !== SYSTEM_SERVER || isFinal(job.status) || job.status === 'ConsoleRestart')
+            return;
+          await k.finish(tx, job, outcome, this.o.clock.now(), fx);
+        }),
+      (jobId, err) => this.o.logger.warn({ err, jobId }, 'the end of an in-server job was not stored; trying again'),
     );
     this.servers = new ServerStatusKeeper(
       options.store,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import pino from 'pino';
 import { interfacePaths } from '../../../src/config/config.ts';
 import { spooled } from '../../helpers/agent-peer.ts';
 import { backends } from '../../helpers/backends.ts';
@@ -22,8 +23,9 @@ import { waitFor, waitForJob } from '../../helpers/wait.ts';
  *
  * The database is made full as it is on a full file system, without needing one: SQLite's `max_page_count` on the
  * server's own writer connection (the setting belongs to a connection), PostgreSQL's 53100 (disk_full) raised by
- * PostgreSQL itself from triggers on the tables a write grows. Job files in a folder are made full on a real small
- * file system (a tmpfs the test mounts, where it may).
+ * PostgreSQL itself from triggers on the tables a write grows (test/helpers/full-database.ts). Where the test may
+ * mount (root, CAP_SYS_ADMIN), real small file systems are filled too: a tmpfs holding the job files folder, and one
+ * holding a PostgreSQL tablespace with the tables a write grows; elsewhere those tests are skipped with the reason.
  */
 
 const OUTPUT_BYTES = 300 * 1024;
@@ -336,3 +338,49 @@ describe('a full disk under PostgreSQL (a tablespace on a small tmpfs)', () => {
     });
   });
 });
+
+/**
+ * An in-server job (System_Sleep) that ends while the database is full is not left Running: its end is stored
+ * again every few seconds, and is once space is freed. On PostgreSQL, whose triggers refuse every update of a job
+ * (a SQLite row updated in place may still fit in its page of a file that cannot grow).
+ */
+for (const backend of backends().filter((b) => b.name === 'postgres')) {
+  describe(`an in-server job ending while the database is full (${backend.name})`, () => {
+    let t: TestServer;
+    let filler: Filler;
+    const lines: string[] = [];
+    before(async () => {
+      const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+      t = await startTestServer(backend, {}, { listen: true, logger });
+      filler = postgresFiller(t.config.databaseUrl as string);
+    });
+    after(async () => {
+      await filler?.free().catch(() => {});
+      await t?.close();
+    });
+
+    test('stays Running while its end cannot be stored, and is Completed once space is freed', async () => {
+      const { api } = client(t);
+      const submitted = await api('POST', '/Job/GLOBAL.System_Sleep', {
+        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 10_000 }],
+      });
+      assert.equal(submitted.status, 201, submitted.body);
+      const job = submitted.json.jobId as number;
+      await waitForJob((p) => api('GET', p), job, ['Running'], 30_000);
+      await filler.fill();
+      await waitFor(
+        'the end not stored',
+        async () =>
+          lines.some((l) => l.includes('the end of an in-server job was not stored') && l.includes(`"jobId":${job}`))
+            ? true
+            : undefined,
+        60_000,
+        200,
+      );
+      assert.equal((await api('GET', `/Job/${job}`)).json.Status, 'Running');
+      await filler.free();
+      const ended = await waitForJob((p) => api('GET', p), job, undefined, 30_000);
+      assert.equal(ended.Status, 'Completed');
+    });
+  });
+}
