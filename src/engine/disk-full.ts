@@ -45,7 +45,7 @@ export class DiskFullWatch {
     this.full.set(place, { since: Date.now(), code });
     this.logger.error(
       { err, place },
-      `disk full: the ${place} cannot store more; writes are refused (503) until space is freed`,
+      `disk full: writes to the ${place} are refused (requests answer 503) until space is freed`,
     );
   }
 

@@ -625,7 +625,8 @@ export class Engine {
     const now = () => this.o.clock.now();
     // Reports are not awaited (many share a transaction), so a failure is handled here: with the database away or
     // the disk full the agent is reconnected and sends again what is not acknowledged (its files from the start,
-    // then its reports). After any other failure the agent sends the report again unasked (agent.ts, RESEND_MS).
+    // then its reports). After any other failure the agent sends the report again unasked (RESEND_HEARTBEATS in
+    // agent.ts).
     const failed = (err: unknown) => {
       if (isDatabaseUnavailable(err) || isDiskFull(err)) this.hub.replay(ps, err);
     };

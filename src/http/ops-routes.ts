@@ -10,7 +10,7 @@ export interface ReadinessDeps {
   engineRunning: () => boolean;
   /** Set when the server is shutting down (SIGTERM): not ready any more, so balancers stop sending. */
   stopping: () => boolean;
-  /** Why the server is short of disk space (a write was refused for it and none has succeeded since), if it is. */
+  /** Why the server is short of disk space (a write was refused for it and no probe write has succeeded since). */
   diskFull?: () => Promise<string | undefined>;
 }
 
