@@ -52,3 +52,12 @@ export const tooManyRequests = (retryAfterSeconds: number): MillraceError =>
 /** 503: the database cannot be reached; the client may retry. */
 export const unavailable = (): MillraceError =>
   new MillraceError(503, 'UNAVAILABLE', 'The database is unavailable; try again later', { 'Retry-After': '5' });
+
+/**
+ * 503: a write was refused because the disk (or the database's size limit) is full; the client may retry once an
+ * operator has freed space. Nothing of the request was stored (docs/architecture.md §9).
+ */
+export const diskFull = (): MillraceError =>
+  new MillraceError(503, 'DISK_FULL', 'The disk is full: the server cannot store this change; try again later', {
+    'Retry-After': '30',
+  });

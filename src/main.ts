@@ -8,7 +8,8 @@ import { Metrics } from './metrics/metrics.ts';
 import { type Config, interfacePaths } from './config/config.ts';
 import { Cluster, nodeIdentity } from './engine/cluster.ts';
 import { Engine } from './engine/engine.ts';
-import { DatabaseJobFiles, DiskJobFiles } from './engine/job-files.ts';
+import { DiskFullWatch, folderProbe, watchedJobFiles } from './engine/disk-full.ts';
+import { DatabaseJobFiles, DiskJobFiles, type JobFileStore } from './engine/job-files.ts';
 import { ensureLocalSecret, LOCAL_SERVER, type LocalAgent, superviseLocalAgent } from './engine/local-agent.ts';
 import { buildApp } from './http/app.ts';
 import { LoadReport } from './services/load.ts';
@@ -80,11 +81,23 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   // Where public keys trusted for signed CARs go (README: `cp release.pub <data>/trusted-keys/`).
   mkdirSync(join(config.dataDir, 'trusted-keys'), { recursive: true });
   const nodeId = nodeIdentity(config.dataDir, config.nodeId);
+  const diskFull = new DiskFullWatch(logger);
   const store = await openStore({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     node: { id: nodeId, version: VERSION, aliveMs: config.timerLeaseMs, migrateAnyway: config.migrateBesideOlderNodes },
+    onDiskFull: (err) => diskFull.noted('database', err),
   });
+  const sqliteFolder = folderProbe(config.dataDir);
+  diskFull.probeWith(
+    'database',
+    store.dialect === 'sqlite'
+      ? async () => {
+          await sqliteFolder();
+          await store.probeSpace();
+        }
+      : () => store.probeSpace(),
+  );
   const secrets = SecretBox.load(config.dataDir, (options.env ?? process.env).MILLRACE_SECRET_KEY);
   const accounts = new AccountService(store, clock, { maxKeyLifetimeMs: config.apiKeyMaxLifetimeMs });
   const auth = new Authenticator(store, clock, {
@@ -108,10 +121,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     clock,
     logger,
     cluster,
-    files:
-      config.jobFilesDir === 'database'
-        ? new DatabaseJobFiles(store.jobFileChunks)
-        : new DiskJobFiles(config.dataDir, config.jobFilesDir),
+    files: jobFiles(config, store, diskFull),
     rootPath: paths.root,
     killGraceMs: config.killGraceMs,
     historyRetentionMs: config.historyRetentionDays * 24 * 3600 * 1000,
@@ -187,6 +197,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       store,
       engineRunning: () => engine.running,
       stopping: () => stopping,
+      diskFull: () => diskFull.reason(),
       ...(metrics ? { metrics } : {}),
       ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
     },
@@ -260,6 +271,17 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     },
   };
   return server;
+}
+
+/**
+ * Where job files are kept (`--job-files`): in the database (whose full disk the store tells), or in a folder whose
+ * refused writes mark the job files' disk full until a probe write there succeeds.
+ */
+function jobFiles(config: Config, store: Store, diskFull: DiskFullWatch): JobFileStore {
+  if (config.jobFilesDir === 'database') return new DatabaseJobFiles(store.jobFileChunks);
+  const disk = new DiskJobFiles(config.dataDir, config.jobFilesDir);
+  diskFull.probeWith('job files', folderProbe(disk.root));
+  return watchedJobFiles(disk, diskFull);
 }
 
 /** GLOBAL.Local's AgentSecret is the local agent's secret file; set (encrypted) when it differs. */

@@ -75,6 +75,13 @@ const DEFAULT_HEARTBEAT_MS = 15_000;
 const DEFAULT_KILL_GRACE_MS = 10_000;
 /** While draining, how long to wait for acknowledgements once every job has ended. */
 const ACK_WAIT_MS = 10_000;
+/**
+ * A final report not acknowledged within this many heartbeats (at least RESEND_MIN_MS) is sent again on the same
+ * connection: the server may have failed to store it for any reason (docs/architecture.md §7); it ignores one it
+ * has stored already and acknowledges it again.
+ */
+const RESEND_HEARTBEATS = 2;
+const RESEND_MIN_MS = 1000;
 
 class Agent {
   readonly instance = randomBytes(8).toString('hex');
@@ -94,6 +101,7 @@ class Agent {
   private parentGone = false;
   private readonly timers = new Timers();
   private heartbeat: NodeJS.Timeout | undefined;
+  private resendMs = RESEND_HEARTBEATS * DEFAULT_HEARTBEAT_MS;
   private ackWait: NodeJS.Timeout | undefined;
   private readonly options: AgentOptions;
 
@@ -124,6 +132,7 @@ class Agent {
         `server ${this.servers.map((u) => agentUrl(u).href).join(', ')}`,
     );
     this.timers.every(this.options.pollMs ?? 250, () => this.tick());
+    this.timers.every(RESEND_MIN_MS, () => this.resendUnacknowledged());
     const parent = this.options.parentPid;
     // When the parent is our own parent, being re-parented also tells it is gone (even if it lingers as a zombie).
     const direct = parent === process.ppid;
@@ -269,6 +278,7 @@ class Agent {
     if (session.welcomedAt > 0 || session !== this.session) return;
     session.welcomedAt = Date.now();
     const every = Math.max(heartbeatMs || DEFAULT_HEARTBEAT_MS, 100);
+    this.resendMs = Math.max(RESEND_HEARTBEATS * every, RESEND_MIN_MS);
     // No answer (any message, `pong` included) for three heartbeats: the connection is dead.
     const silentMs = Math.max(3 * every, 5000);
     if (this.heartbeat) clearInterval(this.heartbeat);
@@ -410,6 +420,23 @@ class Agent {
       a.queue(async () => {
         a.tickQueued = false;
         await shipLogs(a, s);
+      }, this.log);
+    }
+  }
+
+  /** Final reports sent on this connection and not acknowledged in time go again (RESEND_HEARTBEATS). */
+  private resendUnacknowledged(): void {
+    const s = this.live();
+    if (!s) return;
+    const now = Date.now();
+    for (const a of this.attempts.values()) {
+      const sent = a.reportSent;
+      if (a.state === 'running' || a.resendQueued || sent?.session !== s || now - sent.at < this.resendMs) continue;
+      a.resendQueued = true;
+      this.log(`${attemptKey(a.jobId, a.attempt)}: report not acknowledged within ${this.resendMs} ms; sent again`);
+      a.queue(async () => {
+        a.resendQueued = false;
+        await sendReport(a, s);
       }, this.log);
     }
   }

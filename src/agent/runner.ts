@@ -37,6 +37,9 @@ export class Attempt {
   shipSession: unknown = null;
   offsets = new Map<string, number>();
   tickQueued = false;
+  /** When its final report (`finished` or `lost`) was last sent, and on which connection. */
+  reportSent?: { session: unknown; at: number };
+  resendQueued = false;
 
   constructor(jobId: number, attempt: number, paths: WorkPaths, state: Attempt['state']) {
     this.jobId = jobId;

@@ -89,7 +89,8 @@ export async function shipLogs(a: Attempt, s: Session): Promise<void> {
 export async function sendReport(a: Attempt, s: Session): Promise<void> {
   if (s.closed) return;
   if (a.state === 'lost') {
-    await s.send({ type: 'lost', jobId: a.jobId, attempt: a.attempt });
+    if (await s.send({ type: 'lost', jobId: a.jobId, attempt: a.attempt }))
+      a.reportSent = { session: s, at: Date.now() };
     return;
   }
   const report = a.report;
@@ -104,7 +105,7 @@ export async function sendReport(a: Attempt, s: Session): Promise<void> {
     if (reached === null) return;
     offsets.set(f.name, reached);
   }
-  await s.send(report);
+  if (await s.send(report)) a.reportSent = { session: s, at: Date.now() };
 }
 
 function filePath(a: Attempt, name: string): string | null {

@@ -40,6 +40,11 @@ interface Session {
   slots?: number;
   /** Messages of a session are handled strictly in order. */
   chain: Promise<void>;
+  /**
+   * Set when something it sent could not be stored: the messages that came after it on this connection are not
+   * handled (a report must not be applied over output that was lost); the agent sends them again.
+   */
+  replaying: boolean;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -170,10 +175,11 @@ export class AgentHub {
    */
   replay(processServer: string, err: unknown): void {
     const s = this.sessions.get(processServer);
-    if (!s) return;
+    if (!s || s.replaying) return;
+    s.replaying = true;
     this.logger.warn(
       { err, processServer },
-      'agent report not stored; reconnecting the agent so that it sends it again',
+      'agent report or output not stored; reconnecting the agent so that it sends it again',
     );
     s.socket.destroy();
   }
@@ -216,6 +222,7 @@ export class AgentHub {
       hello: false,
       draining: false,
       chain: Promise.resolve(),
+      replaying: false,
     };
     this.sessions.set(ps, session);
     if ('setNoDelay' in socket && typeof socket.setNoDelay === 'function') socket.setNoDelay(true);
@@ -256,6 +263,7 @@ export class AgentHub {
     if (message.type === 'draining') session.draining = true;
     session.chain = session.chain
       .then(async () => {
+        if (session.replaying) return;
         await this.handlers.onMessage(session.processServer, message);
         if (message.type === 'hello' && !session.hello) {
           session.hello = true;
@@ -266,6 +274,7 @@ export class AgentHub {
       .catch((err: unknown) => {
         // The agent re-sends what was not acknowledged after it reconnects.
         this.logger.warn({ err, processServer: session.processServer }, 'agent message not processed; reconnecting it');
+        session.replaying = true;
         session.socket.destroy();
       });
   }

@@ -9,7 +9,7 @@ import { conflict, notFound } from '../errors.ts';
 import { businessKey } from '../model/keys.ts';
 import { requireType } from '../model/registry.ts';
 import type { Cause } from '../store/job-store.ts';
-import { isDatabaseUnavailable, type Store, type StoredObject } from '../store/store.ts';
+import { isDatabaseUnavailable, isDiskFull, type Store, type StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { AgentHub } from './agent-hub.ts';
 import { Cluster } from './cluster.ts';
@@ -138,13 +138,15 @@ export class Engine {
     k.on('answered', answerStep);
     k.on('answered', answerAsking);
     k.on('answered', answerAlertReply);
-    this.system = new SystemJobs((jobId, outcome) =>
-      this.report(async (tx, fx, k) => {
-        const job = await tx.jobs.get(jobId);
-        if (!job || job.processServer !== SYSTEM_SERVER || isFinal(job.status) || job.status === 'ConsoleRestart')
-          return;
-        await k.finish(tx, job, outcome, this.o.clock.now(), fx);
-      }),
+    this.system = new SystemJobs(
+      (jobId, outcome) =>
+        this.report(async (tx, fx, k) => {
+          const job = await tx.jobs.get(jobId);
+          if (!job || job.processServer !== SYSTEM_SERVER || isFinal(job.status) || job.status === 'ConsoleRestart')
+            return;
+          await k.finish(tx, job, outcome, this.o.clock.now(), fx);
+        }),
+      (jobId, err) => this.o.logger.warn({ err, jobId }, 'the end of an in-server job was not stored; trying again'),
     );
     this.servers = new ServerStatusKeeper(
       options.store,
@@ -621,10 +623,12 @@ export class Engine {
 
   private async onAgentMessage(ps: string, m: AgentMessage): Promise<void> {
     const now = () => this.o.clock.now();
-    // Reports are not awaited (many share a transaction), so a failure is handled here: with the database away
-    // the agent is reconnected and sends them again; any other failure leaves the report out, as a bad one.
+    // Reports are not awaited (many share a transaction), so a failure is handled here: with the database away or
+    // the disk full the agent is reconnected and sends again what is not acknowledged (its files from the start,
+    // then its reports). After any other failure the agent sends the report again unasked (RESEND_HEARTBEATS in
+    // agent.ts).
     const failed = (err: unknown) => {
-      if (isDatabaseUnavailable(err)) this.hub.replay(ps, err);
+      if (isDatabaseUnavailable(err) || isDiskFull(err)) this.hub.replay(ps, err);
     };
     switch (m.type) {
       case 'hello':
@@ -636,6 +640,7 @@ export class Engine {
       case 'output':
         await this.o.files.write(m.jobId, m.file, m.offset, Buffer.from(m.data, 'base64')).catch((err: unknown) => {
           this.o.logger.warn({ err, jobId: m.jobId, file: m.file }, 'job output not stored');
+          failed(err);
         });
         return;
       case 'finished':

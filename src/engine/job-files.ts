@@ -27,7 +27,8 @@ export interface JobFileStore {
  * gives, so a chunk sent twice (after a reconnect) changes nothing; content is streamed, never read whole.
  */
 export class DiskJobFiles implements JobFileStore {
-  private readonly root: string;
+  /** The folder holding a folder per job. */
+  readonly root: string;
 
   constructor(dataDir: string, folder?: string) {
     this.root = folder ?? join(dataDir, 'jobfiles');

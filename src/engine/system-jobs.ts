@@ -7,6 +7,9 @@ import type { FinalOutcome } from './kernel.ts';
  */
 export type SystemRunner = (job: JobRecord) => Promise<void>;
 
+/** How long after a failed attempt to store a System job's end it is tried again. */
+const RETRY_MS = 2000;
+
 /**
  * Jobs the server runs itself on GLOBAL.System (docs/architecture.md §7). They need no OS process: System_Sleep is a timer.
  * Chains are run by chains.ts (they only wait for their children), and jobs that ask people (System_OperatorMessage,
@@ -15,11 +18,19 @@ export type SystemRunner = (job: JobRecord) => Promise<void>;
  */
 export class SystemJobs {
   private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly retries = new Map<number, NodeJS.Timeout>();
   private readonly done: (jobId: number, outcome: FinalOutcome) => Promise<void>;
+  private readonly notStored: (jobId: number, err: unknown) => void;
   private readonly runners = new Map<string, SystemRunner>();
+  private stopped = false;
 
-  constructor(done: (jobId: number, outcome: FinalOutcome) => Promise<void>) {
+  /** `done` stores a job's end; `notStored` is told when it could not, before it is tried again. */
+  constructor(
+    done: (jobId: number, outcome: FinalOutcome) => Promise<void>,
+    notStored: (jobId: number, err: unknown) => void,
+  ) {
     this.done = done;
+    this.notStored = notStored;
   }
 
   /** Registers the runner of a System definition (by key, e.g. `GLOBAL.System_Import_Archive`). */
@@ -32,9 +43,7 @@ export class SystemJobs {
     if (runner) {
       runner(job).catch((err: unknown) => {
         const why = err instanceof Error ? err.message : String(err);
-        void this.done(job.jobId, { status: 'Error', returnCode: null, notes: [`The job failed: ${why}`] }).catch(
-          () => {},
-        );
+        this.end(job.jobId, { status: 'Error', returnCode: null, notes: [`The job failed: ${why}`] });
       });
       return;
     }
@@ -42,7 +51,7 @@ export class SystemJobs {
       const ms = Math.max(0, job.data.parameters.find((p) => p.Name === 'MilliSeconds')?.InValueNumber ?? 1000);
       const finish = () => {
         this.timers.delete(job.jobId);
-        void this.done(job.jobId, { status: 'Completed', returnCode: 0 }).catch(() => {});
+        this.end(job.jobId, { status: 'Completed', returnCode: 0 });
       };
       if (ms <= 0) setImmediate(finish);
       else this.timers.set(job.jobId, setTimeout(finish, Math.min(ms, 2 ** 31 - 1)));
@@ -50,11 +59,29 @@ export class SystemJobs {
     }
     const what = job.data.spec.type === 'System' ? `System definition ${job.definition}` : `${job.data.spec.type} job`;
     setImmediate(() => {
-      void this.done(job.jobId, {
+      this.end(job.jobId, {
         status: 'Error',
         returnCode: null,
         notes: [`A ${what} cannot run in this version of Millrace`],
-      }).catch(() => {});
+      });
+    });
+  }
+
+  /**
+   * Stores a job's end. One that could not be stored (a full disk, the database away) is tried again every
+   * RETRY_MS until it is, so the job does not stay Running (docs/architecture.md §9); `done` ignores a job that
+   * ended otherwise meanwhile.
+   */
+  private end(jobId: number, outcome: FinalOutcome): void {
+    this.done(jobId, outcome).catch((err: unknown) => {
+      if (this.stopped) return;
+      this.notStored(jobId, err);
+      const retry = setTimeout(() => {
+        this.retries.delete(jobId);
+        this.end(jobId, outcome);
+      }, RETRY_MS);
+      retry.unref();
+      this.retries.set(jobId, retry);
     });
   }
 
@@ -62,10 +89,14 @@ export class SystemJobs {
   stop(jobId: number): void {
     clearTimeout(this.timers.get(jobId));
     this.timers.delete(jobId);
+    clearTimeout(this.retries.get(jobId));
+    this.retries.delete(jobId);
   }
 
   stopAll(): void {
-    for (const t of this.timers.values()) clearTimeout(t);
+    this.stopped = true;
+    for (const t of [...this.timers.values(), ...this.retries.values()]) clearTimeout(t);
     this.timers.clear();
+    this.retries.clear();
   }
 }

@@ -1,5 +1,5 @@
-import { MillraceError, unavailable } from '../errors.ts';
-import { isDatabaseUnavailable } from '../store/store.ts';
+import { diskFull, MillraceError, unavailable } from '../errors.ts';
+import { isDatabaseUnavailable, isDiskFull } from '../store/store.ts';
 
 /** An error as both interfaces render it: HTTP status, headers, and the record `{code, message}`. */
 export interface RenderedError {
@@ -26,7 +26,7 @@ const FORBIDDEN_NAME = /forbidden prototype property/;
  * unexpected errors become a bare 500 and are logged by the caller.
  */
 export function renderError(err: unknown, bodyLimit: number): RenderedError & { unexpected: boolean } {
-  const e = isDatabaseUnavailable(err) ? unavailable() : err;
+  const e = isDatabaseUnavailable(err) ? unavailable() : isDiskFull(err) ? diskFull() : err;
   if (e instanceof MillraceError)
     return { status: e.status, headers: e.headers, code: String(e.status), message: e.message, unexpected: false };
   const fe = e as { statusCode?: unknown; code?: unknown; message?: unknown; validation?: unknown };

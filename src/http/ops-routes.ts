@@ -10,6 +10,8 @@ export interface ReadinessDeps {
   engineRunning: () => boolean;
   /** Set when the server is shutting down (SIGTERM): not ready any more, so balancers stop sending. */
   stopping: () => boolean;
+  /** Why the server is short of disk space (a write was refused for it and no probe write has succeeded since). */
+  diskFull?: () => Promise<string | undefined>;
 }
 
 export interface OpsDeps extends ReadinessDeps {
@@ -54,23 +56,33 @@ export function opsRoutes(app: FastifyInstance, deps: OpsDeps): void {
 /** Why the server cannot serve now, or undefined when it can. */
 async function notReadyBecause(deps: ReadinessDeps): Promise<string | undefined> {
   if (deps.stopping()) return 'the server is shutting down';
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const pending = await Promise.race([
-      deps.store.pendingMigrations(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer within ${DATABASE_TIMEOUT_MS / 1000} s`)),
-          DATABASE_TIMEOUT_MS,
-        );
-      }),
-    ]);
+    const pending = await withinTimeout(deps.store.pendingMigrations());
     if (pending.length > 0) return `database migrations not done: ${pending.join(', ')}`;
   } catch (err) {
     return `the database does not answer: ${err instanceof Error ? err.message : String(err)}`;
-  } finally {
-    clearTimeout(timer);
+  }
+  if (deps.diskFull) {
+    // Its probe waits for the database's writer: a long transaction may hold it, and the disk is still full then.
+    const full = await withinTimeout(deps.diskFull()).catch(
+      (err: unknown) =>
+        `the disk is full (looking for free space: ${err instanceof Error ? err.message : String(err)})`,
+    );
+    if (full) return full;
   }
   if (!deps.engineRunning()) return 'the engine is not running';
   return undefined;
+}
+
+function withinTimeout<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${DATABASE_TIMEOUT_MS / 1000} s`)),
+        DATABASE_TIMEOUT_MS,
+      );
+    }),
+  ]).finally(() => clearTimeout(timer));
 }

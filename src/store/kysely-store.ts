@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
@@ -554,7 +555,24 @@ export class KyselyStore implements Store {
       .execute();
   }
 
+  async probeSpace(): Promise<void> {
+    // Random text, which neither dialect can store in less room; the row never commits.
+    const value = randomBytes(SPACE_PROBE_BYTES * 0.75).toString('base64');
+    const rollback = new Error('space probe rolled back');
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await trx.insertInto('meta').values({ name: 'space-probe', value }).execute();
+        throw rollback;
+      });
+    } catch (err) {
+      if (err !== rollback) throw err;
+    }
+  }
+
   async close(): Promise<void> {
     await this.options.onClose?.();
   }
 }
+
+/** What the space probe writes: more than a few pages, less than a cost a readiness check would notice. */
+const SPACE_PROBE_BYTES = 64 * 1024;

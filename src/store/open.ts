@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
 import pg from 'pg';
 import { KyselyStore } from './kysely-store.ts';
 import type { Database } from './tables.ts';
@@ -9,7 +9,8 @@ import { migrationProvider } from './migrations.ts';
 import { PgChannel } from './pg-channel.ts';
 import { Checkpointer, WAL_LIMIT_BYTES } from './sqlite-checkpointer.ts';
 import { type Prepare, ReaderBesideDialect } from './sqlite-driver.ts';
-import type { Store } from './store.ts';
+import { isDiskFull, type Store } from './store.ts';
+import { lowOnSpace } from './free-space.ts';
 
 export interface StoreOptions {
   /** Data folder; the SQLite file lives here when no database URL is given. */
@@ -21,6 +22,8 @@ export interface StoreOptions {
    * (their heartbeat within `aliveMs`), unless `migrateAnyway` (docs/architecture.md §16, rolling upgrade).
    */
   node?: { id: string; version: string; aliveMs: number; migrateAnyway: boolean };
+  /** Told of every statement refused for want of space (`isDiskFull`), on either dialect. */
+  onDiskFull?: (err: unknown) => void;
 }
 
 export const isPostgresUrl = (url: string | undefined): url is string =>
@@ -90,12 +93,44 @@ async function refuseMigrationBesideOthers(
   );
 }
 
+/**
+ * The pool as Kysely uses it (`connect`, then `query` and `release` on the client), with every failed query of a
+ * client looked at: one refused for want of space (disk_full, 53100) is told to `onDiskFull`.
+ */
+function watched(pool: pg.Pool, onDiskFull: (err: unknown) => void): PostgresPool {
+  const look = (err: unknown) => {
+    if (isDiskFull(err)) onDiskFull(err);
+  };
+  // One wrapper per client: Kysely keeps its connection object per client it is given.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
+    query: ((...args: unknown[]) => {
+      const result = (client.query as (...a: unknown[]) => unknown)(...args);
+      if (result instanceof Promise) result.catch(look);
+      return result;
+    }) as PostgresPoolClient['query'],
+    release: () => client.release(),
+  });
+  return {
+    async connect() {
+      const client = await pool.connect();
+      const known = wrappers.get(client);
+      if (known) return known;
+      const wrapper = wrap(client);
+      wrappers.set(client, wrapper);
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
+}
+
 /** Opens the database, runs pending migrations, and returns the Store. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   let store: KyselyStore;
   let db: Kysely<Database>;
   if (isPostgresUrl(options.databaseUrl)) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10, types: pgTypes });
+    const onDiskFull = options.onDiskFull;
     // An idle client whose connection the server closed (restart, failover) emits 'error'; unhandled, that would
     // end the process. The pool drops the client and the next query connects afresh (or answers 503).
     pool.on('error', () => {});
@@ -103,7 +138,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     // connection (restart, failover: 57P01) would be an unhandled 'error' and end the process. The statement that
     // follows fails instead, and the request gets 503.
     pool.on('connect', (client) => client.on('error', () => {}));
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: onDiskFull ? watched(pool, onDiskFull) : pool }),
+    });
     const kdb = db;
     store = new KyselyStore(db, 'postgres', {
       onClose: () => db.destroy(),
@@ -131,6 +168,14 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       writer: statementCache(sqlite),
       reader: statementCache(reader),
       committed: () => checkpointer.committed(),
+      inTransaction: () => sqlite.inTransaction,
+      failed: (err: unknown) => {
+        // better-sqlite3 gives no errno: an I/O error while the file system has no room is taken for a full disk.
+        const code = (err as { code?: unknown } | null)?.code;
+        if (typeof code === 'string' && code.startsWith('SQLITE_IOERR') && lowOnSpace(options.dataDir))
+          Object.assign(err as object, { diskFull: true });
+        if (isDiskFull(err)) options.onDiskFull?.(err);
+      },
       close: async () => {
         await checkpointer.close();
         reader.close();

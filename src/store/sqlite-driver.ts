@@ -29,6 +29,10 @@ export interface ReaderBesideWriter {
   reader: Prepare;
   /** Told after each commit of the writer (a transaction's, or a single write's). */
   committed(): void;
+  /** Whether the writer is inside a transaction (SQLite ends one by itself on some errors: SQLITE_FULL, I/O). */
+  inTransaction(): boolean;
+  /** Told of every statement that failed, before its error reaches the caller (it may mark the error). */
+  failed(err: unknown): void;
   close(): Promise<void>;
 }
 
@@ -61,6 +65,11 @@ class Mutex {
 /** What Kysely acquires for each query or transaction; it takes the writer only when it needs it. */
 class Lease implements DatabaseConnection {
   holding = false;
+  /**
+   * The error with which SQLite ended this lease's transaction by itself (SQLITE_FULL, an I/O error): its later
+   * statements get that error instead of running outside any transaction, and its rollback has nothing to undo.
+   */
+  ended: unknown;
   private readonly driver: ReaderBesideDriver;
 
   constructor(driver: ReaderBesideDriver) {
@@ -70,14 +79,29 @@ class Lease implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const { sql, parameters } = query;
     const { connections, writer } = this.driver;
-    if (this.holding) return run(connections.writer(sql), parameters) as QueryResult<R>;
-    if (connections.writer(sql).readonly) return run(connections.reader(sql), parameters) as QueryResult<R>;
-    await writer.lock();
+    if (this.holding && this.ended !== undefined) throw this.ended;
     try {
-      return run(connections.writer(sql), parameters) as QueryResult<R>;
-    } finally {
-      writer.unlock();
-      connections.committed();
+      if (this.holding) return this.inTransaction(connections, sql, parameters) as QueryResult<R>;
+      if (connections.writer(sql).readonly) return run(connections.reader(sql), parameters) as QueryResult<R>;
+      await writer.lock();
+      try {
+        return run(connections.writer(sql), parameters) as QueryResult<R>;
+      } finally {
+        writer.unlock();
+        connections.committed();
+      }
+    } catch (err) {
+      connections.failed(err);
+      throw err;
+    }
+  }
+
+  private inTransaction(connections: ReaderBesideWriter, sql: string, parameters: readonly unknown[]) {
+    try {
+      return run(connections.writer(sql), parameters);
+    } catch (err) {
+      if (!connections.inTransaction() && sql !== 'begin') this.ended = err;
+      throw err;
     }
   }
 
@@ -114,6 +138,8 @@ class ReaderBesideDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    // A transaction SQLite ended by itself: a rollback would fail ("no transaction is active") and hide the error.
+    if ((connection as Lease).ended !== undefined || !this.connections.inTransaction()) return;
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
@@ -121,6 +147,7 @@ class ReaderBesideDriver implements Driver {
     const lease = connection as Lease;
     if (!lease.holding) return;
     lease.holding = false;
+    lease.ended = undefined;
     this.writer.unlock();
   }
 

@@ -204,6 +204,12 @@ export interface Store {
   getMeta(name: string): Promise<string | undefined>;
   setMeta(name: string, value: string): Promise<void>;
 
+  /**
+   * Tries a write that needs new room (64 KiB, rolled back): throws the database's error when it cannot grow (a
+   * full disk, SQLite's `max_page_count`). Asked while a full disk keeps the server not ready.
+   */
+  probeSpace(): Promise<void>;
+
   close(): Promise<void>;
 }
 
@@ -247,6 +253,18 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     ].includes(code)
   );
 }
+
+/**
+ * True when a write failed for want of space: SQLite's SQLITE_FULL (a full file system, or its `max_page_count`),
+ * PostgreSQL's disk_full (53100), a file write's ENOSPC or EDQUOT, or an error the SQLite store marked `diskFull`
+ * (an I/O error while its file system had no space left). The interfaces answer 503 naming the full disk.
+ */
+export function isDiskFull(e: unknown): boolean {
+  const x = e as { code?: unknown; diskFull?: unknown } | null;
+  if (x?.diskFull === true) return true;
+  return typeof x?.code === 'string' && DISK_FULL_CODES.has(x.code);
+}
+const DISK_FULL_CODES = new Set(['SQLITE_FULL', '53100', 'ENOSPC', 'EDQUOT']);
 
 /** An object of a watched type inserted or written (its data after the write). */
 export interface ObjectChange {

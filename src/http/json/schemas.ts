@@ -145,5 +145,5 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'The body is larger than 1 MiB',
   415: 'The body is not application/json',
   429: 'Too many failed authentications',
-  503: 'The database is unavailable',
+  503: 'The database is unavailable or the disk is full (Retry-After)',
 };

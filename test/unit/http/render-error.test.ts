@@ -14,6 +14,32 @@ test('a database that cannot be reached → 503 with Retry-After, on both dialec
   }
 });
 
+test('a full disk → 503 naming the disk, with Retry-After: SQLite, PostgreSQL (53100) and file writes', () => {
+  const errors = [
+    Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }),
+    Object.assign(new Error('could not extend file "base/16384/2619": No space left on device'), { code: '53100' }),
+    Object.assign(new Error("ENOSPC: no space left on device, write '/data/jobfiles/7/stdout.log'"), {
+      code: 'ENOSPC',
+    }),
+    Object.assign(new Error('EDQUOT: disk quota exceeded, write'), { code: 'EDQUOT' }),
+    Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE', diskFull: true }),
+  ];
+  for (const err of errors) {
+    const e = renderError(err, LIMIT);
+    assert.equal(e.status, 503, String(err.code));
+    assert.equal(e.code, '503');
+    assert.equal(e.headers['Retry-After'], '30');
+    assert.match(e.message, /disk is full/);
+    assert.doesNotMatch(e.message, /base\/16384|jobfiles|ENOSPC/, 'no paths or codes leak');
+    assert.equal(e.unexpected, false);
+  }
+  // An I/O error not known to come from a full disk stays what it is.
+  assert.equal(
+    renderError(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }), LIMIT).status,
+    500,
+  );
+});
+
 test('an unexpected error → a bare 500, never its message, stack or SQL', () => {
   const e = renderError(new Error('insert into objects (unique_id) values ($1) - violates constraint'), LIMIT);
   assert.deepEqual(
