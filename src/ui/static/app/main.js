@@ -1,6 +1,6 @@
 /** Start-up: ask who is signed in, then show the page the address names (or the sign-in form). */
 import { configureApi, uiApi } from './api.js';
-import { h } from './dom.js';
+import { closeDialogs, h } from './dom.js';
 import { onFeedState, startFeed, stopFeed } from './feed.js';
 import { startInboxBadge } from './inbox-badge.js';
 import { renderDefinition, renderDefinitions } from './pages/definitions.js';
@@ -25,6 +25,7 @@ route('/infra', renderInfra);
 let stopBadge = null;
 
 function signedOut() {
+  closeDialogs();
   stopBadge?.();
   stopBadge = null;
   setSession(null);

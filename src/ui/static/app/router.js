@@ -3,6 +3,8 @@
  * function that stops what it started (timers, feed subscriptions) when the page is left.
  */
 
+import { closeDialogs } from './dom.js';
+
 const routes = [];
 let stop = null;
 let generation = 0;
@@ -31,6 +33,7 @@ export function navigate(path, query = {}) {
 export async function show(main) {
   stop?.();
   stop = null;
+  closeDialogs();
   const { path, query } = parseHash();
   for (const r of routes) {
     const m = r.re.exec(path);
