@@ -1,6 +1,6 @@
 /** Start-up: ask who is signed in, then show the page the address names (or the sign-in form). */
 import { configureApi, uiApi } from './api.js';
-import { closeDialogs, h } from './dom.js';
+import { h } from './dom.js';
 import { onFeedState, startFeed, stopFeed } from './feed.js';
 import { startInboxBadge } from './inbox-badge.js';
 import { renderDefinition, renderDefinitions } from './pages/definitions.js';
@@ -9,7 +9,7 @@ import { renderInfra } from './pages/infra.js';
 import { renderJob } from './pages/job.js';
 import { renderJobs } from './pages/jobs.js';
 import { renderSignIn } from './pages/signin.js';
-import { route, show } from './router.js';
+import { leave, route, show } from './router.js';
 import { setSession } from './session.js';
 
 const main = document.getElementById('main');
@@ -25,13 +25,14 @@ route('/infra', renderInfra);
 let stopBadge = null;
 
 function signedOut() {
-  closeDialogs();
+  leave();
   stopBadge?.();
   stopBadge = null;
   setSession(null);
   stopFeed();
   top.hidden = true;
-  renderSignIn(main, signedIn);
+  // A late 401 of the page just left changes nothing: the form shown keeps what is typed and its message.
+  if (!document.getElementById('signin')) renderSignIn(main, signedIn);
 }
 
 function signedIn(session) {

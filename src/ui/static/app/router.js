@@ -30,10 +30,16 @@ export function navigate(path, query = {}) {
   location.hash = q ? `${path}?${q}` : path;
 }
 
-export async function show(main) {
+/** Stops the page shown (its timers, feed subscriptions and dialogs), as when it is left; also at sign-out. */
+export function leave() {
   stop?.();
   stop = null;
+  generation += 1;
   closeDialogs();
+}
+
+export async function show(main) {
+  leave();
   const { path, query } = parseHash();
   for (const r of routes) {
     const m = r.re.exec(path);
