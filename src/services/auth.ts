@@ -101,9 +101,10 @@ export class Authenticator {
 
   /**
    * Basic authentication (docs/architecture.md §10): `Authorization: Basic base64(user:password)`. Unknown users and wrong
-   * passwords cost the same scrypt run and get the same 401; failures count per address (as API keys
-   * do) and per user name (FailureLimiter: a limited name is refused only to addresses that failed themselves). A success is cached for LOGIN_CACHE_MS, re-checked against the stored user every CACHE_MS so
-   * that a password change, a disabled user or a role change takes effect at once.
+   * passwords cost the same scrypt run and get the same 401; failures count per address (as API keys do) and per
+   * user name (FailureLimiter: a limited name is refused only to addresses that failed themselves). A success is
+   * cached for LOGIN_CACHE_MS, re-checked against the stored user every CACHE_MS so that a password change, a
+   * disabled user or a role change takes effect at once.
    */
   async authenticateBasic(header: string | undefined, clientAddress: string): Promise<Principal> {
     return (await this.authenticatePassword(parseBasic(header), clientAddress, BASIC_CHALLENGE)).principal;
