@@ -19,6 +19,7 @@ import { startRuntimeStats } from './runtime-stats.ts';
 import { SecretBox } from './security/secret-box.ts';
 import { AccountService } from './services/accounts.ts';
 import { Authenticator } from './services/auth.ts';
+import { SharedFailureCounts } from './services/shared-failure-counts.ts';
 import { EventService } from './services/events.ts';
 import { ensureBuiltinObjects, type FirstStartCredentials, initialiseAdmin } from './services/bootstrap.ts';
 import { JobActions } from './services/job-actions.ts';
@@ -103,6 +104,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const auth = new Authenticator(store, clock, {
     idleLapseMs: config.apiKeyIdleLapseMs,
     failuresPerMinute: config.authFailuresPerMinute,
+    // Nodes on one PostgreSQL count failed sign-ins together (docs/architecture.md §16); one SQLite node in memory.
+    ...(store.dialect === 'postgres' ? { failureCounts: new SharedFailureCounts(store.authFailures) } : {}),
   });
   const paths = interfacePaths(config);
   const cluster =

@@ -40,12 +40,7 @@ export async function sendJobFile(
   jobs: JobService,
 ): Promise<FastifyReply> {
   const { file, size } = found;
-  const type =
-    file.name.endsWith('.log') || file.format === 'text/plain'
-      ? 'text/plain; charset=utf-8'
-      : 'application/octet-stream';
-  reply.header('Accept-Ranges', 'bytes').type(type);
-  reply.header('Content-Disposition', `inline; filename="${file.name.replace(/["\\\r\n]/g, '_')}"`);
+  describeFile(reply, file);
   const range = parseRange(req.headers.range, size);
   if (range === 'unsatisfiable')
     throw new MillraceError(416, 'RANGE_NOT_SATISFIABLE', `The file is ${size} bytes long`, {
@@ -56,4 +51,22 @@ export async function sendJobFile(
   if (range) reply.code(206).header('Content-Range', `bytes ${start}-${end}/${size}`);
   reply.header('Content-Length', end - start + 1);
   return reply.send(jobs.openFile(file, start, end));
+}
+
+/**
+ * The answer to HEAD: the file's headers and its size now, without opening it. A follower asks it before reading
+ * on (the dashboard's log follower), so it never asks for a range past the end, which browsers log as an error.
+ */
+export function sendJobFileHead(reply: FastifyReply, found: { file: JobFileRecord; size: number }): FastifyReply {
+  describeFile(reply, found.file);
+  return reply.code(200).header('Content-Length', found.size).send();
+}
+
+function describeFile(reply: FastifyReply, file: JobFileRecord): void {
+  const type =
+    file.name.endsWith('.log') || file.format === 'text/plain'
+      ? 'text/plain; charset=utf-8'
+      : 'application/octet-stream';
+  reply.header('Accept-Ranges', 'bytes').type(type);
+  reply.header('Content-Disposition', `inline; filename="${file.name.replace(/["\\\r\n]/g, '_')}"`);
 }

@@ -1,11 +1,13 @@
 import { hash, randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tooManyRequests, unauthenticated } from '../errors.ts';
 import { hashApiKey, sameDigest } from '../security/api-keys.ts';
 import { verifyPassword } from '../security/passwords.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { ApiKey, Grant, Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
-import { type Attempt, FailureLimiter } from './failure-limiter.ts';
+import { type Attempt, type FailureCounts, FailureLimiter, type Verdict } from './failure-limiter.ts';
+import { MemoryFailureCounts } from './memory-failure-counts.ts';
 
 export const API_KEY_CHALLENGE = 'APIKey header="X-API-Key"';
 export const BASIC_CHALLENGE = 'Basic realm="Millrace", charset="UTF-8"';
@@ -37,8 +39,8 @@ export class Authenticator {
   private readonly idleLapseMs: number;
   private readonly cache = new Map<string, CachedKey>();
   private readonly pendingUses = new Map<string, number>();
-  /** Failed attempts per address and per user name (429 beyond authFailuresPerMinute). */
-  readonly limiter: FailureLimiter;
+  /** Failed attempts per address and per user name (429 beyond authFailuresPerMinute; docs/architecture.md §10). */
+  private readonly limiter: FailureLimiter;
   /**
    * Keyed by SHA-256 of a secret of this process and user:password, so the cache never holds a password. A one-shot
    * hash rather than an HMAC: createHmac cost ~15 µs per request (its key object), a quarter of an XML GET; the
@@ -50,17 +52,22 @@ export class Authenticator {
   /** A verified password is trusted this long without running scrypt again (ecosystem §1.1: ~100 ms each). */
   static readonly LOGIN_CACHE_MS = 60_000;
 
-  constructor(store: Store, clock: Clock, options: { idleLapseMs: number; failuresPerMinute: number }) {
+  /** `failureCounts`: where failures are counted; this process's memory unless given (one node). */
+  constructor(
+    store: Store,
+    clock: Clock,
+    options: { idleLapseMs: number; failuresPerMinute: number; failureCounts?: FailureCounts },
+  ) {
     this.store = store;
     this.clock = clock;
     this.idleLapseMs = options.idleLapseMs;
-    this.limiter = new FailureLimiter(options.failuresPerMinute);
+    this.limiter = new FailureLimiter(options.failureCounts ?? new MemoryFailureCounts(), options.failuresPerMinute);
   }
 
   /** Throws 401 (the same whatever was wrong) or 429 after too many wrong keys from one address. */
   async authenticateApiKey(presented: string | undefined, clientAddress: string): Promise<Principal> {
     const now = this.clock.now();
-    this.checkRateLimit({ address: clientAddress }, now);
+    await this.checkRateLimit({ address: clientAddress }, now);
     if (!presented || presented.length > 512) throw unauthenticated(API_KEY_CHALLENGE);
     // Cached by the presented key itself, so a hit costs no hashing; the database is only asked by hash.
     let entry = this.cache.get(presented);
@@ -70,7 +77,7 @@ export class Authenticator {
       // docs/architecture.md §10: the digest comparison is constant-time (the index look-up only found the candidate).
       if (!key || !sameDigest(hash, key.keyHash)) {
         this.cache.delete(presented);
-        this.limiter.fail({ address: clientAddress }, now);
+        await this.limiter.fail({ address: clientAddress }, now);
         throw unauthenticated(API_KEY_CHALLENGE);
       }
       entry = { key, principal: await this.principalOf(key.userName), fetchedAt: now };
@@ -83,7 +90,7 @@ export class Authenticator {
     const usable =
       principal !== null && key.revokedTime === null && now < key.expiryTime && now - lastUse < this.idleLapseMs;
     if (!usable) {
-      this.limiter.fail({ address: clientAddress }, now);
+      await this.limiter.fail({ address: clientAddress }, now);
       throw unauthenticated(API_KEY_CHALLENGE);
     }
     // Record a use at most once a minute per key: enough for "last used" and the idle lapse. The first use is
@@ -94,9 +101,10 @@ export class Authenticator {
 
   /**
    * Basic authentication (docs/architecture.md §10): `Authorization: Basic base64(user:password)`. Unknown users and wrong
-   * passwords cost the same scrypt run and get the same 401; failures count per address (as API keys
-   * do) and per user name. A success is cached for LOGIN_CACHE_MS, re-checked against the stored user every CACHE_MS so
-   * that a password change, a disabled user or a role change takes effect at once.
+   * passwords cost the same scrypt run and get the same 401; failures count per address (as API keys do) and per
+   * user name (FailureLimiter: a limited name is refused only to addresses that failed themselves). A success is
+   * cached for LOGIN_CACHE_MS, re-checked against the stored user every CACHE_MS so that a password change, a
+   * disabled user or a role change takes effect at once.
    */
   async authenticateBasic(header: string | undefined, clientAddress: string): Promise<Principal> {
     return (await this.authenticatePassword(parseBasic(header), clientAddress, BASIC_CHALLENGE)).principal;
@@ -104,7 +112,7 @@ export class Authenticator {
 
   /**
    * A user name and password, as basic auth and the dashboard's sign-in present them: the same scrypt check,
-   * cache and per-address failure limit. Answers the principal and the password hash it was checked against
+   * cache and failure limits. Answers the principal and the password hash it was checked against
    * (a session remembers it, so a password change ends the session).
    */
   async authenticatePassword(
@@ -114,14 +122,14 @@ export class Authenticator {
   ): Promise<{ principal: Principal; passwordHash: string }> {
     const now = this.clock.now();
     const attempt = { address: clientAddress, user: credentials?.user };
-    this.checkRateLimit(attempt, now);
+    const verdict = await this.checkRateLimit(attempt, now);
     if (
       !credentials ||
       credentials.user === '' ||
       credentials.user.length > 255 ||
       credentials.password.length > 1024
     ) {
-      this.limiter.fail(attempt, now);
+      await this.limiter.fail(attempt, now);
       throw unauthenticated(challenge);
     }
     const { user, password } = credentials; // the length keeps "a\0b" + "c" apart from "a" + "b\0c"
@@ -132,6 +140,8 @@ export class Authenticator {
       login = undefined;
     }
     if (!login) {
+      // A password verified lately goes through at once; one to check waits first when its user name is limited.
+      if (verdict.kind === 'delay') await sleep(verdict.ms);
       let pending = this.inFlight.get(cacheKey);
       if (!pending) {
         pending = this.verifyLogin(credentials.user, credentials.password, now).finally(() =>
@@ -141,7 +151,7 @@ export class Authenticator {
       }
       login = await pending;
       if (!login) {
-        this.limiter.fail(attempt, now);
+        await this.limiter.fail(attempt, now);
         throw unauthenticated(challenge);
       }
       if (this.logins.size > 10_000) this.logins.clear();
@@ -206,9 +216,11 @@ export class Authenticator {
     }
   }
 
-  private checkRateLimit(attempt: Attempt, now: number): void {
-    const wait = this.limiter.retryAfter(attempt, now);
-    if (wait !== undefined) throw tooManyRequests(wait);
+  /** Throws 429 when the attempt is refused; answers the verdict otherwise (go ahead, or wait first). */
+  private async checkRateLimit(attempt: Attempt, now: number): Promise<Exclude<Verdict, { kind: 'refuse' }>> {
+    const verdict = await this.limiter.check(attempt, now);
+    if (verdict.kind === 'refuse') throw tooManyRequests(verdict.retryAfterSeconds);
+    return verdict;
   }
 }
 

@@ -7,6 +7,8 @@ import type { JobStore, StatusChange } from './job-store.ts';
 import { KyselyAlertWorkStore } from './kysely-alert-work.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import { KyselyJobFileChunks } from './kysely-job-file-chunks.ts';
+import type { AuthFailureStore } from './auth-failure-store.ts';
+import { KyselyAuthFailures } from './kysely-auth-failures.ts';
 import { KyselyClusterStore } from './kysely-cluster.ts';
 import { KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -135,6 +137,7 @@ export class KyselyStore implements Store {
   readonly blobs: BlobStore;
   readonly cluster: ClusterStore;
   readonly jobFileChunks: JobFileChunkStore;
+  readonly authFailures: AuthFailureStore;
 
   constructor(
     db: Kysely<Database>,
@@ -158,6 +161,7 @@ export class KyselyStore implements Store {
     this.alertWork = new KyselyAlertWorkStore(db);
     this.cluster = new KyselyClusterStore(db, dialect);
     this.jobFileChunks = new KyselyJobFileChunks(db);
+    this.authFailures = new KyselyAuthFailures(db);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
   }
 

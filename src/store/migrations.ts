@@ -427,6 +427,22 @@ const m0011 = (dialect: Dialect): Migration => ({
   },
 });
 
+/**
+ * Failed sign-ins counted where every node sees them (docs/architecture.md §10, §16): a row per address or user
+ * name that failed lately, with its count and the start of its one-minute window. Rows are written only when a
+ * sign-in fails and pruned once their window has ended, so the table holds about a minute of failures.
+ */
+const m0012: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('auth_failures')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('failures', 'integer', (c) => c.notNull())
+      .addColumn('window_start', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+};
+
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
   async getMigrations() {
     return {
@@ -441,6 +457,7 @@ export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
       '0009_chain_structures': m0009(dialect),
       '0010_cluster': m0010(dialect),
       '0011_job_definition_type': m0011(dialect),
+      '0012_auth_failures': m0012,
     };
   },
 });

@@ -2,6 +2,7 @@ import type { Privilege, TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { BlobStore } from './blob-store.ts';
+import type { AuthFailureStore } from './auth-failure-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
 
@@ -123,6 +124,8 @@ export interface Store {
   readonly cluster: ClusterStore;
   /** Job files kept in the database (`--job-files database`). */
   readonly jobFileChunks: JobFileChunkStore;
+  /** Failed sign-ins per address and user name, counted for every node (migration 0012). */
+  readonly authFailures: AuthFailureStore;
   /**
    * The channel nodes tell each other through (PostgreSQL's LISTEN/NOTIFY); undefined on SQLite, where one node
    * serves the database. Each call opens a new channel.

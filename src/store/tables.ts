@@ -5,7 +5,13 @@
 import type { Generated } from 'kysely';
 
 /** Every table: those of migrations 0001 (objects, security) here, the others in their areas' interfaces below. */
-export interface Database extends JobTables, EventTables, AlertWorkTables, BlobTables, ClusterTables {
+export interface Database
+  extends JobTables,
+    EventTables,
+    AlertWorkTables,
+    BlobTables,
+    ClusterTables,
+    AuthFailureTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -141,4 +147,9 @@ export interface ClusterTables {
   agent_presence: { process_server: string; node_id: string; seen_at: number; ready: number };
   /** `end_at` is offset + the data's length, kept so size and range reads need no length function per dialect. */
   job_file_chunks: { job_id: number; name: string; offset: number; end_at: number; data: Buffer };
+}
+
+/** Row shape of migration 0012: failed sign-ins per address or user name, in one-minute windows. */
+export interface AuthFailureTables {
+  auth_failures: { name: string; failures: number; window_start: number };
 }

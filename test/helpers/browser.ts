@@ -2,6 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Config } from '../../src/config/config.ts';
+import type { Clock } from '../../src/time/clock.ts';
 import { backends } from './backends.ts';
 import { startTestServer, type TestServer } from './server.ts';
 
@@ -66,10 +68,13 @@ export function recordDialogs(page: Page): string[] {
 }
 
 /** A listening SQLite server for a browser to reach, with its origin and the dashboard's URL. */
-export async function startDashboardServer(): Promise<{ t: TestServer; origin: string; ui: string }> {
+export async function startDashboardServer(
+  overrides: Partial<Config> = {},
+  options: { clock?: Clock } = {},
+): Promise<{ t: TestServer; origin: string; ui: string }> {
   const sqlite = backends().find((b) => b.name === 'sqlite');
   assert.ok(sqlite);
-  const t = await startTestServer(sqlite, {}, { listen: true });
+  const t = await startTestServer(sqlite, overrides, { ...options, listen: true });
   const { port } = t.server.app.server.address() as { port: number };
   const origin = `http://127.0.0.1:${port}`;
   return { t, origin, ui: `${origin}/millrace/ui` };

@@ -12,7 +12,7 @@ import {
   type ProcessServerAction,
 } from '../../services/process-servers.ts';
 import { authorizeFirst, pathParams } from '../authorize-first.ts';
-import { sendJobFile } from '../job-file-content.ts';
+import { sendJobFile, sendJobFileHead } from '../job-file-content.ts';
 import { ACTION_BODY_DESCRIPTION, ACTIONS_DESCRIPTION, ACTIONS_SUMMARY } from './job-action-docs.ts';
 import { errorResponses, formBody } from './schemas.ts';
 
@@ -237,8 +237,14 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
         ...errorResponses(401, 403, 404, 416),
       },
     },
+    // HEAD is its own route below: Fastify's own would stream the whole file to find its length.
+    exposeHeadRoute: false,
     handler: async (req, reply) =>
       sendJobFile(req, reply, await deps.jobs.file(req.principal, req.params.key), deps.jobs),
+  });
+  app.head<Req>('/JobFile/:key/content', {
+    schema: { hide: true },
+    handler: async (req, reply) => sendJobFileHead(reply, await deps.jobs.file(req.principal, req.params.key)),
   });
   app.put<Req>('/ProcessServer/:key/:action', {
     preParsing: authorizeFirst((req) =>

@@ -50,6 +50,8 @@ for (const backend of backends())
         assert.equal(r.body, expected.slice(from, to + 1), `${from}-${to}`);
       }
       assert.equal((await content(report.uniqueId)).body, 'a,b\n1,2\n');
+      const head = await t.req('HEAD', `/JobFile/${stdout.uniqueId}/content`);
+      assert.deepEqual([head.status, head.headers['content-length'], head.body], [200, '300000', '']);
       assert.equal(existsSync(join(t.config.dataDir, 'jobfiles')), false, 'nothing on the disk');
       assert.ok((await t.server.store.jobFileChunks.size(id, 'stdout.log')) > 0);
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -158,6 +159,37 @@ for (const backend of backends()) {
       const bad = await content(stdout.uniqueId, 'bytes=9999-');
       assert.equal(bad.status, 416);
       assert.equal(bad.headers['content-range'], `bytes */${'line 1\n'.length * 6}`);
+    });
+
+    test("HEAD answers a job file's size now, without its bytes, so a follower need not read past the end", async () => {
+      // The job writes its second line once the test has seen the first and made the file it waits for.
+      const go = join(tmpdir(), `millrace-head-go-${process.pid}-${backend.name}`);
+      await define('Slow', {
+        JobDefinitionType: 'BASH',
+        Script: 'echo first; while [ ! -e "$GO" ]; do sleep 0.1; done; echo second',
+        Parameters: [{ Name: 'GO' }],
+      });
+      const id = await submit('Slow', { JobParameters: [{ Name: 'GO', InValueString: go }] });
+      const running = await waitForJob(get, id, ['Running']);
+      const stdout = running.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
+      const head = () => t.req('HEAD', `/JobFile/${stdout.uniqueId}/content`);
+      const early = await waitFor(
+        'the first line',
+        async () => ((await head()).headers['content-length'] === '6' ? head() : undefined),
+        30_000,
+      );
+      assert.deepEqual([early.status, early.body], [200, '']);
+      await writeFile(go, '');
+      try {
+        assert.equal((await waitForJob(get, id)).Status, 'Completed');
+      } finally {
+        await rm(go, { force: true });
+      }
+      const late = await head();
+      assert.deepEqual([late.status, late.headers['content-length'], late.body], [200, '13', '']);
+      assert.equal(late.headers['accept-ranges'], 'bytes');
+      assert.equal((await t.req('HEAD', '/JobFile/999999/content')).status, 404);
+      assert.equal((await t.req('HEAD', `/JobFile/${stdout.uniqueId}/content`, { key: null })).status, 401);
     });
   });
 }

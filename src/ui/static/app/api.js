@@ -59,9 +59,9 @@ export async function api(method, path, body) {
   return parsed(await request(state.jsonBase + path, method, body));
 }
 
-/** The raw response of a GET on the JSON interface (job file ranges). */
-export function apiRaw(path, headers) {
-  return request(state.jsonBase + path, 'GET', undefined, headers);
+/** The raw response of a GET (or HEAD) on the JSON interface (job file sizes and ranges). */
+export function apiRaw(path, headers, method = 'GET') {
+  return request(state.jsonBase + path, method, undefined, headers);
 }
 
 /** A call to the dashboard's own endpoints (`api/session`, `api/load`), relative to the page. */

@@ -1,4 +1,7 @@
-/** An in-page confirmation (a <dialog>, not window.confirm): answers true when the person confirms. */
+/**
+ * An in-page confirmation (a <dialog>, not window.confirm): answers true when the person confirms. However the
+ * dialog closes (its buttons, Escape, or a navigation: dom.js closeDialogs), it is removed, and only "yes" confirms.
+ */
 import { h } from './dom.js';
 
 export function confirmAction(question, yesLabel) {
@@ -6,14 +9,17 @@ export function confirmAction(question, yesLabel) {
     const yes = h('button', { type: 'button', class: 'danger', id: 'confirm-yes' }, yesLabel);
     const no = h('button', { type: 'button', id: 'confirm-no' }, 'Keep it');
     const dialog = h('dialog', { class: 'confirm', id: 'confirm' }, h('p', {}, question), h('div', {}, yes, ' ', no));
-    const done = (answer) => {
+    let answer = false;
+    const answered = (value) => {
+      answer = value;
       dialog.close();
+    };
+    yes.addEventListener('click', () => answered(true));
+    no.addEventListener('click', () => answered(false));
+    dialog.addEventListener('close', () => {
       dialog.remove();
       resolve(answer);
-    };
-    yes.addEventListener('click', () => done(true));
-    no.addEventListener('click', () => done(false));
-    dialog.addEventListener('cancel', () => done(false));
+    });
     document.body.appendChild(dialog);
     dialog.showModal();
     no.focus();

@@ -42,3 +42,11 @@ export function notice(text, kind = 'info') {
   if (kind !== 'error') setTimeout(() => bar.remove(), 4000);
   return bar;
 }
+
+/**
+ * Closes every open dialog: a page that is left takes its questions with it (the router calls it on every
+ * navigation, and sign-out). Each dialog answers "no" when closed this way (confirm.js).
+ */
+export function closeDialogs() {
+  for (const dialog of document.querySelectorAll('dialog[open]')) dialog.close();
+}

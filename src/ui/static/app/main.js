@@ -9,7 +9,7 @@ import { renderInfra } from './pages/infra.js';
 import { renderJob } from './pages/job.js';
 import { renderJobs } from './pages/jobs.js';
 import { renderSignIn } from './pages/signin.js';
-import { route, show } from './router.js';
+import { leave, route, show } from './router.js';
 import { setSession } from './session.js';
 
 const main = document.getElementById('main');
@@ -25,12 +25,14 @@ route('/infra', renderInfra);
 let stopBadge = null;
 
 function signedOut() {
+  leave();
   stopBadge?.();
   stopBadge = null;
   setSession(null);
   stopFeed();
   top.hidden = true;
-  renderSignIn(main, signedIn);
+  // A late 401 of the page just left changes nothing: the form shown keeps what is typed and its message.
+  if (!document.getElementById('signin')) renderSignIn(main, signedIn);
 }
 
 function signedIn(session) {

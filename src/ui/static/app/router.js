@@ -3,6 +3,8 @@
  * function that stops what it started (timers, feed subscriptions) when the page is left.
  */
 
+import { closeDialogs } from './dom.js';
+
 const routes = [];
 let stop = null;
 let generation = 0;
@@ -28,9 +30,16 @@ export function navigate(path, query = {}) {
   location.hash = q ? `${path}?${q}` : path;
 }
 
-export async function show(main) {
+/** Stops the page shown (its timers, feed subscriptions and dialogs), as when it is left; also at sign-out. */
+export function leave() {
   stop?.();
   stop = null;
+  generation += 1;
+  closeDialogs();
+}
+
+export async function show(main) {
+  leave();
   const { path, query } = parseHash();
   for (const r of routes) {
     const m = r.re.exec(path);
