@@ -13,16 +13,19 @@ import { waitFor, waitForJob } from '../../helpers/wait.ts';
  * Unknown once its AgentTimeout has passed, and the process server's Status shows it; stop and start act on
  * dispatch to it.
  */
+const SECRET = 'remote-secret-0123456789';
+
 for (const backend of backends()) {
   describe(`an agent of its own (${backend.name})`, () => {
     let t: TestServer;
     let agent: ChildProcess | undefined;
     const get = (path: string) => t.req('GET', path);
-    const startAgent = () => {
+    /** A real `millrace agent` for GLOBAL.Remote proving `secret`; its log is kept. */
+    const spawnRemote = (secret: string, name: string) => {
       const { port } = t.server.app.server.address() as { port: number };
-      const secretFile = join(t.config.dataDir, 'remote.secret');
-      writeFileSync(secretFile, 'remote-secret-0123456789\n', { mode: 0o600 });
-      agent = spawn(
+      const secretFile = join(t.config.dataDir, `${name}.secret`);
+      writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
+      const child = spawn(
         process.execPath,
         [
           'bin/millrace',
@@ -34,23 +37,32 @@ for (const backend of backends()) {
           '--secret-file',
           secretFile,
           '--data',
-          join(t.config.dataDir, 'remote-agent'),
+          join(t.config.dataDir, `${name}-agent`),
         ],
-        { cwd: ROOT, env: cliEnv(), stdio: 'ignore' },
+        { cwd: ROOT, env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] },
       );
+      let log = '';
+      child.stderr?.on('data', (c: Buffer) => {
+        log += c.toString();
+      });
+      return { child, log: () => log };
+    };
+    const startAgent = () => {
+      agent = spawnRemote(SECRET, 'remote').child;
     };
     before(async () => {
       t = await startTestServer(backend, {}, { listen: true });
       const setup: Array<[string, unknown]> = [
-        [
-          '/ProcessServer/GLOBAL.Remote',
-          { DefinitionTypes: ['BASH'], AgentSecret: 'remote-secret-0123456789', AgentTimeout: 1 },
-        ],
+        ['/ProcessServer/GLOBAL.Remote', { DefinitionTypes: ['BASH'], AgentSecret: SECRET, AgentTimeout: 1 }],
         ['/Queue/GLOBAL.RemoteQ', {}],
         ['/QueueProvider/GLOBAL.Remote.GLOBAL.RemoteQ', {}],
         [
           '/JobDefinition/GLOBAL.Nap',
           { JobDefinitionType: 'BASH', Script: 'sleep 30', DefaultQueue: 'GLOBAL.RemoteQ' },
+        ],
+        [
+          '/JobDefinition/GLOBAL.Slow',
+          { JobDefinitionType: 'BASH', Script: 'sleep 4', DefaultQueue: 'GLOBAL.RemoteQ' },
         ],
         [
           '/JobDefinition/GLOBAL.Quick',
@@ -64,13 +76,40 @@ for (const backend of backends()) {
       await t.close();
     });
 
-    test('a wrong secret is refused; the right one connects and Status becomes Running', async () => {
+    test('the right secret connects and Status becomes Running', async () => {
       assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.Status, 'Connecting');
       assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.AgentSecret, undefined, 'the secret is write-only');
       startAgent();
       await waitFor('Remote Running', async () =>
         (await get('/ProcessServer/GLOBAL.Remote')).json.Status === 'Running' ? true : undefined,
       );
+    });
+
+    test('an agent with a wrong secret, or a second agent, is refused; the job on the right agent is untouched', async () => {
+      const id = (await t.req('POST', '/Job/GLOBAL.Slow')).json.jobId;
+      await waitForJob(get, id, ['Running']);
+      const others = [spawnRemote('not-the-secret-0123456789', 'wrong'), spawnRemote(SECRET, 'second')];
+      try {
+        await waitFor(
+          'both refused, as their logs say',
+          async () =>
+            others[0]?.log().includes('the server answered 401: unknown process server or wrong secret') &&
+            others[1]
+              ?.log()
+              .includes('the server answered 409: process server GLOBAL.Remote is served by another agent')
+              ? true
+              : undefined,
+          30_000,
+        );
+        assert.equal((await get(`/Job/${id}`)).json.Status, 'Running', 'untouched while they knock');
+        assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.Status, 'Running');
+        for (const o of others)
+          assert.equal(o.child.exitCode, null, 'a refused agent retries (an operator may fix it)');
+      } finally {
+        for (const o of others) o.child.kill('SIGKILL');
+      }
+      const done = await waitForJob(get, id, undefined, 60_000);
+      assert.equal(done.Status, 'Completed', JSON.stringify(done.JobNotes));
     });
 
     test('stop: nothing new is dispatched, and start lets it run', async () => {
