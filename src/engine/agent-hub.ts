@@ -107,6 +107,8 @@ type KnownLike = { jobId?: unknown; attempt?: unknown } | undefined;
 export class AgentHub {
   private readonly sessions = new Map<string, Session>();
   private readonly accepting = new Map<string, Promise<void>>();
+  /** When each refusal (process server, instance, reason) was last logged. */
+  private readonly refusedLogged = new Map<string, number>();
   private readonly path: string;
   private readonly handlers: HubHandlers;
   private readonly logger: Logger;
@@ -223,7 +225,14 @@ export class AgentHub {
     const instance = String(req.headers[HEADER_AGENT_INSTANCE] ?? '');
     const verdict = await this.handlers.authenticate(ps, secret, instance);
     if (!('welcome' in verdict)) {
-      this.logger.warn({ processServer: ps, instance, status: verdict.status }, `agent refused: ${verdict.reason}`);
+      // A refused agent retries every few seconds: the same refusal is logged once a minute, as the agent does.
+      const key = `${ps}\n${instance}\n${verdict.reason}`;
+      const now = this.now();
+      if (now - (this.refusedLogged.get(key) ?? Number.NEGATIVE_INFINITY) >= 60_000) {
+        if (this.refusedLogged.size > 1000) this.refusedLogged.clear();
+        this.refusedLogged.set(key, now);
+        this.logger.warn({ processServer: ps, instance, status: verdict.status }, `agent refused: ${verdict.reason}`);
+      }
       return refuse(socket, verdict.status, verdict.reason);
     }
     const existing = this.sessions.get(ps);
