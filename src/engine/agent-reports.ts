@@ -184,6 +184,29 @@ export async function applyLost(
   );
 }
 
+/**
+ * Attempts dispatched to an agent instance that no longer serves their process server while another one does (the
+ * `run` went to a session dropped in that moment, after its successor's hello): Unknown, if still so.
+ */
+export async function applyOrphans(
+  k: Kernel,
+  tx: Store,
+  orphans: ReadonlyArray<{ jobId: number; attempt: number; instance: string }>,
+  now: number,
+  fx: Effects,
+): Promise<number> {
+  let n = 0;
+  for (const o of orphans) {
+    const job = await tx.jobs.get(o.jobId);
+    if (!job || job.attempt !== o.attempt || job.data.agentInstance !== o.instance) continue;
+    if (job.status !== 'Dispatched' && job.status !== 'Assigned') continue;
+    const note = `Dispatched to agent instance ${o.instance}, which no longer serves ${job.processServer}`;
+    await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
+    n += 1;
+  }
+  return n;
+}
+
 /** The agent has been away longer than its timeout: every job it held becomes Unknown. */
 export async function applyAgentLost(k: Kernel, tx: Store, ps: string, now: number, fx: Effects): Promise<number> {
   const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });

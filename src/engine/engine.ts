@@ -18,7 +18,7 @@ import type { ClusterMessage } from './cluster-messages.ts';
 import type { FeedItem } from '../feed/feed-events.ts';
 import { type AlertSenders, AlertWorker } from './alert-worker.ts';
 import { AlertSources, answerAlertReply, onJobStatusChanges, onServerStatus } from './alerts.ts';
-import { applyAgentLost, applyFinished, applyHello, applyLost, applyStarted } from './agent-reports.ts';
+import { applyAgentLost, applyFinished, applyHello, applyLost, applyOrphans, applyStarted } from './agent-reports.ts';
 import { answerAsking, closeQuestion } from './ask.ts';
 import { answerStep, cancelTree, createChainJobs, killTree, onCallFinal } from './chains.ts';
 import { dispatchPass } from './dispatcher.ts';
@@ -112,6 +112,7 @@ export class Engine {
   /** When the next dispatch pass looks for overdue jobs (0: on the first pass, e.g. after a restart). */
   private overdueCheckAt = 0;
   private watchdog: NodeJS.Timeout | undefined;
+  private watchdogTicks = 0;
   private purgeTimer: NodeJS.Timeout | undefined;
   private readonly purgeQueue = new Map<string, number>();
   private purging = false;
@@ -698,10 +699,40 @@ export class Engine {
         });
         if (n > 0) this.o.logger.warn({ processServer: ps, jobs: n }, 'agent lost: its jobs are Unknown');
       }
+      // Every 5 s: such attempts are rare, and waiting jobs are read to find them.
+      if (++this.watchdogTicks % 5 === 0) await this.settleOrphans();
       await this.refreshServers();
     } catch (err) {
       this.o.logger.warn({ err }, 'agent check failed');
     }
+  }
+
+  /**
+   * Attempts still Dispatched to an agent instance other than the one serving their process server now, for longer
+   * than its AgentTimeout, end Unknown (docs/architecture.md §7): that instance will not report them.
+   */
+  private async settleOrphans(): Promise<void> {
+    const now = this.o.clock.now();
+    const remote = this.cluster.remoteAgents();
+    const holder = (ps: string) =>
+      this.hub.instanceOf(ps) ?? remote.find((a) => a.processServer === ps && a.alive)?.instance;
+    const timeouts = new Map<string, number>();
+    const orphans: Array<{ jobId: number; attempt: number; instance: string }> = [];
+    for (const job of await this.o.store.jobs.listByStatus(['Dispatched', 'Assigned'], { limit: 1000 })) {
+      const { processServer: ps } = job;
+      const instance = job.data.agentInstance;
+      if (ps === null || instance === undefined || [undefined, instance].includes(holder(ps))) continue;
+      if (!timeouts.has(ps))
+        timeouts.set(ps, ((await this.o.store.getObject('ProcessServer', ps))?.data.AgentTimeout as number) ?? 60);
+      if (now - job.modificationTime > (timeouts.get(ps) as number) * 1000)
+        orphans.push({ jobId: job.jobId, attempt: job.attempt, instance });
+    }
+    if (orphans.length === 0) return;
+    const n = await this.mutate(async (tx, fx, k) => {
+      await this.cluster.fence(tx);
+      return applyOrphans(k, tx, orphans, this.o.clock.now(), fx);
+    });
+    if (n > 0) this.o.logger.warn({ jobs: n }, 'attempts dispatched to an agent that no longer serves them: Unknown');
   }
 
   /** Writes each process server's Status where it changed. */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { cliEnv, ROOT } from '../../helpers/cli.ts';
+import { heldTemplate, insertJobs } from '../../helpers/job-rows.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
@@ -121,6 +122,26 @@ for (const backend of backends()) {
       assert.equal((await get(`/Job/${id}`)).json.Status, 'Queued');
       const started = await t.req('PUT', '/ProcessServer/GLOBAL.Remote/start');
       assert.equal(started.json.Status, 'Running');
+      assert.equal((await waitForJob(get, id)).Status, 'Completed');
+    });
+
+    test('an attempt dispatched to an agent instance that no longer serves its process server ends Unknown', async () => {
+      // As when a `run` went to a session dropped in that moment, after its successor's hello: a job row Dispatched
+      // to instance "gone" of GLOBAL.Remote, which the connected agent serves.
+      const template = await heldTemplate(t);
+      const now = Date.now();
+      const data = { ...template.data, agentInstance: 'gone' };
+      const [orphan] = await insertJobs(t, template, [
+        { status: 'Dispatched', processServer: 'GLOBAL.Remote', attempt: 1, modificationTime: now, data },
+      ]);
+      const ended = await waitForJob(get, orphan?.jobId as number, undefined, 30_000);
+      assert.equal(ended.Status, 'Unknown');
+      assert.ok(
+        ended.JobNotes.includes('Dispatched to agent instance gone, which no longer serves GLOBAL.Remote'),
+        JSON.stringify(ended.JobNotes),
+      );
+      assert.equal((await get('/ProcessServer/GLOBAL.Remote')).json.Status, 'Running', 'its agent carries on');
+      const id = (await t.req('POST', '/Job/GLOBAL.Quick')).json.jobId;
       assert.equal((await waitForJob(get, id)).Status, 'Completed');
     });
 
