@@ -81,12 +81,13 @@ describe('two nodes with their defaults on one PostgreSQL database', {
 
   after(async () => {
     standby?.child.kill('SIGKILL');
-    // The first node's local agent outlives its SIGKILLed server while its jobs run: stopped here.
-    try {
-      const pid = Number.parseInt(readFileSync(join(dir, 'n0', 'agents', LOCAL, 'agent.pid'), 'utf8'), 10);
-      if (pid > 0 && processRuns(pid)) process.kill(pid, 'SIGKILL');
-    } catch {}
     await killServers();
+    // A local agent outlives its SIGKILLed server while its jobs run (or for a second without any): stopped here.
+    for (const n of ['n0', 'n1'])
+      try {
+        const pid = Number.parseInt(readFileSync(join(dir, n, 'agents', LOCAL, 'agent.pid'), 'utf8'), 10);
+        if (pid > 0 && processRuns(pid)) process.kill(pid, 'SIGKILL');
+      } catch {}
     await db?.drop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -190,5 +191,34 @@ describe('two nodes with their defaults on one PostgreSQL database', {
       .split('\n');
     for (const id of [...ids, ...queued])
       assert.equal(started.filter((s) => s === String(id)).length, 1, `Job ${id} started once`);
+  });
+
+  test('a node started while no live node serves GLOBAL.Local runs its local agent, with the secret the nodes share', async () => {
+    const gone = standby?.exited;
+    standby?.child.kill('SIGKILL');
+    await gone;
+    standby = undefined;
+    assert.equal(await serves[1]?.stop(), 0);
+    serves[1] = await start(1);
+    await waitFor(
+      "n1's own local agent serving GLOBAL.Local",
+      async () => ((await api(1)('GET', `/ProcessServer/${LOCAL}`)).json?.Status === 'Running' ? true : undefined),
+      60_000,
+      100,
+    );
+    assert.doesNotMatch(serves[1]?.output() ?? '', /no local agent/);
+    const secret = (n: string) => readFileSync(join(dir, n, 'agents', `${LOCAL}.secret`), 'utf8');
+    assert.equal(secret('n1'), secret('n0'), "n1 took the database's secret rather than sealing its own over it");
+    const id = await submit(1, 'GLOBAL.Quick');
+    const done = await waitFor(
+      `Job ${id} final`,
+      async () => {
+        const j = await job(1, id);
+        return FINAL.includes(j.Status) ? j : undefined;
+      },
+      60_000,
+      250,
+    );
+    assert.equal(done.Status, 'Completed', JSON.stringify(done.JobNotes));
   });
 });
