@@ -10,7 +10,13 @@ import { Cluster, nodeIdentity } from './engine/cluster.ts';
 import { Engine } from './engine/engine.ts';
 import { DiskFullWatch, folderProbe, watchedJobFiles } from './engine/disk-full.ts';
 import { DatabaseJobFiles, DiskJobFiles, type JobFileStore } from './engine/job-files.ts';
-import { ensureLocalSecret, LOCAL_SERVER, type LocalAgent, superviseLocalAgent } from './engine/local-agent.ts';
+import {
+  ensureLocalSecret,
+  LOCAL_SERVER,
+  type LocalAgent,
+  superviseLocalAgent,
+  writeLocalSecret,
+} from './engine/local-agent.ts';
 import { buildApp } from './http/app.ts';
 import { LoadReport } from './services/load.ts';
 import { Sessions } from './services/sessions.ts';
@@ -64,6 +70,8 @@ export interface MillraceServer {
   firstStart?: FirstStartCredentials;
   /** The local agent kept running by `listen`, if any. */
   localAgent?: LocalAgent;
+  /** Another live node whose agent serves GLOBAL.Local: `listen` then starts none (docs/architecture.md §16). */
+  localAgentElsewhere?: string;
   /**
    * Stops accepting requests, lets those in flight finish, stops the engine and closes the database. With
    * `keepAgent` (SIGTERM) the local agent is left running: its jobs carry on and report to the next start.
@@ -150,7 +158,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   });
   const firstStart = await initialiseAdmin(store, accounts, options.env ?? process.env);
   await ensureBuiltinObjects(store, objects);
-  await sealLocalSecret(store, secrets, ensureLocalSecret(config.dataDir));
+  // One agent serves a process server at a time (§16): beside a live node whose agent serves GLOBAL.Local, this
+  // node starts none, and leaves the secret that agent proves alone.
+  const localAgentElsewhere = config.localAgent ? await cluster.heldElsewhere(LOCAL_SERVER) : undefined;
+  if (localAgentElsewhere === undefined) await sealLocalSecret(store, secrets, config.dataDir);
   const jobDeps = { store, clock, engine, defaultTimeZone: config.defaultTimeZone };
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
@@ -253,6 +264,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     jobs,
     feed,
     ...(firstStart ? { firstStart } : {}),
+    ...(localAgentElsewhere !== undefined ? { localAgentElsewhere } : {}),
     async close(closeOptions: { keepAgent?: boolean } = {}) {
       stopping = true;
       clearInterval(flushTimer);
@@ -287,12 +299,22 @@ function jobFiles(config: Config, store: Store, diskFull: DiskFullWatch): JobFil
   return watchedJobFiles(disk, diskFull);
 }
 
-/** GLOBAL.Local's AgentSecret is the local agent's secret file; set (encrypted) when it differs. */
-async function sealLocalSecret(store: Store, secrets: SecretBox, secret: string): Promise<void> {
+/**
+ * GLOBAL.Local's AgentSecret is the local agent's secret file; set (encrypted) when it differs. On PostgreSQL the
+ * nodes share it instead: a node whose data folder has another takes the database's (when its key opens it), so
+ * that no node's start locks out the agent another node's start sealed (docs/architecture.md §16).
+ */
+async function sealLocalSecret(store: Store, secrets: SecretBox, dataDir: string): Promise<void> {
   const ps = await store.getObject('ProcessServer', LOCAL_SERVER);
+  const secret = ensureLocalSecret(dataDir);
   if (!ps) return;
   const sealed = ps.data.AgentSecret;
-  if (typeof sealed === 'string' && safeDecrypt(secrets, sealed) === secret) return;
+  const current = typeof sealed === 'string' ? safeDecrypt(secrets, sealed) : undefined;
+  if (current === secret) return;
+  if (current !== undefined && store.dialect === 'postgres') {
+    writeLocalSecret(dataDir, current);
+    return;
+  }
   await store.patchObjectData(ps.uniqueId, { ...ps.data, AgentSecret: secrets.encrypt(secret) });
 }
 
@@ -308,7 +330,13 @@ export async function listen(server: MillraceServer, config: Config): Promise<vo
     { version: VERSION, node: process.version, api: `${address}${jsonBase}`, xml: `${address}${xmlBase}` },
     `Millrace serving ${address}${root}/ui/`,
   );
-  if (config.localAgent) {
+  if (config.localAgent && server.localAgentElsewhere !== undefined)
+    server.logger.warn(
+      { node: server.localAgentElsewhere },
+      `no local agent: the agent of node ${server.localAgentElsewhere} serves ${LOCAL_SERVER}, and one agent serves ` +
+        'a process server at a time (this node dispatches to the agents connected to it)',
+    );
+  else if (config.localAgent) {
     const { port } = server.app.server.address() as { port: number };
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${root}`;

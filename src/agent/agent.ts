@@ -102,6 +102,7 @@ class Agent {
   private readonly timers = new Timers();
   private heartbeat: NodeJS.Timeout | undefined;
   private resendMs = RESEND_HEARTBEATS * DEFAULT_HEARTBEAT_MS;
+  private heartbeatEvery = DEFAULT_HEARTBEAT_MS;
   private ackWait: NodeJS.Timeout | undefined;
   private readonly options: AgentOptions;
 
@@ -270,6 +271,12 @@ class Agent {
         return;
       case 'pong':
         return;
+      case 'heartbeat':
+        if (session !== this.session || session.welcomedAt === 0) return;
+        this.beat(session, m.heartbeatMs);
+        void session.send({ type: 'ping' });
+        this.log(`heartbeat now every ${this.heartbeatEvery} ms (the process server's AgentTimeout changed)`);
+        return;
     }
   }
 
@@ -277,8 +284,18 @@ class Agent {
     this.killGraceMs = killGraceMs;
     if (session.welcomedAt > 0 || session !== this.session) return;
     session.welcomedAt = Date.now();
+    this.beat(session, heartbeatMs);
+    this.log(`welcomed (kill grace ${killGraceMs} ms, heartbeat ${this.heartbeatEvery} ms)`);
+    // Everything not yet acknowledged is reported again; running jobs' logs ship again from offset 0.
+    for (const a of this.attempts.values()) if (a.state !== 'running') a.queue(() => sendReport(a, session), this.log);
+    this.checkDone();
+  }
+
+  /** Pings the server every `heartbeatMs` (as the server asked: welcome, heartbeat) on this session. */
+  private beat(session: Session, heartbeatMs: number): void {
     const every = Math.max(heartbeatMs || DEFAULT_HEARTBEAT_MS, 100);
     this.resendMs = Math.max(RESEND_HEARTBEATS * every, RESEND_MIN_MS);
+    this.heartbeatEvery = every;
     // No answer (any message, `pong` included) for three heartbeats: the connection is dead.
     const silentMs = Math.max(3 * every, 5000);
     if (this.heartbeat) clearInterval(this.heartbeat);
@@ -286,10 +303,6 @@ class Agent {
       if (Date.now() - session.lastReceived > silentMs) session.close(`no message from the server for ${silentMs} ms`);
       else void session.send({ type: 'ping' });
     }, every);
-    this.log(`welcomed (kill grace ${killGraceMs} ms, heartbeat ${every} ms)`);
-    // Everything not yet acknowledged is reported again; running jobs' logs ship again from offset 0.
-    for (const a of this.attempts.values()) if (a.state !== 'running') a.queue(() => sendReport(a, session), this.log);
-    this.checkDone();
   }
 
   // ─── jobs ────────────────────────────────────────────────────────────────────────────────────────

@@ -74,7 +74,23 @@ export interface PongMessage {
   type: 'pong';
 }
 
-export type ServerMessage = WelcomeMessage | RunMessage | KillMessage | AbandonMessage | AckMessage | PongMessage;
+/**
+ * The process server's AgentTimeout changed while the agent is connected: ping at least this often from now on
+ * (and once at once, so that a shorter timeout never finds the agent silent).
+ */
+export interface HeartbeatMessage {
+  type: 'heartbeat';
+  heartbeatMs: number;
+}
+
+export type ServerMessage =
+  | WelcomeMessage
+  | RunMessage
+  | KillMessage
+  | AbandonMessage
+  | AckMessage
+  | PongMessage
+  | HeartbeatMessage;
 
 // ─── agent → server ──────────────────────────────────────────────────────────────────────────────────
 

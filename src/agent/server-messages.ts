@@ -43,6 +43,9 @@ export function toServerMessage(value: unknown): ServerMessage | string {
       return { type: m.type, jobId: m.jobId, attempt: m.attempt };
     case 'pong':
       return { type: 'pong' };
+    case 'heartbeat':
+      if (!isCount(m.heartbeatMs)) return 'heartbeat without heartbeatMs';
+      return { type: 'heartbeat', heartbeatMs: m.heartbeatMs };
     default:
       return `unknown message type ${JSON.stringify(m.type)?.slice(0, 40)}`;
   }

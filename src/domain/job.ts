@@ -160,6 +160,11 @@ export interface JobData {
    * dies, the timer owner sets the job Unknown (docs/architecture.md §16).
    */
   runNode?: string;
+  /**
+   * The agent process (its instance id) the job's current attempt was dispatched to, or that took it over from its
+   * spool after a restart: a job is that instance's, not only its process server's (docs/architecture.md §16).
+   */
+  agentInstance?: string;
 }
 
 export interface JobRecord {

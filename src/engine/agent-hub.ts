@@ -15,16 +15,20 @@ import {
 
 /**
  * The server's end of the agent protocol: accepts the agents' upgrade requests, keeps one session per process
- * server, frames messages, and hands each session's messages to the engine one at a time, in order.
+ * server (of the one agent instance serving it), frames messages, and hands each session's messages to the engine one at a time, in order.
  */
 
 export interface HubHandlers {
-  /** The `welcome` for an accepted agent, or the HTTP status and reason to refuse it with. */
+  /**
+   * The `welcome` for an accepted agent, or the HTTP status and reason to refuse it with. `instance` is the agent
+   * process (X-Millrace-Agent-Instance): one instance serves a process server at a time (docs/architecture.md §16).
+   */
   authenticate(
     processServer: string,
     secret: string,
+    instance: string,
   ): Promise<{ welcome: WelcomeMessage } | { status: number; reason: string }>;
-  onMessage(processServer: string, message: AgentMessage): Promise<void>;
+  onMessage(processServer: string, message: AgentMessage, instance: string): Promise<void>;
   onConnect(processServer: string): void;
   onClose(processServer: string): void;
 }
@@ -107,6 +111,9 @@ type KnownLike = { jobId?: unknown; attempt?: unknown } | undefined;
 
 export class AgentHub {
   private readonly sessions = new Map<string, Session>();
+  private readonly accepting = new Map<string, Promise<void>>();
+  /** When each refusal (process server, instance, reason) was last logged. */
+  private readonly refusedLogged = new Map<string, number>();
   private readonly path: string;
   private readonly handlers: HubHandlers;
   private readonly logger: Logger;
@@ -122,9 +129,17 @@ export class AgentHub {
   attach(server: Server): void {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => {});
-      this.accept(req, socket, head).catch((err: unknown) => {
-        this.logger.warn({ err }, 'agent connection failed');
-        refuse(socket, 503, 'server error');
+      // One upgrade of a process server at a time: which instance holds it is decided without a race.
+      const ps = String(req.headers[HEADER_PROCESS_SERVER] ?? '');
+      const accepted = (this.accepting.get(ps) ?? Promise.resolve())
+        .then(() => this.accept(req, socket, head))
+        .catch((err: unknown) => {
+          this.logger.warn({ err }, 'agent connection failed');
+          refuse(socket, 503, 'server error');
+        });
+      this.accepting.set(ps, accepted);
+      void accepted.then(() => {
+        if (this.accepting.get(ps) === accepted) this.accepting.delete(ps);
       });
     });
   }
@@ -140,22 +155,38 @@ export class AgentHub {
   }
 
   /** The agents connected now and the slots each offers (metrics). */
-  connected(): { processServer: string; slots: number | undefined; ready: boolean }[] {
+  connected(): { processServer: string; instance: string; slots: number | undefined; ready: boolean }[] {
     return [...this.sessions.values()].map((s) => ({
       processServer: s.processServer,
+      instance: s.instance,
       slots: s.slots,
       ready: s.hello && !s.draining,
     }));
+  }
+
+  /** The agent instance connected to this node for the process server, if any. */
+  instanceOf(processServer: string): string | undefined {
+    return this.sessions.get(processServer)?.instance;
+  }
+
+  /** The instance holding the process server here, and whether it said hello and was heard from within `liveMs`. */
+  holder(processServer: string, liveMs: number): { instance: string; live: boolean } | undefined {
+    const s = this.sessions.get(processServer);
+    if (!s) return undefined;
+    return { instance: s.instance, live: s.hello && this.now() - s.lastSeen <= liveMs };
   }
 
   lastSeen(processServer: string): number | undefined {
     return this.sessions.get(processServer)?.lastSeen;
   }
 
-  /** Sends if connected; returns false when the agent is away (it learns what it missed from its `hello`). */
-  send(processServer: string, message: ServerMessage): boolean {
+  /**
+   * Sends if connected (to `instance`, when named); returns false when the agent is away (it learns what it missed
+   * from its `hello`).
+   */
+  send(processServer: string, message: ServerMessage, instance?: string): boolean {
     const s = this.sessions.get(processServer);
-    if (!s || s.socket.destroyed) return false;
+    if (!s || s.socket.destroyed || (instance !== undefined && s.instance !== instance)) return false;
     s.socket.write(encode(message));
     return true;
   }
@@ -197,14 +228,23 @@ export class AgentHub {
     const ps = String(req.headers[HEADER_PROCESS_SERVER] ?? '');
     const auth = String(req.headers.authorization ?? '');
     const secret = auth.startsWith('Bearer ') ? auth.slice(7) : '';
-    const verdict = await this.handlers.authenticate(ps, secret);
-    if (!('welcome' in verdict)) return refuse(socket, verdict.status, verdict.reason);
     const instance = String(req.headers[HEADER_AGENT_INSTANCE] ?? '');
+    const verdict = await this.handlers.authenticate(ps, secret, instance);
+    if (!('welcome' in verdict)) {
+      // A refused agent retries every few seconds: the same refusal is logged once a minute, as the agent does.
+      const key = `${ps}\n${instance}\n${verdict.reason}`;
+      const now = this.now();
+      if (now - (this.refusedLogged.get(key) ?? Number.NEGATIVE_INFINITY) >= 60_000) {
+        if (this.refusedLogged.size > 1000) this.refusedLogged.clear();
+        this.refusedLogged.set(key, now);
+        this.logger.warn({ processServer: ps, instance, status: verdict.status }, `agent refused: ${verdict.reason}`);
+      }
+      return refuse(socket, verdict.status, verdict.reason);
+    }
     const existing = this.sessions.get(ps);
     if (existing) {
-      // Whoever holds the secret is the process server's agent: a new connection replaces the older session,
-      // which is dead (a killed agent, a cut network) or about to be. The older agent, if alive, reconnects and
-      // replaces this one in turn; its jobs are reconciled from each hello, so nothing runs twice.
+      // The same agent process connecting again, or another one after this session went silent (authenticate
+      // refused any other): the older connection is dead (a cut network, a killed agent) or about to be.
       this.logger.warn(
         { processServer: ps, instance, previous: existing.instance },
         'agent connection replaces the older session',
@@ -264,7 +304,7 @@ export class AgentHub {
     session.chain = session.chain
       .then(async () => {
         if (session.replaying) return;
-        await this.handlers.onMessage(session.processServer, message);
+        await this.handlers.onMessage(session.processServer, message, session.instance);
         if (message.type === 'hello' && !session.hello) {
           session.hello = true;
           if (Number.isSafeInteger(message.slots)) session.slots = message.slots;

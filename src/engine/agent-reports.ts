@@ -34,43 +34,53 @@ async function markRunning(tx: Store, job: JobRecord, startTime: number, now: nu
   );
 }
 
-/** Reconciles the agent's spool with the jobs this process server holds, right after it (re)connects. */
+/**
+ * Reconciles the agent's spool with the jobs this process server holds, right after it (re)connects. The attempts
+ * it knows become its instance's (a restarted agent takes over its spool). Of those it does not know, one that was
+ * dispatched to this instance never started (its spool is written before the spawn) and is queued again; one of
+ * another instance — gone, since one instance serves a process server at a time (§16) — may have started there,
+ * and ends Unknown like a running one: nothing runs twice.
+ */
 export async function applyHello(
   k: Kernel,
   tx: Store,
-  ps: string,
+  agent: { ps: string; instance: string },
   known: readonly KnownAttempt[],
   now: number,
   fx: Effects,
 ): Promise<void> {
+  const { ps, instance } = agent;
   const byJob = new Map(known.map((k) => [k.jobId, k]));
   const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
   const changed: JobRecord[] = [];
   for (const job of jobs) {
     const a = byJob.get(job.jobId);
     byJob.delete(job.jobId);
+    const other = job.data.agentInstance !== undefined && job.data.agentInstance !== instance;
     if (a && a.attempt === job.attempt) {
+      if (other) {
+        job.data.agentInstance = instance;
+        changed.push(job);
+      }
       if (job.status === 'Dispatched' || job.status === 'Assigned') {
         await markRunning(tx, job, a.startTime ?? now, now);
-        changed.push(job);
+        if (!other) changed.push(job);
       } else if (job.status === 'Killing') {
         fx.messages.push({ processServer: ps, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
       }
       continue;
     }
-    if (job.status === 'Dispatched' || job.status === 'Assigned') {
+    if (!other && (job.status === 'Dispatched' || job.status === 'Assigned')) {
       // The agent writes its spool before it spawns: an attempt it does not know never started. Queue it again.
       move(job, 'Queued', now).processServer = null;
+      delete job.data.agentInstance;
       changed.push(job);
       fx.dispatch = true;
     } else if (!(job.status === 'Running' && job.data.scriptEnded)) {
-      await k.finish(
-        tx,
-        job,
-        { status: 'Unknown', notes: [`Agent of ${ps} no longer knows attempt ${job.attempt}`] },
-        now,
-        fx,
-      );
+      const note = other
+        ? `Its agent (instance ${job.data.agentInstance}) is gone; instance ${instance} serves ${ps} now`
+        : `Agent of ${ps} no longer knows attempt ${job.attempt}`;
+      await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
     }
   }
   await tx.jobs.updateMany(changed);
@@ -172,6 +182,29 @@ export async function applyLost(
     now,
     fx,
   );
+}
+
+/**
+ * Attempts dispatched to an agent instance that no longer serves their process server while another one does (the
+ * `run` went to a session dropped in that moment, after its successor's hello): Unknown, if still so.
+ */
+export async function applyOrphans(
+  k: Kernel,
+  tx: Store,
+  orphans: ReadonlyArray<{ jobId: number; attempt: number; instance: string }>,
+  now: number,
+  fx: Effects,
+): Promise<number> {
+  let n = 0;
+  for (const o of orphans) {
+    const job = await tx.jobs.get(o.jobId);
+    if (!job || job.attempt !== o.attempt || job.data.agentInstance !== o.instance) continue;
+    if (job.status !== 'Dispatched' && job.status !== 'Assigned') continue;
+    const note = `Dispatched to agent instance ${o.instance}, which no longer serves ${job.processServer}`;
+    await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
+    n += 1;
+  }
+  return n;
 }
 
 /** The agent has been away longer than its timeout: every job it held becomes Unknown. */

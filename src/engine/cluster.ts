@@ -125,6 +125,9 @@ export class Cluster {
       handlers.takeover();
       return;
     }
+    // Rows of this node's agents from before a restart: it holds no connection yet (§16, claimAgent).
+    for (const a of await this.o.store.cluster.agents())
+      if (a.node === this.id) await this.o.store.cluster.dropAgent(a.processServer, this.id);
     await this.beat();
     this.timer = setInterval(() => {
       this.beating ??= this.beat().finally(() => {
@@ -157,9 +160,39 @@ export class Cluster {
    */
   async agentsChanged(gone?: string): Promise<void> {
     const o = this.o;
-    if (!o || !this.handlers || !this.channel) return;
+    if (!o || !this.handlers) return;
+    // Dropped even while alone: the row of a claim (claimAgent) must not outlive the connection.
     if (gone !== undefined) await o.store.cluster.dropAgent(gone, this.id);
-    await o.store.cluster.putAgents(this.id, this.handlers.agents());
+    if (this.channel) await o.store.cluster.putAgents(this.id, this.handlers.agents());
+  }
+
+  /**
+   * An agent instance connects to this node: it takes its process server unless another instance holds it on a
+   * live node (docs/architecture.md §16). Returns undefined when taken (always, for a node alone on SQLite), else
+   * the holder, and the agent is refused.
+   */
+  async claimAgent(processServer: string, instance: string, seenAt: number): Promise<AgentPresence | undefined> {
+    const o = this.o;
+    if (!o) return undefined;
+    const holder = await o.store.cluster.claimAgent(
+      { processServer, node: this.id, instance, seenAt, ready: false },
+      this.wall() - this.leaseMs,
+    );
+    if (holder === undefined) this.presence = this.presence.filter((a) => a.processServer !== processServer);
+    return holder;
+  }
+
+  /**
+   * The node (other than this one, and alive) whose agent holds `processServer`, as the database says now; used
+   * before this node starts a local agent of its own.
+   */
+  async heldElsewhere(processServer: string): Promise<string | undefined> {
+    const o = this.o;
+    if (!o) return undefined;
+    const aliveAfter = this.wall() - this.leaseMs;
+    const alive = new Set((await o.store.cluster.nodes()).filter((n) => n.seenAt > aliveAfter).map((n) => n.id));
+    const row = (await o.store.cluster.agents()).find((a) => a.processServer === processServer);
+    return row && row.node !== this.id && alive.has(row.node) ? row.node : undefined;
   }
 
   /**

@@ -32,6 +32,8 @@ const PROMOTIONS_PER_PASS = 1000;
 export interface DispatchContext {
   /** Whether an agent for this process server is connected to this node and accepts work. */
   agentReady(processServer: string): boolean;
+  /** The agent instance serving it from this node: recorded on the jobs dispatched to it. */
+  agentInstance?(processServer: string): string | undefined;
   /** Opens credential passwords for the jobs that run with one; without it such jobs end in Error. */
   secrets?: SecretOpener;
   /** The id of this node when it shares its database with others: recorded on the System jobs it runs. */
@@ -203,8 +205,11 @@ export async function dispatchPass(
       }
     } else {
       move(job, 'Dispatched', at).attempt += 1;
+      const instance = ctx.agentInstance?.(a.processServer);
+      if (instance !== undefined) job.data.agentInstance = instance;
+      else delete job.data.agentInstance;
       const message = runMessage(job, found?.ok ? found.credential : undefined);
-      fx.messages.push({ processServer: a.processServer, message });
+      fx.messages.push({ processServer: a.processServer, message, ...(instance !== undefined ? { instance } : {}) });
     }
     changed.set(job.jobId, job);
   }

@@ -6,8 +6,11 @@ import type { JobRecord } from '../domain/job.ts';
  * carried out only after it commits: an agent never hears of a dispatch that was rolled back.
  */
 export interface Effects {
-  /** Messages to agents, by process server key. */
-  messages: Array<{ processServer: string; message: ServerMessage }>;
+  /**
+   * Messages to agents, by process server key; with `instance` (a `run`), only to that agent process: an attempt
+   * dispatched to an instance replaced meanwhile is not sent to its successor.
+   */
+  messages: Array<{ processServer: string; message: ServerMessage; instance?: string }>;
   /** System jobs that became Running and are to be run inside the server. */
   startSystem: JobRecord[];
   /** System jobs to stop (killed, set Unknown). */

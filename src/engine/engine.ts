@@ -12,12 +12,13 @@ import type { Cause } from '../store/job-store.ts';
 import { isDatabaseUnavailable, isDiskFull, type Store, type StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { AgentHub } from './agent-hub.ts';
+import { busyReason, heartbeatMs } from './agent-instances.ts';
 import { Cluster } from './cluster.ts';
 import type { ClusterMessage } from './cluster-messages.ts';
 import type { FeedItem } from '../feed/feed-events.ts';
 import { type AlertSenders, AlertWorker } from './alert-worker.ts';
 import { AlertSources, answerAlertReply, onJobStatusChanges, onServerStatus } from './alerts.ts';
-import { applyAgentLost, applyFinished, applyHello, applyLost, applyStarted } from './agent-reports.ts';
+import { applyAgentLost, applyFinished, applyHello, applyLost, applyOrphans, applyStarted } from './agent-reports.ts';
 import { answerAsking, closeQuestion } from './ask.ts';
 import { answerStep, cancelTree, createChainJobs, killTree, onCallFinal } from './chains.ts';
 import { dispatchPass } from './dispatcher.ts';
@@ -111,6 +112,7 @@ export class Engine {
   /** When the next dispatch pass looks for overdue jobs (0: on the first pass, e.g. after a restart). */
   private overdueCheckAt = 0;
   private watchdog: NodeJS.Timeout | undefined;
+  private watchdogTicks = 0;
   private purgeTimer: NodeJS.Timeout | undefined;
   private readonly purgeQueue = new Map<string, number>();
   private purging = false;
@@ -173,8 +175,8 @@ export class Engine {
     this.hub = new AgentHub(
       options.rootPath,
       {
-        authenticate: (ps, secret) => this.authenticateAgent(ps, secret),
-        onMessage: (ps, m) => this.onAgentMessage(ps, m),
+        authenticate: (ps, secret, instance) => this.authenticateAgent(ps, secret, instance),
+        onMessage: (ps, m, instance) => this.onAgentMessage(ps, m, instance),
         onConnect: (ps) => {
           this.servers.connected(ps);
           this.requestDispatch();
@@ -223,6 +225,7 @@ export class Engine {
       agents: () =>
         this.hub.connected().map((a) => ({
           processServer: a.processServer,
+          instance: a.instance,
           node: this.cluster.id,
           seenAt: this.hub.lastSeen(a.processServer) ?? this.o.clock.now(),
           ready: a.ready,
@@ -263,12 +266,11 @@ export class Engine {
 
   /** An agent connected to or left this node: other nodes hear of it, the timer owner writes statuses. */
   private async agentsChanged(gone?: string): Promise<void> {
-    if (this.cluster.hasPeers) {
+    if (this.cluster.shared)
       await this.cluster.agentsChanged(gone).catch((err: unknown) => {
         this.o.logger.warn({ err }, 'could not record where the agents are');
       });
-      this.cluster.tell({ k: 'servers' });
-    }
+    if (this.cluster.hasPeers) this.cluster.tell({ k: 'servers' });
     await this.refreshServers();
   }
 
@@ -423,6 +425,8 @@ export class Engine {
   objectChanged(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): Promise<void> {
     const reactions = this.objectReactions(type);
     if (reactions.some((r) => r === 'alert-sources' || r === 'dispatch')) this.cluster.tell({ k: 'object', type });
+    if (type === 'ProcessServer' && before && after && before.data.AgentTimeout !== after.data.AgentTimeout)
+      this.tellHeartbeat(after.key, heartbeatMs(after.data.AgentTimeout));
     const held = after?.data.Held === true;
     if (!reactions.includes('queue-hold') || !after || (before?.data.Held === true) === held) return Promise.resolve();
     // Answered only once the queue's waiting jobs show the hold (or its release).
@@ -434,6 +438,15 @@ export class Engine {
       await tx.jobs.updateMany(moving);
       fx.dispatch = true;
     });
+  }
+
+  /**
+   * A connected agent beats at the pace it was given when it connected: told the new one at once, wherever it is
+   * connected (another node's agent through the cluster), so that a shorter AgentTimeout never drops it.
+   */
+  private tellHeartbeat(processServer: string, every: number): void {
+    const message = { type: 'heartbeat', heartbeatMs: every } as const;
+    if (!this.hub.send(processServer, message)) this.cluster.tell({ k: 'agent', processServer, message });
   }
 
   /** The reactions to a change of `type` that live in this node's memory (also for other nodes' changes). */
@@ -459,8 +472,8 @@ export class Engine {
   apply(fx: Effects): void {
     // An agent connected to another node gets it through that node; a `run` is only ever dispatched to this
     // node's own agents (it holds secrets, which never travel between nodes).
-    for (const { processServer, message } of fx.messages)
-      if (!this.hub.send(processServer, message) && message.type !== 'run')
+    for (const { processServer, message, instance } of fx.messages)
+      if (!this.hub.send(processServer, message, instance) && message.type !== 'run')
         this.cluster.tell({ k: 'agent', processServer, message });
     for (const job of fx.startSystem) this.system.start(job);
     for (const id of fx.stopSystem) this.system.stop(id);
@@ -559,6 +572,7 @@ export class Engine {
           tx,
           {
             agentReady: (ps) => this.hub.isReady(ps),
+            agentInstance: (ps) => this.hub.instanceOf(ps),
             secrets: this.o.secrets,
             ...(this.cluster.shared ? { node: this.cluster.id } : {}),
           },
@@ -603,25 +617,34 @@ export class Engine {
     this.wakeTimer.unref();
   }
 
+  /**
+   * The secret first; then one agent instance per process server (docs/architecture.md §16): another instance
+   * connected here, or holding it on another live node, makes this one refused (the hub accepts one upgrade of a
+   * process server at a time, so the check and the claim do not race).
+   */
   private async authenticateAgent(
     ps: string,
     secret: string,
+    instance: string,
   ): Promise<{ welcome: WelcomeMessage } | { status: number; reason: string }> {
     if (ps === SYSTEM_SERVER) return { status: 409, reason: 'GLOBAL.System runs inside the server and takes no agent' };
     const object = await this.o.store.getObject('ProcessServer', ps);
     if (!object || !(await this.o.verifyAgentSecret(ps, secret)))
       return { status: 401, reason: 'unknown process server or wrong secret' };
-    const timeoutMs = ((object.data.AgentTimeout as number | null) ?? 60) * 1000;
+    const heartbeat = heartbeatMs(object.data.AgentTimeout);
+    // Another instance connected here keeps it while it would not be declared lost (heard from within AgentTimeout);
+    // a session that never said hello, or silent longer (a cut cable), gives way to the newcomer, which replaces it.
+    const here = this.hub.holder(ps, 4 * heartbeat);
+    if (here?.live && here.instance !== instance)
+      return { status: 409, reason: busyReason(ps, { instance: here.instance, node: this.cluster.id }) };
+    const holder = await this.cluster.claimAgent(ps, instance, this.o.clock.now());
+    if (holder) return { status: 409, reason: busyReason(ps, holder) };
     return {
-      welcome: {
-        type: 'welcome',
-        killGraceMs: this.o.killGraceMs,
-        heartbeatMs: Math.max(200, Math.floor(timeoutMs / 4)),
-      },
+      welcome: { type: 'welcome', killGraceMs: this.o.killGraceMs, heartbeatMs: heartbeat },
     };
   }
 
-  private async onAgentMessage(ps: string, m: AgentMessage): Promise<void> {
+  private async onAgentMessage(ps: string, m: AgentMessage, instance: string): Promise<void> {
     const now = () => this.o.clock.now();
     // Reports are not awaited (many share a transaction), so a failure is handled here: with the database away or
     // the disk full the agent is reconnected and sends again what is not acknowledged (its files from the start,
@@ -632,7 +655,7 @@ export class Engine {
     };
     switch (m.type) {
       case 'hello':
-        await this.mutate((tx, fx, k) => applyHello(k, tx, ps, m.known, now(), fx));
+        await this.mutate((tx, fx, k) => applyHello(k, tx, { ps, instance }, m.known, now(), fx));
         return;
       case 'started':
         void this.report((tx) => applyStarted(tx, ps, m, now())).catch(failed);
@@ -681,10 +704,40 @@ export class Engine {
         });
         if (n > 0) this.o.logger.warn({ processServer: ps, jobs: n }, 'agent lost: its jobs are Unknown');
       }
+      // Every 5 s: such attempts are rare, and waiting jobs are read to find them.
+      if (++this.watchdogTicks % 5 === 0) await this.settleOrphans();
       await this.refreshServers();
     } catch (err) {
       this.o.logger.warn({ err }, 'agent check failed');
     }
+  }
+
+  /**
+   * Attempts still Dispatched to an agent instance other than the one serving their process server now, for longer
+   * than its AgentTimeout, end Unknown (docs/architecture.md §7): that instance will not report them.
+   */
+  private async settleOrphans(): Promise<void> {
+    const now = this.o.clock.now();
+    const remote = this.cluster.remoteAgents();
+    const holder = (ps: string) =>
+      this.hub.instanceOf(ps) ?? remote.find((a) => a.processServer === ps && a.alive)?.instance;
+    const timeouts = new Map<string, number>();
+    const orphans: Array<{ jobId: number; attempt: number; instance: string }> = [];
+    for (const job of await this.o.store.jobs.listByStatus(['Dispatched', 'Assigned'], { limit: 1000 })) {
+      const { processServer: ps } = job;
+      const instance = job.data.agentInstance;
+      if (ps === null || instance === undefined || [undefined, instance].includes(holder(ps))) continue;
+      if (!timeouts.has(ps))
+        timeouts.set(ps, ((await this.o.store.getObject('ProcessServer', ps))?.data.AgentTimeout as number) ?? 60);
+      if (now - job.modificationTime > (timeouts.get(ps) as number) * 1000)
+        orphans.push({ jobId: job.jobId, attempt: job.attempt, instance });
+    }
+    if (orphans.length === 0) return;
+    const n = await this.mutate(async (tx, fx, k) => {
+      await this.cluster.fence(tx);
+      return applyOrphans(k, tx, orphans, this.o.clock.now(), fx);
+    });
+    if (n > 0) this.o.logger.warn({ jobs: n }, 'attempts dispatched to an agent that no longer serves them: Unknown');
   }
 
   /** Writes each process server's Status where it changed. */

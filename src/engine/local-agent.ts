@@ -23,6 +23,13 @@ export function ensureLocalSecret(dataDir: string): string {
   return secret;
 }
 
+/** Replaces the local agent's secret (readable by the server's user only): the one the nodes share (§16). */
+export function writeLocalSecret(dataDir: string, secret: string): void {
+  const { secretFile } = localAgentPaths(dataDir);
+  mkdirSync(dirname(secretFile), { recursive: true, mode: 0o700 });
+  writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
+}
+
 /** Keeps the local agent running while the server runs; `stop` asks it to finish (it drains its jobs first). */
 export interface LocalAgent {
   current(): ChildProcess | undefined;

@@ -48,6 +48,8 @@ export class ServerStatusKeeper {
   /** When the agent went away; a server start counts as "away since" for agents not yet reconnected. */
   private readonly awaySince = new Map<string, number>();
   private readonly declaredLost = new Set<string>();
+  /** Each process server's AgentTimeout as last read, and since when (its agent is told the new heartbeat then). */
+  private readonly timeouts = new Map<string, { ms: number; since: number }>();
   private startedAt = 0;
   private readonly onChange: StatusChangeListener;
 
@@ -84,16 +86,28 @@ export class ServerStatusKeeper {
     for (const ps of await this.store.listObjects('ProcessServer', { limit: 10_000 })) {
       if (ps.key === SYSTEM_SERVER) continue;
       const timeout = ((ps.data.AgentTimeout as number | null) ?? 60) * 1000;
-      const seen = hub.lastSeen(ps.key);
+      const changedAt = this.timeoutSince(ps.key, timeout, now);
+      // A changed timeout counts from when it was seen: the agent beat at its old pace until it was told the new one.
+      const last = hub.lastSeen(ps.key);
+      const seen = last === undefined ? undefined : Math.max(last, changedAt);
       if (seen !== undefined) {
         if (now - seen > timeout) result.push(ps.key);
         continue;
       }
       if (this.declaredLost.has(ps.key) && !(await busy()).has(ps.key)) continue;
-      const since = this.awaySince.get(ps.key) ?? this.startedAt;
+      const since = Math.max(this.awaySince.get(ps.key) ?? this.startedAt, changedAt);
       if (now - since > timeout && (this.awaySince.has(ps.key) || (await busy()).has(ps.key))) result.push(ps.key);
     }
     return result;
+  }
+
+  /** When the AgentTimeout in force was first read (-Infinity for the first reading of a server). */
+  private timeoutSince(ps: string, ms: number, now: number): number {
+    const known = this.timeouts.get(ps);
+    if (known?.ms === ms) return known.since;
+    const since = known === undefined ? Number.NEGATIVE_INFINITY : now;
+    this.timeouts.set(ps, { ms, since });
+    return since;
   }
 
   /** Writes the Status of every process server whose status changed. */

@@ -19,6 +19,8 @@ export interface AgentPresence {
   node: string;
   seenAt: number;
   ready: boolean;
+  /** The agent process (its X-Millrace-Agent-Instance); '' when not known. */
+  instance?: string;
 }
 
 /** Thrown inside a transaction whose node no longer holds the lease it is about to act under. */
@@ -53,6 +55,12 @@ export interface ClusterStore {
   releaseLease(name: string, holder: string): Promise<void>;
   /** Writes the presence of the agents connected to `node` (inserted or taken over from another node). */
   putAgents(node: string, agents: readonly AgentPresence[]): Promise<void>;
+  /**
+   * Takes the process server for the agent instance `agent.instance` on `agent.node`, unless another instance holds
+   * it on a live node (one whose heartbeat is after `aliveAfter`): one statement, so two nodes accepting two agents
+   * of one process server at once cannot both win. Returns undefined when taken, else the holder.
+   */
+  claimAgent(agent: AgentPresence, aliveAfter: number): Promise<AgentPresence | undefined>;
   /** Removes an agent's presence if `node` still holds it. */
   dropAgent(processServer: string, node: string): Promise<void>;
   agents(): Promise<AgentPresence[]>;

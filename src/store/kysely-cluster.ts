@@ -81,16 +81,40 @@ export class KyselyClusterStore implements ClusterStore {
           node_id: node,
           seen_at: a.seenAt,
           ready: a.ready ? 1 : 0,
+          instance: a.instance ?? '',
         })),
       )
       .onConflict((c) =>
-        c.column('process_server').doUpdateSet((eb) => ({
-          node_id: eb.ref('excluded.node_id'),
-          seen_at: eb.ref('excluded.seen_at'),
-          ready: eb.ref('excluded.ready'),
-        })),
+        c
+          .column('process_server')
+          .doUpdateSet((eb) => ({
+            node_id: eb.ref('excluded.node_id'),
+            seen_at: eb.ref('excluded.seen_at'),
+            ready: eb.ref('excluded.ready'),
+            instance: eb.ref('excluded.instance'),
+          }))
+          .where((eb) =>
+            // A node refreshes only what it holds: never another instance's claim (claimAgent) on another node.
+            eb.or([
+              eb('agent_presence.instance', '=', eb.ref('excluded.instance')),
+              eb('agent_presence.node_id', '=', eb.ref('excluded.node_id')),
+            ]),
+          ),
       )
       .execute();
+  }
+
+  async claimAgent(a: AgentPresence, aliveAfter: number): Promise<AgentPresence | undefined> {
+    const { rows } = await sql<{ process_server: string }>`
+      insert into agent_presence (process_server, node_id, seen_at, ready, instance)
+      values (${a.processServer}, ${a.node}, ${a.seenAt}, ${a.ready ? 1 : 0}, ${a.instance ?? ''})
+      on conflict (process_server) do update set
+        node_id = excluded.node_id, seen_at = excluded.seen_at, ready = excluded.ready, instance = excluded.instance
+      where agent_presence.instance = excluded.instance or agent_presence.node_id = excluded.node_id
+        or not exists (select 1 from cluster_nodes n where n.id = agent_presence.node_id and n.seen_at > ${aliveAfter})
+      returning process_server`.execute(this.db);
+    if (rows.length > 0) return undefined;
+    return (await this.agents()).find((r) => r.processServer === a.processServer);
   }
 
   async dropAgent(processServer: string, node: string): Promise<void> {
@@ -108,6 +132,7 @@ export class KyselyClusterStore implements ClusterStore {
       node: r.node_id,
       seenAt: Number(r.seen_at),
       ready: Number(r.ready) === 1,
+      instance: r.instance,
     }));
   }
 }

@@ -443,6 +443,20 @@ const m0012: Migration = {
   },
 };
 
+/**
+ * One agent process serves a process server at a time (docs/architecture.md §16): the presence row names the agent
+ * instance that holds it, so that another instance is refused while the holder's node lives, and the same instance
+ * may move to another node.
+ */
+const m0013: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('agent_presence')
+      .addColumn('instance', 'text', (c) => c.notNull().defaultTo(''))
+      .execute();
+  },
+};
+
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
   async getMigrations() {
     return {
@@ -458,6 +472,7 @@ export const migrationProvider = (dialect: Dialect): MigrationProvider => ({
       '0010_cluster': m0010(dialect),
       '0011_job_definition_type': m0011(dialect),
       '0012_auth_failures': m0012,
+      '0013_agent_instance': m0013,
     };
   },
 });

@@ -144,7 +144,8 @@ export interface BlobTables {
 export interface ClusterTables {
   cluster_nodes: { id: string; version: string; started_at: number; seen_at: number; address: string };
   cluster_leases: { name: string; holder: string; token: number; expires_at: number };
-  agent_presence: { process_server: string; node_id: string; seen_at: number; ready: number };
+  /** `instance`: the agent process's X-Millrace-Agent-Instance (migration 0013; '' before it). */
+  agent_presence: { process_server: string; node_id: string; seen_at: number; ready: number; instance: string };
   /** `end_at` is offset + the data's length, kept so size and range reads need no length function per dialect. */
   job_file_chunks: { job_id: number; name: string; offset: number; end_at: number; data: Buffer };
 }

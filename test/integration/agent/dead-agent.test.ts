@@ -93,7 +93,12 @@ for (const backend of backends()) {
     });
 
     test('a connection with the secret replaces a session that died without closing', async () => {
-      // Whatever holds the session now, a connection that upgrades and then says nothing, like a cut cable.
+      // The agent serving it goes (a second live agent would be refused: one serves a process server at a time)...
+      const previous = agents.at(-1) as AgentProcess;
+      previous.child.kill('SIGKILL');
+      await previous.exited;
+      await waitFor('its session to end', async () => (t.server.engine.hub.isConnected(PS) ? undefined : true));
+      // ... and a connection upgrades and then says nothing, like a cut cable.
       const ghost = connect(Number(new URL(url).port), '127.0.0.1');
       ghost.on('error', () => {});
       const path = `${new URL(url).pathname}${AGENT_PATH}`;

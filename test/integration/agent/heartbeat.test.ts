@@ -24,3 +24,22 @@ describe('agent: heartbeat', () => {
     await peer.waitFor((r) => r.connection > before && r.message.type === 'hello', 'a new connection');
   });
 });
+
+describe('agent: a heartbeat changed while connected', () => {
+  const suite = agentSuite({ heartbeatMs: 60_000 });
+
+  it('pings at once and then at the new pace (the process server AgentTimeout was lowered)', async () => {
+    const peer = suite.peer();
+    await startAgent(peer, suite.dir());
+    await peer.waitFor((r) => r.message.type === 'hello', 'hello');
+    assert.equal(peer.messages('ping').length, 0, 'a minute between pings as welcomed');
+    peer.send({ type: 'heartbeat', heartbeatMs: 200 });
+    // Welcomed with a minute, only the new pace can bring three pings within the wait (bounded to catch a hang).
+    await peer.waitFor(
+      (r) => r.message.type === 'ping' && peer.messages('ping').length >= 3,
+      'three pings at the new pace',
+      30_000,
+    );
+    assert.equal(peer.connections, 1);
+  });
+});

@@ -98,11 +98,39 @@ for (const backend of backends())
       const c = t.store.cluster;
       await c.putAgents('n1', [{ processServer: 'GLOBAL.A', node: 'n1', seenAt: 10, ready: true }]);
       await c.putAgents('n2', [{ processServer: 'GLOBAL.A', node: 'n2', seenAt: 20, ready: false }]);
-      assert.deepEqual(await c.agents(), [{ processServer: 'GLOBAL.A', node: 'n2', seenAt: 20, ready: false }]);
+      assert.deepEqual(await c.agents(), [
+        { processServer: 'GLOBAL.A', node: 'n2', seenAt: 20, ready: false, instance: '' },
+      ]);
       await c.dropAgent('GLOBAL.A', 'n1');
       assert.equal((await c.agents()).length, 1, 'n1 no longer holds it');
       await c.dropAgent('GLOBAL.A', 'n2');
       assert.deepEqual(await c.agents(), []);
+    });
+
+    test("one agent instance per process server: another is refused while the holder's node beats", async () => {
+      const c = t.store.cluster;
+      await c.beat({ id: 'live', version: '1', startedAt: 1, seenAt: 5000, address: 'http://live' });
+      const agent = (node: string, instance: string) => ({
+        processServer: 'GLOBAL.B',
+        node,
+        instance,
+        seenAt: 1,
+        ready: false,
+      });
+      assert.equal(await c.claimAgent(agent('live', 'x'), 1000), undefined, 'free: taken');
+      const holder = await c.claimAgent(agent('other', 'y'), 1000);
+      assert.deepEqual([holder?.node, holder?.instance], ['live', 'x'], 'another instance elsewhere: refused');
+      assert.equal(await c.claimAgent(agent('other', 'x'), 1000), undefined, 'the same instance moves to another node');
+      await c.putAgents('live', [agent('live', 'z')]);
+      assert.equal(
+        (await c.agents()).find((a) => a.processServer === 'GLOBAL.B')?.instance,
+        'x',
+        'a beat of another node and instance changes nothing',
+      );
+      await c.beat({ id: 'other', version: '1', startedAt: 1, seenAt: 100, address: 'http://other' });
+      assert.equal(await c.claimAgent(agent('live', 'y'), 1000), undefined, "the holder's node stopped beating: taken");
+      await c.dropAgent('GLOBAL.B', 'live');
+      for (const id of ['live', 'other']) await c.removeNode(id);
     });
 
     test('nodes beat, are listed, and removed', async () => {

@@ -19,6 +19,10 @@ describe('agent: checking messages from the server', () => {
       heartbeatMs: 10,
     });
     assert.deepEqual(toServerMessage({ type: 'ack', jobId: 3, attempt: 1 }), { type: 'ack', jobId: 3, attempt: 1 });
+    assert.deepEqual(toServerMessage({ type: 'heartbeat', heartbeatMs: 1500 }), {
+      type: 'heartbeat',
+      heartbeatMs: 1500,
+    });
   });
 
   it('answers a reason for anything else', () => {
@@ -33,6 +37,8 @@ describe('agent: checking messages from the server', () => {
       { type: 'kill', jobId: -1, attempt: 1 },
       { type: 'abandon', jobId: 1.5, attempt: 1 },
       { type: 'welcome', killGraceMs: '5', heartbeatMs: 1 },
+      { type: 'heartbeat' },
+      { type: 'heartbeat', heartbeatMs: -1 },
     ])
       assert.equal(typeof toServerMessage(bad), 'string', JSON.stringify(bad));
   });
