@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
 /** Whether a process runs (a zombie waiting to be reaped counts as gone). */
@@ -15,6 +15,45 @@ export function processRuns(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * When a process started (clock ticks since boot, /proc/<pid>/stat field 22), or undefined once it is gone: with its
+ * pid, it names one process, where a pid alone may be reused by another once it ended.
+ */
+export function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The processes descended from `pid` now (its children, theirs …), read from /proc; `pid` itself not included. */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    // "pid (comm) state ppid ...": the fields after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+  }
+  const found: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      found.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return found;
 }
 
 /** Polls until `check` holds (every 20 ms); rejects after `timeoutMs`. */
