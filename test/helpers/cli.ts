@@ -7,7 +7,7 @@ import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DEFAULTS, interfacePaths } from '../../src/config/config.ts';
 import type { Backend } from './backends.ts';
-import { descendants, processRuns, startTime, until } from './processes.ts';
+import { killAll, type NotedProcess, processesOf } from './processes.ts';
 import { type ApiResponse, apiClient, freePort } from './http-client.ts';
 
 /** The repository root: `node bin/millrace` runs from here. */
@@ -67,15 +67,11 @@ const running = new Set<ChildProcess>();
  * Processes a stopped server left behind: its local agent stays while jobs run (docs/architecture.md §7), and
  * those jobs. Killed with the servers after the tests, before their folders go.
  */
-const strays = new Map<number, string>();
+const strays: NotedProcess[] = [];
 
 /** Notes the processes `child` started, with their start times, to kill them with the servers. */
 function noteStrays(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  for (const pid of descendants(child.pid)) {
-    const started = startTime(pid);
-    if (started !== undefined) strays.set(pid, started);
-  }
+  if (child.pid !== undefined) strays.push(...processesOf(child.pid));
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
@@ -143,21 +139,7 @@ export async function killServers(): Promise<void> {
       return done;
     }),
   );
-  // Only the very processes noted: a pid whose process ended may name another one by now.
-  const same = (pid: number) => startTime(pid) === strays.get(pid);
-  for (const pid of strays.keys()) {
-    try {
-      if (same(pid)) process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
-  await until(
-    () => [...strays.keys()].every((pid) => !same(pid) || !processRuns(pid)),
-    'the processes of the servers to end',
-    30_000,
-  );
-  strays.clear();
+  await killAll(strays.splice(0));
 }
 
 export interface HttpResponse {

@@ -99,3 +99,32 @@ export function mostAtOnce(log: string): { most: number; lines: number } {
   }
   return { most, lines: events.length };
 }
+
+/** A process noted with its start time, so that a later kill never reaches another process given its pid. */
+export interface NotedProcess {
+  pid: number;
+  started: string;
+}
+
+/** The processes descended from `pid` now, noted. */
+export function processesOf(pid: number): NotedProcess[] {
+  const noted: NotedProcess[] = [];
+  for (const p of descendants(pid)) {
+    const started = startTime(p);
+    if (started !== undefined) noted.push({ pid: p, started });
+  }
+  return noted;
+}
+
+/** SIGKILLs the noted processes still running (the same ones: same start time) and waits until they are gone. */
+export async function killAll(noted: readonly NotedProcess[]): Promise<void> {
+  const same = (p: NotedProcess) => startTime(p.pid) === p.started;
+  for (const p of noted) {
+    try {
+      if (same(p)) process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+  await until(() => noted.every((p) => !same(p) || !processRuns(p.pid)), 'the noted processes to end', 30_000);
+}

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cliEnv, httpGet, JSON_BASE, killServers, ROOT, startServe } from '../../helpers/cli.ts';
-import { freePort } from '../../helpers/http-client.ts';
+import { apiClient, freePort } from '../../helpers/http-client.ts';
 import { descendants, processRuns, until } from '../../helpers/processes.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 /**
  * The processes of a server end with it: a `millrace serve` started by the machine's Node (which runs itself again
@@ -150,6 +151,45 @@ describe('the local agent ends with its server', () => {
     assert.equal(await server.stop(), 0, server.output());
     assert.equal(processRuns(agent), false, 'the local agent is gone when the server has exited');
     assert.equal(existsSync(join(dir, 'term', 'agents', 'GLOBAL.Local', 'agent.pid')), false, 'its pid file too');
+  });
+
+  test('SIGTERM while a job runs: the server exits, the agent stays for the job, then leaves; the outcome reaches the next start', async () => {
+    const data = join(dir, 'staying');
+    const gate = join(dir, 'staying.gate');
+    const first = await startServe(['--data', data], { MILLRACE_ADMIN_API_KEY: KEY });
+    let api = apiClient(first.port, KEY);
+    const defined = await api('POST', '/JobDefinition/GLOBAL.UntilGate', {
+      JobDefinitionType: 'BASH',
+      Script: `while [ ! -e ${gate} ]; do sleep 0.2; done; echo through`,
+    });
+    assert.equal(defined.status, 201);
+    const id = (await api('POST', '/Job/GLOBAL.UntilGate')).json.jobId as number;
+    await waitFor(
+      'the job to run',
+      async () => ((await api('GET', `/Job/${id}`)).json.Status === 'Running' ? true : undefined),
+      60_000,
+    );
+    const agent = localAgentPid(data) as number;
+
+    // The job waits for the gate, which opens only once the server has exited: the server did not wait for it.
+    assert.equal(await first.stop(), 0, first.output());
+    assert.ok(processRuns(agent), 'the agent stays for its running job');
+    assert.match(first.output(), /staying until its job ends/);
+    writeFileSync(gate, '');
+    await until(() => !processRuns(agent), 'the agent to leave once its job has ended', 30_000);
+
+    const second = await startServe(['--data', data], { MILLRACE_ADMIN_API_KEY: KEY });
+    api = apiClient(second.port, KEY);
+    const job = await waitFor(
+      'the spooled outcome',
+      async () => {
+        const j = (await api('GET', `/Job/${id}`)).json;
+        return j.Status === 'Completed' ? j : undefined;
+      },
+      60_000,
+    );
+    assert.equal(job.ReturnCode, 0);
+    assert.equal(await second.stop(), 0, second.output());
   });
 
   test('SIGKILL: the local agent stops by itself', async () => {
