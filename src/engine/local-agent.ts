@@ -39,11 +39,12 @@ export interface LocalAgent {
 
 /**
  * Starts `millrace agent` for GLOBAL.Local as a separate process: job processes are spawned from it, never from
- * the server (docs/architecture.md §1). It gets the server's environment without MILLRACE_* variables (the server's secrets),
- * and leaves by itself once the server is gone and nothing runs: a pipe only the server holds (its descriptor 3,
- * src/agent/parent-link.ts) ends when the server stops or dies, a SIGKILL included. If an agent from an earlier server process still
- * runs (the server was killed), the new one sees its pid file and steps aside while the old one reconnects and
- * finishes its jobs; whenever the agent exits while the server runs, another is started a little later.
+ * the server (docs/architecture.md §1). It gets the server's environment without MILLRACE_* variables (the server's
+ * secrets), and leaves by itself once the server is gone and nothing runs: a pipe only the server holds (the
+ * agent's descriptor 3, src/agent/parent-link.ts) ends when the server stops or dies, a SIGKILL included. If an
+ * agent from an earlier server process still runs (it stays while its jobs run), the new one sees its pid file
+ * and steps aside while the old one reconnects and finishes its jobs; whenever the agent exits while the server
+ * runs, another is started a little later.
  */
 export function superviseLocalAgent(dataDir: string, serverUrl: string, logger: Logger): LocalAgent {
   let child: ChildProcess | undefined;
