@@ -47,9 +47,18 @@ function localAgentPid(dataDir: string): number | undefined {
 }
 
 /** Runs `<node> bin/millrace <args>` with `input` on its standard input; resolves with its exit code and stdout. */
-function run(node: string, args: string[], input: string): Promise<{ code: number | null; stdout: string }> {
+function run(
+  node: string,
+  args: string[],
+  input: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(node, ['bin/millrace', ...args], { cwd: ROOT, env: cliEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(node, ['bin/millrace', ...args], {
+      cwd: ROOT,
+      env: cliEnv(env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -83,7 +92,7 @@ describe('started by another Node than the installed one', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  test('a password read from standard input reaches the program run again', {
+  test('a password read from standard input reaches the program run again (user add --password-stdin)', {
     skip: other ? false : `the machine's Node is the installed one (${INSTALLED})`,
   }, async () => {
     const node = other as string;
@@ -122,6 +131,10 @@ describe('started by another Node than the installed one', () => {
       `the server runs again under ${INSTALLED}: ${JSON.stringify(commands)}`,
     );
     assert.ok(noted.includes(localAgentPid(dir) as number), 'the local agent is a descendant');
+    // `login` reads the API key from standard input, through the process run again too.
+    const url = `http://127.0.0.1:${port}/millrace`;
+    const login = await run(other as string, ['login', '--server', url], `${KEY}\n`, { XDG_CONFIG_HOME: dir });
+    assert.match(login.stdout, /saved as profile "default"/);
 
     child.kill('SIGKILL');
     // Bounded only to catch a hang: the server stops at once (its shutdown grace is 10 s).
