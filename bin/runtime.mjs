@@ -4,8 +4,12 @@
 // under that one. It loads nothing but node built-ins.
 import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { root } from './dist.mjs';
+
+/** Names the descriptor of the pipe from the process that ran this one again (set by runUnder, read by the child). */
+const PARENT_FD = 'MILLRACE_RUNTIME_PARENT_FD';
 
 /** The Node npm installed, when it is not the one running this process; otherwise undefined. */
 export function installedNode() {
@@ -23,9 +27,14 @@ export function installedNode() {
  * Node has no exec(), so the child gets this process's stdio, and signals sent to this process alone (systemd's
  * SIGTERM, `kill`) are passed on. A terminal's Ctrl-C reaches the child by itself (same process group), so this
  * process ignores SIGINT rather than deliver it twice (a second SIGINT would stop an agent at once).
+ * A SIGKILL cannot be passed on: the child also gets a pipe (descriptor 3) whose other end only this process holds,
+ * so the kernel closes it when this process ends, however it ends, and the child stops then (watchParent).
  */
 export function runUnder(node) {
-  const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+    env: { ...process.env, [PARENT_FD]: '3' },
+  });
   const signals = ['SIGTERM', 'SIGHUP'];
   for (const signal of signals) process.on(signal, () => child.kill(signal));
   process.on('SIGINT', () => {});
@@ -40,4 +49,33 @@ export function runUnder(node) {
     process.kill(process.pid, signal ?? 'SIGKILL');
   });
   return new Promise(() => {});
+}
+
+/**
+ * In a process started by runUnder: once the pipe from the process that started it closes (that process ended, a
+ * SIGKILL included), this one gets SIGTERM, as from a supervisor stopping it: `serve` stops gracefully within its
+ * shutdown grace, an agent drains, other commands end at once. Nothing happens in a process started otherwise.
+ */
+export function watchParent() {
+  const fd = Number(process.env[PARENT_FD]);
+  // Not passed on to what this process starts (the local agent, jobs): the descriptor is this process's alone.
+  delete process.env[PARENT_FD];
+  if (!Number.isSafeInteger(fd) || fd < 3) return;
+  let link;
+  try {
+    link = new Socket({ fd, readable: true, writable: false });
+  } catch {
+    return; // not a pipe (a caller set the variable by hand): nothing to watch
+  }
+  let gone = false;
+  const stop = () => {
+    if (gone) return;
+    gone = true;
+    process.kill(process.pid, 'SIGTERM');
+  };
+  link.on('error', stop);
+  link.on('end', stop);
+  link.on('close', stop);
+  link.resume(); // nothing is ever written; reading is what sees the end
+  link.unref(); // the pipe alone keeps nothing running
 }

@@ -12,6 +12,7 @@
 #   MILLRACE_REQUIRE_PG=1    fail instead of skipping the PostgreSQL suite when initdb/pg_ctl are missing.
 #   PG_BINDIR                where to find initdb/pg_ctl (see scripts/pg-cluster.sh).
 #   MILLRACE_TEST_TIMES=F    also write each test file's time to F, slowest first (scripts/test-file-times.mjs).
+# The tests run with TMPDIR set to a folder of the run's own, removed at the end; a warning names what they left.
 # Exported to the tests: MILLRACE_TEST_PG_URL (unset when the PostgreSQL suite is skipped).
 set -euo pipefail
 
@@ -55,6 +56,7 @@ node scripts/build.mjs --if-stale
 
 pg_dir=
 out=
+run_tmp=
 # Stop the node test runner (if still running) and its test-file processes.
 stop_node() {
   local pid kids
@@ -77,6 +79,7 @@ cleanup() {
     rm -f -- "$out" "$out.pid" "$out.rc"
   fi
   if [[ -n $pg_dir ]]; then bash "$root/scripts/pg-cluster.sh" stop "$pg_dir" || true; fi
+  if [[ -n $run_tmp ]]; then rm -rf -- "$run_tmp" || true; fi
   exit "$rc"
 }
 trap cleanup EXIT
@@ -137,8 +140,17 @@ reporters=(--test-reporter=spec --test-reporter-destination=stdout)
 if [[ -n ${MILLRACE_TEST_TIMES:-} ]]; then
   reporters+=(--test-reporter=./scripts/test-file-times.mjs "--test-reporter-destination=$MILLRACE_TEST_TIMES")
 fi
+# The tests' temporary files go to a folder of this run's own, removed at the end (nothing is left in the machine's
+# temp dir); what a test failed to remove is named below. tsx's and Node's compile caches stay the shared ones.
+sys_tmp=${TMPDIR:-/tmp}
+run_tmp=$(mktemp -d "$sys_tmp/millrace-run.XXXXXX")
+chmod 755 "$run_tmp" # the tests' own PostgreSQL clusters in it run as user postgres when this runs as root
+caches=("tsx-$(id -u)" node-compile-cache)
+for cache in "${caches[@]}"; do
+  mkdir -p "$sys_tmp/$cache" && ln -s "$sys_tmp/$cache" "$run_tmp/$cache"
+done
 {
-  node --import tsx --test "${reporters[@]}" --test-concurrency=3 --test-timeout=600000 "${files[@]}" &
+  TMPDIR=$run_tmp node --import tsx --test "${reporters[@]}" --test-concurrency=3 --test-timeout=600000 "${files[@]}" &
   echo $! >"$node_pid_file"
   rc=0
   wait $! || rc=$?
@@ -146,6 +158,8 @@ fi
 } 2>&1 | tee "$out" &
 wait $! || true
 node_rc=$(cat "$node_rc_file" 2>/dev/null || echo 1)
+left=$(find "$run_tmp" -mindepth 1 -maxdepth 1 ! -name "${caches[0]}" ! -name "${caches[1]}" -printf '%f\n' | sort | tr '\n' ' ')
+if [[ -n $left ]]; then echo "test.sh: warning: the tests left in the temp dir (removed now): $left" >&2; fi
 
 summary() { sed -e 's/\x1b\[[0-9;]*m//g' "$out" | grep -E "^ℹ $1 [0-9]+\$" | tail -n 1 | awk '{print $3}'; }
 num() {

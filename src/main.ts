@@ -74,7 +74,8 @@ export interface MillraceServer {
   localAgentElsewhere?: string;
   /**
    * Stops accepting requests, lets those in flight finish, stops the engine and closes the database. With
-   * `keepAgent` (SIGTERM) the local agent is left running: its jobs carry on and report to the next start.
+   * `keepAgent` (SIGTERM) the local agent is told its server stops: it exits (awaited here) unless jobs run, and
+   * then stays for them: they carry on and report to the next start.
    */
   close(options?: { keepAgent?: boolean }): Promise<void>;
 }
@@ -269,8 +270,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       stopping = true;
       clearInterval(flushTimer);
       stopStats?.();
-      if (closeOptions.keepAgent) server.localAgent?.release();
-      else server.localAgent?.stop();
+      const agentLeft = closeOptions.keepAgent ? server.localAgent?.leave() : server.localAgent?.stop();
       // No new connections; requests in flight finish (their engine work included). Agent connections are
       // upgraded sockets the HTTP server would wait for: closed now, so the agents retry until the next start.
       const closing = app.close();
@@ -283,6 +283,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       await auth.flushUses().catch(() => {});
       metrics?.close();
       await store.close();
+      // Whoever stops the server next (a supervisor, a test removing the data folder) finds the agent gone too.
+      await agentLeft;
     },
   };
   return server;

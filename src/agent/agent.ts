@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { agentUrl, keepConnected, Session } from './connection.ts';
 import { type Log, reason, stderrLog } from './log.ts';
+import { ParentLink } from './parent-link.ts';
 import { isAlive, lockDataDir } from './pidfile.ts';
 import type { KnownAttempt, RunMessage } from './protocol.ts';
 import { finalReport } from './reports.ts';
@@ -32,6 +33,11 @@ export interface AgentOptions {
   slots?: number;
   /** Stop once this process is gone and no job runs (checked every second). */
   parentPid?: number;
+  /**
+   * A descriptor holding a pipe from the parent (parent-link.ts): its end means the parent is gone (or stopping),
+   * heard at once; the agent then stops if no job runs, and otherwise answers `staying` on it.
+   */
+  parentPipe?: number;
   log?: Log;
   /** How often the logs of running jobs are checked for new bytes (ms). Default 250. */
   pollMs?: number;
@@ -99,6 +105,7 @@ class Agent {
   private draining = false;
   private stopped = false;
   private parentGone = false;
+  private parentLink: ParentLink | undefined;
   private readonly timers = new Timers();
   private heartbeat: NodeJS.Timeout | undefined;
   private resendMs = RESEND_HEARTBEATS * DEFAULT_HEARTBEAT_MS;
@@ -139,12 +146,13 @@ class Agent {
     const direct = parent === process.ppid;
     if (parent !== undefined)
       this.timers.every(1000, () => {
-        if (!this.parentGone && (!isAlive(parent) || (direct && process.ppid !== parent))) {
-          this.parentGone = true;
-          this.log(`parent process ${parent} is gone`);
-          this.checkDone();
-        }
+        if (!isAlive(parent) || (direct && process.ppid !== parent))
+          this.onParentGone(`parent process ${parent} is gone`);
       });
+    if (this.options.parentPipe !== undefined)
+      this.parentLink = new ParentLink(this.options.parentPipe, () =>
+        this.onParentGone(`the parent process${parent === undefined ? '' : ` ${parent}`} stopped or is gone`),
+      );
     void keepConnected(
       {
         servers: this.servers,
@@ -456,6 +464,19 @@ class Agent {
 
   // ─── stopping ────────────────────────────────────────────────────────────────────────────────────
 
+  /** Orphaned: stop once no job runs; while some do, say so on the parent link (the parent need not wait). */
+  private onParentGone(why: string): void {
+    if (this.parentGone || this.stopped) return;
+    this.parentGone = true;
+    this.log(why);
+    const running = [...this.attempts.values()].filter((a) => a.state === 'running').length;
+    if (running > 0) {
+      this.log(`staying until ${running === 1 ? 'its job ends' : `its ${running} jobs end`}`);
+      this.parentLink?.staying();
+    }
+    this.checkDone();
+  }
+
   drain(): Promise<void> {
     if (!this.draining && !this.stopped) {
       this.draining = true;
@@ -490,6 +511,7 @@ class Agent {
     this.timers.clear();
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.session?.close('agent stopping', true);
+    this.parentLink?.close();
     this.log(`stopped: ${why}`);
     // Spool entries still being synced to disk are finished first (the pid file goes last: no second agent before).
     void this.spool.flushed().finally(() => {

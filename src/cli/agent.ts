@@ -12,6 +12,7 @@ interface AgentFlags {
   data?: string;
   slots?: string;
   parentPid?: string;
+  parentPipe?: string;
   logJobs?: boolean;
 }
 
@@ -26,6 +27,7 @@ export function registerAgent(program: Command): void {
   addOptions(cmd, 'agent')
     // Given by the server to the local agent it starts; not an operator's option.
     .addOption(new Option('--parent-pid <pid>', 'stop once this process is gone and no job runs').hideHelp())
+    .addOption(new Option('--parent-pipe <fd>', 'a pipe from the parent: its end means the parent is gone').hideHelp())
     .action(async (flags: Record<string, unknown>) => {
       await runAgent(await agentFlags(flags, typed(cmd)));
     });
@@ -52,6 +54,7 @@ async function agentFlags(flags: Record<string, unknown>, given: (name: string) 
     ...(r.get('data') ? { data: r.get('data')?.text as string } : {}),
     ...(r.get('slots') ? { slots: r.get('slots')?.text as string } : {}),
     ...(typeof flags.parentPid === 'string' ? { parentPid: flags.parentPid } : {}),
+    ...(typeof flags.parentPipe === 'string' ? { parentPipe: flags.parentPipe } : {}),
     logJobs: logJobs ? parseSwitch(logJobs) : false,
   };
 }
@@ -75,6 +78,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   }
   const slots = flags.slots === undefined ? undefined : positive('--slots', flags.slots);
   const parentPid = flags.parentPid === undefined ? undefined : positive('--parent-pid', flags.parentPid);
+  const parentPipe = flags.parentPipe === undefined ? undefined : positive('--parent-pipe', flags.parentPipe);
   let secret: string;
   try {
     secret = readFileSync(flags.secretFile, 'utf8').trim();
@@ -94,6 +98,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
       dataDir: flags.data ?? `agent-data/${processServer}`,
       slots,
       parentPid,
+      parentPipe,
       logJobs: flags.logJobs === true,
       version: VERSION,
     });

@@ -49,8 +49,9 @@ export function registerServe(program: Command): void {
       await server.app.warmSchemas();
       await listen(server, config);
       let stopping = false;
-      // Graceful: no new requests, those in flight finish, the engine stops, the database closes. The local agent
-      // keeps its jobs running; they report to the next start. Bounded: exit 1 once the grace period is over.
+      // Graceful: no new requests, those in flight finish, the engine stops, the database closes, the local agent
+      // exits (or, while jobs run, stays to finish them: they report to the next start). Bounded: exit 1 once the
+      // grace period is over.
       const stop = (signal: string) => {
         if (stopping) return;
         stopping = true;

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { STAYING } from '../agent/parent-link.ts';
 
 export const LOCAL_SERVER = 'GLOBAL.Local';
 
@@ -34,16 +36,22 @@ export function writeLocalSecret(dataDir: string, secret: string): void {
 export interface LocalAgent {
   current(): ChildProcess | undefined;
   stop(): void;
-  /** Stops supervising and leaves the agent running (it finishes its jobs, reconnects to the next start). */
-  release(): void;
+  /**
+   * Stops supervising and tells the agent its server stops (the end of its parent link): an agent with no job
+   * running exits, and this resolves once it has; one with jobs running stays to finish them (they report to the
+   * next start), says so, and this resolves then.
+   */
+  leave(): Promise<void>;
 }
 
 /**
  * Starts `millrace agent` for GLOBAL.Local as a separate process: job processes are spawned from it, never from
- * the server (docs/architecture.md §1). It gets the server's environment without MILLRACE_* variables (the server's secrets),
- * and leaves by itself once the server is gone and nothing runs. If an agent from an earlier server process still
- * runs (the server was killed), the new one sees its pid file and steps aside while the old one reconnects and
- * finishes its jobs; whenever the agent exits while the server runs, another is started a little later.
+ * the server (docs/architecture.md §1). It gets the server's environment without MILLRACE_* variables (the server's
+ * secrets), and leaves by itself once the server is gone and nothing runs: a pipe only the server holds (the
+ * agent's descriptor 3, src/agent/parent-link.ts) ends when the server stops or dies, a SIGKILL included. If an
+ * agent from an earlier server process still runs (it stays while its jobs run), the new one sees its pid file
+ * and steps aside while the old one reconnects and finishes its jobs; whenever the agent exits while the server
+ * runs, another is started a little later.
  */
 export function superviseLocalAgent(dataDir: string, serverUrl: string, logger: Logger): LocalAgent {
   let child: ChildProcess | undefined;
@@ -65,11 +73,29 @@ export function superviseLocalAgent(dataDir: string, serverUrl: string, logger: 
       clearTimeout(timer);
       child?.kill('SIGTERM');
     },
-    release() {
+    leave() {
       stopped = true;
       clearTimeout(timer);
+      return child ? left(child) : Promise.resolve();
     },
   };
+}
+
+/** Ends the agent's parent link; resolves once the agent has exited or answered that it stays for its jobs. */
+function left(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const link = child.stdio[3] as Socket | null | undefined;
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    if (!link) return;
+    let heard = '';
+    link.on('data', (chunk: Buffer) => {
+      heard += chunk.toString();
+      if (heard.includes(STAYING)) resolve();
+    });
+    link.on('error', () => {}); // the agent gone already: its exit resolves
+    link.end();
+  });
 }
 
 /**
@@ -99,9 +125,13 @@ function startLocalAgent(dataDir: string, serverUrl: string, logger: Logger): Ch
       dir,
       '--parent-pid',
       String(process.pid),
+      '--parent-pipe',
+      '3',
     ],
-    { env, stdio: ['ignore', 'inherit', 'inherit'] },
+    { env, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] },
   );
+  // Held, never written: its end is the message. Unreferenced, so it keeps no process (a test's) running.
+  (child.stdio[3] as Socket | null)?.unref();
   child.on('exit', (code, signal) => logger.debug({ code, signal }, 'local agent exited'));
   child.on('error', (err) => logger.error({ err }, 'local agent could not start'));
   return child;

@@ -26,7 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cliEnv, ROOT, type ServeProcess, startServe } from '../helpers/cli.ts';
+import { cliEnv, killServers, ROOT, type ServeProcess, startServe } from '../helpers/cli.ts';
 
 const SKIP_MARKER = '<!-- readme-test: skip -->';
 
@@ -145,6 +145,7 @@ describe('the README, pasted as written', () => {
   });
   after(async () => {
     await server?.stop();
+    await killServers(); // a job the examples left running, and the local agent staying for it
     if (work) await rm(work, { recursive: true, force: true });
   });
 

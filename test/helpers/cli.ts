@@ -7,6 +7,7 @@ import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DEFAULTS, interfacePaths } from '../../src/config/config.ts';
 import type { Backend } from './backends.ts';
+import { killAll, type NotedProcess, processesOf } from './processes.ts';
 import { type ApiResponse, apiClient, freePort } from './http-client.ts';
 
 /** The repository root: `node bin/millrace` runs from here. */
@@ -62,6 +63,16 @@ export interface ServeProcess {
 }
 
 const running = new Set<ChildProcess>();
+/**
+ * Processes a stopped server left behind: its local agent stays while jobs run (docs/architecture.md §7), and
+ * those jobs. Killed with the servers after the tests, before their folders go.
+ */
+const strays: NotedProcess[] = [];
+
+/** Notes the processes `child` started, with their start times, to kill them with the servers. */
+function noteStrays(child: ChildProcess): void {
+  if (child.pid !== undefined) strays.push(...processesOf(child.pid));
+}
 
 function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
@@ -80,6 +91,7 @@ export function startServe(args: readonly string[], extraEnv: Record<string, str
   let out = '';
   const stop = async (): Promise<number | null> => {
     const done = exited(child);
+    noteStrays(child);
     child.kill('SIGTERM');
     const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
     try {
@@ -113,8 +125,13 @@ export function startServe(args: readonly string[], extraEnv: Record<string, str
   });
 }
 
-/** Kills (SIGKILL) every server started by startServe that is still running, and waits until they are gone. */
+/**
+ * Kills (SIGKILL) every server started by startServe that is still running, with every process it started (its
+ * local agent, the jobs still running) and those a stopped one left, and waits until they are all gone: nothing
+ * writes into a data folder the test removes next.
+ */
 export async function killServers(): Promise<void> {
+  for (const child of running) noteStrays(child);
   await Promise.all(
     [...running].map((child) => {
       const done = exited(child);
@@ -122,6 +139,7 @@ export async function killServers(): Promise<void> {
       return done;
     }),
   );
+  await killAll(strays.splice(0));
 }
 
 export interface HttpResponse {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { HANG_MS } from './wait.ts';
 
@@ -16,6 +16,45 @@ export function processRuns(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * When a process started (clock ticks since boot, /proc/<pid>/stat field 22), or undefined once it is gone: with its
+ * pid, it names one process, where a pid alone may be reused by another once it ended.
+ */
+export function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The processes descended from `pid` now (its children, theirs …), read from /proc; `pid` itself not included. */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    // "pid (comm) state ppid ...": the fields after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+  }
+  const found: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      found.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return found;
 }
 
 /** Polls until `check` holds (every 20 ms); rejects after `timeoutMs`. */
@@ -60,4 +99,33 @@ export function mostAtOnce(log: string): { most: number; lines: number } {
     most = Math.max(most, running);
   }
   return { most, lines: events.length };
+}
+
+/** A process noted with its start time, so that a later kill never reaches another process given its pid. */
+export interface NotedProcess {
+  pid: number;
+  started: string;
+}
+
+/** The processes descended from `pid` now, noted. */
+export function processesOf(pid: number): NotedProcess[] {
+  const noted: NotedProcess[] = [];
+  for (const p of descendants(pid)) {
+    const started = startTime(p);
+    if (started !== undefined) noted.push({ pid: p, started });
+  }
+  return noted;
+}
+
+/** SIGKILLs the noted processes still running (the same ones: same start time) and waits until they are gone. */
+export async function killAll(noted: readonly NotedProcess[]): Promise<void> {
+  const same = (p: NotedProcess) => startTime(p.pid) === p.started;
+  for (const p of noted) {
+    try {
+      if (same(p)) process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+  await until(() => noted.every((p) => !same(p) || !processRuns(p.pid)), 'the noted processes to end', 30_000);
 }

@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer, listen, type MillraceServer } from '../../src/main.ts';
 import type { Clock } from '../../src/time/clock.ts';
 import type { Backend } from './backends.ts';
+import { killAll, processesOf } from './processes.ts';
 
 export const ADMIN_KEY = 'admin-test-key-0123456789abcdef';
 export const ADMIN_PASSWORD = 'admin-test-password-0123';
@@ -183,10 +184,12 @@ export async function startTestServer(
     return { status: res.status, headers: res.headers, body: res.raw.toString('utf8'), json: undefined, raw: res.raw };
   };
 
-  const stop = async () => {
+  /** `final`: the test is over, so the jobs it left running on the local agent are killed too. */
+  const stop = async (final: boolean) => {
     const agent = server.localAgent?.current();
     const running = agent !== undefined && agent.exitCode === null && agent.signalCode === null;
     const exited = running ? once(agent, 'exit') : undefined;
+    const jobs = final && running && agent.pid !== undefined ? processesOf(agent.pid) : [];
     await server.close();
     // The local agent leaves once told to stop and nothing runs; make sure before its folder goes.
     if (exited) {
@@ -194,6 +197,8 @@ export async function startTestServer(
       await exited;
       clearTimeout(timer);
     }
+    // Nothing writes into the data folder the cleanup removes next.
+    await killAll(jobs);
   };
 
   let roleCount = 0;
@@ -224,12 +229,12 @@ export async function startTestServer(
       return (await server.accounts.createApiKey(user, {})).key;
     },
     async restart() {
-      await stop();
+      await stop(false);
       await start();
     },
     async close() {
       try {
-        await stop();
+        await stop(true);
       } finally {
         await db.cleanup();
       }

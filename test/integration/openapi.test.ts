@@ -42,7 +42,7 @@ describe('the description document (swagger.yml)', () => {
   });
 
   test('lists exactly the routes the JSON interface serves, with their methods', async () => {
-    const api = (await SwaggerParser.parse(structuredClone(await SwaggerParser.parse(await writeTemp(served))))) as {
+    const api = (await SwaggerParser.parse(structuredClone(await parsedYaml(served)))) as {
       paths: Record<string, Record<string, unknown>>;
     };
     const expected = new Map<string, string[]>();
@@ -87,10 +87,14 @@ describe('the description document (swagger.yml)', () => {
   });
 });
 
-let tempCount = 0;
-async function writeTemp(text: string): Promise<string> {
-  tempCount += 1;
-  const file = join(tmpdir(), `millrace-swagger-${process.pid}-${tempCount}.yml`);
-  await writeFile(file, text);
-  return file;
+/** The document as swagger-parser reads it from a YAML file; the file is removed again. */
+async function parsedYaml(text: string): Promise<Awaited<ReturnType<typeof SwaggerParser.parse>>> {
+  const dir = await mkdtemp(join(tmpdir(), 'millrace-swagger-'));
+  try {
+    const file = join(dir, 'swagger.yml');
+    await writeFile(file, text);
+    return (await SwaggerParser.parse(file)) as Awaited<ReturnType<typeof SwaggerParser.parse>>;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

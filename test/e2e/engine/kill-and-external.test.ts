@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
@@ -27,7 +26,7 @@ for (const backend of backends()) {
     after(() => t.close());
 
     test('kill takes the whole process tree: the job ends Killed and no child survives', async () => {
-      const pidFile = join(tmpdir(), `millrace-kill-${process.pid}-${backend.name}`);
+      const pidFile = join(t.config.dataDir, 'kill-tree.pid'); // removed with the data folder
       const r = await t.req('POST', '/JobDefinition/GLOBAL.Tree', {
         body: { JobDefinitionType: 'BASH', Script: `sleep 300 & echo $! > ${pidFile}; trap '' TERM; wait` },
       });
@@ -116,7 +115,7 @@ for (const backend of backends()) {
     });
 
     test('unknown abandons a running process: the job is Unknown at once, the process is not killed', async () => {
-      const pidFile = join(tmpdir(), `millrace-unknown-${process.pid}-${backend.name}`);
+      const pidFile = join(t.config.dataDir, 'abandoned.pid');
       await t.req('POST', '/JobDefinition/GLOBAL.Long', {
         // Long enough to be seen Running on any machine; the test kills it at the end.
         body: { JobDefinitionType: 'BASH', Script: `echo $$ > ${pidFile}; exec sleep 300` },
