@@ -12,6 +12,7 @@ import {
   UPGRADE_PROTOCOL,
   type WelcomeMessage,
 } from '../agent/protocol.ts';
+import { Inflow } from './agent-inflow.ts';
 
 /**
  * The server's end of the agent protocol: accepts the agents' upgrade requests, keeps one session per process
@@ -40,6 +41,8 @@ interface Session {
   slots?: number;
   /** Messages of a session are handled strictly in order. */
   chain: Promise<void>;
+  /** The output read and not yet stored, which pauses reading the socket (agent-inflow.ts). */
+  inflow: Inflow;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -143,8 +146,10 @@ export class AgentHub {
     }));
   }
 
+  /** When the agent was last heard from; now while the server itself does not read it (agent-inflow.ts). */
   lastSeen(processServer: string): number | undefined {
-    return this.sessions.get(processServer)?.lastSeen;
+    const s = this.sessions.get(processServer);
+    return s?.inflow.paused ? this.now() : s?.lastSeen;
   }
 
   /** Sends if connected; returns false when the agent is away (it learns what it missed from its `hello`). */
@@ -216,6 +221,12 @@ export class AgentHub {
       hello: false,
       draining: false,
       chain: Promise.resolve(),
+      inflow: new Inflow(socket, {
+        pong: () => socket.write(encode({ type: 'pong' })),
+        resumed: () => {
+          session.lastSeen = this.now();
+        },
+      }),
     };
     this.sessions.set(ps, session);
     if ('setNoDelay' in socket && typeof socket.setNoDelay === 'function') socket.setNoDelay(true);
@@ -227,7 +238,11 @@ export class AgentHub {
         socket.destroy();
       },
     );
-    socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+    // Any bytes count as hearing from the agent: a ping may be behind a long line still arriving.
+    socket.on('data', (chunk: Buffer) => {
+      session.lastSeen = this.now();
+      decoder.push(chunk);
+    });
     // The HTTP server's sockets allow half-open connections: an agent that dies sends FIN, which alone would leave
     // the socket in CLOSE-WAIT and the session in place. Its end is the session's end. Keep-alive probes find a
     // peer that vanished without a FIN (a cut cable) within about a minute.
@@ -254,6 +269,8 @@ export class AgentHub {
       return;
     }
     if (message.type === 'draining') session.draining = true;
+    const held = message.type === 'output' ? message.data.length : 0;
+    session.inflow.hold(held);
     session.chain = session.chain
       .then(async () => {
         await this.handlers.onMessage(session.processServer, message);
@@ -267,6 +284,7 @@ export class AgentHub {
         // The agent re-sends what was not acknowledged after it reconnects.
         this.logger.warn({ err, processServer: session.processServer }, 'agent message not processed; reconnecting it');
         session.socket.destroy();
-      });
+      })
+      .finally(() => session.inflow.release(held));
   }
 }
