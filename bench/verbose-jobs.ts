@@ -101,7 +101,9 @@ benchmark({
       while (pending.size > 0) {
         if (Date.now() > deadline) throw new Error(`jobs ${[...pending].join(', ')} not final in ${opts.timeout} s`);
         for (const id of [...pending]) {
-          const r = await fetch(`${serve.base}/Job/${id}`, { headers });
+          // A poll that fails on the network (a keep-alive connection the server closed meanwhile) is tried again.
+          const r = await fetch(`${serve.base}/Job/${id}`, { headers }).catch(() => undefined);
+          if (!r) continue;
           const s = ((await r.json()) as { Status?: string }).Status ?? '';
           if (['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'].includes(s)) pending.delete(id);
         }
