@@ -204,11 +204,16 @@ export function encode(message: ServerMessage | AgentMessage): string {
 /**
  * Splits a byte stream into lines and parses each as JSON. A line longer than MAX_LINE_BYTES or one that is not
  * JSON calls `onError` (the caller closes the connection); partial lines wait for the next chunk.
+ *
+ * Lines are found in the bytes and each is decoded whole, once: an `output` line spans two socket reads, and
+ * decoding every read and joining the text made three strings of it, which the server's young generation of heap
+ * had to hold while output streamed in (docs/architecture.md §7). A UTF-8 sequence split between two reads is
+ * whole again in its line.
  */
 export class LineDecoder {
-  private pending = '';
-  /** Keeps a UTF-8 sequence split across two chunks whole (a per-chunk toString turns both halves into U+FFFD). */
-  private readonly utf8 = new TextDecoder('utf-8');
+  /** The start of a line whose end has not arrived yet, in the pieces it came in. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private readonly onMessage: (message: unknown) => void;
   private readonly onError: (reason: string) => void;
 
@@ -218,23 +223,33 @@ export class LineDecoder {
   }
 
   push(chunk: Buffer | string): void {
-    this.pending += typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, { stream: true });
-    let newline = this.pending.indexOf('\n');
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    let start = 0;
+    let newline = bytes.indexOf(0x0a);
     while (newline >= 0) {
-      const line = this.pending.slice(0, newline);
-      this.pending = this.pending.slice(newline + 1);
+      let line = bytes.subarray(start, newline);
+      if (this.pending.length > 0) {
+        line = Buffer.concat([...this.pending, line], this.pendingBytes + line.length);
+        this.pending = [];
+        this.pendingBytes = 0;
+      }
+      start = newline + 1;
       if (line.length > 0) {
         let parsed: unknown;
         try {
-          parsed = JSON.parse(line);
+          parsed = JSON.parse(line.toString('utf8'));
         } catch {
           this.onError('a line is not JSON');
           return;
         }
         this.onMessage(parsed);
       }
-      newline = this.pending.indexOf('\n');
+      newline = bytes.indexOf(0x0a, start);
     }
-    if (this.pending.length > MAX_LINE_BYTES) this.onError('a line is too long');
+    if (start < bytes.length) {
+      this.pending.push(bytes.subarray(start));
+      this.pendingBytes += bytes.length - start;
+    }
+    if (this.pendingBytes > MAX_LINE_BYTES) this.onError('a line is too long');
   }
 }

@@ -12,6 +12,7 @@ import {
   UPGRADE_PROTOCOL,
   type WelcomeMessage,
 } from '../agent/protocol.ts';
+import { Inflow } from './agent-inflow.ts';
 
 /**
  * The server's end of the agent protocol: accepts the agents' upgrade requests, keeps one session per process
@@ -49,6 +50,8 @@ interface Session {
    * handled (a report must not be applied over output that was lost); the agent sends them again.
    */
   replaying: boolean;
+  /** The output read and not yet stored, which pauses reading the socket (agent-inflow.ts). */
+  inflow: Inflow;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -173,11 +176,13 @@ export class AgentHub {
   holder(processServer: string, liveMs: number): { instance: string; live: boolean } | undefined {
     const s = this.sessions.get(processServer);
     if (!s) return undefined;
-    return { instance: s.instance, live: s.hello && this.now() - s.lastSeen <= liveMs };
+    return { instance: s.instance, live: s.hello && this.now() - (this.lastSeen(processServer) ?? 0) <= liveMs };
   }
 
+  /** When the agent was last heard from; now while the server itself does not read it (agent-inflow.ts). */
   lastSeen(processServer: string): number | undefined {
-    return this.sessions.get(processServer)?.lastSeen;
+    const s = this.sessions.get(processServer);
+    return s?.inflow.paused ? this.now() : s?.lastSeen;
   }
 
   /**
@@ -263,6 +268,12 @@ export class AgentHub {
       draining: false,
       chain: Promise.resolve(),
       replaying: false,
+      inflow: new Inflow(socket, {
+        pong: () => socket.write(encode({ type: 'pong' })),
+        resumed: () => {
+          session.lastSeen = this.now();
+        },
+      }),
     };
     this.sessions.set(ps, session);
     if ('setNoDelay' in socket && typeof socket.setNoDelay === 'function') socket.setNoDelay(true);
@@ -274,7 +285,11 @@ export class AgentHub {
         socket.destroy();
       },
     );
-    socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+    // Any bytes count as hearing from the agent: a ping may be behind a long line still arriving.
+    socket.on('data', (chunk: Buffer) => {
+      session.lastSeen = this.now();
+      decoder.push(chunk);
+    });
     // The HTTP server's sockets allow half-open connections: an agent that dies sends FIN, which alone would leave
     // the socket in CLOSE-WAIT and the session in place. Its end is the session's end. Keep-alive probes find a
     // peer that vanished without a FIN (a cut cable) within about a minute.
@@ -301,6 +316,8 @@ export class AgentHub {
       return;
     }
     if (message.type === 'draining') session.draining = true;
+    const held = message.type === 'output' ? message.data.length : 0;
+    session.inflow.hold(held);
     session.chain = session.chain
       .then(async () => {
         if (session.replaying) return;
@@ -316,6 +333,7 @@ export class AgentHub {
         this.logger.warn({ err, processServer: session.processServer }, 'agent message not processed; reconnecting it');
         session.replaying = true;
         session.socket.destroy();
-      });
+      })
+      .finally(() => session.inflow.release(held));
   }
 }
