@@ -71,6 +71,28 @@ export class RawClient {
     }
   }
 
+  /**
+   * The next whole response on a keep-alive connection (headers and the body its Content-Length announces), taken
+   * off what was received so that the following call reads the one after it. Fails after `timeoutMs`.
+   */
+  async next(what: string, timeoutMs = 30_000): Promise<RawAnswer> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const head = this.received.indexOf('\r\n\r\n');
+      const a = parseResponse(this.received, false);
+      const length = Number(a.headers['content-length'] ?? 0);
+      const bodyBytes = Buffer.byteLength(this.received.slice(head + 4), 'latin1');
+      if (a.status !== undefined && bodyBytes >= length) {
+        this.received = Buffer.from(this.received, 'latin1')
+          .subarray(Buffer.byteLength(this.received.slice(0, head + 4), 'latin1') + length)
+          .toString('latin1');
+        return a;
+      }
+      if (Date.now() > deadline) throw new Error(`${what}: no whole response within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   close(): void {
     this.socket.destroy();
   }

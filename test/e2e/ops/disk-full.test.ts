@@ -15,6 +15,18 @@ import { type Filler, postgresFiller, sqliteFiller } from '../../helpers/full-da
 import { ADMIN_KEY, ADMIN_PASSWORD, basicAuth, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
+/** Waits until the local agent's spool holds the job's first attempt as finished: its report waits there. */
+const spooledFinished = (agentDir: string, job: number) =>
+  waitFor(
+    'the agent to spool the finished job',
+    async () => {
+      const e = spooled(agentDir).get(`${job}.1`);
+      return e?.ok && e.entry.state === 'finished' ? true : undefined;
+    },
+    60_000,
+    200,
+  );
+
 /**
  * A full disk is an answered condition (docs/architecture.md §9): writes answer 503 naming the full disk with
  * Retry-After on both interfaces, /health/ready says not ready and why, and once space is freed everything goes on
@@ -132,15 +144,7 @@ async function fullDatabaseScenario(t: TestServer, filler: Filler): Promise<void
   // The job ends on the agent while nothing can be stored: its output and its report wait in the agent's spool.
   writeFileSync(gate, '');
   const agentDir = join(t.config.dataDir, 'agents', 'GLOBAL.Local');
-  await waitFor(
-    'the agent to spool the finished job',
-    async () => {
-      const e = spooled(agentDir).get(`${job}.1`);
-      return e?.ok && e.entry.state === 'finished' ? true : undefined;
-    },
-    60_000,
-    200,
-  );
+  await spooledFinished(agentDir, job);
   const meanwhile = await api('GET', `/Job/${job}`);
   assert.equal(meanwhile.json.Status, 'Running', 'its end could not be stored yet');
   assert.equal((await ready()).status, 503, 'still not ready');
@@ -259,15 +263,7 @@ describe('a full disk under the job files (a folder on a small tmpfs)', () => {
     // The database has room: a submit is stored, and the job waits for its output to be stored before it ends.
     assert.equal((await api('POST', '/Job/GLOBAL.Gated', { HoldOnSubmit: true })).status, 201);
     const agentDir = join(t.config.dataDir, 'agents', 'GLOBAL.Local');
-    await waitFor(
-      'the agent to spool the finished job',
-      async () => {
-        const e = spooled(agentDir).get(`${job}.1`);
-        return e?.ok && e.entry.state === 'finished' ? true : undefined;
-      },
-      60_000,
-      200,
-    );
+    await spooledFinished(agentDir, job);
     assert.equal((await api('GET', `/Job/${job}`)).json.Status, 'Running');
 
     await rm(filler);

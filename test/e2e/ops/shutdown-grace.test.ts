@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JSON_BASE, killServers, startServe } from '../../helpers/cli.ts';
 import { until } from '../../helpers/processes.ts';
-import { parseResponse, type RawAnswer } from '../../helpers/raw-http.ts';
+import { RawClient } from '../../helpers/raw-http.ts';
 
 /**
  * SIGTERM with requests in flight (`--shutdown-grace`): the server takes no new connection, answers what is in
@@ -17,46 +17,6 @@ import { parseResponse, type RawAnswer } from '../../helpers/raw-http.ts';
 const KEY = 'grace-test-admin-key-0123456789ab';
 /** Long enough for a loaded machine to answer what the test sends meanwhile; the test waits that long once. */
 const GRACE_S = 15;
-
-/** A keep-alive connection on which responses are read one after the other. */
-class Connection {
-  private readonly socket: Socket;
-  private received = '';
-  constructor(port: number) {
-    this.socket = connect(port, '127.0.0.1');
-    this.socket.setEncoding('latin1');
-    this.socket.on('data', (d: string) => {
-      this.received += d;
-    });
-    this.socket.on('error', () => {});
-  }
-  send(text: string): void {
-    this.socket.write(text);
-  }
-  /** The next whole response; what follows it stays for the next call. */
-  async next(what: string): Promise<RawAnswer> {
-    let answer: RawAnswer | undefined;
-    await until(
-      () => {
-        const a = parseResponse(this.received, false);
-        const head = this.received.indexOf('\r\n\r\n');
-        const length = Number(a.headers['content-length']);
-        if (a.status === undefined || Buffer.byteLength(this.received.slice(head + 4), 'latin1') < length) return false;
-        answer = a;
-        this.received = Buffer.from(this.received, 'latin1')
-          .subarray(Buffer.byteLength(this.received.slice(0, head + 4), 'latin1') + length)
-          .toString('latin1');
-        return true;
-      },
-      what,
-      30_000,
-    );
-    return answer as RawAnswer;
-  }
-  close(): void {
-    this.socket.destroy();
-  }
-}
 
 const submitHead = (length: number) =>
   `POST ${JSON_BASE}/Job/GLOBAL.System_Sleep?fields=jobId,Status HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEY}\r\n` +
@@ -81,15 +41,15 @@ describe('SIGTERM with requests in flight', () => {
     // server's minimum body rate, and would take minutes.
     const body = JSON.stringify({ JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] });
     const half = Math.floor(body.length / 2);
-    const finished = new Connection(server.port);
-    finished.send(submitHead(body.length) + body.slice(0, half));
-    const stuck = new Connection(server.port);
-    stuck.send(`${submitHead(900_000)}${body.slice(0, -1)}`);
-    const trickle = setInterval(() => stuck.send(' '.repeat(1500)), 500);
+    const finished = new RawClient(server.port);
+    finished.socket.write(submitHead(body.length) + body.slice(0, half));
+    const stuck = new RawClient(server.port);
+    stuck.socket.write(`${submitHead(900_000)}${body.slice(0, -1)}`);
+    const trickle = setInterval(() => stuck.socket.write(' '.repeat(1500)), 500);
     t.after(() => clearInterval(trickle));
     // Answered after the server has read what was sent before it on the other connections: they are in flight.
-    const ready = new Connection(server.port);
-    ready.send('GET /health/ready HTTP/1.1\r\nHost: x\r\n\r\n');
+    const ready = new RawClient(server.port);
+    ready.socket.write('GET /health/ready HTTP/1.1\r\nHost: x\r\n\r\n');
     const before = await ready.next('readiness before the stop');
     assert.equal(before.status, 200, before.body);
     assert.deepEqual(JSON.parse(before.body), { status: 'ready' });
@@ -116,11 +76,11 @@ describe('SIGTERM with requests in flight', () => {
     );
 
     // The request in flight is answered, and the next one on its connection learns the server is not ready.
-    finished.send(body.slice(half));
+    finished.socket.write(body.slice(half));
     const submitted = await finished.next('the submit in flight');
     assert.equal(submitted.status, 201, submitted.body);
     assert.equal(typeof JSON.parse(submitted.body).jobId, 'number');
-    finished.send('GET /health/ready HTTP/1.1\r\nHost: x\r\n\r\n');
+    finished.socket.write('GET /health/ready HTTP/1.1\r\nHost: x\r\n\r\n');
     const during = await finished.next('readiness while stopping');
     assert.equal(during.status, 503, during.body);
     assert.deepEqual(JSON.parse(during.body), { status: 'not ready', reason: 'the server is shutting down' });
