@@ -35,7 +35,8 @@ for (const backend of backends()) {
       const t0 = Date.now();
       const code = await server.serve.stop();
       assert.equal(code, 0);
-      assert.ok(Date.now() - t0 < 10_000, `stopping took ${Date.now() - t0} ms`);
+      // Exit code 0 says it did not wait for the job into its grace (10 s, then exit 1); the bound only catches a hang.
+      assert.ok(Date.now() - t0 < 30_000, `stopping took ${Date.now() - t0} ms`);
       writeFileSync(go, '');
       await waitFor('the job to end while no server runs', async () => (existsSync(ended) ? true : undefined));
       await start();
