@@ -2,7 +2,7 @@ import { invalid } from '../errors.ts';
 import { JOB_STATUS_NAMES } from '../model/fields.ts';
 import { parseKey } from '../model/keys.ts';
 import type { JobListFilter } from '../store/job-store.ts';
-import { DateParseError, parseDate } from '../time/date-format.ts';
+import { queryDate } from './date-range.ts';
 import { type ListParam, listValue, oneOf, PAGE_PARAMS, partitionValue, searchValue } from './list-query.ts';
 
 /** The query parameters of `GET /Job` (pure parsing; JobService.list runs the query). */
@@ -54,17 +54,7 @@ export function parseJobFilter(
   if (parentJob !== undefined) f.parentJob = parentJob;
   const jobGroup = id('JobGroup');
   if (jobGroup !== undefined) f.jobGroup = jobGroup;
-  const date = (name: string) => {
-    const text = values.get(name)?.trim();
-    if (text === undefined) return undefined;
-    try {
-      // An unencoded `+` of an ISO offset arrives as a blank (form encoding): `…T10:00:00 01:00` means +01:00.
-      return parseDate(text.replace(/^(\d{4}-\d{2}-\d{2}T\S+) (\d{2}:?\d{2})$/, '$1+$2'), defaultZone).ms;
-    } catch (e) {
-      if (e instanceof DateParseError) throw invalid(`Query parameter "${name}": ${e.message}`);
-      throw e;
-    }
-  };
+  const date = (name: string) => queryDate(values, name, defaultZone);
   const since = date('Since');
   if (since !== undefined) f.since = since;
   const until = date('Until');
