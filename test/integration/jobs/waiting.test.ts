@@ -265,11 +265,22 @@ for (const backend of backends()) {
       return res.json.items;
     };
 
-    test('Hold: held by whom (from its history)', async () => {
+    test('Hold: held by whom (from its history): on submit, and by an operator’s hold', async () => {
       const job = await submitSleep(t, 0, { Queue: 'GLOBAL.WhyHeldQ', HoldOnSubmit: true });
       const r = only(await reasonsIn(job, 'Held'), 'Hold');
       assert.equal(r.Object, 'User:admin');
       assert.match(r.Message, /Held by User:admin \(submit\)/);
+      const operator = await t.keyWithGrants('why-operator', [
+        'Job:GLOBAL:View,Control',
+        'JobDefinition:GLOBAL:View',
+        'Queue:GLOBAL:View',
+      ]);
+      const later = await submitSleep(t, 0, { RequestedStartTime: '2026/03/30 08:00:00,000 UTC' });
+      const held = await act(t, later.jobId, 'hold', undefined, operator);
+      assert.equal(held.status, 200, held.body);
+      const h = only(await reasonsIn(later, 'Held'), 'Hold');
+      assert.equal(h.Object, 'User:why-operator');
+      assert.match(h.Message, /Held by User:why-operator \(hold\)/);
     });
 
     test('ScheduledStart: a start in the future, Until that start', async () => {
