@@ -57,7 +57,8 @@ export function countedDays(cal: DayCalendar, index: number): readonly number[] 
     months = calendars.get(cal.key);
     if (!months) {
       if (calendars.size >= MAX_CALENDARS) calendars.clear();
-      calendars.set(cal.key, (months = new Map()));
+      months = new Map();
+      calendars.set(cal.key, months);
     }
     cal.months = months;
   }
