@@ -30,6 +30,7 @@ import { EventService } from './services/events.ts';
 import { ensureBuiltinObjects, type FirstStartCredentials, initialiseAdmin } from './services/bootstrap.ts';
 import { JobActions } from './services/job-actions.ts';
 import { JobService } from './services/jobs.ts';
+import { WaitingService } from './services/waiting.ts';
 import { ObjectService } from './services/objects.ts';
 import { Alerts } from './services/alerts.ts';
 import { loadWebhookSecret, postWebhook } from './alerts/webhook.ts';
@@ -223,6 +224,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     jobs: {
       jobs,
       actions,
+      waiting: new WaitingService({ store, engine, jobs }),
       processServerAction: (p, key, action) => processServerAction({ store, engine }, p, key, action),
       processServerText: (p, key) => objects.getText(p, processServer, key),
     },

@@ -7,7 +7,10 @@ import type { JobStatus } from './job-status.ts';
 
 export interface QueueState {
   key: string;
+  /** Its Held field. */
   held: boolean;
+  /** Its time window is closed now: it releases nothing until `opens` (undefined: not within two years). */
+  closed?: { window: string; opens: number | undefined };
   executionSize: number | null;
   holdLevel: number | null;
   /** Jobs in Waiting count against ExecutionSize. */
@@ -29,6 +32,8 @@ export interface ServerState {
   key: string;
   /** Started, and (for an agent's process server) its agent is connected to this node and not draining. */
   available: boolean;
+  /** Why it is not available: shut down (DesiredStatus Shutdown), or started without a ready agent. */
+  down?: 'ProcessServerStopped' | 'AgentDisconnected';
   definitionTypes: readonly string[];
   executionSize: number | null;
 }
@@ -65,7 +70,7 @@ const counts = (queueInclusive: boolean, consoleInclusive: boolean, status: JobS
   (status !== 'Waiting' || queueInclusive) && (status !== 'Console' || consoleInclusive);
 
 /** Live counters that planning increments as it assigns, so one plan never overfills a queue or server. */
-class Slots {
+export class Slots {
   readonly queue = new Map<string, number>();
   readonly server = new Map<string, number>();
   readonly provider = new Map<string, number>();
@@ -111,7 +116,7 @@ export function candidateLanes(state: DispatchState, active: readonly SlotCount[
   const slots = new Slots(state, active);
   const lanes: Lane[] = [];
   for (const q of state.queues.values()) {
-    const queueRoom = q.held ? 0 : room(slots.queue.get(q.key), q.executionSize);
+    const queueRoom = q.held || q.closed ? 0 : room(slots.queue.get(q.key), q.executionSize);
     if (queueRoom <= 0) continue;
     const byType = new Map<string, number>();
     for (const p of state.providers) {
@@ -133,11 +138,87 @@ const room = (used: number | undefined, size: number | null): number =>
   size === null ? Number.POSITIVE_INFINITY : size - (used ?? 0);
 
 /**
- * Assigns candidates (already in dispatch order) to process servers. A job starts when its queue is not held
- * and below its ExecutionSize, its priority is not below the queue's HoldLevel, and a process server serving the
- * queue through an unheld provider is available, offers the definition's type, and is below its own and the
- * provider's limits (the most restrictive wins). Among those the least busy server is chosen.
+ * What keeps a candidate from starting now, in the planner's own terms (docs/architecture.md §8): the checks of
+ * `placeCandidate` that failed, with the figures they compared. `processServer` on a queue's code means the check
+ * was that of the queue provider linking the two.
  */
+export type Blocker =
+  | { code: 'QueueHeld'; queue: string; processServer?: string }
+  | { code: 'TimeWindowClosed'; queue: string; window: string; opens: number | undefined }
+  | { code: 'QueueFull'; queue: string; processServer?: string; running: number; size: number }
+  | { code: 'HoldLevel'; queue: string; processServer?: string; priority: number; holdLevel: number }
+  | { code: 'NoProcessServer'; queue: string; definitionType: string; providers: number }
+  | { code: 'ProcessServerStopped'; processServer: string }
+  | { code: 'AgentDisconnected'; processServer: string }
+  | { code: 'ProcessServerFull'; processServer: string; running: number; size: number };
+
+/** Where a candidate starts (the least busy server that may take it), or everything that keeps it back. */
+export type Placement = { server: string; used: number; blockers?: undefined } | { blockers: Blocker[] };
+
+/**
+ * The checks of one candidate against the queues, providers and servers as `slots` count them now. A job starts
+ * when its queue is not held (nor its window closed) and below its ExecutionSize, its priority is not below the
+ * queue's HoldLevel, and a process server serving the queue through an unheld provider is available, offers the
+ * definition's type, and is below its own and the provider's limits (the most restrictive wins). Among those the
+ * least busy server is chosen. `runnow` skips the queue's and the provider's hold and limits. Pure; the
+ * dispatcher plans with it and the waiting service explains with it, so both say the same.
+ */
+export function placeCandidate(state: DispatchState, slots: Slots, c: Candidate): Placement {
+  const q = state.queues.get(c.queue);
+  if (!q)
+    return { blockers: [{ code: 'NoProcessServer', queue: c.queue, definitionType: c.definitionType, providers: 0 }] };
+  const blockers: Blocker[] = [];
+  if (!c.runNow) {
+    if (q.held) blockers.push({ code: 'QueueHeld', queue: q.key });
+    if (q.closed)
+      blockers.push({ code: 'TimeWindowClosed', queue: q.key, window: q.closed.window, opens: q.closed.opens });
+    const running = slots.queue.get(q.key) ?? 0;
+    if (!below(running, q.executionSize))
+      blockers.push({ code: 'QueueFull', queue: q.key, running, size: q.executionSize as number });
+    if (q.holdLevel !== null && c.priority < q.holdLevel)
+      blockers.push({ code: 'HoldLevel', queue: q.key, priority: c.priority, holdLevel: q.holdLevel });
+  }
+  let best: { server: string; used: number } | undefined;
+  let providers = 0;
+  const servers: Blocker[] = [];
+  for (const p of state.providers) {
+    if (p.queue !== c.queue) continue;
+    providers++;
+    const s = state.servers.get(p.processServer);
+    if (!s?.definitionTypes.includes(c.definitionType)) continue;
+    const used = slots.server.get(s.key) ?? 0;
+    const blocker = serverBlocker(s, p, used, slots, c);
+    if (blocker) servers.push(blocker);
+    else if (!best || used < best.used) best = { server: s.key, used };
+  }
+  if (blockers.length === 0 && best) return best;
+  if (!best && servers.length === 0)
+    blockers.push({ code: 'NoProcessServer', queue: c.queue, definitionType: c.definitionType, providers });
+  return { blockers: best ? blockers : [...blockers, ...servers] };
+}
+
+/** The first check a process server (of the definition's type) behind a queue's provider fails, if any. */
+function serverBlocker(
+  s: ServerState,
+  p: ProviderState,
+  used: number,
+  slots: Slots,
+  c: Candidate,
+): Blocker | undefined {
+  if (!s.available) return { code: s.down ?? 'AgentDisconnected', processServer: s.key };
+  if (!below(used, s.executionSize))
+    return { code: 'ProcessServerFull', processServer: s.key, running: used, size: s.executionSize as number };
+  if (c.runNow) return undefined;
+  if (p.held) return { code: 'QueueHeld', queue: c.queue, processServer: s.key };
+  const running = slots.provider.get(providerId(s.key, c.queue)) ?? 0;
+  if (!below(running, p.executionSize))
+    return { code: 'QueueFull', queue: c.queue, processServer: s.key, running, size: p.executionSize as number };
+  if (p.holdLevel !== null && c.priority < p.holdLevel)
+    return { code: 'HoldLevel', queue: c.queue, processServer: s.key, priority: c.priority, holdLevel: p.holdLevel };
+  return undefined;
+}
+
+/** Assigns candidates (already in dispatch order) to process servers, each where `placeCandidate` says. */
 export function planDispatch(
   state: DispatchState,
   active: readonly SlotCount[],
@@ -146,28 +227,10 @@ export function planDispatch(
   const slots = new Slots(state, active);
   const result: Assignment[] = [];
   for (const c of candidates) {
-    const q = state.queues.get(c.queue);
-    if (!q) continue;
-    if (!c.runNow) {
-      if (q.held || !below(slots.queue.get(q.key), q.executionSize)) continue;
-      if (q.holdLevel !== null && c.priority < q.holdLevel) continue;
-    }
-    let best: { server: string; used: number } | undefined;
-    for (const p of state.providers) {
-      if (p.queue !== c.queue) continue;
-      const s = state.servers.get(p.processServer);
-      if (!s?.available || !s.definitionTypes.includes(c.definitionType)) continue;
-      const used = slots.server.get(s.key) ?? 0;
-      if (!below(used, s.executionSize)) continue;
-      if (!c.runNow) {
-        if (p.held || !below(slots.provider.get(providerId(s.key, c.queue)), p.executionSize)) continue;
-        if (p.holdLevel !== null && c.priority < p.holdLevel) continue;
-      }
-      if (!best || used < best.used) best = { server: s.key, used };
-    }
-    if (!best) continue;
-    slots.take(c.queue, best.server);
-    result.push({ jobId: c.jobId, processServer: best.server });
+    const placed = placeCandidate(state, slots, c);
+    if (placed.blockers) continue;
+    slots.take(c.queue, placed.server);
+    result.push({ jobId: c.jobId, processServer: placed.server });
   }
   return result;
 }

@@ -1,5 +1,6 @@
 import type { ServerMessage } from '../agent/protocol.ts';
 import {
+  type Candidate,
   candidateLanes,
   type DispatchState,
   type Lane,
@@ -19,7 +20,7 @@ import { asks, startAsking } from './ask.ts';
 import { startChain } from './chains.ts';
 import { CREDENTIAL_PASSWORD, CREDENTIAL_USER, CredentialResolver, type OpenCredential } from './credentials.ts';
 import { consumeEvent } from './events.ts';
-import { Gates } from './gates.ts';
+import { type GateView, Gates } from './gates.ts';
 import { type Effects, type Kernel, move } from './kernel.ts';
 import { submitNextOccurrence } from './recurrences.ts';
 
@@ -43,26 +44,30 @@ export interface DispatchContext {
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
 /**
- * Queues, providers and process servers as the planner sees them, read inside the dispatch transaction. A queue
- * whose time window is closed releases nothing (planned as held) until the window opens.
+ * Queues, providers and process servers as the planner sees them, read inside the dispatch transaction (or, by the
+ * waiting service, in a read of its own). A queue whose time window is closed releases nothing until the window
+ * opens; the instants where a window opens or closes are added to `wakeAt`.
  */
 export async function loadDispatchState(
   tx: Store,
-  ctx: DispatchContext,
+  ctx: Pick<DispatchContext, 'agentReady'>,
   now: number,
-  gates: Gates,
-  fx: Effects,
+  gates: GateView,
+  wakeAt: number[],
 ): Promise<DispatchState> {
   const queues = new Map<string, QueueState>();
-  for (const q of await listAllObjects(tx, 'Queue'))
+  for (const q of await listAllObjects(tx, 'Queue')) {
+    const closed = await closedQueueWindow(q, now, gates, wakeAt);
     queues.set(q.key, {
       key: q.key,
-      held: q.data.Held === true || !(await queueWindowOpen(q, now, gates, fx)),
+      held: q.data.Held === true,
+      ...(closed ? { closed } : {}),
       executionSize: num(q.data.ExecutionSize),
       holdLevel: num(q.data.HoldLevel),
       inclusive: q.data.Inclusive === true,
       inclusiveConsole: q.data.InclusiveConsoleJobs === true,
     });
+  }
   const providers: ProviderState[] = (await listAllObjects(tx, 'QueueProvider')).map((p) => ({
     queue: p.data.Queue as string,
     processServer: p.data.ProcessServer as string,
@@ -74,9 +79,11 @@ export async function loadDispatchState(
   const servers = new Map<string, ServerState>();
   for (const s of await listAllObjects(tx, 'ProcessServer')) {
     const started = s.data.DesiredStatus !== 'Shutdown';
+    const available = started && (s.key === SYSTEM_SERVER || ctx.agentReady(s.key));
     servers.set(s.key, {
       key: s.key,
-      available: started && (s.key === SYSTEM_SERVER || ctx.agentReady(s.key)),
+      available,
+      ...(available ? {} : { down: started ? 'AgentDisconnected' : 'ProcessServerStopped' }),
       definitionTypes: (s.data.DefinitionTypes as string[] | null) ?? [],
       executionSize: num(s.data.ExecutionSize),
     });
@@ -84,14 +91,20 @@ export async function loadDispatchState(
   return { queues, providers, servers };
 }
 
-async function queueWindowOpen(q: StoredObject, now: number, gates: Gates, fx: Effects): Promise<boolean> {
+/** The queue's window when it is closed now, and when it opens (its next change). */
+async function closedQueueWindow(
+  q: StoredObject,
+  now: number,
+  gates: GateView,
+  wakeAt: number[],
+): Promise<QueueState['closed']> {
   const key = q.data.TimeWindow as string | null;
-  if (!key) return true;
+  if (!key) return undefined;
   const w = await gates.window(key, (q.data.QueueTimeZone as string | null) ?? 'UTC');
-  if (!w) return true;
+  if (!w) return undefined;
   const change = nextChange(w, now);
-  if (change !== undefined) fx.wakeAt.push(change);
-  return isOpen(w, now);
+  if (change !== undefined) wakeAt.push(change);
+  return isOpen(w, now) ? undefined : { window: key, opens: change };
 }
 
 /**
@@ -147,7 +160,7 @@ export async function dispatchPass(
 
   const gates = new Gates(k, tx, now, fx);
   if (sweepOverdue) await gates.sweepOverdue();
-  const state = await loadDispatchState(tx, ctx, now, gates, fx);
+  const state = await loadDispatchState(tx, ctx, now, gates, fx.wakeAt);
   const urgent = runNow.size === 0 ? [] : (await tx.jobs.getMany([...runNow])).filter((j) => j.status === 'Queued');
   // Counting the jobs that hold slots reads every one of them (B11: 50,000 running System jobs blocked the event loop
   // for over 100 ms a pass as they ended); most passes, e.g. after a job ended, find nothing Queued, so they skip it.
@@ -156,17 +169,7 @@ export async function dispatchPass(
   const lanes = waiting ? candidateLanes(state, active) : [];
   const { eligible, capped } = await eligibleCandidates(tx, gates, lanes, urgent);
   const byId = new Map(eligible.map((j) => [j.jobId, j]));
-  const plan = planDispatch(
-    state,
-    active,
-    eligible.map((j) => ({
-      jobId: j.jobId,
-      queue: j.queue,
-      priority: j.priority,
-      definitionType: j.data.spec.type,
-      runNow: j.data.runNow === true,
-    })),
-  );
+  const plan = planDispatch(state, active, eligible.map(candidateOf));
   const changed = gates.changed;
   const chains: JobRecord[] = [];
   const asking: JobRecord[] = [];
@@ -268,6 +271,15 @@ async function eligibleCandidates(
   }
   return { eligible, capped };
 }
+
+/** A queued job as the planner sees it. */
+export const candidateOf = (j: JobRecord): Candidate => ({
+  jobId: j.jobId,
+  queue: j.queue,
+  priority: j.priority,
+  definitionType: j.data.spec.type,
+  runNow: j.data.runNow === true,
+});
 
 /** Dispatch order (docs/architecture.md §8), as the index jobs_dispatch gives it within a lane. */
 const inOrder = (a: JobRecord, b: JobRecord): number =>

@@ -39,6 +39,7 @@ import { Kernel, move, NeedsSerialLoop } from './kernel.ts';
 import { endRecurrence, submitNextOccurrence } from './recurrences.ts';
 import { endJobsOfStoppedNode } from './stopped-node.ts';
 import { type AgentView, agentViewOf, ServerStatusKeeper } from './server-status.ts';
+import { WaitExplainer } from './waiting.ts';
 import { type SystemRunner, SystemJobs } from './system-jobs.ts';
 
 export type { SystemRunner } from './system-jobs.ts';
@@ -257,6 +258,14 @@ export class Engine {
     this.purgeTimer = setInterval(() => void this.purgeHistory(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
     this.started = true;
+  }
+
+  /**
+   * Asks why jobs wait, of the engine's own checks at this moment, changing nothing (docs/architecture.md §8). An
+   * agent connected to any live node counts as connected (§16): that node dispatches to it.
+   */
+  waits(): WaitExplainer {
+    return new WaitExplainer(this.o.store, this.o.clock.now(), { agentReady: (ps) => this.agentView().isReady(ps) });
   }
 
   /** Where the agents are: this node's connections, then those other nodes wrote (§16). */

@@ -7,19 +7,89 @@ import { raiseEvent } from './events.ts';
 import { type Effects, type Kernel, move } from './kernel.ts';
 import { loadWindow } from './windows.ts';
 
+/** A job's own gate that keeps it back now: its time window is closed, or a lock it needs is held by a running job. */
+export type GateBlocker =
+  | { code: 'TimeWindowClosed'; window: string; opens: number | undefined }
+  | { code: 'LockWait'; lock: string; holder: number };
+
+/** Whether a window is open at `now`, else when it opens next (undefined: not within two years). */
+export function windowVerdict(w: WindowSpec, now: number): { open: true } | { open: false; opens: number | undefined } {
+  return isOpen(w, now) ? { open: true } : { open: false, opens: nextOpening(w, now) };
+}
+
+/** The job's locks that running jobs hold, with the job holding each. */
+export function heldLocks(
+  job: JobRecord,
+  holders: ReadonlyMap<string, number>,
+): Array<{ lock: string; holder: number }> {
+  const held: Array<{ lock: string; holder: number }> = [];
+  for (const lock of job.data.spec.locks ?? []) {
+    const holder = holders.get(lock);
+    if (holder !== undefined) held.push({ lock, holder });
+  }
+  return held;
+}
+
+/**
+ * The gates as one moment sees them, read only: the time windows (loaded once each) and which running job holds
+ * each lock. The dispatcher's Gates decide with these checks; the waiting service explains with the same.
+ */
+export class GateView {
+  protected readonly tx: Store;
+  protected readonly now: number;
+  private readonly windows = new Map<string, WindowSpec | undefined>();
+  protected holders: Map<string, number> | undefined;
+
+  constructor(tx: Store, now: number) {
+    this.tx = tx;
+    this.now = now;
+  }
+
+  async window(key: string, zone: string): Promise<WindowSpec | undefined> {
+    const id = `${key}|${zone}`;
+    if (!this.windows.has(id)) this.windows.set(id, await loadWindow(this.tx, key, zone));
+    return this.windows.get(id);
+  }
+
+  /** The job's own window, when it has one that exists. */
+  protected async jobWindow(job: JobRecord): Promise<{ key: string; w: WindowSpec } | undefined> {
+    const key = job.data.spec.timeWindow;
+    const w = key ? await this.window(key, job.data.spec.windowZone ?? job.data.zone) : undefined;
+    return key && w ? { key, w } : undefined;
+  }
+
+  /** Locks held by jobs that run (handed to a process server and not final), and by which job. */
+  protected async lockHolders(): Promise<Map<string, number>> {
+    if (this.holders) return this.holders;
+    const held = new Map<string, number>();
+    for (const j of await this.tx.jobs.listByStatus(OCCUPYING, { limit: 1_000_000 }))
+      for (const l of j.data.spec.locks ?? []) if (!held.has(l)) held.set(l, j.jobId);
+    this.holders = held;
+    return held;
+  }
+
+  /** What of the job's own gates keeps it back now (nothing for a `runnow` job), changing nothing. */
+  async blockers(job: JobRecord): Promise<GateBlocker[]> {
+    if (job.data.runNow) return [];
+    const found: GateBlocker[] = [];
+    const own = await this.jobWindow(job);
+    const verdict = own ? windowVerdict(own.w, this.now) : { open: true as const };
+    if (own && !verdict.open) found.push({ code: 'TimeWindowClosed', window: own.key, opens: verdict.opens });
+    if ((job.data.spec.locks ?? []).length > 0)
+      for (const h of heldLocks(job, await this.lockHolders())) found.push({ code: 'LockWait', ...h });
+    return found;
+  }
+}
+
 /**
  * The checks of docs/architecture.md §8 that belong to a job rather than to queues and servers, made once per dispatch pass for
  * each queued candidate: its time window is open now, and its locks are free. A closed window keeps the job
  * Queued and wakes the dispatcher when it opens; a job that waited through a whole opening is overdue and its
  * definition's ActWhenOverdue (or its queue's Overdue) applies. A lock held by a running job sends it to LockWait.
  */
-export class Gates {
+export class Gates extends GateView {
   private readonly k: Kernel;
-  private readonly tx: Store;
-  private readonly now: number;
   private readonly fx: Effects;
-  private readonly windows = new Map<string, WindowSpec | undefined>();
-  private held: Set<string> | undefined;
   /** Locks claimed by candidates earlier in this pass: one job per lock per pass. */
   private readonly claimed = new Set<string>();
   /** Candidates that lost a lock to an earlier candidate of this pass. */
@@ -28,16 +98,9 @@ export class Gates {
   readonly changed = new Map<number, JobRecord>();
 
   constructor(k: Kernel, tx: Store, now: number, fx: Effects) {
+    super(tx, now);
     this.k = k;
-    this.tx = tx;
-    this.now = now;
     this.fx = fx;
-  }
-
-  async window(key: string, zone: string): Promise<WindowSpec | undefined> {
-    const id = `${key}|${zone}`;
-    if (!this.windows.has(id)) this.windows.set(id, await loadWindow(this.tx, key, zone));
-    return this.windows.get(id);
   }
 
   /** Whether the candidate may be planned now. */
@@ -48,26 +111,26 @@ export class Gates {
 
   /** Locks a started job takes: later candidates of the same pass wait. */
   take(job: JobRecord): void {
-    for (const l of job.data.spec.locks ?? []) this.held?.add(l);
+    for (const l of job.data.spec.locks ?? []) this.holders?.set(l, job.jobId);
   }
 
   /** After the plan: a candidate whose lock went to a job that started waits in LockWait. */
   settleContenders(): void {
     for (const job of this.contenders)
-      if ((job.data.spec.locks ?? []).some((l) => this.held?.has(l))) {
+      if ((job.data.spec.locks ?? []).some((l) => this.holders?.has(l))) {
         move(job, 'LockWait', this.now);
         this.changed.set(job.jobId, job);
       }
   }
 
   private async windowOpen(job: JobRecord): Promise<boolean> {
-    const key = job.data.spec.timeWindow;
-    if (!key) return true;
-    const w = await this.window(key, job.data.spec.windowZone ?? job.data.zone);
-    if (!w) return true;
+    const own = await this.jobWindow(job);
+    if (!own) return true;
+    const { key, w } = own;
     if (await this.checkOverdue(job, w)) return false;
-    if (isOpen(w, this.now)) return true;
-    const opens = nextOpening(w, this.now);
+    const verdict = windowVerdict(w, this.now);
+    if (verdict.open) return true;
+    const opens = verdict.opens;
     if (opens === undefined) {
       await this.k.finish(
         this.tx,
@@ -148,8 +211,7 @@ export class Gates {
   private async locksFree(job: JobRecord): Promise<boolean> {
     const locks = job.data.spec.locks ?? [];
     if (locks.length === 0) return true;
-    this.held ??= await this.lockHolders();
-    if (locks.some((l) => this.held?.has(l))) {
+    if (heldLocks(job, await this.lockHolders()).length > 0) {
       move(job, 'LockWait', this.now);
       this.changed.set(job.jobId, job);
       return false;
@@ -160,14 +222,6 @@ export class Gates {
     }
     for (const l of locks) this.claimed.add(l);
     return true;
-  }
-
-  /** Locks held by jobs that run (handed to a process server and not final). */
-  private async lockHolders(): Promise<Set<string>> {
-    const held = new Set<string>();
-    for (const j of await this.tx.jobs.listByStatus(OCCUPYING, { limit: 1_000_000 }))
-      for (const l of j.data.spec.locks ?? []) held.add(l);
-    return held;
   }
 }
 

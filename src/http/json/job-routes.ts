@@ -6,6 +6,7 @@ import type { Principal } from '../../security/privileges.ts';
 import type { JobActions } from '../../services/job-actions.ts';
 import { selectFields } from '../../services/job-render.ts';
 import type { JobService } from '../../services/jobs.ts';
+import type { WaitingService } from '../../services/waiting.ts';
 import {
   authorizeProcessServerAction,
   PROCESS_SERVER_ACTIONS,
@@ -19,6 +20,8 @@ import { errorResponses, formBody } from './schemas.ts';
 export interface JobRouteDeps {
   jobs: JobService;
   actions: JobActions;
+  /** Why jobs wait (routes of waiting-routes.ts). */
+  waiting: WaitingService;
   processServerAction(p: Principal, key: string, action: ProcessServerAction): Promise<void>;
   processServerText(p: Principal, key: string): Promise<string>;
 }

@@ -14,6 +14,7 @@ import { registerListRoutes } from './list-routes.ts';
 import { type MessageServices, registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
 import { registerStreamRoute } from './stream-route.ts';
+import { registerWaitingRoutes } from './waiting-routes.ts';
 import type { Feed } from '../../feed/feed.ts';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -74,6 +75,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   const served = new Map<string, Set<string>>();
   registerObjectRoutes(app, deps.objects, served);
   registerJobRoutes(app, deps.jobs, served);
+  registerWaitingRoutes(app, deps.jobs.waiting, served);
   registerMessageRoutes(app, deps.messages, served);
   registerEventRoutes(app, deps.events, served);
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);

@@ -1,0 +1,84 @@
+import type { JobRecord } from '../domain/job.ts';
+import type { WaitReason } from '../domain/wait-reasons.ts';
+import type { Engine } from '../engine/engine.ts';
+import { invalid } from '../errors.ts';
+import { can, type Principal } from '../security/privileges.ts';
+import type { Store } from '../store/store.ts';
+import { formatInstant } from '../time/date-format.ts';
+import type { JobService } from './jobs.ts';
+
+export interface WaitingServiceDeps {
+  store: Store;
+  engine: Engine;
+  jobs: JobService;
+}
+
+/** At most this many jobs in one batch question (the dashboard's job list shows a page of at most 100). */
+export const MAX_WAITING_BATCH = 200;
+
+export interface WaitingAnswer {
+  Status: string;
+  Reasons: Array<{ Code: string; Message: string; Object: string | null; Until: string | null }>;
+}
+
+/**
+ * `GET …/Job/<id>/waiting` and `GET …/waiting?Jobs=…`: why jobs wait, as the engine's own checks say
+ * (docs/architecture.md §8), for the jobs the caller may view (the privileges of GET /Job/<id>).
+ */
+export class WaitingService {
+  private readonly d: WaitingServiceDeps;
+
+  constructor(deps: WaitingServiceDeps) {
+    this.d = deps;
+  }
+
+  async one(p: Principal, idText: string): Promise<WaitingAnswer> {
+    const job = await this.d.jobs.find(p, idText);
+    return answer(job, await this.d.engine.waits().reasons(job, dateIn(job)));
+  }
+
+  /** The jobs of `Jobs` (comma-separated ids) the caller may view, each with its reasons; one look at the state. */
+  async many(p: Principal, query: unknown): Promise<{ items: Array<{ Job: number } & WaitingAnswer> }> {
+    const ids = parseJobIds(query);
+    const jobs = (await this.d.store.jobs.getMany(ids)).filter((j) => can(p, 'Job', j.partition, 'View'));
+    const byId = new Map(jobs.map((j) => [j.jobId, j]));
+    const waits = this.d.engine.waits();
+    const items: Array<{ Job: number } & WaitingAnswer> = [];
+    for (const id of ids) {
+      const job = byId.get(id);
+      if (job) items.push({ Job: job.jobId, ...answer(job, await waits.reasons(job, dateIn(job))) });
+    }
+    return { items };
+  }
+}
+
+const dateIn = (job: JobRecord) => (ms: number) => formatInstant(ms, job.data.zone);
+
+function answer(job: JobRecord, reasons: readonly WaitReason[]): WaitingAnswer {
+  const date = dateIn(job);
+  return {
+    Status: job.status,
+    Reasons: reasons.map((r) => ({
+      Code: r.code,
+      Message: `${r.message}.`,
+      Object: r.object,
+      Until: r.until === null ? null : date(r.until),
+    })),
+  };
+}
+
+/** `Jobs`: 1 to 200 job ids, comma-separated, in the order given (repeats once). 400 naming the field otherwise. */
+export function parseJobIds(query: unknown): number[] {
+  const raw = (query as Record<string, unknown> | undefined)?.Jobs;
+  if (typeof raw !== 'string' || raw.trim() === '')
+    throw invalid('Parameter "Jobs": give the job ids, comma-separated (e.g. Jobs=12,13)');
+  const parts = raw.split(',').map((s) => s.trim());
+  if (parts.length > MAX_WAITING_BATCH) throw invalid(`Parameter "Jobs": at most ${MAX_WAITING_BATCH} job ids`);
+  const ids: number[] = [];
+  for (const part of parts) {
+    if (!/^[1-9][0-9]{0,15}$/.test(part) || !Number.isSafeInteger(Number(part)))
+      throw invalid(`Parameter "Jobs": "${part.slice(0, 40)}" is not a job id`);
+    ids.push(Number(part));
+  }
+  return [...new Set(ids)];
+}
