@@ -31,29 +31,31 @@ export function objectHref(object) {
   if (type === 'Job') return `#/job/${key}`;
   if (type === 'JobDefinition') return `#/definition/${key}`;
   if (type === 'TimeWindow') return `#/timewindow/${key}`;
-  if (type === 'Queue' || type === 'ProcessServer') return '#/infra';
+  if (type === 'Queue' || type === 'ProcessServer' || type === 'QueueProvider') return '#/infra';
   return null;
 }
 
+/** The end of a wait when the message does not already say it. */
+const untilNote = (r) => (r.Until && !r.Message.includes(r.Until) ? ` (until ${r.Until})` : '');
+
 /** One reason as a line of text (the job list's hover). */
-export const reasonText = (r) => (r.Until ? `${r.Message} (until ${r.Until})` : r.Message);
+export const reasonText = (r) => `${r.Message}${untilNote(r)}`;
+
+/** A reason's message with the object it names as a link (where the dashboard has a page for it). */
+function reasonItem(r) {
+  const href = objectHref(r.Object);
+  const link = r.Object && href ? h('a', { href }, r.Object) : null;
+  const at = link ? r.Message.indexOf(r.Object) : -1;
+  const words =
+    at >= 0
+      ? [r.Message.slice(0, at), link, r.Message.slice(at + r.Object.length)]
+      : [r.Message, link ? [' (', link, ')'] : null];
+  return h('li', { 'data-code': r.Code }, words, untilNote(r));
+}
 
 /** The reasons as a list for the job's page. */
 export function reasonList(reasons) {
-  return h(
-    'ul',
-    { class: 'reasons', id: 'job-waiting-reasons' },
-    reasons.map((r) => {
-      const href = objectHref(r.Object);
-      return h(
-        'li',
-        { 'data-code': r.Code },
-        r.Message,
-        r.Object ? [' ', href ? h('a', { href }, r.Object) : h('span', { class: 'muted' }, r.Object)] : null,
-        r.Until ? h('span', { class: 'muted' }, ` until ${r.Until}`) : null,
-      );
-    }),
-  );
+  return h('ul', { class: 'reasons', id: 'job-waiting-reasons' }, reasons.map(reasonItem));
 }
 
 /** Whether the reasons say no process server can run the job (the job list marks it). */
