@@ -32,6 +32,7 @@ import { JobActions } from './services/job-actions.ts';
 import { JobService } from './services/jobs.ts';
 import { WaitingService } from './services/waiting.ts';
 import { ObjectService } from './services/objects.ts';
+import { WindowOpenings } from './services/window-openings.ts';
 import { Alerts } from './services/alerts.ts';
 import { loadWebhookSecret, postWebhook } from './alerts/webhook.ts';
 import { sendMail } from './alerts/mail.ts';
@@ -238,6 +239,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     imports,
     feed,
     exporter,
+    windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),
     store,
     dashboard: {
       sessions: new Sessions(auth, clock),

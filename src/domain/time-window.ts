@@ -13,12 +13,23 @@
  * Note: the gap rule is "first valid instant", which is not the `compatible` rule parseDate uses for typed-in dates
  * (02:30 → 03:30); for a window boundary it is the one docs/architecture.md §5 and the R14 reliability test ask for ("runs at 03:00").
  *
+ * Calendars (docs/architecture.md §5a): a window's public holidays open it all day like one more element
+ * (holidays.ts); FromWorkday / UntilWorkday select working days (workdays.ts); ShiftWhen / ShiftWorkdays move each
+ * opening's day (calendar-shift.ts). EnabledDuring / DisabledDuring then apply to the shifted openings.
+ *
  * Evaluation never steps per minute: isOpen looks at the few element days around the instant; nextChange builds
- * the merged open intervals of a growing stretch of days (2 days, then 16, 128, ...) until it sees a boundary.
+ * the merged open intervals of a growing stretch of days (2 days, then 16, 128, ...) until it sees a boundary. Both
+ * go through eachOpening, which also finds the openings shifted onto those days from far away, so they agree.
  * Compiled element predicates are cached per WindowSpec object, so a spec must not be mutated after first use.
  */
 import { civilFromDays, MS_PER_DAY } from '../time/civil.ts';
-import { zoneOffsetMs } from '../time/zone.ts';
+import { anchorRange, placedDay, type Shift } from './calendar-shift.ts';
+import { isHoliday } from './holidays.ts';
+import { normalize, intersect, subtract } from './interval-set.ts';
+import { localDay, localToInstant, toLocal } from './local-time.ts';
+import { type DayCalendar, MONDAY_TO_FRIDAY, selectsWorkday } from './workdays.ts';
+
+export { localToInstant } from './local-time.ts';
 
 /** An instant as stored for `date()` fields. */
 export interface ZonedMs {
@@ -41,6 +52,8 @@ export interface WindowElement {
   FromTime?: string | null;
   UntilTime?: string | null;
   TimeOffsetHours?: number | null;
+  FromWorkday?: number | null;
+  UntilWorkday?: number | null;
 }
 
 /** A window with its zone decided and its EnabledDuring / DisabledDuring windows resolved. */
@@ -52,6 +65,13 @@ export interface WindowSpec {
   enabledDuring?: WindowSpec;
   /** Closed while this one is open. */
   disabledDuring?: WindowSpec;
+  /** Also open all day on the public holidays of this code ("NL", "US-NY"). */
+  holidays?: string;
+  /** The days that count as working days; Monday to Friday when absent. */
+  workdays?: WindowSpec;
+  /** Openings on a day when this one is open move by `shiftWorkdays` working days (both or neither). */
+  shiftWhen?: WindowSpec;
+  shiftWorkdays?: number;
 }
 
 /** A half-open stretch [start, end) of instants (epoch ms) during which a window is open. */
@@ -170,6 +190,8 @@ interface CompiledElement {
   /** Weekday range, Monday = 0 .. Sunday = 6. */
   weekdays: Range | undefined;
   weekdayOffset: number;
+  /** FromWorkday / UntilWorkday counted in `calendar`; absent when neither is set. */
+  workdays: { from: number | undefined; until: number | undefined; calendar: DayCalendar } | undefined;
   /** Local ms from the element day's midnight: the interval [start, end), TimeOffsetHours included. */
   start: number;
   end: number;
@@ -178,6 +200,8 @@ interface CompiledElement {
 interface Compiled {
   zone: string;
   elements: CompiledElement[];
+  holidays: string | undefined;
+  shift: Shift | undefined;
   enabled: Compiled | undefined;
   disabled: Compiled | undefined;
 }
@@ -187,9 +211,14 @@ const compiledSpecs = new WeakMap<WindowSpec, Compiled>();
 function compile(w: WindowSpec): Compiled {
   const hit = compiledSpecs.get(w);
   if (hit) return hit;
+  const workdays = w.workdays ? windowCalendar(w.workdays, w.zone) : MONDAY_TO_FRIDAY;
+  const shift =
+    w.shiftWhen && w.shiftWorkdays ? { when: windowCalendar(w.shiftWhen, w.zone), by: w.shiftWorkdays } : undefined;
   const c: Compiled = {
     zone: w.zone,
-    elements: w.elements.map((e) => compileElement(e, w.zone)),
+    elements: w.elements.map((e) => compileElement(e, w.zone, workdays)),
+    holidays: w.holidays,
+    shift: shift && { ...shift, workdays },
     enabled: w.enabledDuring ? compile(w.enabledDuring) : undefined,
     disabled: w.disabledDuring ? compile(w.disabledDuring) : undefined,
   };
@@ -197,7 +226,7 @@ function compile(w: WindowSpec): Compiled {
   return c;
 }
 
-function compileElement(e: WindowElement, zone: string): CompiledElement {
+function compileElement(e: WindowElement, zone: string, calendar: DayCalendar): CompiledElement {
   const from = e.FromTime == null ? 0 : parseTime(e.FromTime);
   const until = e.UntilTime == null ? MS_PER_DAY : parseTime(e.UntilTime);
   // From >= Until crosses midnight: until the Until time of the next day (equal values: a full 24 hours).
@@ -212,6 +241,10 @@ function compileElement(e: WindowElement, zone: string): CompiledElement {
     dayOfMonthOffset: e.DayOfMonthOffset ?? 0,
     weekdays: range(weekdayIndex(e.FromWeekday), weekdayIndex(e.UntilWeekday), 0, 6),
     weekdayOffset: e.WeekdayOffset ?? 0,
+    workdays:
+      e.FromWorkday == null && e.UntilWorkday == null
+        ? undefined
+        : { from: e.FromWorkday ?? undefined, until: e.UntilWorkday ?? undefined, calendar },
     start: from + shift,
     end: end + shift,
   };
@@ -279,64 +312,13 @@ function selects(e: CompiledElement, d: number): boolean {
     const dom = civil.day;
     if (r.wrap ? !(dom >= from || dom <= until) : !(dom >= from && dom <= until)) return false;
   }
-  return true;
+  const w = e.workdays;
+  return w === undefined || selectsWorkday(w.calendar, d, w.from, w.until);
 }
 
 function daysInMonth(year: number, month: number): number {
   if (month !== 2) return MONTH_DAYS[month - 1] as number;
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Local wall time ↔ instants.
-
-function toLocal(zone: string, t: number): number {
-  return zone === 'UTC' ? t : t + zoneOffsetMs(zone, t);
-}
-
-function localDay(zone: string, t: number): number {
-  return Math.floor(toLocal(zone, t) / MS_PER_DAY);
-}
-
-// Gap boundaries need a search; they recur for every scan over the same DST day, so keep the last few.
-const gapCache = new Map<string, number>();
-const MAX_GAP_CACHE = 256;
-
-/**
- * The instant of local wall time `local` (ms on the local clock since 1970-01-01) under docs/architecture.md §5: the earlier
- * instant when the local time occurs twice, the first valid instant (the transition) when it falls in a gap.
- */
-export function localToInstant(zone: string, local: number): number {
-  if (zone === 'UTC') return local;
-  // The offsets a day either side are the two a transition near `local` switches between (this assumes no zone
-  // changes its offset twice within two days, which tzdb has no example of).
-  const before = zoneOffsetMs(zone, local - MS_PER_DAY);
-  const after = zoneOffsetMs(zone, local + MS_PER_DAY);
-  const tBefore = local - before;
-  const tAfter = local - after;
-  const validBefore = zoneOffsetMs(zone, tBefore) === before;
-  if (before === after && validBefore) return tBefore; // the common case: no transition nearby
-  const validAfter = zoneOffsetMs(zone, tAfter) === after;
-  if (validBefore && validAfter) return Math.min(tBefore, tAfter); // fall-back overlap: the earlier one
-  if (validBefore) return tBefore;
-  if (validAfter) return tAfter;
-  return gapEnd(zone, local, Math.min(tBefore, tAfter), Math.max(tBefore, tAfter));
-}
-
-/** The first instant in (lo, hi] whose local time is at or after `local`: the end of the gap `local` lies in. */
-function gapEnd(zone: string, local: number, lo: number, hi: number): number {
-  const key = `${zone}|${local}`;
-  const hit = gapCache.get(key);
-  if (hit !== undefined) return hit;
-  // Invariant: lo is before the transition, hi at or after it; about 22 halvings for a one-hour gap.
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (mid + zoneOffsetMs(zone, mid) >= local) hi = mid;
-    else lo = mid;
-  }
-  if (gapCache.size >= MAX_GAP_CACHE) gapCache.clear();
-  gapCache.set(key, hi);
-  return hi;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,19 +332,46 @@ function openAt(c: Compiled, t: number): boolean {
 }
 
 function elementsOpenAt(c: Compiled, t: number): boolean {
-  if (c.elements.length === 0) return false;
   const lt = toLocal(c.zone, t);
   const day = Math.floor(lt / MS_PER_DAY);
+  const contains = (ls: number, le: number) => localToInstant(c.zone, ls) <= t && t < localToInstant(c.zone, le);
+  return eachOpening(c, day - DAYS_BEFORE, day + DAYS_AFTER, lt, lt, contains);
+}
+
+/**
+ * Calls `visit` with the local [start, end) of each opening placed on a local day in [a, b] whose interval comes near
+ * local times [lo, hi], until it answers true (then true). An opening is an element's interval on a day it selects,
+ * or a public holiday, whole; with shifting it is placed on the day its anchor day moves to, and the anchors looked
+ * at are every day that can move into [a, b] (calendar-shift.ts), however far away.
+ */
+function eachOpening(
+  c: Compiled,
+  a: number,
+  b: number,
+  lo: number,
+  hi: number,
+  visit: (ls: number, le: number) => boolean,
+): boolean {
+  if (c.elements.length === 0 && c.holidays === undefined) return false;
+  const [from, to] = c.shift ? anchorRange(c.shift, a, b) : [a, b];
+  const place = (d: number, start: number, end: number): boolean => {
+    const p = c.shift ? placedDay(c.shift, d) : d;
+    if (p === undefined || p < a || p > b) return false;
+    const ls = p * MS_PER_DAY + start;
+    const le = p * MS_PER_DAY + end;
+    // Cheap local-time test: only a day whose interval is near [lo, hi] can matter.
+    return ls <= hi + SLACK_MS && le >= lo - SLACK_MS && visit(ls, le);
+  };
   for (const e of c.elements) {
-    const hi = Math.min(day + DAYS_AFTER, e.lastDay);
-    for (let d = Math.max(day - DAYS_BEFORE, e.firstDay); d <= hi; d++) {
-      const ls = d * MS_PER_DAY + e.start;
-      const le = d * MS_PER_DAY + e.end;
-      // Cheap local-time test first: only a day whose interval is near t's local time can contain t.
-      if (ls > lt + SLACK_MS || le < lt - SLACK_MS || !selects(e, d)) continue;
-      if (localToInstant(c.zone, ls) <= t && t < localToInstant(c.zone, le)) return true;
+    const last = Math.min(to, e.lastDay);
+    for (let d = Math.max(from, e.firstDay); d <= last; d++) {
+      // Unshifted, the local-time test is cheaper than the day restrictions, so it comes first.
+      if (!c.shift && (d * MS_PER_DAY + e.start > hi + SLACK_MS || d * MS_PER_DAY + e.end < lo - SLACK_MS)) continue;
+      if (selects(e, d) && place(d, e.start, e.end)) return true;
     }
   }
+  if (c.holidays !== undefined)
+    for (let d = from; d <= to; d++) if (isHoliday(c.holidays, d) && place(d, 0, MS_PER_DAY)) return true;
   return false;
 }
 
@@ -377,78 +386,38 @@ function intervalsOf(c: Compiled, from: number, to: number): number[] {
   return iv;
 }
 
-/** The union of the elements' intervals within [from, to). */
+/** The union of the openings' intervals within [from, to). */
 function elementIntervals(c: Compiled, from: number, to: number): number[] {
-  if (c.elements.length === 0) return [];
   const lFrom = toLocal(c.zone, from);
   const lTo = toLocal(c.zone, to);
-  const dayFrom = Math.floor(lFrom / MS_PER_DAY) - DAYS_BEFORE;
-  const dayTo = Math.floor(lTo / MS_PER_DAY) + DAYS_AFTER;
   const pairs: number[] = [];
-  for (const e of c.elements) {
-    const hi = Math.min(dayTo, e.lastDay);
-    for (let d = Math.max(dayFrom, e.firstDay); d <= hi; d++) {
-      const ls = d * MS_PER_DAY + e.start;
-      const le = d * MS_PER_DAY + e.end;
-      if (ls > lTo + SLACK_MS || le < lFrom - SLACK_MS || !selects(e, d)) continue;
-      const s = Math.max(localToInstant(c.zone, ls), from);
-      const x = Math.min(localToInstant(c.zone, le), to);
-      if (s < x) pairs.push(s, x); // empty when clipped away or wholly inside a DST gap
-    }
-  }
+  const day = (local: number) => Math.floor(local / MS_PER_DAY);
+  eachOpening(c, day(lFrom) - DAYS_BEFORE, day(lTo) + DAYS_AFTER, lFrom, lTo, (ls, le) => {
+    const s = Math.max(localToInstant(c.zone, ls), from);
+    const x = Math.min(localToInstant(c.zone, le), to);
+    if (s < x) pairs.push(s, x); // empty when clipped away or wholly inside a DST gap
+    return false;
+  });
   return normalize(pairs);
 }
 
-/** Sorts a flat list of [start, end) pairs and merges overlapping and touching ones. */
-function normalize(pairs: number[]): number[] {
-  const n = pairs.length / 2;
-  if (n <= 1) return pairs;
-  const order = Array.from({ length: n }, (_, i) => i);
-  order.sort((a, b) => (pairs[2 * a] as number) - (pairs[2 * b] as number));
-  const out: number[] = [];
-  for (const i of order) {
-    const s = pairs[2 * i] as number;
-    const e = pairs[2 * i + 1] as number;
-    const last = out.length - 1;
-    if (last > 0 && s <= (out[last] as number)) {
-      if (e > (out[last] as number)) out[last] = e;
-    } else out.push(s, e);
-  }
-  return out;
-}
-
-/** Intersection of two normalized lists. */
-function intersect(a: number[], b: number[]): number[] {
-  const out: number[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const s = Math.max(a[i] as number, b[j] as number);
-    const e = Math.min(a[i + 1] as number, b[j + 1] as number);
-    if (s < e) out.push(s, e);
-    // Drop whichever ends first; its rest cannot meet anything further on.
-    if ((a[i + 1] as number) < (b[j + 1] as number)) i += 2;
-    else j += 2;
-  }
-  return out;
-}
-
-/** a minus b, both normalized. */
-function subtract(a: number[], b: number[]): number[] {
-  const out: number[] = [];
-  let j = 0;
-  for (let i = 0; i < a.length; i += 2) {
-    let s = a[i] as number;
-    const e = a[i + 1] as number;
-    // Skip b's intervals that end before this one starts (they end before every later one of a too).
-    while (j < b.length && (b[j + 1] as number) <= s) j += 2;
-    let k = j;
-    while (k < b.length && (b[k] as number) < e) {
-      if ((b[k] as number) > s) out.push(s, b[k] as number);
-      s = Math.max(s, b[k + 1] as number);
-      k += 2;
-    }
-    if (s < e) out.push(s, e);
-  }
-  return out;
+/**
+ * The days a window counts as a calendar (working days, or ShiftWhen days) for a window in `zone`: a local day counts
+ * when `w` is open at some instant from its midnight to the next (workdays.ts). Keyed by content, so the month
+ * caches survive the window being loaded again.
+ */
+function windowCalendar(w: WindowSpec, zone: string): DayCalendar {
+  return {
+    key: `${zone} ${JSON.stringify(w)}`,
+    days: (first, count) => {
+      const bounds = Array.from({ length: count + 1 }, (_, i) => localToInstant(zone, (first + i) * MS_PER_DAY));
+      const iv = intervalsOf(compile(w), bounds[0] as number, bounds[count] as number);
+      const flags = new Uint8Array(count);
+      for (let i = 0, j = 0; i < count; i++) {
+        while (j < iv.length && (iv[j + 1] as number) <= (bounds[i] as number)) j += 2;
+        if (j < iv.length && (iv[j] as number) < (bounds[i + 1] as number)) flags[i] = 1;
+      }
+      return flags;
+    },
+  };
 }

@@ -43,6 +43,8 @@ import { WaitExplainer } from './waiting.ts';
 import { type SystemRunner, SystemJobs } from './system-jobs.ts';
 
 export type { SystemRunner } from './system-jobs.ts';
+/** Services read windows as the engine does (a window's openings). */
+export { loadWindow } from './windows.ts';
 
 /** Work on jobs inside one transaction: the store, the effects to carry out after the commit, and the kernel. */
 export type KernelWork<T> = (tx: Store, fx: Effects, k: Kernel) => Promise<T>;

@@ -27,6 +27,7 @@ import { ERROR_SCHEMA, formSchema, inputSchema, outputSchema } from './json/sche
 import { lazySchemas } from './lazy-schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
 import { type OpsDeps, opsRoutes } from './ops-routes.ts';
+import type { WindowOpenings } from '../services/window-openings.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,6 +51,8 @@ export interface AppDeps {
   /** The live feed served at …/stream. */
   feed: Feed;
   exporter: CarExporter;
+  /** A time window's openings (`GET /TimeWindow/<key>/openings`). */
+  windows: WindowOpenings;
   store: Store;
   /** The web dashboard (issue 13): its sessions and the load of queues and process servers. */
   dashboard: { sessions: Sessions; load: LoadReport };

@@ -3,6 +3,7 @@ import type { TypeName } from '../model/fields.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import { checkCredentialUse } from './credential-checks.ts';
+import { checkWindowCircles } from './window-checks.ts';
 
 /**
  * Structure checks that need other objects, so they cannot be pure registry `rules`. ObjectService runs them inside
@@ -57,6 +58,8 @@ export async function checkObject(
         (await checkCredentialUse(tx, data, p)) ??
         (await checkParticipants(tx, data))
       );
+    case 'TimeWindow':
+      return checkWindowCircles(tx, key, data);
     default:
       return undefined;
   }

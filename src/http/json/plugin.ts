@@ -15,6 +15,8 @@ import { type MessageServices, registerMessageRoutes } from './message-routes.ts
 import { registerObjectRoutes } from './object-routes.ts';
 import { registerStreamRoute } from './stream-route.ts';
 import { registerWaitingRoutes } from './waiting-routes.ts';
+import { registerWindowRoutes } from './window-routes.ts';
+import type { WindowOpenings } from '../../services/window-openings.ts';
 import type { Feed } from '../../feed/feed.ts';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -26,6 +28,7 @@ export interface JsonInterfaceDeps {
   messages: MessageServices;
   events: EventService;
   imports: ImportService;
+  windows: WindowOpenings;
   /** The dashboard's sessions: their cookie stands in for an API key (issue 13). */
   sessions?: Sessions;
   feed: Feed;
@@ -80,6 +83,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerEventRoutes(app, deps.events, served);
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
   registerStreamRoute(app, deps.feed, served);
+  registerWindowRoutes(app, deps.windows, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);
 }
