@@ -30,7 +30,10 @@ export interface ProviderState {
 
 export interface ServerState {
   key: string;
-  /** Started, and (for an agent's process server) its agent is connected to this node and not draining. */
+  /**
+   * Started, and (for an agent's process server) its agent is connected and not draining: to this node for the
+   * dispatcher (it sends to its own agents only), to any live node for the waiting service.
+   */
   available: boolean;
   /** Why it is not available: shut down (DesiredStatus Shutdown), or started without a ready agent. */
   down?: 'ProcessServerStopped' | 'AgentDisconnected';

@@ -37,21 +37,29 @@ export type FormatDate = (ms: number) => string;
 const businessKey = (type: string, key: string): string => `${type}:${key}`;
 const provider = (server: string, queue: string) => businessKey('QueueProvider', `${server}.${queue}`);
 
+/** The queue's own limit, or (`processServer` given) that of the queue provider linking the two. */
+const limiterOf = (b: { queue: string; processServer?: string }): string =>
+  b.processServer === undefined ? businessKey('Queue', b.queue) : provider(b.processServer, b.queue);
+
 /** A planner's blocker as a reason. */
 export function plannerReason(b: Blocker, date: FormatDate): WaitReason {
-  const queue = businessKey('Queue', 'queue' in b ? b.queue : '');
-  const through = 'processServer' in b && b.processServer !== undefined && 'queue' in b;
-  const limiter = through ? provider(b.processServer as string, (b as { queue: string }).queue) : queue;
   switch (b.code) {
-    case 'QueueHeld':
+    case 'QueueHeld': {
+      const limiter = limiterOf(b);
       return reason(b.code, `${limiter} is held`, limiter);
-    case 'QueueFull':
+    }
+    case 'QueueFull': {
+      const limiter = limiterOf(b);
       return reason(b.code, `${limiter} is full: ${b.running} of ${b.size} running`, limiter);
-    case 'HoldLevel':
+    }
+    case 'HoldLevel': {
+      const limiter = limiterOf(b);
       return reason(b.code, `Its priority ${b.priority} is below the HoldLevel ${b.holdLevel} of ${limiter}`, limiter);
+    }
     case 'TimeWindowClosed':
-      return windowReason(`The time window of ${queue}`, b.window, b.opens, date);
-    case 'NoProcessServer':
+      return windowReason(`The time window of ${businessKey('Queue', b.queue)}`, b.window, b.opens, date);
+    case 'NoProcessServer': {
+      const queue = businessKey('Queue', b.queue);
       return reason(
         b.code,
         b.providers === 0
@@ -59,6 +67,7 @@ export function plannerReason(b: Blocker, date: FormatDate): WaitReason {
           : `No process server serving ${queue} runs ${b.definitionType} jobs`,
         queue,
       );
+    }
     case 'ProcessServerStopped': {
       const server = businessKey('ProcessServer', b.processServer);
       return reason(b.code, `${server} is shut down`, server);

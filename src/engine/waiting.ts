@@ -1,4 +1,4 @@
-import { placeCandidate, Slots } from '../domain/dispatch-plan.ts';
+import { type DispatchState, placeCandidate, Slots } from '../domain/dispatch-plan.ts';
 import type { JobRecord } from '../domain/job.ts';
 import { isFinal, OCCUPYING } from '../domain/job-status.ts';
 import { type FormatDate, plannerReason, reason, type WaitReason, windowReason } from '../domain/wait-reasons.ts';
@@ -22,7 +22,7 @@ export class WaitExplainer {
   private readonly now: number;
   private readonly ctx: Pick<DispatchContext, 'agentReady'>;
   private readonly gates: GateView;
-  private planner: Promise<{ state: Awaited<ReturnType<typeof loadDispatchState>>; slots: Slots }> | undefined;
+  private planner: Promise<{ state: DispatchState; slots: Slots }> | undefined;
 
   constructor(store: Store, now: number, ctx: Pick<DispatchContext, 'agentReady'>) {
     this.store = store;
@@ -118,7 +118,7 @@ export class WaitExplainer {
     return found;
   }
 
-  private async loadPlanner() {
+  private async loadPlanner(): Promise<{ state: DispatchState; slots: Slots }> {
     const state = await loadDispatchState(this.store, this.ctx, this.now, this.gates, []);
     return { state, slots: new Slots(state, await this.store.jobs.countActive(OCCUPYING)) };
   }

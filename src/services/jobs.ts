@@ -121,15 +121,7 @@ export class JobService {
 
   async get(p: Principal, idText: string): Promise<Record<string, unknown>> {
     const job = await this.find(p, idText);
-    for (const [type, key] of [
-      ['JobDefinition', job.definition],
-      ['Queue', job.queue],
-      ['ProcessServer', job.processServer],
-    ] as const) {
-      const partition = key === null ? undefined : parseKey('partitioned', key)?.partition;
-      if (partition !== undefined && !can(p, type, partition, 'View'))
-        throw forbidden(`You need the View privilege on the referenced object ${businessKey(type, key as string)}`);
-    }
+    this.requireReferencesVisible(p, job);
     const rendered = renderJob(job, await this.filesWithLiveSizes(job));
     const waiting = await this.unservedNote(job);
     if (waiting) rendered.JobNotes = [...(rendered.JobNotes as string[]), waiting];
@@ -198,6 +190,19 @@ export class JobService {
     );
     const last = shown[shown.length - 1];
     return { items, next: jobs.length > page.limit && last ? encodeCursor('j', last.jobId) : null };
+  }
+
+  /** GET /Job/<id> shows the job's definition, queue and process server: 403 unless the caller may view each. */
+  requireReferencesVisible(p: Principal, job: JobRecord): void {
+    for (const [type, key] of [
+      ['JobDefinition', job.definition],
+      ['Queue', job.queue],
+      ['ProcessServer', job.processServer],
+    ] as const) {
+      const partition = key === null ? undefined : parseKey('partitioned', key)?.partition;
+      if (partition !== undefined && !can(p, type, partition, 'View'))
+        throw forbidden(`You need the View privilege on the referenced object ${businessKey(type, key as string)}`);
+    }
   }
 
   /** A job the caller may see, else 404 exactly as for a missing one. */

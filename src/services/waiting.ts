@@ -23,7 +23,8 @@ export interface WaitingAnswer {
 
 /**
  * `GET …/Job/<id>/waiting` and `GET …/waiting?Jobs=…`: why jobs wait, as the engine's own checks say
- * (docs/architecture.md §8), for the jobs the caller may view (the privileges of GET /Job/<id>).
+ * (docs/architecture.md §8), for the jobs the caller may view (the privileges of GET /Job/<id>: 404 without View on
+ * the job, 403 without View on its definition, queue or process server).
  */
 export class WaitingService {
   private readonly d: WaitingServiceDeps;
@@ -34,13 +35,14 @@ export class WaitingService {
 
   async one(p: Principal, idText: string): Promise<WaitingAnswer> {
     const job = await this.d.jobs.find(p, idText);
+    this.d.jobs.requireReferencesVisible(p, job);
     return answer(job, await this.d.engine.waits().reasons(job, dateIn(job)));
   }
 
   /** The jobs of `Jobs` (comma-separated ids) the caller may view, each with its reasons; one look at the state. */
   async many(p: Principal, query: unknown): Promise<{ items: Array<{ Job: number } & WaitingAnswer> }> {
     const ids = parseJobIds(query);
-    const jobs = (await this.d.store.jobs.getMany(ids)).filter((j) => can(p, 'Job', j.partition, 'View'));
+    const jobs = (await this.d.store.jobs.getMany(ids)).filter((j) => this.mayView(p, j));
     const byId = new Map(jobs.map((j) => [j.jobId, j]));
     const waits = this.d.engine.waits();
     const items: Array<{ Job: number } & WaitingAnswer> = [];
@@ -49,6 +51,17 @@ export class WaitingService {
       if (job) items.push({ Job: job.jobId, ...answer(job, await waits.reasons(job, dateIn(job))) });
     }
     return { items };
+  }
+
+  /** What `one` would answer rather than refuse (404 or 403): such jobs are left out of a batch. */
+  private mayView(p: Principal, job: JobRecord): boolean {
+    if (!can(p, 'Job', job.partition, 'View')) return false;
+    try {
+      this.d.jobs.requireReferencesVisible(p, job);
+      return true;
+    } catch {
+      return false;
+    }
   }
 }
 

@@ -75,6 +75,9 @@ describe('the description document (swagger.yml)', () => {
     // Job history and the live feed (issue 13).
     expected.set(`${t.base}/Job/{key}/history`, ['get']);
     expected.set(`${t.base}/stream`, ['get']);
+    // Why jobs wait: one job, and the page of a job list at once.
+    expected.set(`${t.base}/Job/{key}/waiting`, ['get']);
+    expected.set(`${t.base}/waiting`, ['get']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,

@@ -17,7 +17,7 @@ import {
   write,
 } from './output.ts';
 
-/** `millrace job …`: submit (and follow), list, show, logs (and follow) and act on jobs. */
+/** `millrace job …`: submit (and follow), list, show, logs (and follow), why a job waits, and act on jobs. */
 
 const isFinal = (status: unknown): boolean => FINAL.includes(status as JobStatus);
 
@@ -92,6 +92,9 @@ export function registerJobCommands(program: Command): void {
     .option('-f, --follow', 'keep printing as the job writes, until it is final')
     .option('--stderr', 'stderr.log instead of stdout.log')
     .action((id: string, flags: LogFlags) => logs(contextOf(flags).client, id, flags));
+  clientCommand(job, 'why', 'say why a job waits: each check it fails now, one line each')
+    .argument('<id>', 'job id')
+    .action((id: string, flags: ClientFlags) => why(contextOf(flags), id));
   for (const action of JOB_VERBS)
     clientCommand(job, action, `${action} jobs`)
       .argument('<id...>', 'job ids')
@@ -229,6 +232,15 @@ async function readFrom(client: ApiClient, fileId: number, offset: number): Prom
     if (!process.stdout.write(bytes)) await once(process.stdout, 'drain');
   }
   return written;
+}
+
+/** `job why`: the reasons of GET /Job/<id>/waiting, a line each (`-o json`: the answer as it came). */
+async function why(ctx: Ctx, id: string): Promise<void> {
+  const answer = await ctx.client.get(`/Job/${seg(id)}/waiting`);
+  if (ctx.format !== 'table') return printObject(answer, ctx.format);
+  const reasons: Json[] = answer.Reasons ?? [];
+  if (reasons.length === 0) write(`Job ${id} is ${answer.Status} and waits for nothing.`);
+  for (const r of reasons) write(r.Message);
 }
 
 async function act(ctx: Ctx, action: JobAction, ids: string[]): Promise<void> {

@@ -86,7 +86,7 @@ export function registerWaitingRoutes(
         properties: { key: { type: 'string', description: 'The numeric jobId' } },
         required: ['key'],
       },
-      response: { 200: WAITING, ...errorResponses(401, 404) },
+      response: { 200: WAITING, ...errorResponses(401, 403, 404) },
     },
     handler: (req) => waiting.one(req.principal, req.params.key),
   });

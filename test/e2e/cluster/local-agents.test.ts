@@ -99,6 +99,28 @@ describe('two nodes with their defaults on one PostgreSQL database', {
     assert.equal((await api(1)('GET', `/ProcessServer/${LOCAL}`)).json.Status, 'Running');
   });
 
+  test("why a job waits, asked of the node without the agent: n0's agent counts as connected", async () => {
+    // A queue behind GLOBAL.Local whose provider holds back low priorities: the job waits for that alone.
+    for (const [path, body] of [
+      ['/Queue/GLOBAL.Picky', {}],
+      [`/QueueProvider/${LOCAL}.GLOBAL.Picky`, { HoldLevel: 50 }],
+    ] as const)
+      assert.equal((await api(0)('POST', path, body)).status, 201);
+    const r = await api(1)('POST', '/Job/GLOBAL.Quick', { Queue: 'GLOBAL.Picky', Priority: 10 });
+    assert.equal(r.status, 201, r.body);
+    const id = r.json.jobId as number;
+    for (const node of [1, 0]) {
+      const why = await api(node)('GET', `/Job/${id}/waiting`);
+      assert.equal(why.status, 200, why.body);
+      assert.deepEqual(
+        why.json.Reasons.map((x: { Code: string; Object: string }) => [x.Code, x.Object]),
+        [['HoldLevel', `QueueProvider:${LOCAL}.GLOBAL.Picky`]],
+        `asked of n${node}`,
+      );
+    }
+    assert.equal((await api(0)('PUT', `/Job/${id}/cancel`)).status, 200);
+  });
+
   test('AgentTimeout lowered to 6 s through the other node while a `sleep 25` job runs: it ends Completed', async () => {
     const id = await submit(1, 'GLOBAL.Nap');
     await waitFor(

@@ -265,11 +265,22 @@ for (const backend of backends()) {
       return res.json.items;
     };
 
-    test('Hold: held by whom (from its history)', async () => {
+    test('Hold: held by whom (from its history): on submit, and by an operator’s hold', async () => {
       const job = await submitSleep(t, 0, { Queue: 'GLOBAL.WhyHeldQ', HoldOnSubmit: true });
       const r = only(await reasonsIn(job, 'Held'), 'Hold');
       assert.equal(r.Object, 'User:admin');
       assert.match(r.Message, /Held by User:admin \(submit\)/);
+      const operator = await t.keyWithGrants('why-operator', [
+        'Job:GLOBAL:View,Control',
+        'JobDefinition:GLOBAL:View',
+        'Queue:GLOBAL:View',
+      ]);
+      const later = await submitSleep(t, 0, { RequestedStartTime: '2026/03/30 08:00:00,000 UTC' });
+      const held = await act(t, later.jobId, 'hold', undefined, operator);
+      assert.equal(held.status, 200, held.body);
+      const h = only(await reasonsIn(later, 'Held'), 'Hold');
+      assert.equal(h.Object, 'User:why-operator');
+      assert.match(h.Message, /Held by User:why-operator \(hold\)/);
     });
 
     test('ScheduledStart: a start in the future, Until that start', async () => {
@@ -279,7 +290,7 @@ for (const backend of backends()) {
       assert.equal(r.Until, '2026/03/29 08:15:00,000 UTC');
     });
 
-    test('a finished job waits for nothing; an unknown job is 404, as is one the caller may not view', async () => {
+    test('a finished job waits for nothing; an unknown job is 404, as is one the caller may not view; 403 as GET /Job/<id>', async () => {
       const done = await submitSleep(t, 0);
       await waitForStatus(t, done.jobId, 'Completed');
       assert.deepEqual(await waiting(done.jobId), { Status: 'Completed', Reasons: [] });
@@ -290,6 +301,21 @@ for (const backend of backends()) {
       const batch = await t.req('GET', `/waiting?Jobs=${done.jobId}`, { key });
       assert.equal(batch.status, 200, batch.body);
       assert.deepEqual(batch.json, { items: [] });
+      // View on the job but not on its definition and queue: refused as GET /Job/<id> is, left out of a batch.
+      const jobOnly = await t.keyWithGrants('why-job-only', ['Job:GLOBAL:View']);
+      assertError(await t.req('GET', `/Job/${done.jobId}`, { key: jobOnly }), 403, /View privilege/);
+      assertError(await t.req('GET', `/Job/${done.jobId}/waiting`, { key: jobOnly }), 403, /View privilege/);
+      assert.deepEqual((await t.req('GET', `/waiting?Jobs=${done.jobId}`, { key: jobOnly })).json, { items: [] });
+      const viewer = await t.keyWithGrants('why-viewer-all', [
+        'Job:GLOBAL:View',
+        'JobDefinition:GLOBAL:View',
+        'Queue:GLOBAL:View',
+        'ProcessServer:GLOBAL:View',
+      ]);
+      assert.deepEqual((await t.req('GET', `/Job/${done.jobId}/waiting`, { key: viewer })).json, {
+        Status: 'Completed',
+        Reasons: [],
+      });
     });
 
     test('the batch form: the jobs asked about in order, the ones not found left out; bad lists are 400', async () => {

@@ -5,8 +5,10 @@ import {
   type Candidate,
   candidateLanes,
   type DispatchState,
+  placeCandidate,
   planDispatch,
   type ProviderState,
+  Slots,
   type QueueState,
   type ServerState,
   type SlotCount,
@@ -252,5 +254,93 @@ describe('dispatch planning (docs/architecture.md §8)', () => {
       ),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('placeCandidate: the reasons a candidate does not start, with their figures (docs/architecture.md §8)', () => {
+  const place = (s: DispatchState, active: SlotCount[], c: Candidate) => placeCandidate(s, new Slots(s, active), c);
+  const running = (queue: string, processServer: string, count: number): SlotCount => ({
+    queue,
+    processServer,
+    status: 'Running',
+    count,
+  });
+
+  test("the queue's checks: held, its window closed (until it opens), full (n of n) and HoldLevel, each listed", () => {
+    const s = state(
+      [queue('Q', { held: true, closed: { window: 'W', opens: 1234 }, executionSize: 2, holdLevel: 60 })],
+      [provider('A', 'Q')],
+      [server('A')],
+    );
+    assert.deepEqual(place(s, [running('Q', 'A', 2)], job(1, 'Q')).blockers, [
+      { code: 'QueueHeld', queue: 'Q' },
+      { code: 'TimeWindowClosed', queue: 'Q', window: 'W', opens: 1234 },
+      { code: 'QueueFull', queue: 'Q', running: 2, size: 2 },
+      { code: 'HoldLevel', queue: 'Q', priority: 50, holdLevel: 60 },
+    ]);
+    assert.deepEqual(candidateLanes(s, []), [], 'a closed window gives its queue no lane');
+  });
+
+  test('every server behind the queue that runs the type says why it cannot take the job', () => {
+    const s = state(
+      [queue('Q')],
+      [
+        provider('Stopped', 'Q'),
+        provider('Away', 'Q'),
+        provider('Busy', 'Q'),
+        provider('Narrow', 'Q', { executionSize: 1 }),
+        provider('Picky', 'Q', { holdLevel: 70 }),
+        provider('Paused', 'Q', { held: true }),
+        provider('Python', 'Q'),
+      ],
+      [
+        server('Stopped', { available: false, down: 'ProcessServerStopped' }),
+        server('Away', { available: false, down: 'AgentDisconnected' }),
+        server('Busy', { executionSize: 3 }),
+        server('Narrow'),
+        server('Picky'),
+        server('Paused'),
+        server('Python', { definitionTypes: ['PYTHON'] }),
+      ],
+    );
+    const active = [running('Q', 'Busy', 3), running('Q', 'Narrow', 1)];
+    assert.deepEqual(place(s, active, job(1, 'Q')).blockers, [
+      { code: 'ProcessServerStopped', processServer: 'Stopped' },
+      { code: 'AgentDisconnected', processServer: 'Away' },
+      { code: 'ProcessServerFull', processServer: 'Busy', running: 3, size: 3 },
+      { code: 'QueueFull', queue: 'Q', processServer: 'Narrow', running: 1, size: 1 },
+      { code: 'HoldLevel', queue: 'Q', processServer: 'Picky', priority: 50, holdLevel: 70 },
+      { code: 'QueueHeld', queue: 'Q', processServer: 'Paused' },
+    ]);
+    assert.deepEqual(planDispatch(s, active, [job(1, 'Q')]), [], 'the planner starts nothing either');
+    assert.deepEqual(
+      place(s, active, job(2, 'Q', { priority: 80 })),
+      { server: 'Picky', used: 0 },
+      'above its HoldLevel',
+    );
+  });
+
+  test('NoProcessServer: no provider at all, or none whose server runs the type', () => {
+    assert.deepEqual(place(state([queue('Q')], [], [server('A')]), [], job(1, 'Q')).blockers, [
+      { code: 'NoProcessServer', queue: 'Q', definitionType: 'BASH', providers: 0 },
+    ]);
+    const s = state([queue('Q')], [provider('A', 'Q')], [server('A', { definitionTypes: ['System'] })]);
+    assert.deepEqual(place(s, [], job(1, 'Q', { definitionType: 'UserMessage' })).blockers, [
+      { code: 'NoProcessServer', queue: 'Q', definitionType: 'UserMessage', providers: 1 },
+    ]);
+  });
+
+  test('a free server answers the least busy one and no reason; runnow leaves only the servers’ own checks', () => {
+    const s = state(
+      [queue('Q', { held: true, executionSize: 0 })],
+      [provider('A', 'Q', { held: true }), provider('B', 'Q')],
+      [server('A', { executionSize: 1 }), server('B')],
+    );
+    assert.deepEqual(place(s, [running('Q', 'A', 1)], job(1, 'Q', { runNow: true })), { server: 'B', used: 0 });
+    assert.deepEqual(place(s, [running('Q', 'A', 1)], job(1, 'Q', { runNow: true, definitionType: 'SH' })).blockers, [
+      { code: 'NoProcessServer', queue: 'Q', definitionType: 'SH', providers: 2 },
+    ]);
+    const open = state([queue('Q')], [provider('A', 'Q'), provider('B', 'Q')], [server('A'), server('B')]);
+    assert.deepEqual(place(open, [running('Q', 'A', 2)], job(1, 'Q')), { server: 'B', used: 0 });
   });
 });
