@@ -39,7 +39,10 @@ export function isHoliday(code: string, day: number): boolean {
 
 function holidaysOf(code: string, year: number): ReadonlySet<number> {
   let years = byCode.get(code);
-  if (!years) byCode.set(code, (years = new Map()));
+  if (!years) {
+    years = new Map();
+    byCode.set(code, years);
+  }
   const hit = years.get(year);
   if (hit) return hit;
   const days = new Set<number>();

@@ -41,7 +41,8 @@ export function weekday(day: number): number {
 
 const calendars = new Map<string, Map<number, readonly number[]>>();
 const MAX_CALENDARS = 256;
-const MAX_MONTHS = 1200;
+// At most 256 calendars × 240 months (twenty years each) of about 22 day numbers: a few MiB at worst.
+const MAX_MONTHS = 240;
 const civil = { year: 0, month: 0, day: 0 };
 
 /** Month index of a day number. */
@@ -57,7 +58,8 @@ export function countedDays(cal: DayCalendar, index: number): readonly number[] 
     months = calendars.get(cal.key);
     if (!months) {
       if (calendars.size >= MAX_CALENDARS) calendars.clear();
-      calendars.set(cal.key, (months = new Map()));
+      months = new Map();
+      calendars.set(cal.key, months);
     }
     cal.months = months;
   }

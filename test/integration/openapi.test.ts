@@ -78,6 +78,8 @@ describe('the description document (swagger.yml)', () => {
     // Why jobs wait: one job, and the page of a job list at once.
     expected.set(`${t.base}/Job/{key}/waiting`, ['get']);
     expected.set(`${t.base}/waiting`, ['get']);
+    // A time window's openings (docs/architecture.md §5a).
+    expected.set(`${t.base}/TimeWindow/{key}/openings`, ['get']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,
