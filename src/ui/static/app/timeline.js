@@ -29,11 +29,16 @@ function axisMarks(from, until) {
     if (daily) d.setDate(d.getDate() + 1);
     else d.setHours(d.getHours() + 3);
   }
-  const format = new Intl.DateTimeFormat(
+  return marks.map((ms) => ({ ms, label: axisLabel(ms, until - from) }));
+}
+
+/** A day (`Mon, Dec 21`) on a week's axis, a time (`06:00`) on a day's. */
+function axisLabel(ms, span) {
+  const daily = span > 2 * DAY_MS;
+  return new Intl.DateTimeFormat(
     undefined,
     daily ? { weekday: 'short', day: 'numeric', month: 'short' } : { hour: '2-digit', minute: '2-digit' },
-  );
-  return marks.map((ms) => ({ ms, label: format.format(new Date(ms)) }));
+  ).format(new Date(ms));
 }
 
 /** One line of a start's hover: when, what, from where, which job. */
@@ -59,7 +64,17 @@ export function timeline({ rows, shades, from, until, label }) {
     'aria-label': label,
   });
   const marks = axisMarks(from, until);
+  const labelled = (m) => x(m.ms) + 80 < width; // a label that would run off the right edge is left out
+  // The range's own start gets a label (no line) when the first mark is far enough from it.
+  const first = marks.length === 0 || x(marks[0].ms) - LABEL_W > 90 ? axisLabel(from, until - from) : null;
   root.append(
+    svg(
+      'g',
+      { class: 'stripes' },
+      rows.map((_row, i) =>
+        svg('rect', { class: i % 2 ? 'stripe odd' : 'stripe', x: 0, y: AXIS_H + i * ROW_H, width, height: ROW_H }),
+      ),
+    ),
     svg(
       'g',
       { class: 'shades' },
@@ -81,9 +96,10 @@ export function timeline({ rows, shades, from, until, label }) {
     svg(
       'g',
       { class: 'axis' },
+      first ? svg('text', { x: LABEL_W + 3, y: AXIS_H - 10 }, first) : null,
       marks.map((m) => [
         svg('line', { x1: x(m.ms), x2: x(m.ms), y1: AXIS_H - 6, y2: height }),
-        svg('text', { x: x(m.ms) + 3, y: AXIS_H - 10 }, m.label),
+        labelled(m) ? svg('text', { x: x(m.ms) + 3, y: AXIS_H - 10 }, m.label) : null,
       ]),
     ),
   );
@@ -93,7 +109,6 @@ export function timeline({ rows, shades, from, until, label }) {
       svg(
         'g',
         { class: 'row', 'data-row': row.key },
-        svg('rect', { class: i % 2 ? 'stripe odd' : 'stripe', x: 0, y, width, height: ROW_H }),
         svg(
           'a',
           { href: row.href },
