@@ -75,6 +75,8 @@ describe('the description document (swagger.yml)', () => {
     // Job history and the live feed (issue 13).
     expected.set(`${t.base}/Job/{key}/history`, ['get']);
     expected.set(`${t.base}/stream`, ['get']);
+    // The starts to come, in order.
+    expected.set(`${t.base}/forecast`, ['get']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,
