@@ -57,6 +57,3 @@ function reasonItem(r) {
 export function reasonList(reasons) {
   return h('ul', { class: 'reasons', id: 'job-waiting-reasons' }, reasons.map(reasonItem));
 }
-
-/** Whether the reasons say no process server can run the job (the job list marks it). */
-export const noProcessServer = (reasons) => (reasons ?? []).some((r) => r.Code === 'NoProcessServer');

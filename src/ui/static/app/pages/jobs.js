@@ -9,7 +9,7 @@ import { fill, h } from '../dom.js';
 import { feedOpen, jobIdOf, onFeed, statusOf } from '../feed.js';
 import { STATUS_PRESETS, shortTime, statusClass, text } from '../format.js';
 import { navigate } from '../router.js';
-import { BATCH, noProcessServer, reasonText, WAITING_STATUSES } from '../waiting.js';
+import { BATCH, reasonText, WAITING_STATUSES } from '../waiting.js';
 
 const FIELDS = 'jobId,JobDefinition,Description,Status,Queue,ProcessServer,CreationTime,RunStart,RunEnd,ReturnCode';
 const FILTERS = ['Search', 'Status', 'JobDefinition', 'Queue', 'ProcessServer', 'Since', 'Until'];
@@ -121,12 +121,7 @@ export function renderJobs(main, _params, query) {
     if (reasons.length) r.st.title = reasons.map(reasonText).join('\n');
     else r.st.removeAttribute('title');
     const stuck = reasons.find((x) => x.Code === 'NoProcessServer');
-    fill(
-      r.mark,
-      noProcessServer(reasons)
-        ? [' ', h('span', { class: 'badge stuck', title: stuck.Message }, 'No process server')]
-        : null,
-    );
+    fill(r.mark, stuck ? [' ', h('span', { class: 'badge stuck', title: stuck.Message }, 'No process server')] : null);
   }
 
   /** One request per page of the list (the server takes up to BATCH ids), not one per row. */
