@@ -196,4 +196,21 @@ describe('forecast, calendar and why a job waits in Chromium', { skip }, () => {
         'a scheduled job is not marked',
       );
   });
+  test('a forecast longer than the page draws: five pages walked in order, and it says it is cut short', async () => {
+    await post(t, '/SubmitFrame/GLOBAL.EveryMinute', { Elements: [{ Kind: 'Every', Every: 1, Unit: 'Minutes' }] });
+    await post(t, '/JobDefinition/GLOBAL.Poll', { JobDefinitionType: 'BASH', Script: 'true' });
+    await submit(t, 'GLOBAL.Poll', { SubmitFrame: 'GLOBAL.EveryMinute' });
+    await page.goto(`${ui}/#/forecast?Range=7d&JobDefinition=GLOBAL.Poll`);
+    const info = page.locator('#forecast-info');
+    await info.filter({ hasText: 'Only the first 5000 starts are shown' }).waitFor();
+    assert.match((await info.textContent()) ?? '', /^5000 planned starts of 1 definition/);
+    const ticks = page.locator('#forecast g.row[data-row="GLOBAL.Poll"] rect.start');
+    assert.equal(await ticks.count(), 5000, 'five pages of 1,000, in order, none twice');
+    const starts = await ticks.evaluateAll((rects) => rects.map((r) => r.getAttribute('data-start')));
+    const ms = starts.map((text) => parseDate(text ?? '', 'UTC').ms);
+    assert.ok(
+      ms.every((v, i) => i === 0 || v - (ms[i - 1] as number) === 60_000),
+      'a minute apart',
+    );
+  });
 });
