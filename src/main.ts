@@ -40,6 +40,7 @@ import type { AlertSenders } from './engine/alert-worker.ts';
 import { OperatorMessages } from './services/operator-messages.ts';
 import { UserMessages } from './services/user-messages.ts';
 import { processServerAction } from './services/process-servers.ts';
+import { ForecastService } from './services/forecast.ts';
 import { openStore } from './store/open.ts';
 import { Feed } from './feed/feed.ts';
 import { FEED_OBJECT_TYPES } from './feed/feed-events.ts';
@@ -237,6 +238,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     },
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
     imports,
+    forecast: new ForecastService({ store, clock, defaultTimeZone: config.defaultTimeZone }),
     feed,
     exporter,
     windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),

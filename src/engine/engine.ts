@@ -45,6 +45,7 @@ import { type SystemRunner, SystemJobs } from './system-jobs.ts';
 export type { SystemRunner } from './system-jobs.ts';
 /** Services read windows as the engine does (a window's openings). */
 export { loadWindow } from './windows.ts';
+export { type ForecastEntry, type ForecastKey, type ForecastQuery, forecastPage } from './forecast.ts';
 
 /** Work on jobs inside one transaction: the store, the effects to carry out after the commit, and the kernel. */
 export type KernelWork<T> = (tx: Store, fx: Effects, k: Kernel) => Promise<T>;
@@ -608,11 +609,23 @@ export class Engine {
    * it; tests in virtual time call it after moving the clock.
    */
   tick(): Promise<void> {
+    // The moment the timer was set for has come (a virtual clock moves without firing it): later ones count again.
+    if (this.wakeAtMs <= this.o.clock.now()) {
+      clearTimeout(this.wakeTimer);
+      this.wakeAtMs = Number.POSITIVE_INFINITY;
+    }
     return this.mutate(async (tx, fx) => {
-      const next = await tx.jobs.nextScheduledStart();
-      if (next !== undefined && next > this.o.clock.now()) fx.wakeAt.push(next);
+      // The first start after now, not the first of all: the ones due now are promoted by this pass, and a later one
+      // whose wake-up an earlier one replaced would otherwise wait for some other wake-up.
+      const next = await tx.jobs.nextScheduledStart(this.o.clock.now());
+      if (next !== undefined) fx.wakeAt.push(next);
       fx.dispatch = true;
     }).then(() => this.idle());
+  }
+
+  /** When the dispatcher will look at the time next on its own (tests in virtual time step the clock to it). */
+  get nextWakeAt(): number | undefined {
+    return Number.isFinite(this.wakeAtMs) ? this.wakeAtMs : undefined;
   }
 
   /** Wakes the dispatcher at `t` (a Scheduled job is due, a time window opens or closes). */

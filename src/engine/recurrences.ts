@@ -13,7 +13,7 @@ import { loadWindow } from './windows.ts';
  */
 
 /** Later than this after its occurrence, a job is a misfire (the server was down): the misfire policy decides. */
-const MISFIRE_GRACE_MS = 60_000;
+export const MISFIRE_GRACE_MS = 60_000;
 /** RunAll submits at most this many missed occurrences. */
 const RUN_ALL_CAP = 1000;
 

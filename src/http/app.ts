@@ -23,6 +23,7 @@ import type { LoadReport } from '../services/load.ts';
 import type { Sessions } from '../services/sessions.ts';
 import { registerDashboard } from './ui/dashboard.ts';
 import { jsonInterface } from './json/plugin.ts';
+import type { ForecastService } from '../services/forecast.ts';
 import { ERROR_SCHEMA, formSchema, inputSchema, outputSchema } from './json/schemas.ts';
 import { lazySchemas } from './lazy-schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
@@ -48,6 +49,8 @@ export interface AppDeps {
   messages: MessageServices;
   events: EventService;
   imports: ImportService;
+  /** The planned starts of `GET /forecast`. */
+  forecast: ForecastService;
   /** The live feed served at …/stream. */
   feed: Feed;
   exporter: CarExporter;

@@ -50,19 +50,22 @@ export interface Page {
 }
 
 export function readPage(values: ReadonlyMap<string, string>, kind: CursorKind): Page {
-  const limitText = values.get('Limit');
-  let limit = DEFAULT_LIMIT;
-  if (limitText !== undefined) {
-    limit = /^[0-9]{1,7}$/.test(limitText.trim()) ? Number(limitText.trim()) : Number.NaN;
-    if (!(limit >= 1 && limit <= MAX_LIMIT))
-      throw invalid(`Query parameter "Limit" must be a whole number from 1 to ${MAX_LIMIT}`);
-  }
   const afterText = values.get('After');
   return {
-    limit,
+    limit: readLimit(values),
     after: afterText === undefined || afterText === '' ? undefined : decodeCursor(kind, afterText),
     fields: values.get('fields'),
   };
+}
+
+/** The Limit parameter: 1 to MAX_LIMIT, DEFAULT_LIMIT when absent. */
+export function readLimit(values: ReadonlyMap<string, string>): number {
+  const limitText = values.get('Limit');
+  if (limitText === undefined) return DEFAULT_LIMIT;
+  const limit = /^[0-9]{1,7}$/.test(limitText.trim()) ? Number(limitText.trim()) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_LIMIT))
+    throw invalid(`Query parameter "Limit" must be a whole number from 1 to ${MAX_LIMIT}`);
+  return limit;
 }
 
 /**

@@ -93,6 +93,11 @@ export class Sessions {
     return s.createdAt + Sessions.LIFETIME_MS;
   }
 
+  /** The server's "now" (epoch ms): the dashboard plans its forecast from it, not from the workstation's clock. */
+  now(): number {
+    return this.clock.now();
+  }
+
   private sweep(now: number): void {
     if (this.byDigest.size < Sessions.MAX_SESSIONS / 2) return;
     for (const [k, s] of this.byDigest)

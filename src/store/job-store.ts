@@ -111,8 +111,8 @@ export interface JobStore {
   countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]>;
   /** Scheduled jobs whose RequestedStartTime has come, oldest first. */
   dueScheduled(now: number, limit: number): Promise<JobRecord[]>;
-  /** Earliest RequestedStartTime of a Scheduled job, or undefined. */
-  nextScheduledStart(): Promise<number | undefined>;
+  /** Earliest RequestedStartTime of a Scheduled job (later than `after` when given), or undefined. */
+  nextScheduledStart(after?: number): Promise<number | undefined>;
   /** Some job that refers to a definition, queue or process server, for the delete check. */
   anyReferring(column: 'definition' | 'queue' | 'processServer', key: string): Promise<number | undefined>;
   /** Finished jobs of a definition beyond the newest `keep`, at most `limit`. */

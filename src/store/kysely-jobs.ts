@@ -561,12 +561,13 @@ export class KyselyJobStore implements JobStore {
     return rows.map(this.load);
   }
 
-  async nextScheduledStart(): Promise<number | undefined> {
-    const row = await this.db
+  async nextScheduledStart(after?: number): Promise<number | undefined> {
+    let q = this.db
       .selectFrom('jobs')
       .select(sql<number | null>`min(requested_start)`.as('t'))
-      .where('status', '=', SCHEDULED)
-      .executeTakeFirst();
+      .where('status', '=', SCHEDULED);
+    if (after !== undefined) q = q.where('requested_start', '>', after);
+    const row = await q.executeTakeFirst();
     return row?.t === null || row?.t === undefined ? undefined : Number(row.t);
   }
 

@@ -80,6 +80,8 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/waiting`, ['get']);
     // A time window's openings (docs/architecture.md §5a).
     expected.set(`${t.base}/TimeWindow/{key}/openings`, ['get']);
+    // The starts to come, in order.
+    expected.set(`${t.base}/forecast`, ['get']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,

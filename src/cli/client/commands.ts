@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerApplyCommands } from './apply.ts';
+import { registerForecastCommand } from './forecast-command.ts';
 import { ApiClient } from './http.ts';
 import { registerJobCommands } from './job-commands.ts';
 import { registerObjectCommands } from './object-commands.ts';
@@ -10,6 +11,7 @@ import { normalizeVendor } from '../../config/config.ts';
 export function registerClientCommands(program: Command): void {
   registerLogin(program);
   registerJobCommands(program);
+  registerForecastCommand(program);
   registerObjectCommands(program);
   registerApplyCommands(program);
 }

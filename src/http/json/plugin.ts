@@ -8,6 +8,8 @@ import { requireCsrf, sessionCookie } from '../ui/session-cookie.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
 import type { ImportService } from '../../services/car-import.ts';
 import { registerEventRoutes } from './event-routes.ts';
+import type { ForecastService } from '../../services/forecast.ts';
+import { registerForecastRoute } from './forecast-routes.ts';
 import { registerImportRoute } from './import-route.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { registerListRoutes } from './list-routes.ts';
@@ -29,6 +31,7 @@ export interface JsonInterfaceDeps {
   events: EventService;
   imports: ImportService;
   windows: WindowOpenings;
+  forecast: ForecastService;
   /** The dashboard's sessions: their cookie stands in for an API key (issue 13). */
   sessions?: Sessions;
   feed: Feed;
@@ -84,6 +87,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
   registerStreamRoute(app, deps.feed, served);
   registerWindowRoutes(app, deps.windows, served);
+  registerForecastRoute(app, deps.forecast, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);
 }

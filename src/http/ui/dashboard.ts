@@ -56,6 +56,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
     csrf: s.csrf,
     csrfHeader: 'X-Millrace-CSRF',
     expiresAt: deps.sessions.expiresAt(s),
+    serverTime: deps.sessions.now(),
     lifetimeSeconds: Sessions.LIFETIME_MS / 1000,
     idleTimeoutSeconds: Sessions.IDLE_MS / 1000,
     jsonBase: deps.jsonBase,

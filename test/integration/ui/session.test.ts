@@ -67,6 +67,11 @@ for (const backend of backends()) {
       const me = await inject('GET', `${UI}/api/session`, { cookie: s.cookie });
       assert.equal(me.statusCode, 200);
       assert.equal(me.json().user, 'admin');
+      assert.equal(
+        me.json().serverTime,
+        clock.now(),
+        "the server's clock (virtual here), which the forecast plans from",
+      );
       assert.ok(me.json().actions.kill.includes('Running'));
       assert.ok(!me.json().actions.kill.includes('Queued'));
 

@@ -18,6 +18,20 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** `svg('rect', {x: 1, class: 'bar'}, child…)`: an SVG element the same way (attributes only, text as text nodes). */
+export function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value);
+    else el.setAttribute(name, String(value));
+  }
+  append(el, children);
+  return el;
+}
+
 function append(el, children) {
   for (const c of children) {
     if (c === undefined || c === null || c === false) continue;

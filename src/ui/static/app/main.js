@@ -4,11 +4,13 @@ import { h } from './dom.js';
 import { onFeedState, startFeed, stopFeed } from './feed.js';
 import { startInboxBadge } from './inbox-badge.js';
 import { renderDefinition, renderDefinitions } from './pages/definitions.js';
+import { renderForecast } from './pages/forecast.js';
 import { renderInbox } from './pages/inbox.js';
 import { renderInfra } from './pages/infra.js';
 import { renderJob } from './pages/job.js';
 import { renderJobs } from './pages/jobs.js';
 import { renderSignIn } from './pages/signin.js';
+import { renderTimeWindow } from './pages/time-window.js';
 import { leave, route, show } from './router.js';
 import { setSession } from './session.js';
 
@@ -21,6 +23,8 @@ route('/inbox', renderInbox);
 route('/definitions', renderDefinitions);
 route('/definition/:key', renderDefinition);
 route('/infra', renderInfra);
+route('/forecast', renderForecast);
+route('/timewindow/:key', renderTimeWindow);
 
 let stopBadge = null;
 

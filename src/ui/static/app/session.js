@@ -1,11 +1,20 @@
 /** The signed-in user and what they may do: the server's own grants, so the page offers only allowed buttons. */
 
 let current = null;
+/** How far the server's clock is ahead of this browser's (ms), as of the session's answer. */
+let skew = 0;
 
 export const setSession = (s) => {
   current = s;
+  skew = typeof s?.serverTime === 'number' ? s.serverTime - Date.now() : 0;
 };
 export const session = () => current;
+
+/**
+ * "Now" on the server's clock: plans (the forecast, a window's calendar) are the server's, and a workstation whose
+ * clock is off must not shift them.
+ */
+export const serverNow = () => Date.now() + skew;
 
 /** Same rule as the server: some grant names the type (or *), the partition (or *) and the privilege. */
 export function can(type, partition, privilege) {

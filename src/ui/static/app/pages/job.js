@@ -13,6 +13,7 @@ import { followFile } from '../log-follower.js';
 import { parameterForm } from '../param-form.js';
 import { navigate } from '../router.js';
 import { isFinal } from '../session.js';
+import { reasonList, WAITING_STATUSES } from '../waiting.js';
 
 const INFO = [
   ['Description', 'Description'],
@@ -46,6 +47,8 @@ export async function renderJob(main, { id }) {
   const params = h('tbody', { id: 'job-params' });
   const notes = h('ul', { class: 'notes' });
   const waiting = h('div');
+  const reasons = h('section', { id: 'job-waiting', hidden: true });
+  let reasonsAsked = 0;
   const history = h('tbody', { id: 'job-history' });
   const historyNote = h('p', { class: 'muted small' });
   const files = h('div', { class: 'files', id: 'job-files' });
@@ -104,6 +107,7 @@ export async function renderJob(main, { id }) {
           )
         : null,
     );
+    void loadReasons();
     if (!job.JobFiles?.length && !files.children.length) fill(files, h('p', { class: 'muted' }, 'No files.'));
     else if (job.JobFiles?.length && files.firstElementChild?.tagName === 'P' && followers.size === 0) fill(files);
     for (const f of job.JobFiles ?? []) {
@@ -125,6 +129,23 @@ export async function renderJob(main, { id }) {
         );
       }
     }
+  }
+
+  /** Why a job that has not started waits, in the server's words; nothing for a job past that. */
+  async function loadReasons() {
+    const mine = ++reasonsAsked;
+    let answer = null;
+    if (WAITING_STATUSES.has(job.Status)) {
+      try {
+        answer = await api('GET', `/Job/${jobId}/waiting`);
+      } catch {
+        answer = null; // a server without the endpoint, or the job just removed: the page shows no reasons
+      }
+    }
+    if (mine !== reasonsAsked) return;
+    const list = answer?.Reasons ?? [];
+    reasons.hidden = list.length === 0;
+    fill(reasons, list.length ? [h('h2', {}, 'Why it waits'), reasonList(list)] : null);
   }
 
   async function loadHistory() {
@@ -226,6 +247,7 @@ export async function renderJob(main, { id }) {
     status,
     actions,
     waiting,
+    reasons,
     h(
       'div',
       { class: 'cols' },

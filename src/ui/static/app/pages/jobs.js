@@ -1,12 +1,15 @@
 /**
  * The job monitor: `GET {base}/Job` with the filters in the address, newest first, paged by the server's cursor
- * (so page 500 costs what page 1 does), status cells updated live from batched feed events.
+ * (so page 500 costs what page 1 does), status cells updated live from batched feed events. Why the page's
+ * waiting jobs wait is asked in one batch (`GET {base}/waiting?Jobs=…`): the hover of their status, and a badge on
+ * a job no process server can run.
  */
 import { api, ApiError, withQuery } from '../api.js';
 import { fill, h } from '../dom.js';
 import { feedOpen, jobIdOf, onFeed, statusOf } from '../feed.js';
 import { STATUS_PRESETS, shortTime, statusClass, text } from '../format.js';
 import { navigate } from '../router.js';
+import { BATCH, reasonText, WAITING_STATUSES } from '../waiting.js';
 
 const FIELDS = 'jobId,JobDefinition,Description,Status,Queue,ProcessServer,CreationTime,RunStart,RunEnd,ReturnCode';
 const FILTERS = ['Search', 'Status', 'JobDefinition', 'Queue', 'ProcessServer', 'Since', 'Until'];
@@ -21,6 +24,8 @@ export function renderJobs(main, _params, query) {
   let next = null;
   const rows = new Map();
   let refreshTimer = null;
+  let reasonsTimer = null;
+  let reasonsAsked = 0;
 
   const input = (name, placeholder) =>
     h('input', { name, id: `f-${name}`, placeholder, value: filters[name], 'aria-label': name });
@@ -92,13 +97,14 @@ export function renderJobs(main, _params, query) {
 
   function row(job) {
     const st = h('span', { class: statusClass(job.Status) }, job.Status);
+    const mark = h('span', { class: 'mark' });
     const tr = h(
       'tr',
       { 'data-job': job.jobId },
       h('td', {}, h('a', { href: `#/job/${job.jobId}` }, String(job.jobId))),
       h('td', {}, text(job.JobDefinition)),
       h('td', { class: 'desc' }, text(job.Description)),
-      h('td', {}, st),
+      h('td', {}, st, mark),
       h('td', {}, text(job.Queue)),
       h('td', {}, text(job.ProcessServer)),
       h('td', { class: 'time', title: job.CreationTime ?? '' }, shortTime(job.CreationTime)),
@@ -106,8 +112,40 @@ export function renderJobs(main, _params, query) {
       h('td', { class: 'time', title: job.RunEnd ?? '' }, shortTime(job.RunEnd)),
       h('td', {}, text(job.ReturnCode)),
     );
-    rows.set(job.jobId, { tr, st });
+    rows.set(job.jobId, { tr, st, mark, status: job.Status });
     return tr;
+  }
+
+  function showReasons(r, reasons) {
+    if (!r) return;
+    if (reasons.length) r.st.title = reasons.map(reasonText).join('\n');
+    else r.st.removeAttribute('title');
+    const stuck = reasons.find((x) => x.Code === 'NoProcessServer');
+    fill(r.mark, stuck ? [' ', h('span', { class: 'badge stuck', title: stuck.Message }, 'No process server')] : null);
+  }
+
+  /** One request per page of the list (the server takes up to BATCH ids), not one per row. */
+  async function loadReasons() {
+    const mine = ++reasonsAsked;
+    const ids = [...rows].filter(([, r]) => WAITING_STATUSES.has(r.status)).map(([id]) => id);
+    for (let i = 0; i < ids.length; i += BATCH) {
+      let res;
+      try {
+        res = await api('GET', withQuery('/waiting', { Jobs: ids.slice(i, i + BATCH).join(',') }));
+      } catch {
+        return; // the list stays useful without its reasons
+      }
+      if (mine !== reasonsAsked) return;
+      for (const item of res.items ?? []) showReasons(rows.get(item.Job), item.Reasons ?? []);
+    }
+  }
+
+  function reasonsSoon() {
+    if (reasonsTimer) return;
+    reasonsTimer = setTimeout(() => {
+      reasonsTimer = null;
+      void loadReasons();
+    }, 1000);
   }
 
   async function page(cursor, forward) {
@@ -121,6 +159,7 @@ export function renderJobs(main, _params, query) {
       older.disabled = !next;
       newer.disabled = after === '';
       info.textContent = res.items.length === 0 ? 'No jobs match.' : `${res.items.length} jobs on this page`;
+      void loadReasons();
     } catch (err) {
       fill(body);
       info.textContent = err instanceof ApiError ? err.message : String(err);
@@ -139,6 +178,7 @@ export function renderJobs(main, _params, query) {
   const unsubscribe = onFeed((batch, resync) => {
     if (resync) return refreshSoon();
     let unseen = false;
+    let waited = false;
     for (const ev of batch) {
       const id = jobIdOf(ev);
       if (id === null) continue;
@@ -147,9 +187,13 @@ export function renderJobs(main, _params, query) {
       if (r && to) {
         r.st.textContent = to;
         r.st.className = statusClass(to);
+        r.status = to;
+        showReasons(r, []);
+        if (WAITING_STATUSES.has(to)) waited = true;
       } else if (!r) unseen = true;
     }
     if (unseen) refreshSoon();
+    if (waited) reasonsSoon();
   });
   // Without the feed (reconnecting), the first page is re-read every 5 seconds instead.
   const poll = setInterval(() => {
@@ -160,5 +204,6 @@ export function renderJobs(main, _params, query) {
     unsubscribe();
     clearInterval(poll);
     clearTimeout(refreshTimer);
+    clearTimeout(reasonsTimer);
   };
 }

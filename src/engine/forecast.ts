@@ -1,0 +1,233 @@
+import type { JobRecord } from '../domain/job.ts';
+import { MinHeap } from '../domain/min-heap.ts';
+import { type FrameSpec, nextOccurrence } from '../domain/recurrence.ts';
+import { firstOpenInstant, lastOpenEnd } from '../domain/start-gate.ts';
+import type { WindowSpec } from '../domain/time-window.ts';
+import { loopYielder } from '../loop-yield.ts';
+import type { JobStatus } from '../model/fields.ts';
+import type { Store } from '../store/store.ts';
+import { loadFrame } from './frames.ts';
+import { MISFIRE_GRACE_MS } from './recurrences.ts';
+import { loadWindow } from './windows.ts';
+
+/**
+ * The forecast (docs/architecture.md §6): every start the engine will make in a range, computed by the functions the
+ * engine decides with, never a copy of their rules. A recurrence's next occurrence is nextOccurrence from the
+ * previous one with the frame, anchor and job window loadFrame / loadWindow give, as submitNextOccurrence does; a
+ * start is the first instant at which the job's own window and its queue's are both open (firstOpenInstant of the
+ * same WindowSpecs the gates load), assuming room in queues and servers.
+ *
+ * Paging is a k-way merge: each waiting job is one entry, each recurrence a lazy series of entries; every source is
+ * sought past the cursor on its own (a series jumps there with nextOccurrence, it never walks from its start), and
+ * a heap hands out the smallest. A page costs (sources + page) × log(sources), whatever its place in the range.
+ */
+
+/** Where a page starts after: entries are ordered by start, then job id, then occurrence. */
+export interface ForecastKey {
+  start: number;
+  job: number;
+  occurrence: number;
+}
+
+export interface ForecastEntry extends ForecastKey {
+  source: 'Recurrence' | 'Scheduled';
+  of: JobRecord;
+}
+
+export interface ForecastQuery {
+  /** The range [from, until) of starts. */
+  from: number;
+  until: number;
+  /** The time the forecast is made at: nothing starts before it. */
+  now: number;
+  definition?: string;
+  queue?: string;
+  /** Only jobs of these partitions; undefined: every partition. */
+  partitions?: readonly string[];
+  after?: ForecastKey;
+  limit: number;
+}
+
+/** Jobs that may wait for a future start: Scheduled ones, Held ones with a start time, Queued ones behind a window. */
+const WAITING: readonly JobStatus[] = ['Scheduled', 'Held', 'Queued'];
+const BATCH = 1000;
+
+const less = (a: ForecastKey, b: ForecastKey): boolean =>
+  a.start !== b.start ? a.start < b.start : a.job !== b.job ? a.job < b.job : a.occurrence < b.occurrence;
+
+/** The page after `q.after` (or from `q.from`), and whether more follow. */
+export async function forecastPage(
+  store: Store,
+  q: ForecastQuery,
+): Promise<{ entries: ForecastEntry[]; more: boolean }> {
+  const pause = loopYielder();
+  const objects = new Objects(store);
+  const floor: ForecastKey = q.after ?? { start: q.from, job: -1, occurrence: Number.NEGATIVE_INFINITY };
+  const heap = new MinHeap<Source>((a, b) => less(a.head as ForecastEntry, b.head as ForecastEntry));
+  const add = (s: Source) => {
+    if (s.head && s.head.start < q.until) heap.push(s);
+  };
+  for (let afterJobId = 0; ; ) {
+    const jobs = await store.jobs.listByStatus(WAITING, {
+      limit: BATCH,
+      afterJobId,
+      ...(q.definition !== undefined ? { definition: q.definition } : {}),
+      ...(q.queue !== undefined ? { queue: q.queue } : {}),
+    });
+    for (const job of jobs) {
+      await pause();
+      if (q.partitions && !q.partitions.includes(job.partition)) continue;
+      for (const s of await sourcesOf(objects, job, q.now)) {
+        s.seek(floor);
+        add(s);
+      }
+    }
+    const last = jobs[jobs.length - 1];
+    if (!last || jobs.length < BATCH) break;
+    afterJobId = last.jobId;
+  }
+  const entries: ForecastEntry[] = [];
+  while (entries.length <= q.limit) {
+    await pause();
+    const s = heap.pop();
+    if (!s?.head) break;
+    entries.push(s.head);
+    s.advance();
+    add(s);
+  }
+  return { entries: entries.slice(0, q.limit), more: entries.length > q.limit };
+}
+
+/** Entries in order; `head` the next one, undefined when none is left. */
+interface Source {
+  head: ForecastEntry | undefined;
+  /** Moves head to the first entry after `key`. */
+  seek(key: ForecastKey): void;
+  advance(): void;
+}
+
+/** The entries one waiting job makes: its own start, and when it is a recurrence's waiting job the later ones too. */
+async function sourcesOf(objects: Objects, job: JobRecord, now: number): Promise<Source[]> {
+  const gates = await objects.gatesOf(job);
+  const at = Math.max(job.requestedStart, now);
+  const start = firstOpenInstant(gates, at);
+  if (job.status === 'Queued' && start === at) return []; // open now: it waits for room, not for a time
+  if (job.status === 'Held' && job.requestedStart <= now) return []; // it waits for a release, not for a time
+  const r = job.data.recurrence;
+  const source = r ? 'Recurrence' : 'Scheduled';
+  const own: ForecastEntry | undefined =
+    start === undefined ? undefined : { start, job: job.jobId, occurrence: job.requestedStart, source, of: job };
+  const out: Source[] = [];
+  // submitNextOccurrence's misfire rule: promoted too late, Skip drops it and the series goes on from then.
+  const late = r !== undefined && at - r.occurrence > MISFIRE_GRACE_MS;
+  if (own && !(late && job.data.spec.misfire === 'Skip')) out.push(single(own));
+  // A recurrence's waiting job submits its successor when its occurrence comes (Held: once released, unknown when).
+  if (r && !r.next && job.jobGroup !== null && job.status === 'Scheduled') {
+    const frame = await objects.frame(r.frame, job.data.zone);
+    const key = job.data.spec.timeWindow;
+    const jobWindow = key ? await objects.window(key, job.data.spec.windowZone ?? job.data.zone) : undefined;
+    if (frame) out.push(new Series(job, frame, jobWindow, gates, late ? at : r.occurrence));
+  }
+  return out;
+}
+
+function single(entry: ForecastEntry): Source {
+  const s: Source = {
+    head: entry,
+    seek(key) {
+      if (!less(key, entry)) s.head = undefined;
+    },
+    advance() {
+      s.head = undefined;
+    },
+  };
+  return s;
+}
+
+/** The later occurrences of a recurrence, each at the start its windows let it make. */
+class Series implements Source {
+  head: ForecastEntry | undefined;
+  private readonly job: JobRecord;
+  private readonly frame: FrameSpec;
+  private readonly jobWindow: WindowSpec | undefined;
+  private readonly gates: readonly WindowSpec[];
+  /** The series' occurrences are those after this one (its waiting job's, or when that comes late, its promotion). */
+  private readonly base: number;
+
+  constructor(job: JobRecord, frame: FrameSpec, jobWindow: WindowSpec | undefined, gates: WindowSpec[], base: number) {
+    this.job = job;
+    this.frame = frame;
+    this.jobWindow = jobWindow;
+    this.gates = gates;
+    this.base = base;
+    this.head = undefined;
+  }
+
+  seek(key: ForecastKey): void {
+    // Starts never decrease along a series, so its entries from `key.start` on are those whose occurrence comes after
+    // the windows were last open together before it.
+    const end = lastOpenEnd(this.gates, key.start, this.base);
+    this.from(Math.max(this.base, (end ?? this.base + 1) - 1));
+    while (this.head && !less(key, this.head)) this.advance();
+  }
+
+  advance(): void {
+    if (this.head) this.from(this.head.occurrence);
+  }
+
+  /** The head becomes the occurrence after `after`, as submitNextOccurrence computes it. */
+  private from(after: number): void {
+    const r = this.job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
+    const occurrence = nextOccurrence(this.frame, r.anchor, after, this.jobWindow);
+    const start = occurrence === undefined ? undefined : firstOpenInstant(this.gates, occurrence);
+    this.head =
+      occurrence === undefined || start === undefined
+        ? undefined
+        : { start, job: this.job.jobId, occurrence, source: 'Recurrence', of: this.job };
+  }
+}
+
+/** Frames, windows and queues read once per page, in the zones the engine reads them in. */
+class Objects {
+  private readonly store: Store;
+  private readonly windows = new Map<string, Promise<WindowSpec | undefined>>();
+  private readonly frames = new Map<string, Promise<FrameSpec | undefined>>();
+  private readonly queues = new Map<string, Promise<WindowSpec | null | undefined>>();
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  window(key: string, zone: string): Promise<WindowSpec | undefined> {
+    return cached(this.windows, `${key}|${zone}`, () => loadWindow(this.store, key, zone));
+  }
+
+  frame(key: string, zone: string): Promise<FrameSpec | undefined> {
+    return cached(this.frames, `${key}|${zone}`, () => loadFrame(this.store, key, zone));
+  }
+
+  /** The windows a job waits for: its own (gates.ts) and its queue's (dispatcher.ts). */
+  async gatesOf(job: JobRecord): Promise<WindowSpec[]> {
+    const out: WindowSpec[] = [];
+    const key = job.data.spec.timeWindow;
+    const own = key ? await this.window(key, job.data.spec.windowZone ?? job.data.zone) : undefined;
+    if (own) out.push(own);
+    const queue = await cached(this.queues, job.queue, async () => {
+      const q = await this.store.getObject('Queue', job.queue);
+      if (!q) return null;
+      const windowKey = q.data.TimeWindow as string | null;
+      return windowKey ? this.window(windowKey, (q.data.QueueTimeZone as string | null) ?? 'UTC') : null;
+    });
+    if (queue) out.push(queue);
+    return out;
+  }
+}
+
+function cached<T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+  let hit = map.get(key);
+  if (!hit) {
+    hit = load();
+    map.set(key, hit);
+  }
+  return hit;
+}
