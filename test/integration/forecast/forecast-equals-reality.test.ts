@@ -63,7 +63,11 @@ const FRAMES: Record<string, Record<string, unknown>> = {
   },
 };
 
-/** One definition per row: its frame, and optionally its own time window and its queue. */
+/**
+ * One definition per row: its frame, and optionally its own time window and its queue. A month-end definition with
+ * calendar shifting is one more row naming a window of WINDOWS (e.g. `{ name: 'MonthEndShifted', frame:
+ * 'MonthEndDaily', window: 'LastWorkdayShifted' }`, its window beside the others).
+ */
 interface Row {
   name: string;
   frame: keyof typeof FRAMES;
