@@ -31,7 +31,21 @@ export interface ForecastKey {
 
 export interface ForecastEntry extends ForecastKey {
   source: 'Recurrence' | 'Scheduled';
-  of: JobRecord;
+  of: PlannedJob;
+}
+
+/**
+ * What an entry shows of its job. Only this is kept of a job past the reading of its page: a page's sources live
+ * for the whole request, and whole job records kept that long would leave garbage for major collections.
+ */
+export interface PlannedJob {
+  jobId: number;
+  definition: string;
+  jobGroup: number | null;
+  queue: string;
+  /** The zone the job's dates are written in. */
+  zone: string;
+  timeWindow: string | null;
 }
 
 export interface ForecastQuery {
@@ -50,7 +64,7 @@ export interface ForecastQuery {
 
 /** Jobs that may wait for a future start: Scheduled ones, Held ones with a start time, Queued ones behind a window. */
 const WAITING: readonly JobStatus[] = ['Scheduled', 'Held', 'Queued'];
-const BATCH = 1000;
+const BATCH = 200;
 
 const less = (a: ForecastKey, b: ForecastKey): boolean =>
   a.start !== b.start ? a.start < b.start : a.job !== b.job ? a.job < b.job : a.occurrence < b.occurrence;
@@ -67,6 +81,9 @@ export async function forecastPage(
   const add = (s: Source) => {
     if (s.head && s.head.start < q.until) heap.push(s);
   };
+  // First the sources, then their seeks: a batch of job records is dropped before the seeks' garbage (the calendar
+  // arithmetic of wall-clock series) could make the collector promote it.
+  const sources: Source[] = [];
   for (let afterJobId = 0; ; ) {
     const jobs = await store.jobs.listByStatus(WAITING, {
       limit: BATCH,
@@ -74,17 +91,18 @@ export async function forecastPage(
       ...(q.definition !== undefined ? { definition: q.definition } : {}),
       ...(q.queue !== undefined ? { queue: q.queue } : {}),
     });
-    for (const job of jobs) {
-      await pause();
-      if (q.partitions && !q.partitions.includes(job.partition)) continue;
-      for (const s of await sourcesOf(objects, job, q.now)) {
-        s.seek(floor);
-        add(s);
-      }
-    }
+    for (const job of jobs)
+      if (!q.partitions || q.partitions.includes(job.partition))
+        sources.push(...(await sourcesOf(objects, job, q.now)));
     const last = jobs[jobs.length - 1];
     if (!last || jobs.length < BATCH) break;
     afterJobId = last.jobId;
+    await pause();
+  }
+  for (const s of sources) {
+    await pause();
+    s.seek(floor);
+    add(s);
   }
   const entries: ForecastEntry[] = [];
   while (entries.length <= q.limit) {
@@ -110,13 +128,21 @@ interface Source {
 async function sourcesOf(objects: Objects, job: JobRecord, now: number): Promise<Source[]> {
   const gates = await objects.gatesOf(job);
   const at = Math.max(job.requestedStart, now);
-  const start = firstOpenInstant(gates, at);
+  const start = objects.calc.firstOpenInstant(gates, at);
   if (job.status === 'Queued' && start === at) return []; // open now: it waits for room, not for a time
   if (job.status === 'Held' && job.requestedStart <= now) return []; // it waits for a release, not for a time
   const r = job.data.recurrence;
   const source = r ? 'Recurrence' : 'Scheduled';
+  const of: PlannedJob = {
+    jobId: job.jobId,
+    definition: job.definition,
+    jobGroup: job.jobGroup,
+    queue: job.queue,
+    zone: job.data.zone,
+    timeWindow: job.data.spec.timeWindow ?? null,
+  };
   const own: ForecastEntry | undefined =
-    start === undefined ? undefined : { start, job: job.jobId, occurrence: job.requestedStart, source, of: job };
+    start === undefined ? undefined : { start, job: job.jobId, occurrence: job.requestedStart, source, of };
   const out: Source[] = [];
   // submitNextOccurrence's misfire rule: promoted too late, Skip drops it and the series goes on from then.
   const late = r !== undefined && at - r.occurrence > MISFIRE_GRACE_MS;
@@ -126,7 +152,7 @@ async function sourcesOf(objects: Objects, job: JobRecord, now: number): Promise
     const frame = await objects.frame(r.frame, job.data.zone);
     const key = job.data.spec.timeWindow;
     const jobWindow = key ? await objects.window(key, job.data.spec.windowZone ?? job.data.zone) : undefined;
-    if (frame) out.push(new Series(job, frame, jobWindow, gates, late ? at : r.occurrence));
+    if (frame) out.push(new Series(objects.calc, of, r.anchor, frame, jobWindow, gates, late ? at : r.occurrence));
   }
   return out;
 }
@@ -147,15 +173,27 @@ function single(entry: ForecastEntry): Source {
 /** The later occurrences of a recurrence, each at the start its windows let it make. */
 class Series implements Source {
   head: ForecastEntry | undefined;
-  private readonly job: JobRecord;
+  private readonly calc: Calc;
+  private readonly job: PlannedJob;
+  private readonly anchor: number;
   private readonly frame: FrameSpec;
   private readonly jobWindow: WindowSpec | undefined;
   private readonly gates: readonly WindowSpec[];
   /** The series' occurrences are those after this one (its waiting job's, or when that comes late, its promotion). */
   private readonly base: number;
 
-  constructor(job: JobRecord, frame: FrameSpec, jobWindow: WindowSpec | undefined, gates: WindowSpec[], base: number) {
+  constructor(
+    calc: Calc,
+    job: PlannedJob,
+    anchor: number,
+    frame: FrameSpec,
+    jobWindow: WindowSpec | undefined,
+    gates: WindowSpec[],
+    base: number,
+  ) {
+    this.calc = calc;
     this.job = job;
+    this.anchor = anchor;
     this.frame = frame;
     this.jobWindow = jobWindow;
     this.gates = gates;
@@ -166,7 +204,7 @@ class Series implements Source {
   seek(key: ForecastKey): void {
     // Starts never decrease along a series, so its entries from `key.start` on are those whose occurrence comes after
     // the windows were last open together before it.
-    const end = lastOpenEnd(this.gates, key.start, this.base);
+    const end = this.calc.lastOpenEnd(this.gates, key.start, this.base);
     this.from(Math.max(this.base, (end ?? this.base + 1) - 1));
     while (this.head && !less(key, this.head)) this.advance();
   }
@@ -177,9 +215,8 @@ class Series implements Source {
 
   /** The head becomes the occurrence after `after`, as submitNextOccurrence computes it. */
   private from(after: number): void {
-    const r = this.job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
-    const occurrence = nextOccurrence(this.frame, r.anchor, after, this.jobWindow);
-    const start = occurrence === undefined ? undefined : firstOpenInstant(this.gates, occurrence);
+    const occurrence = this.calc.nextOccurrence(this.frame, this.anchor, after, this.jobWindow);
+    const start = occurrence === undefined ? undefined : this.calc.firstOpenInstant(this.gates, occurrence);
     this.head =
       occurrence === undefined || start === undefined
         ? undefined
@@ -187,9 +224,59 @@ class Series implements Source {
   }
 }
 
+/**
+ * The domain functions a page calls, remembered for the page: they are pure, and the sources of one page ask the same
+ * questions many times (recurrences of one SubmitFrame submitted the same day share their anchor, and every source
+ * seeks to the same cursor). Objects are told apart by identity: Objects hands out one per key.
+ */
+class Calc {
+  private readonly ids = new Map<object, number>();
+  private readonly answers = new Map<string, number | undefined>();
+
+  nextOccurrence(
+    frame: FrameSpec,
+    anchor: number,
+    after: number,
+    jobWindow: WindowSpec | undefined,
+  ): number | undefined {
+    // A cron expression has no anchor: its occurrences are the same whatever the series.
+    const key = `n${this.id(frame)}|${jobWindow ? this.id(jobWindow) : 0}|${frame.cron === null ? anchor : 0}|${after}`;
+    return this.remember(key, () => nextOccurrence(frame, anchor, after, jobWindow));
+  }
+
+  firstOpenInstant(gates: readonly WindowSpec[], t: number): number | undefined {
+    if (gates.length === 0) return t;
+    return this.remember(`f${this.id(gates)}|${t}`, () => firstOpenInstant(gates, t));
+  }
+
+  lastOpenEnd(gates: readonly WindowSpec[], t: number, floor: number): number | undefined {
+    return this.remember(`l${this.id(gates)}|${t}|${floor}`, () => lastOpenEnd(gates, t, floor));
+  }
+
+  private remember(key: string, compute: () => number | undefined): number | undefined {
+    if (this.answers.has(key)) return this.answers.get(key);
+    const answer = compute();
+    if (this.answers.size >= MAX_ANSWERS) this.answers.clear();
+    this.answers.set(key, answer);
+    return answer;
+  }
+
+  private id(o: object): number {
+    const known = this.ids.get(o);
+    if (known !== undefined) return known;
+    const id = this.ids.size + 1;
+    this.ids.set(o, id);
+    return id;
+  }
+}
+
+const MAX_ANSWERS = 100_000;
+
 /** Frames, windows and queues read once per page, in the zones the engine reads them in. */
 class Objects {
+  readonly calc = new Calc();
   private readonly store: Store;
+  private readonly gates = new Map<string, Promise<WindowSpec[]>>();
   private readonly windows = new Map<string, Promise<WindowSpec | undefined>>();
   private readonly frames = new Map<string, Promise<FrameSpec | undefined>>();
   private readonly queues = new Map<string, Promise<WindowSpec | null | undefined>>();
@@ -206,8 +293,14 @@ class Objects {
     return cached(this.frames, `${key}|${zone}`, () => loadFrame(this.store, key, zone));
   }
 
-  /** The windows a job waits for: its own (gates.ts) and its queue's (dispatcher.ts). */
-  async gatesOf(job: JobRecord): Promise<WindowSpec[]> {
+  /** The windows a job waits for: its own (gates.ts) and its queue's (dispatcher.ts); one array per combination. */
+  gatesOf(job: JobRecord): Promise<WindowSpec[]> {
+    const key = job.data.spec.timeWindow ?? '';
+    const zone = job.data.spec.windowZone ?? job.data.zone;
+    return cached(this.gates, `${key}|${zone}|${job.queue}`, () => this.loadGates(job));
+  }
+
+  private async loadGates(job: JobRecord): Promise<WindowSpec[]> {
     const out: WindowSpec[] = [];
     const key = job.data.spec.timeWindow;
     const own = key ? await this.window(key, job.data.spec.windowZone ?? job.data.zone) : undefined;

@@ -85,13 +85,13 @@ export class ForecastService {
 function render(e: ForecastEntry): ForecastItem {
   const job = e.of;
   return {
-    Start: formatInstant(e.start, job.data.zone),
+    Start: formatInstant(e.start, job.zone),
     JobDefinition: job.definition,
     Source: e.source,
     Job: job.jobId,
     JobGroup: job.jobGroup,
     Queue: job.queue,
-    TimeWindow: job.data.spec.timeWindow ?? null,
+    TimeWindow: job.timeWindow,
   };
 }
 

@@ -63,7 +63,11 @@ const FRAMES: Record<string, Record<string, unknown>> = {
   },
 };
 
-/** One definition per row: its frame, and optionally its own time window and its queue. */
+/**
+ * One definition per row: its frame, and optionally its own time window and its queue. A month-end definition with
+ * calendar shifting is one more row naming a window of WINDOWS (e.g. `{ name: 'MonthEndShifted', frame:
+ * 'MonthEndDaily', window: 'LastWorkdayShifted' }`, its window beside the others).
+ */
 interface Row {
   name: string;
   frame: keyof typeof FRAMES;
@@ -104,6 +108,14 @@ const WORKLOAD: Row[] = [
   { name: 'MonthEndDailyNight', frame: 'MonthEndDaily', queue: 'Night' },
 ];
 
+/** Single jobs beside the recurrences: submitted for `at` hours after T0, waiting for that time and their windows. */
+const SINGLES: Array<Omit<Row, 'frame'> & { at: number }> = [
+  { name: 'SingleLater', at: 30 },
+  { name: 'SingleOffice', at: 44, window: 'Office' }, // Thursday 22:00 in Amsterdam: starts Friday at 09:00
+  { name: 'SingleNightQueue', at: 61, queue: 'Night' }, // Friday 15:00 in Amsterdam: starts at 22:00
+  { name: 'SingleOfficeOpen', at: 61, window: 'Office' }, // the office is open then, before and after the change
+];
+
 /** `definition start` of every entry of the forecast of [from, until), walking its pages. */
 async function forecast(t: TestServer, from: number, until: number): Promise<string[]> {
   const out: string[] = [];
@@ -121,7 +133,7 @@ async function forecast(t: TestServer, from: number, until: number): Promise<str
 /** `definition start` of every job of the workload that started in [from, until), as the job API shows them. */
 async function started(t: TestServer, from: number, until: number): Promise<string[]> {
   const out: string[] = [];
-  const names = new Set(WORKLOAD.map((r) => `GLOBAL.${r.name}`));
+  const names = new Set([...WORKLOAD, ...SINGLES].map((r) => `GLOBAL.${r.name}`));
   let after = '';
   for (;;) {
     const res = await t.req('GET', `/Job?Limit=1000&fields=JobDefinition,RunStart${after}`);
@@ -165,25 +177,32 @@ for (const backend of backends()) {
     });
     after(() => t.close());
 
-    test('30 recurrences over 5 days start exactly when the forecast said, also after a window changed', async () => {
+    test('30 recurrences and 4 single jobs over 5 days start exactly when the forecast said, also after a window changed', async () => {
       for (const [name, body] of Object.entries(WINDOWS)) await post(t, `/TimeWindow/GLOBAL.${name}`, body);
       await post(t, '/Queue/GLOBAL.Night', { TimeWindow: 'GLOBAL.Night', QueueTimeZone: AMS });
       await post(t, '/QueueProvider/GLOBAL.System.GLOBAL.Night');
       for (const [name, body] of Object.entries(FRAMES)) await post(t, `/SubmitFrame/GLOBAL.${name}`, body);
-      for (const row of WORKLOAD) {
+      const define = async (row: Omit<Row, 'frame'>) => {
         await post(t, `/JobDefinition/GLOBAL.${row.name}`, {
           JobDefinitionType: 'JobChain',
           DefaultQueue: `GLOBAL.${row.queue ?? 'System'}`,
           ...(row.window ? { TimeWindow: `GLOBAL.${row.window}` } : {}),
         });
         await post(t, `/JobChain/GLOBAL.${row.name}`, { Steps: [] });
+      };
+      for (const row of WORKLOAD) {
+        await define(row);
         await submit(t, `GLOBAL.${row.name}`, { SubmitFrame: `GLOBAL.${row.frame}` });
+      }
+      for (const row of SINGLES) {
+        await define(row);
+        await submit(t, `GLOBAL.${row.name}`, { RequestedStartTime: new Date(T0 + row.at * HOUR).toISOString() });
       }
 
       const planned = await forecast(t, T0, UNTIL);
       const plannedNames = new Set(planned.map((e) => e.split(' ')[0]));
       assert.deepEqual(
-        WORKLOAD.map((r) => `GLOBAL.${r.name}`).filter((n) => !plannedNames.has(n)),
+        [...WORKLOAD, ...SINGLES].map((r) => `GLOBAL.${r.name}`).filter((n) => !plannedNames.has(n)),
         [],
         'every definition of the workload is in the forecast',
       );
@@ -191,6 +210,7 @@ for (const backend of backends()) {
       assert.ok(!planned.includes('GLOBAL.CronNight1 2027/10/31 01:15:00,000 UTC'), 'not 02:15 CET again');
       assert.ok(planned.includes('GLOBAL.Daily06a 2027/10/30 04:00:00,000 UTC'), '06:00 CEST');
       assert.ok(planned.includes('GLOBAL.Daily06a 2027/10/31 05:00:00,000 UTC'), '06:00 CET after the change');
+      assert.ok(planned.includes('GLOBAL.SingleOffice 2027/10/29 07:00:00,000 UTC'), 'when the office opens');
 
       const steps = await runUntil(MIDDLE);
       assert.deepEqual((await started(t, T0, MIDDLE)).sort(), planned.filter((e) => at(e) < MIDDLE).sort());
