@@ -6,7 +6,7 @@ import { postCreated as post, submit } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * The forecast equals reality: a workload of 30 recurring definitions is forecast for 5 days, then the virtual clock
+ * The forecast equals reality: a workload of 33 recurring definitions is forecast for 5 days, then the virtual clock
  * runs through those days, stepping to each moment the engine itself wakes at; the (definition, start) pairs that
  * started are the forecast's, entry for entry. Halfway a window is changed: the forecast taken then equals the rest.
  *
@@ -42,6 +42,23 @@ const WINDOWS: Record<string, Record<string, unknown>> = {
     TimeZone: AMS,
     Elements: [{ FromDayOfMonth: 31, UntilDayOfMonth: 31, FromTime: '19:00', UntilTime: '20:00' }],
   },
+  // Calendars: Dutch working days, and the month's last day moved to the working day before when it is not one
+  // (Sunday 31 October 2027 → Friday the 29th).
+  HolidaysNL: { TimeZone: AMS, Holidays: 'NL' },
+  WorkdaysNL: {
+    TimeZone: AMS,
+    Elements: [{ FromWeekday: 'Monday', UntilWeekday: 'Friday' }],
+    DisabledDuring: 'GLOBAL.HolidaysNL',
+  },
+  DaysOffNL: { TimeZone: AMS, Elements: [{ FromWeekday: 'Saturday', UntilWeekday: 'Sunday' }], Holidays: 'NL' },
+  LastDayShifted: {
+    TimeZone: AMS,
+    Elements: [{ FromDayOfMonth: 31, UntilDayOfMonth: 31, FromTime: '17:00', UntilTime: '17:30' }],
+    Workdays: 'GLOBAL.WorkdaysNL',
+    ShiftWhen: 'GLOBAL.DaysOffNL',
+    ShiftWorkdays: -1,
+  },
+  LastWorkdayNL: { TimeZone: AMS, Elements: [{ FromWorkday: -1, UntilWorkday: -1 }], Workdays: 'GLOBAL.WorkdaysNL' },
 };
 
 const FRAMES: Record<string, Record<string, unknown>> = {
@@ -61,13 +78,14 @@ const FRAMES: Record<string, Record<string, unknown>> = {
     TimeZone: AMS,
     Elements: [{ Kind: 'Every', Every: 1, Unit: 'Days', StartTime: '18:30', DuringTimeWindow: 'GLOBAL.LastDay' }],
   },
+  MonthEndShifted: { TimeZone: AMS, Elements: [{ Kind: 'WindowOpenings', TimeWindow: 'GLOBAL.LastDayShifted' }] },
+  LastWorkday: {
+    TimeZone: AMS,
+    Elements: [{ Kind: 'Every', Every: 1, Unit: 'Days', StartTime: '20:00', DuringTimeWindow: 'GLOBAL.LastWorkdayNL' }],
+  },
 };
 
-/**
- * One definition per row: its frame, and optionally its own time window and its queue. A month-end definition with
- * calendar shifting is one more row naming a window of WINDOWS (e.g. `{ name: 'MonthEndShifted', frame:
- * 'MonthEndDaily', window: 'LastWorkdayShifted' }`, its window beside the others).
- */
+/** One definition per row: its frame, and optionally its own time window and its queue. */
 interface Row {
   name: string;
   frame: keyof typeof FRAMES;
@@ -106,6 +124,9 @@ const WORKLOAD: Row[] = [
   { name: 'MonthEndDaily1', frame: 'MonthEndDaily' },
   { name: 'MonthEndDaily2', frame: 'MonthEndDaily', window: 'Night' },
   { name: 'MonthEndDailyNight', frame: 'MonthEndDaily', queue: 'Night' },
+  { name: 'MonthEndShifted', frame: 'MonthEndShifted' },
+  { name: 'LastWorkday', frame: 'LastWorkday' },
+  { name: 'LastWorkdayQueued', frame: 'Daily06', window: 'LastWorkdayNL' },
 ];
 
 /** Single jobs beside the recurrences: submitted for `at` hours after T0, waiting for that time and their windows. */
@@ -177,7 +198,7 @@ for (const backend of backends()) {
     });
     after(() => t.close());
 
-    test('30 recurrences and 4 single jobs over 5 days start exactly when the forecast said, also after a window changed', async () => {
+    test('33 recurrences (calendar shifting among them) and 4 single jobs over 5 days start exactly when the forecast said, also after a window changed', async () => {
       for (const [name, body] of Object.entries(WINDOWS)) await post(t, `/TimeWindow/GLOBAL.${name}`, body);
       await post(t, '/Queue/GLOBAL.Night', { TimeWindow: 'GLOBAL.Night', QueueTimeZone: AMS });
       await post(t, '/QueueProvider/GLOBAL.System.GLOBAL.Night');
@@ -211,6 +232,10 @@ for (const backend of backends()) {
       assert.ok(planned.includes('GLOBAL.Daily06a 2027/10/30 04:00:00,000 UTC'), '06:00 CEST');
       assert.ok(planned.includes('GLOBAL.Daily06a 2027/10/31 05:00:00,000 UTC'), '06:00 CET after the change');
       assert.ok(planned.includes('GLOBAL.SingleOffice 2027/10/29 07:00:00,000 UTC'), 'when the office opens');
+      const shifted = planned.filter((e) => e.startsWith('GLOBAL.MonthEndShifted '));
+      assert.deepEqual(shifted, ['GLOBAL.MonthEndShifted 2027/10/29 15:00:00,000 UTC'], 'Sunday the 31st → Friday');
+      const lastWorkday = planned.filter((e) => e.startsWith('GLOBAL.LastWorkday '));
+      assert.deepEqual(lastWorkday, ['GLOBAL.LastWorkday 2027/10/29 18:00:00,000 UTC'], 'the last working day');
 
       const steps = await runUntil(MIDDLE);
       assert.deepEqual((await started(t, T0, MIDDLE)).sort(), planned.filter((e) => at(e) < MIDDLE).sort());
