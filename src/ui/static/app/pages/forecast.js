@@ -17,64 +17,14 @@ const MAX_ENTRIES = 5000;
 const MAX_ROWS = 80;
 
 export function renderForecast(main, _params, query) {
-  const range = RANGES[query.Range] ? query.Range : '7d';
-  const by = query.By === 'Queue' ? 'Queue' : 'JobDefinition';
-  const filters = Object.fromEntries(FILTERS.map((f) => [f, query[f] ?? '']));
-  const calendar = query.Calendar ?? '';
-  let stopped = false;
-
-  const select = (name, label, options, value) => {
-    const el = h(
-      'select',
-      { name, id: `fc-${name}`, 'aria-label': label },
-      options.map(([v, text]) => h('option', { value: v }, text)),
-    );
-    el.value = value;
-    return el;
+  const view = {
+    range: RANGES[query.Range] ? query.Range : '7d',
+    by: query.By === 'Queue' ? 'Queue' : 'JobDefinition',
+    filters: Object.fromEntries(FILTERS.map((f) => [f, query[f] ?? ''])),
+    calendar: query.Calendar ?? '',
   };
-  const windows = select('Calendar', 'Shade the open days of this time window', [['', 'No calendar shaded']], '');
-  if (calendar) windows.append(h('option', { value: calendar }, calendar));
-  windows.value = calendar;
-  const form = h(
-    'form',
-    { class: 'filters', id: 'forecast-filters' },
-    select(
-      'Range',
-      'Range',
-      Object.entries(RANGES).map(([v, r]) => [v, r.label]),
-      range,
-    ),
-    select(
-      'By',
-      'One row per',
-      [
-        ['JobDefinition', 'Row per definition'],
-        ['Queue', 'Row per queue'],
-      ],
-      by,
-    ),
-    FILTERS.map((f) =>
-      h('input', {
-        name: f,
-        id: `fc-${f}`,
-        placeholder: f === 'JobDefinition' ? 'Definition' : f,
-        value: filters[f],
-        'aria-label': f,
-      }),
-    ),
-    windows,
-    h('button', { type: 'submit' }, 'Show'),
-    h('button', { type: 'button', class: 'link', onclick: () => navigate('/forecast') }, 'Clear'),
-  );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    const q = {};
-    for (const name of ['Range', 'By', ...FILTERS, 'Calendar']) {
-      const v = form.elements.namedItem(name)?.value.trim();
-      if (v) q[name] = v;
-    }
-    navigate('/forecast', q);
-  });
+  let stopped = false;
+  const { form, windows } = filterForm(view);
   const info = h('p', { class: 'muted', id: 'forecast-info', role: 'status' }, 'Loading the forecast…');
   const chart = h('div', { class: 'timeline-wrap' });
   const legend = h('p', { class: 'muted small', id: 'forecast-legend' });
@@ -88,92 +38,160 @@ export function renderForecast(main, _params, query) {
     h('button', { type: 'button', id: 'forecast-refresh', onclick: () => void load() }, 'Refresh'),
   );
 
-  async function loadWindowNames() {
-    try {
-      const res = await api('GET', withQuery('/TimeWindow', { Limit: 1000, fields: 'Partition,Name' }));
-      const keys = res.items.map((w) => `${w.Partition}.${w.Name}`).filter((k) => k !== calendar);
-      windows.append(...keys.map((k) => h('option', { value: k }, k)));
-      windows.value = calendar;
-    } catch {
-      // Without View on time windows the picker keeps what the address names.
-    }
-  }
-
-  async function forecastEntries(from, until) {
-    const entries = [];
-    let after = '';
-    do {
-      const res = await api(
-        'GET',
-        withQuery('/forecast', { From: isoUtc(from), Until: isoUtc(until), ...filters, Limit: 1000, After: after }),
-      );
-      entries.push(...res.items);
-      after = res.next ?? '';
-    } while (after && entries.length < MAX_ENTRIES && !stopped);
-    return { entries, capped: Boolean(after) };
-  }
-
-  async function shades(from, until) {
-    if (!calendar) return [];
-    const path = `/TimeWindow/${encodeURIComponent(calendar)}/openings`;
-    const res = await api('GET', withQuery(path, { From: isoUtc(from), Until: isoUtc(until) }));
-    return res.items.map((o) => ({
-      from: parseWireDate(o.From),
-      until: parseWireDate(o.Until),
-      fromText: o.From,
-      title: `${calendar} is open from ${o.From} until ${o.Until}`,
-    }));
-  }
-
   async function load() {
     const from = serverNow();
-    const until = from + RANGES[range].ms;
+    const until = from + RANGES[view.range].ms;
     info.textContent = 'Loading the forecast…';
     try {
-      const [{ entries, capped }, shaded] = await Promise.all([forecastEntries(from, until), shades(from, until)]);
+      const [{ entries, capped }, shaded] = await Promise.all([
+        forecastEntries(view.filters, from, until, () => stopped),
+        shades(view.calendar, from, until),
+      ]);
       if (stopped) return;
-      const byKey = new Map();
-      for (const entry of entries) {
-        const key = entry[by] ?? '—';
-        if (!byKey.has(key)) byKey.set(key, []);
-        byKey.get(key).push({ ms: parseWireDate(entry.Start), entry });
-      }
-      const keys = [...byKey.keys()].sort();
-      const rows = keys.slice(0, MAX_ROWS).map((key) => ({
-        key,
-        href: by === 'Queue' ? '#/infra' : `#/definition/${encodeURIComponent(key)}`,
-        entries: byKey.get(key),
-      }));
+      const rows = rowsOf(entries, view.by);
       const span = `${new Date(from).toLocaleString()} to ${new Date(until).toLocaleString()}`;
-      const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
-      const what = by === 'Queue' ? ['queue', 'queues'] : ['definition', 'definitions'];
-      const notes = [
-        entries.length === 0
-          ? `Nothing is planned from ${span}.`
-          : `${plural(entries.length, 'planned start', 'planned starts')} of ${plural(keys.length, ...what)}, ${span}.`,
-        capped ? ` Only the first ${entries.length} starts are shown: narrow the filters to see the rest.` : '',
-        keys.length > MAX_ROWS ? ` Only the first ${MAX_ROWS} rows are drawn.` : '',
-      ];
-      info.textContent = notes.join('');
-      fill(chart, rows.length ? timeline({ rows, shades: shaded, from, until, label: `Forecast, ${span}` }) : null);
+      info.textContent = summary(entries.length, rows.length, capped, span, view.by);
+      const drawn = rows.slice(0, MAX_ROWS);
       fill(
-        legend,
-        calendar
-          ? [
-              'Shaded: when ',
-              h('a', { href: `#/timewindow/${encodeURIComponent(calendar)}` }, calendar),
-              ` is open (${shaded.length} ${shaded.length === 1 ? 'period' : 'periods'} in this range).`,
-            ]
-          : 'Hover a tick for its start, source and job; a tick with a job opens it.',
+        chart,
+        drawn.length ? timeline({ rows: drawn, shades: shaded, from, until, label: `Forecast, ${span}` }) : null,
       );
+      fill(legend, legendOf(view.calendar, shaded));
     } catch (err) {
       if (!stopped) info.textContent = err.message;
     }
   }
 
-  void loadWindowNames();
+  void loadWindowNames(windows, view.calendar);
   void load();
   return () => {
     stopped = true;
   };
+}
+
+/** The filters, the range and row switches and the calendar picker; submitting puts them in the address. */
+function filterForm({ range, by, filters, calendar }) {
+  const select = (name, label, options, value) => {
+    const el = h(
+      'select',
+      { name, id: `fc-${name}`, 'aria-label': label },
+      options.map(([v, text]) => h('option', { value: v }, text)),
+    );
+    el.value = value;
+    return el;
+  };
+  const windows = select('Calendar', 'Shade the open days of this time window', [['', 'No calendar shaded']], '');
+  if (calendar) windows.append(h('option', { value: calendar }, calendar));
+  windows.value = calendar;
+  const ranges = Object.entries(RANGES).map(([v, r]) => [v, r.label]);
+  const rowKinds = [
+    ['JobDefinition', 'Row per definition'],
+    ['Queue', 'Row per queue'],
+  ];
+  const inputs = FILTERS.map((f) =>
+    h('input', {
+      name: f,
+      id: `fc-${f}`,
+      placeholder: f === 'JobDefinition' ? 'Definition' : f,
+      value: filters[f],
+      'aria-label': f,
+    }),
+  );
+  const form = h(
+    'form',
+    { class: 'filters', id: 'forecast-filters' },
+    select('Range', 'Range', ranges, range),
+    select('By', 'One row per', rowKinds, by),
+    inputs,
+    windows,
+    h('button', { type: 'submit' }, 'Show'),
+    h('button', { type: 'button', class: 'link', onclick: () => navigate('/forecast') }, 'Clear'),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const q = {};
+    for (const name of ['Range', 'By', ...FILTERS, 'Calendar']) {
+      const v = form.elements.namedItem(name)?.value.trim();
+      if (v) q[name] = v;
+    }
+    navigate('/forecast', q);
+  });
+  return { form, windows };
+}
+
+/** Fills the calendar picker with the time windows the user may view. */
+async function loadWindowNames(windows, calendar) {
+  try {
+    const res = await api('GET', withQuery('/TimeWindow', { Limit: 1000, fields: 'Partition,Name' }));
+    const keys = res.items.map((w) => `${w.Partition}.${w.Name}`).filter((k) => k !== calendar);
+    windows.append(...keys.map((k) => h('option', { value: k }, k)));
+    windows.value = calendar;
+  } catch {
+    // Without View on time windows the picker keeps what the address names.
+  }
+}
+
+/** The forecast's entries of [from, until), page after page, up to MAX_ENTRIES; `capped` when more were left. */
+async function forecastEntries(filters, from, until, isStopped) {
+  const entries = [];
+  let after = '';
+  do {
+    const res = await api(
+      'GET',
+      withQuery('/forecast', { From: isoUtc(from), Until: isoUtc(until), ...filters, Limit: 1000, After: after }),
+    );
+    entries.push(...res.items);
+    after = res.next ?? '';
+  } while (after && entries.length < MAX_ENTRIES && !isStopped());
+  return { entries, capped: Boolean(after) };
+}
+
+/** The open periods of the chosen window over the range, as the timeline shades them. */
+async function shades(calendar, from, until) {
+  if (!calendar) return [];
+  const path = `/TimeWindow/${encodeURIComponent(calendar)}/openings`;
+  const res = await api('GET', withQuery(path, { From: isoUtc(from), Until: isoUtc(until) }));
+  return res.items.map((o) => ({
+    from: parseWireDate(o.From),
+    until: parseWireDate(o.Until),
+    fromText: o.From,
+    title: `${calendar} is open from ${o.From} until ${o.Until}`,
+  }));
+}
+
+/** One row per definition or queue, in order of its key, each with its starts. */
+function rowsOf(entries, by) {
+  const byKey = new Map();
+  for (const entry of entries) {
+    const key = entry[by] ?? '—';
+    if (!byKey.has(key)) byKey.set(key, []);
+    byKey.get(key).push({ ms: parseWireDate(entry.Start), entry });
+  }
+  return [...byKey.keys()].sort().map((key) => ({
+    key,
+    href: by === 'Queue' ? '#/infra' : `#/definition/${encodeURIComponent(key)}`,
+    entries: byKey.get(key),
+  }));
+}
+
+/** The line above the timeline: how many starts of how many rows, and what was left out. */
+function summary(count, rowCount, capped, span, by) {
+  const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+  const what = by === 'Queue' ? ['queue', 'queues'] : ['definition', 'definitions'];
+  return [
+    count === 0
+      ? `Nothing is planned from ${span}.`
+      : `${plural(count, 'planned start', 'planned starts')} of ${plural(rowCount, ...what)}, ${span}.`,
+    capped ? ` Only the first ${count} starts are shown: narrow the filters to see the rest.` : '',
+    rowCount > MAX_ROWS ? ` Only the first ${MAX_ROWS} rows are drawn.` : '',
+  ].join('');
+}
+
+function legendOf(calendar, shaded) {
+  if (!calendar) return 'Hover a tick for its start, source and job; a tick with a job opens it.';
+  return [
+    'Shaded: when ',
+    h('a', { href: `#/timewindow/${encodeURIComponent(calendar)}` }, calendar),
+    ` is open (${shaded.length} ${shaded.length === 1 ? 'period' : 'periods'} in this range).`,
+  ];
 }
