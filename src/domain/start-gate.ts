@@ -1,3 +1,4 @@
+import { intersect } from './interval-set.ts';
 import { HORIZON_MS, nextOpening, openIntervals, type WindowSpec } from './time-window.ts';
 
 /**
@@ -37,29 +38,11 @@ export function lastOpenEnd(windows: readonly WindowSpec[], t: number, floor: nu
   for (let span = 86_400_000; ; span *= 8) {
     const from = Math.max(floor, t - span);
     if (!(t > from)) return undefined;
-    let common = openIntervals(windows[0] as WindowSpec, from, t);
-    for (const w of windows.slice(1)) common = intersect(common, openIntervals(w, from, t));
-    const last = common[common.length - 1];
-    if (last) return last.end;
+    // As flat [start, end, start, end, …] lists, the form interval-set.ts works on.
+    const flat = (w: WindowSpec) => openIntervals(w, from, t).flatMap((i) => [i.start, i.end]);
+    let common = flat(windows[0] as WindowSpec);
+    for (const w of windows.slice(1)) common = intersect(common, flat(w));
+    if (common.length > 0) return common[common.length - 1];
     if (from === floor || span > HORIZON_MS) return undefined;
   }
-}
-
-type Interval = { start: number; end: number };
-
-/** The intersection of two sorted lists of disjoint half-open intervals. */
-function intersect(a: readonly Interval[], b: readonly Interval[]): Interval[] {
-  const out: Interval[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const x = a[i] as Interval;
-    const y = b[j] as Interval;
-    const start = Math.max(x.start, y.start);
-    const end = Math.min(x.end, y.end);
-    if (start < end) out.push({ start, end });
-    if (x.end < y.end) i++;
-    else j++;
-  }
-  return out;
 }

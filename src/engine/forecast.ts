@@ -11,7 +11,7 @@ import { MISFIRE_GRACE_MS } from './recurrences.ts';
 import { loadWindow } from './windows.ts';
 
 /**
- * The forecast (docs/architecture.md §6): every start the engine will make in a range, computed by the functions the
+ * The forecast (docs/architecture.md §8a): every start the engine will make in a range, computed by the functions the
  * engine decides with, never a copy of their rules. A recurrence's next occurrence is nextOccurrence from the
  * previous one with the frame, anchor and job window loadFrame / loadWindow give, as submitNextOccurrence does; a
  * start is the first instant at which the job's own window and its queue's are both open (firstOpenInstant of the
