@@ -57,7 +57,7 @@ export interface AppDeps {
   /** A time window's openings (`GET /TimeWindow/<key>/openings`). */
   windows: WindowOpenings;
   store: Store;
-  /** The web dashboard (issue 13): its sessions and the load of queues and process servers. */
+  /** The web dashboard: its sessions and the load of queues and process servers. */
   dashboard: { sessions: Sessions; load: LoadReport };
   version: string;
   /** The XML interface's version string, `<dotted_version>-<date>-<time>_<digits>`. */

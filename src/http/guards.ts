@@ -8,7 +8,7 @@ import { MillraceError } from '../errors.ts';
 import { errorShape, rawErrorResponse, targetOf } from './error-shape.ts';
 
 /**
- * What keeps slow, numerous or overwhelming clients from taking the server down (issue 19), below the routes:
+ * What keeps slow, numerous or overwhelming clients from taking the server down, below the routes:
  * - Node's own deadlines for headers and for the whole request (408), checked every second;
  * - a minimum body rate after a grace period (408), so a body cannot trickle in until the deadline on every
  *   connection a client opens;

@@ -30,7 +30,7 @@ export function parseRange(
 }
 
 /**
- * Streams a job file (spec §4 row 3) from the disk, whole or one range, never loading it into memory. The size is
+ * Streams a job file from the disk, whole or one range, never loading it into memory. The size is
  * read at the time of the request, so a client can follow a running job's output with `Range: bytes=<n>-`.
  */
 export async function sendJobFile(

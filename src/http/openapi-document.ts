@@ -25,7 +25,7 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'optio
 
 /** Tags that are not object types of the registry. */
 const OTHER_TAGS: Record<string, string> = {
-  Import: 'Import of CAR archives (spec §4 row 11): each import is a System_Import_Archive job.',
+  Import: 'Import of CAR archives: each import is a System_Import_Archive job.',
 };
 
 const pascal = (s: string): string =>

@@ -68,7 +68,7 @@ export interface Field {
   readonly required?: boolean;
   /** Shown on output, refused on input. */
   readonly readOnly?: boolean;
-  /** Computed on read from other objects; silently ignored on input (spec §1.7: queue providers on a process server). */
+  /** Computed on read from other objects; silently ignored on input. */
   readonly derived?: boolean;
   /** Value given on create when the body leaves the field out. */
   readonly default?: unknown;

@@ -25,7 +25,7 @@ function output(kind: FieldKind, v: unknown): unknown {
 }
 
 /**
- * The JSON form of a stored object: identifiers first (as spec §2.2 writes them), then every field of the
+ * The JSON form of a stored object: identifiers first (as every interface example writes them), then every field of the
  * registry in declaration order, read-only times last. Secret fields are left out entirely.
  */
 export function renderObject(

@@ -132,7 +132,7 @@ function fields(
     const f = known.get(k);
     if (!f) return fail(at(k), 'is not a field of this object');
     if (f.readOnly) return fail(at(k), 'is read-only');
-    if (f.derived) continue; // shown on output, ignored on input (spec §1.7)
+    if (f.derived) continue; // shown on output, ignored on input
     out[k] = value(f.kind, v, at(k), opts);
   }
   if (opts.mode === 'create') {

@@ -20,7 +20,7 @@ const CLEAR_BODY = { $ref: `${requireForm('Event', 'clear').id}#` };
 const ERRORS = errorResponses(400, 401, 403, 404, 409, 413, 415);
 const keyOf = (req: FastifyRequest) => pathParams(req).key ?? '';
 
-/** Spec §4 rows 7–10: raise an event, clear the raised, the pending or one event; and read an event. */
+/** Raise an event, clear the raised, the pending or one event; and read an event. */
 export function registerEventRoutes(
   app: FastifyInstance,
   events: EventService,

@@ -25,7 +25,7 @@ export function actionLine(name: JobAction): string {
   return `- \`${name}\`: ${a.effect}. Applies in ${a.applies.join(', ')}. Needs ${privileges}. Body: ${BODY[a.body]}. Answers ${answer}.`;
 }
 
-export const ACTIONS_SUMMARY = `Perform an action on a job (spec §3); ${named((a) => jobAction(a).creates)} answer the new job`;
+export const ACTIONS_SUMMARY = `Perform an action on a job; ${named((a) => jobAction(a).creates)} answer the new job`;
 
 export const ACTIONS_DESCRIPTION = [
   'The actions, with the statuses they apply in (elsewhere 409 naming the status):',

@@ -118,7 +118,7 @@ function processServerActionOf(req: FastifyRequest): ProcessServerAction {
   return action;
 }
 
-/** Spec §4 rows 2, 3, 6, 13, 17 and the Job form of row 22. */
+/** Jobs: submit, read, actions, job files and history, and process servers' start, stop and restart. */
 export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, served: Map<string, Set<string>>): void {
   served.set('/Job/:key', new Set(['GET', 'POST', 'PUT', 'DELETE']));
   served.set('/Job/:key/:action', new Set(['POST', 'PUT']));

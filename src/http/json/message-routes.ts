@@ -30,14 +30,14 @@ const SOURCE_PARAMS = {
   required: ['key'],
 };
 
-/** The reply body of each kind (spec §2.4). */
+/** The reply body of each kind. */
 const REPLY_SUMMARIES: Record<MessageKind, string> = {
   OperatorMessage: 'Reply to an operator message; the reply must match its ReplyExpression',
   UserMessage: 'Reply to a user message with one of its responses; only its participants may',
   Alert: 'Reply to an alert; Acknowledge stops its escalation',
 };
 
-/** Spec §4 rows 14–16 (read and reply to operator messages, user messages and alerts) and 18–19 (alert sources). */
+/** Read and reply to operator messages, user messages and alerts; enable and disable alert sources. */
 export function registerMessageRoutes(
   app: FastifyInstance,
   services: MessageServices,

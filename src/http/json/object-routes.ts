@@ -15,7 +15,7 @@ const QP_PARAMS = keyParams('`<ps_partition>.<ps_name>.<queue_partition>.<queue_
 
 type KeyRequest = { Params: { key: string }; Body: unknown };
 
-/** Spec §4 rows 1, 5, 12, 20, 21, 22 for every definition type of the registry. */
+/** Create, read, update and delete, and the per-type actions, for every definition type of the registry. */
 export function registerObjectRoutes(
   app: FastifyInstance,
   objects: ObjectService,

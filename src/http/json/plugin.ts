@@ -32,13 +32,13 @@ export interface JsonInterfaceDeps {
   imports: ImportService;
   windows: WindowOpenings;
   forecast: ForecastService;
-  /** The dashboard's sessions: their cookie stands in for an API key (issue 13). */
+  /** The dashboard's sessions: their cookie stands in for an API key. */
   sessions?: Sessions;
   feed: Feed;
 }
 
 /**
- * The JSON interface of spec document 1, registered under its base URL. Every route needs an API key in
+ * The JSON interface, registered under its base URL. Every route needs an API key in
  * `X-API-Key` (Node lower-cases header names, so any spelling works); keys in the query string are ignored.
  * Without a key, the dashboard's session cookie is accepted instead, and then a state-changing request must also
  * carry the session's CSRF token (X-Millrace-CSRF).

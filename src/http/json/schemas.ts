@@ -67,7 +67,7 @@ function recordSchema(fields: ObjectType['fields'], mode: 'input' | 'output'): S
       ...s,
       ...nullable,
       ...(description ? { description } : {}),
-      // A derived field is shown, and ignored when sent (spec §1.7): OpenAPI's readOnly says exactly that.
+      // A derived field is shown, and ignored when sent: OpenAPI's readOnly says exactly that.
       ...(f.readOnly || f.derived ? { readOnly: true } : {}),
       ...(f.default !== undefined && mode === 'input' ? { default: f.default } : {}),
     };

@@ -28,7 +28,7 @@ const ACTION_BUTTONS = JOB_ACTIONS.flatMap((name) => {
 });
 
 /**
- * The web dashboard of issue 13 at `<context>/ui/`: its static files, sign-in/sign-out and two small JSON
+ * The web dashboard at `<context>/ui/`: its static files, sign-in/sign-out and two small JSON
  * answers the JSON interface has no place for (who am I, load of queues and process servers). Everything else
  * the page reads and changes through the JSON interface itself, with the session cookie instead of an API key.
  */

@@ -10,7 +10,7 @@ import { wadl } from './wadl.ts';
 export type { XmlInterfaceDeps } from './routes.ts';
 
 /**
- * The XML interface of spec document 2 (`api-rest`), with basic authentication on every service and errors as
+ * The XML interface (`api-rest`), with basic authentication on every service and errors as
  * `<error><code/><message/></error>` (docs/architecture.md §9), 401s included. Bodies are taken as bytes by every service and
  * checked by it: XML ones for content type, size and safety before parsing; archives for being zips.
  */
@@ -42,7 +42,7 @@ export async function xmlInterface(app: FastifyInstance, deps: Omit<XmlInterface
   const document = wadl(deps.xmlBase, routes);
   const served = new Map<string, Set<string>>();
   for (const r of routes) {
-    // The spec writes `PUT {base_url}/car/`: the trailing slash is served too.
+    // Clients write `PUT {base_url}/car/`: the trailing slash is served too.
     for (const url of r.methods.includes('PUT') ? [r.path, `${r.path}/`] : [r.path]) {
       served.set(url, new Set(r.methods));
       app.route({

@@ -48,7 +48,7 @@ export interface XmlInterfaceDeps {
 
 /** One service of the XML interface: how it is served, and how the WADL (capabilitiesxml) describes it. */
 export interface XmlRoute {
-  /** The service's name in the spec's table (`object`, `car-put`, …), the WADL method id. */
+  /** The service's name in the interface's table (`object`, `car-put`, …), the WADL method id. */
   id: string;
   methods: Array<'GET' | 'PUT' | 'POST'>;
   /** Fastify path under the interface's base. */
@@ -106,7 +106,7 @@ function xmlBody(req: FastifyRequest): Buffer {
   return body;
 }
 
-/** The XML interface's services (spec document 2 §1), in the order of its table. */
+/** The XML interface's services, in the order of its table. */
 export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
   const objectUrl = (type: string, key: string) => `${d.xmlBase}/object/${type}/${key}`;
   const rest = (type: TypeName, key: string, description: unknown): RestObject => ({
@@ -390,7 +390,7 @@ export function xmlRoutes(d: XmlInterfaceDeps): XmlRoute[] {
   ];
 }
 
-/** Definition types that hold a script (custom script process definitions, spec document 2 §1). */
+/** Definition types that hold a script (custom script process definitions). */
 
 /** Built-in objects belong to every server: they are not exported (check=export). */
 const exportable = (o: { protection: string | null }): boolean => o.protection === null;

@@ -2,7 +2,7 @@ import { el, serializeXml, type XmlElement } from '../../car/xml.ts';
 import type { XmlRoute } from './routes.ts';
 
 /**
- * capabilitiesxml: a WADL document (product §4) made from the route table the interface is served from, so it
+ * capabilitiesxml: a WADL document made from the route table the interface is served from, so it
  * always lists exactly what is served. Path parameters `:name` become WADL templates `{name}`.
  */
 export function wadl(base: string, routes: readonly XmlRoute[]): string {

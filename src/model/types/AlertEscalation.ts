@@ -1,7 +1,7 @@
 import { field, int, list, oneOf, record, ref, string } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
-/** Who receives an alert, how long to wait for an acknowledgement, and where to escalate next (product §2.6). */
+/** Who receives an alert, how long to wait for an acknowledgement, and where to escalate next. */
 const recipient = record(
   field('Kind', oneOf('Email', 'Webhook'), { default: 'Email' }),
   field('Address', string(1000), { required: true, description: 'An e-mail address, or an http(s) URL.' }),

@@ -2,7 +2,7 @@ import { field, name, secret, string } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
 /**
- * A user and password for a system (product §2.9), so that jobs can run as a user without naming the password.
+ * A user and password for a system, so that jobs can run as a user without naming the password.
  * The password is write-only: encrypted at rest and never returned, CAR exports included (docs/architecture.md §10).
  */
 export default defineType({

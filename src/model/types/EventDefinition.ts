@@ -1,7 +1,7 @@
 import { bool, field, string } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
-/** Raising makes an Event of this definition; at most one event per definition is Raised at a time (product §2.2). */
+/** Raising makes an Event of this definition; at most one event per definition is Raised at a time. */
 export default defineType({
   name: 'EventDefinition',
   description: 'An event that processes wait for and raise; raising and clearing need Control.',

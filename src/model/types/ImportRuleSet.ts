@@ -2,7 +2,7 @@ import { field, list, name, record, ref, string } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
 /**
- * Decides which objects of a CAR are imported and how they change on the way in (product §2.12). An object is
+ * Decides which objects of a CAR are imported and how they change on the way in. An object is
  * imported when it matches an Includes pattern (or Includes is empty) and no Excludes pattern. Its partition then
  * becomes the `To` of the mapping whose `From` names it, else TargetPartition when set. PropertyOverrides are applied
  * last, in order, to objects of a matching type that have the field.

@@ -37,7 +37,7 @@ const parameter = namedRecord(
   field('Direction', oneOf('In', 'Out', 'InOut')),
   field('DataType', oneOf('String', 'Number', 'Date')),
   field('JobDefinitionParameter', string(400), {
-    description: 'JobDefinitionParameter:<partition>.<definition>.<parameter> (spec §2.3).',
+    description: 'JobDefinitionParameter:<partition>.<definition>.<parameter>.',
   }),
   field('InValueString', text(4000), { description: 'May span lines.' }),
   field('InValueNumber', decimal()),
@@ -85,12 +85,12 @@ const forms = {
   submit: defineForm('JobSubmit', 'Every field is optional (docs/architecture.md §12).', SUBMIT_FIELDS),
   properties: defineForm(
     'JobProcessProperties',
-    "Process properties applied with the action (spec §4 row 13), every field optional; restart applies them to the new job. A field that cannot change in the job's status is 400 naming it; HoldOnSubmit and SubmitFrame are given at submit only.",
+    "Process properties applied with the action, every field optional; restart applies them to the new job. A field that cannot change in the job's status is 400 naming it; HoldOnSubmit and SubmitFrame are given at submit only.",
     SUBMIT_FIELDS,
   ),
   completion: defineForm(
     'JobCompletion',
-    'updateJob (spec §2.3): a final Status, and Description, notes and Out values applied to the job.',
+    'updateJob: a final Status, and Description, notes and Out values applied to the job.',
     [
       field('Status', oneOf(...HANDLED_FINAL_STATUSES), { description: 'The final status the job ends in.' }),
       field('Description', DESCRIPTION),

@@ -29,7 +29,7 @@ export const CHAIN_HANDLER_ACTIONS = [
   'RequestRestart', // ask an operator (operator message) whether to restart the step
 ] as const;
 
-/** `Otherwise` fires when no handler for the step's status does (product §1.5). */
+/** `Otherwise` fires when no handler for the step's status does. */
 export const CHAIN_HANDLER_STATUSES = [...HANDLED_FINAL_STATUSES, 'Otherwise'] as const;
 
 /** A false precondition skips the step or call; none means it always runs. A window or an expression, not both. */

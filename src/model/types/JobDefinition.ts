@@ -37,7 +37,7 @@ const parameter = record(
   field('Description', string(255)),
 );
 
-/** What a UserMessage job asks (product §2.8): its text, the answers offered and who may give them. */
+/** What a UserMessage job asks: its text, the answers offered and who may give them. */
 const userMessage = record(
   field('Text', text(4000), {
     required: true,

@@ -1,7 +1,7 @@
 import { field, int, oneOf, string } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
-/** An output or log file of a job, addressed by its uniqueId (product §2.10); content is streamed, never loaded. */
+/** An output or log file of a job, addressed by its uniqueId; content is streamed, never loaded. */
 export default defineType({
   name: 'JobFile',
   description: 'An output or log file of a job.',

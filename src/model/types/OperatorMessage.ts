@@ -2,7 +2,7 @@ import { date, field, oneOf, string, text } from '../fields.ts';
 import { defineForm, defineType } from '../object-type.ts';
 
 /**
- * A message to operators (product §2.7). When a reply is Required it must match ReplyExpression after trimming and
+ * A message to operators. When a reply is Required it must match ReplyExpression after trimming and
  * collapsing blanks; empty replies are refused.
  */
 export const REPLY_STATUSES = ['NotRequired', 'Required', 'Replied'] as const;

@@ -37,7 +37,7 @@ export default defineType({
     }),
     field('QueueProviders', list(ref('QueueProvider')), {
       derived: true,
-      description: 'Read from the QueueProvider objects; ignored in POST and PUT bodies (spec §1.7).',
+      description: 'Read from the QueueProvider objects; ignored in POST and PUT bodies.',
     }),
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Control'],

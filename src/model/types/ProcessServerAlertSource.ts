@@ -7,7 +7,7 @@ import { PROCESS_SERVER_STATUSES } from './ProcessServer.ts';
 export const namePattern = () => string(80, /^[A-Za-z0-9_*?]+$/, 'letters, digits, _ and the wildcards * and ?');
 
 /**
- * Raises an alert when a matching process server enters one of `Statuses` (product §2.6). Messages may use
+ * Raises an alert when a matching process server enters one of `Statuses`. Messages may use
  * `${processServer}`, `${oldStatus}` and `${newStatus}`. The escalation expression is tried first, then the default.
  */
 export default defineType({

@@ -3,7 +3,7 @@ import { bool, date, field, int, list, oneOf, record, ref, string, timezone } fr
 import { defineType } from '../object-type.ts';
 
 /**
- * A recurrence (product §2.1 "Submit frames"): either elements, each `Every` n units or `WindowOpenings` (every
+ * A recurrence: either elements, each `Every` n units or `WindowOpenings` (every
  * opening of a time window), or one cron expression. The job submits at the union of the elements' instants.
  */
 export const FRAME_UNITS = ['Minutes', 'Hours', 'Days', 'Weeks', 'Months'] as const;

@@ -3,7 +3,7 @@ import { holidayCodeProblem } from '../../domain/holidays.ts';
 import { defineType } from '../object-type.ts';
 
 /**
- * Product §2.3: a window is closed unless an element opens it. Elements combine by union; the restrictions inside
+ * A window is closed unless an element opens it. Elements combine by union; the restrictions inside
  * one element by intersection (an element whose restrictions never hold together never opens). A restriction left
  * empty does not restrict; a From without an Until (or the reverse) leaves that end open; equal From and Until mean
  * exactly that value; a month or weekday range whose From comes after its Until wraps (11-2: November to February).

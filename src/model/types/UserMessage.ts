@@ -2,7 +2,7 @@ import { date, field, int, list, oneOf, record, string, text } from '../fields.t
 import { defineForm, defineType } from '../object-type.ts';
 
 /**
- * Made by a job of type UserMessage on reaching Running (product §2.8): the job waits in Console while the message is
+ * Made by a job of type UserMessage on reaching Running: the job waits in Console while the message is
  * ManualTask; a participant's reply picks one of `Responses`, whose Status and ReturnCode the job then takes.
  */
 export const USER_MESSAGE_STATUSES = ['ManualTask', 'Completed', 'Error'] as const;
