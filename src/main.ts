@@ -162,7 +162,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   });
   const firstStart = await initialiseAdmin(store, accounts, options.env ?? process.env);
   await ensureBuiltinObjects(store, objects);
-  // One agent serves a process server at a time (§16): beside a live node whose agent serves GLOBAL.Local, this
+  // One agent serves a process server at a time (docs/architecture.md §16): beside a live node whose agent serves GLOBAL.Local, this
   // node starts none, and leaves the secret that agent proves alone.
   const localAgentElsewhere = config.localAgent ? await cluster.heldElsewhere(LOCAL_SERVER) : undefined;
   if (localAgentElsewhere === undefined) await sealLocalSecret(store, secrets, config.dataDir);

@@ -7,7 +7,7 @@ export const VERSION: string = (
 
 /**
  * The release's date, time and build number, set when a release is cut. With VERSION it makes the string the
- * XML interface's `version` service answers: `<dotted_version>-<date>-<time>_<digits>` (spec document 2 §4).
+ * XML interface's `version` service answers: `<dotted_version>-<date>-<time>_<digits>`.
  */
 export const BUILD = '20261121-0900_5';
 export const VERSION_STRING = `${VERSION}-${BUILD}`;

@@ -2,8 +2,8 @@
  * CAR archives as bytes. A CAR is a zip that comes from outside (an import), so reading it is hostile-input
  * parsing: nothing is ever written to disk, every name is checked from its raw bytes, and every entry is inflated
  * through a counter that stops at the caps however small the archive claims the entry is
- * (reference/perf-reliability.md §4.3, §5.3 Z1–Z4). Writing is deterministic so that the same objects export to
- * the same bytes (docs/architecture.md §14).
+ * (docs/architecture.md §14). Writing is deterministic so that the same objects export to
+ * the same bytes.
  */
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';

@@ -8,7 +8,7 @@ import type { ObjectType } from '../model/object-type.ts';
 import { requireType } from '../model/registry.ts';
 
 /**
- * Import rules (product §2.12, the ImportRuleSet type): which objects of an archive are imported, into which
+ * Import rules: which objects of an archive are imported, into which
  * partitions, with which field values. Pure: objects in, objects out, in the JSON-input form of the registry.
  */
 

@@ -5,7 +5,7 @@ import { definitionTypes } from '../model/registry.ts';
 import { SIGNATURE_ENTRY } from './signing.ts';
 
 /**
- * Where things live inside a CAR (docs/architecture.md §14, product §5): `META-INF/export-info.xml`, an optional
+ * Where things live inside a CAR (docs/architecture.md §14): `META-INF/export-info.xml`, an optional
  * `META-INF/MANIFEST.MF` whose name names the import, `META-INF/SIGNATURE.xml` of a signed archive, one
  * `<Type>/<key>.xml` per object, and a library's files as `Library/<key>/<file>` (opaque bytes: a jar inside a
  * CAR is never opened). Pure; any other entry makes the archive unprocessable (422).
@@ -60,7 +60,7 @@ export function readLayout(entries: ReadonlyArray<{ name: string; data: Buffer }
   return layout;
 }
 
-/** `META-INF/export-info.xml` (product §5). */
+/** `META-INF/export-info.xml`. */
 export function exportInfoXml(info: {
   sourceSystem: string;
   sourceAddress: string;

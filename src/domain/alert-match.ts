@@ -1,7 +1,7 @@
 import type { JobRecord } from './job.ts';
 
 /**
- * Which alert sources a change concerns (product §2.6), as pure functions over the sources' stored data. Name
+ * Which alert sources a change concerns, as pure functions over the sources' stored data. Name
  * and partition patterns are globs (`*` any run, `?` one character), matched without regard to case.
  */
 

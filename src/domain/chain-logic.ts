@@ -1,5 +1,5 @@
 /**
- * Chain decisions (product §1.5), pure: the status of a step from its calls' statuses, what the chain does next
+ * Chain decisions, pure: the status of a step from its calls' statuses, what the chain does next
  * (status handlers), and the precondition expressions of steps and calls. No I/O, no imports: the registry
  * (`JobChain` rules) parses expressions with it and the chain runtime decides with it.
  */
@@ -76,8 +76,8 @@ function toDecision(h: Handler): StepDecision {
 /**
  * Step handlers first, then the chain's, then the default (Completed → Continue, anything else → MarkError).
  *
- * The default for a failed step follows the product's behaviour for chains built through an API or RedwoodScript
- * (product §1.5): step and chain go to Error. The "Easy Restart" default of the product's editor (step to Console,
+ * The default for a failed step follows the product's behaviour for chains built through an API or RedwoodScript:
+ * step and chain go to Error. The "Easy Restart" default of the product's editor (step to Console,
  * chain stays Waiting) is not followed: a chain that needs it declares a RequestRestart handler.
  */
 export function decideStep(

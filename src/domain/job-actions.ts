@@ -1,13 +1,13 @@
 import { ACTIVE, FINAL, INITIAL, type JobStatus, PENDING } from './job-status.ts';
 
 /**
- * The job actions of spec §3, declared once (docs/architecture.md §6). Everything that offers or checks an action
+ * The job actions, declared once (docs/architecture.md §6). Everything that offers or checks an action
  * reads this table: the route (`PUT /Job/<id>/<action>`, its enum and the OpenAPI text), the service (privileges,
  * body, the 409), the dashboard's buttons (sent with the session) and the CLI's verbs. The effect itself runs in the
  * kernel (`Kernel.act`, keyed by the same names; resubmit is a submit), which the domain may not import.
  */
 
-/** What an action's body is: process properties (spec §4 row 13), a submit body, or an external completion. */
+/** What an action's body is: process properties, a submit body, or an external completion. */
 export type ActionBody = 'properties' | 'submit' | 'completion';
 
 /** A privilege the user must hold; `Job` is checked on the job's partition, `JobDefinition` on its definition's. */

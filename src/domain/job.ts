@@ -7,7 +7,7 @@ import type { JobStatus } from './job-status.ts';
 /** A parameter value of a job, as shown in GET /Job (docs/architecture.md §12). Dates are epoch ms with the zone they came in. */
 export interface JobParameter {
   Name: string;
-  /** `JobDefinitionParameter:<partition>.<definition>.<name>` (spec §2.3). */
+  /** `JobDefinitionParameter:<partition>.<definition>.<name>`. */
   JobDefinitionParameter: string;
   Direction: 'In' | 'Out' | 'InOut';
   DataType: 'String' | 'Number' | 'Date';
@@ -29,7 +29,7 @@ export interface JobSpec {
   restart: Record<string, string>;
   maxStarts: number | null;
   keepJobs: number | null;
-  // Issue 4 (time and flow). Optional: jobs stored before these existed have none.
+  // Time and flow. Optional: jobs stored before these existed have none.
   /** TimeWindow key the job may start in, and the zone it is read in when the window has none. */
   timeWindow?: string | null;
   windowZone?: string;
@@ -44,7 +44,7 @@ export interface JobSpec {
   overdueEvent?: string | null;
   /** What a recurrence does with occurrences missed while the server was down. */
   misfire?: MisfirePolicy;
-  // Issue 6 (people in the loop).
+  // People in the loop.
   /** The credential the job runs with: a key `<partition>.<name>` or a VirtualUser, resolved when it starts. */
   credential?: string | null;
   /** A UserMessage job's question, answers and participants, as the definition had them at submit. */

@@ -139,7 +139,7 @@ function parameterName(item: Record<string, unknown>, definitionKey: string, at:
 
 /**
  * The parameters of a resubmitted job: the original's In values, overridden by the body's items (resubmit form of
- * spec §2.3, or by Name). Out values start empty.
+ * a JobDefinitionParameter key, or by Name). Out values start empty.
  */
 export function resubmitParameters(
   original: readonly JobParameter[],
@@ -229,7 +229,7 @@ export function applyOutText(params: JobParameter[], out: Record<string, string>
   return notes;
 }
 
-/** The `{Name, OutValue}` items of updateJob (spec §2.3): only Out and InOut parameters, values of their type. */
+/** The `{Name, OutValue}` items of updateJob: only Out and InOut parameters, values of their type. */
 export function applyOutItems(params: JobParameter[], items: unknown, zone: string): void {
   if (items === undefined || items === null) return;
   if (!Array.isArray(items)) throw invalid('Field "JobParameters" must be a list of {Name, OutValue}');

@@ -2,7 +2,7 @@ import type { JobStatus } from './job-status.ts';
 import { INITIAL, PENDING } from './job-status.ts';
 
 /**
- * Which process properties an action's body (spec §4 row 13: "optional JSON of process properties") may change in
+ * Which process properties an action's body may change in
  * which status. Pure: the action checks every given field before it changes anything, so a refused field leaves
  * the job as it was and the action undone.
  */

@@ -4,7 +4,7 @@ import { zoneOffsetMs } from '../time/zone.ts';
 import { HORIZON_MS, isOpen, nextChange, nextOpening, type WindowSpec } from './time-window.ts';
 
 /**
- * Recurrences (SubmitFrame objects, product §2.1 "Submit frames"), pure.
+ * Recurrences (SubmitFrame objects), pure.
  *
  * An `Every` element is a series anchored at an instant: occurrence k is anchor + k·step. Minutes and Hours, and
  * every unit with PreserveTimes false, step in elapsed time (Months then count calendar months in UTC, so the wall

@@ -1,7 +1,7 @@
 import vm from 'node:vm';
 
 /**
- * Reply expressions are regular expressions written by users (product §2.7), and a regular expression can take
+ * Reply expressions are regular expressions written by users, and a regular expression can take
  * exponential time on a crafted reply (`(a+)+$`). Matching runs in a separate V8 context with a time limit, so a
  * hostile expression costs at most MATCH_TIMEOUT_MS of one reply and never hangs the server.
  */
@@ -10,7 +10,7 @@ export const MATCH_TIMEOUT_MS = 100;
 const context = vm.createContext(Object.create(null));
 const MATCH = new vm.Script('new RegExp("^(?:" + expression + ")$").test(reply)');
 
-/** A reply as stored and matched: trimmed, every run of white space one space (product §2.7). */
+/** A reply as stored and matched: trimmed, every run of white space one space. */
 export const normalizeReply = (text: string): string => text.trim().replace(/\s+/g, ' ');
 
 /** Why `expression` is not a usable regular expression, or undefined. */

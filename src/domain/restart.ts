@@ -1,7 +1,7 @@
 import type { JobStatus } from './job-status.ts';
 
 /**
- * What happens after a job reaches a handled final status (product §1.4). `Restart`, `RestartFromError` and
+ * What happens after a job reaches a handled final status. `Restart`, `RestartFromError` and
  * `RestartNoResubmit` make a new job while MaxStarts allows: MaxStarts 3 gives 4 runs in all; only automatic
  * restarts count. `RequestRestart` asks an operator first.
  */

@@ -1,5 +1,5 @@
 /**
- * ReturncodeMapToCompleted (product §1.4): a comma-separated list of codes and ranges, `0`, `0,3-5,100-`,
+ * ReturncodeMapToCompleted: a comma-separated list of codes and ranges, `0`, `0,3-5,100-`,
  * `-5,40-90`. A range open at the top (`100-`) has no upper bound. Only the codes listed mean Completed.
  */
 export type ReturnCodeMatcher = (code: number) => boolean;

@@ -1,5 +1,5 @@
 /**
- * Time windows (product §2.3), pure functions of a resolved window and an instant.
+ * Time windows, pure functions of a resolved window and an instant.
  *
  * Model. Every element opens, on each local calendar day D (in the window's zone) that its day restrictions select,
  * one local wall-time interval [D + FromTime + h, D + UntilTime + h) (UntilTime on the next day when the range

@@ -38,7 +38,7 @@ async function markRunning(tx: Store, job: JobRecord, startTime: number, now: nu
  * Reconciles the agent's spool with the jobs this process server holds, right after it (re)connects. The attempts
  * it knows become its instance's (a restarted agent takes over its spool). Of those it does not know, one that was
  * dispatched to this instance never started (its spool is written before the spawn) and is queued again; one of
- * another instance — gone, since one instance serves a process server at a time (§16) — may have started there,
+ * another instance — gone, since one instance serves a process server at a time (docs/architecture.md §16) — may have started there,
  * and ends Unknown like a running one: nothing runs twice.
  */
 export async function applyHello(
@@ -153,7 +153,7 @@ export async function applyFinished(
   const { status, note } = outcomeOf(job, m);
   if (note) notes.push(note);
   if (job.data.spec.completionStrategy === 'External' && status !== 'Killed' && !m.error) {
-    // Stays Running until updateJob sets its final status (spec §3).
+    // Stays Running until updateJob sets its final status.
     job.returnCode = m.returnCode;
     job.data.scriptEnded = true;
     job.data.notes.push(...notes, `Script ended with return code ${m.returnCode ?? m.signal}; waiting for updateJob`);

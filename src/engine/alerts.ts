@@ -11,7 +11,7 @@ import { insertOperatorMessage } from './operator-message.ts';
 import { loadWindow } from './windows.ts';
 
 /**
- * Alerts (product §2.6): alert sources say when one is raised, escalations say who receives it, how long to wait
+ * Alerts: alert sources say when one is raised, escalations say who receives it, how long to wait
  * for an acknowledgement and where to go next. An alert is an Alert object plus the operator message it sends;
  * its deliveries and its escalation are alert work rows (store/alert-work-store.ts), carried out by the
  * AlertWorker after the commit, so a crash neither loses nor half-sends one.

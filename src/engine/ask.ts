@@ -9,7 +9,7 @@ import type { Answer, Effects, Kernel } from './kernel.ts';
 import { insertOperatorMessage } from './operator-message.ts';
 
 /**
- * Jobs that ask people (product §2.7, §2.8): a System_OperatorMessage job sends an operator message, a UserMessage
+ * Jobs that ask people: a System_OperatorMessage job sends an operator message, a UserMessage
  * job a user message, and both wait in Console until it is answered (operator-messages.ts, user-messages.ts in
  * services). Nothing runs meanwhile: the question and the waiting job are rows, so a restart loses neither.
  */
@@ -20,7 +20,7 @@ export const OPERATOR_MESSAGE_DEFINITION = 'GLOBAL.System_OperatorMessage';
 export const asks = (job: JobRecord): boolean =>
   job.data.spec.type === 'UserMessage' || job.definition === OPERATOR_MESSAGE_DEFINITION;
 
-/** The substitution variables of a job's message text (product §2.8): the job's own and its parameters. */
+/** The substitution variables of a job's message text: the job's own and its parameters. */
 export function jobVariables(job: JobRecord): Record<string, string> {
   return {
     ...parameterEnvironment(job.data.parameters),

@@ -26,7 +26,7 @@ import { createOperatorMessage } from './operator-message.ts';
 import { loadWindow } from './windows.ts';
 
 /**
- * Chains at run time (docs/architecture.md §3, product §1.5). Submitting a chain creates the chain job, its step jobs and their
+ * Chains at run time (docs/architecture.md §3). Submitting a chain creates the chain job, its step jobs and their
  * call jobs, all Chained. The chain job runs on GLOBAL.System and waits (Waiting) while its steps run one after
  * another; a step waits while its calls run in parallel through their own queues. When the last call of a step is
  * final, the step's status handlers decide what comes next. Jobs never go back to an earlier status: a step that

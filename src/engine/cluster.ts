@@ -125,7 +125,7 @@ export class Cluster {
       handlers.takeover();
       return;
     }
-    // Rows of this node's agents from before a restart: it holds no connection yet (§16, claimAgent).
+    // Rows of this node's agents from before a restart: it holds no connection yet (docs/architecture.md §16, claimAgent).
     for (const a of await this.o.store.cluster.agents())
       if (a.node === this.id) await this.o.store.cluster.dropAgent(a.processServer, this.id);
     await this.beat();

@@ -7,7 +7,7 @@ import type { Effects, Kernel } from './kernel.ts';
 type Rec = Record<string, unknown>;
 
 /**
- * What an event's becoming Raised does to jobs (product §2.1 Wait Events): jobs waiting in EventWait for it move on
+ * What an event's becoming Raised does to jobs: jobs waiting in EventWait for it move on
  * once all their events are raised (a job waits for an event only once), and definitions that wait for it with
  * AutoSubmit Always (or OnlyOne, when none of their jobs has reached Running yet) are submitted.
  */

@@ -10,7 +10,7 @@ import { onEventRaised } from './event-waits.ts';
 import type { Effects, Kernel } from './kernel.ts';
 
 /**
- * Raising and clearing events (product §2.2). A definition has at most one Raised event; a raise while one is
+ * Raising and clearing events. A definition has at most one Raised event; a raise while one is
  * Raised waits as Pending, and clearing the Raised one promotes the oldest Pending one. Every function runs inside
  * an engine transaction in the serial loop, because an event becoming Raised releases waiting jobs in the same
  * transaction (`onEventRaised`). `raiseOnFinal` is the reaction that raises a definition's RaiseEvents.
@@ -198,7 +198,7 @@ export async function raiseOnFinal(
     }
 }
 
-/** The substitution variables of a raise comment (product §2.1 Raise Events). */
+/** The substitution variables of a raise comment. */
 function raiseComment(text: string, job: JobRecord, status: JobStatus): string {
   return substitute(text, {
     jobid: String(job.jobId),

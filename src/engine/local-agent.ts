@@ -25,7 +25,7 @@ export function ensureLocalSecret(dataDir: string): string {
   return secret;
 }
 
-/** Replaces the local agent's secret (readable by the server's user only): the one the nodes share (§16). */
+/** Replaces the local agent's secret (readable by the server's user only): the one the nodes share (docs/architecture.md §16). */
 export function writeLocalSecret(dataDir: string, secret: string): void {
   const { secretFile } = localAgentPaths(dataDir);
   mkdirSync(dirname(secretFile), { recursive: true, mode: 0o700 });

@@ -3,7 +3,7 @@ import { conflict, invalid, notFound } from '../errors.ts';
 import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody } from './messages.ts';
 
-/** Alerts (spec §4 row 16): read one, reply to it (`Acknowledge` stops its escalation). */
+/** Alerts: read one, reply to it (`Acknowledge` stops its escalation). */
 export class Alerts extends MessageService {
   protected readonly kind = 'Alert' as const;
 

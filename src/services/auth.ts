@@ -49,7 +49,7 @@ export class Authenticator {
   private readonly logins = new Map<string, CachedLogin>();
   private readonly inFlight = new Map<string, Promise<CachedLogin | undefined>>();
   private readonly loginKey = randomBytes(32).toString('base64');
-  /** A verified password is trusted this long without running scrypt again (ecosystem §1.1: ~100 ms each). */
+  /** A verified password is trusted this long without running scrypt again (scrypt is slow on purpose). */
   static readonly LOGIN_CACHE_MS = 60_000;
 
   /** `failureCounts`: where failures are counted; this process's memory unless given (one node). */

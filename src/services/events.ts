@@ -50,7 +50,7 @@ export function parseCommentBody(body: unknown, field: 'RaiserComment' | 'Cleare
 }
 
 /**
- * Raising and clearing events (spec §4 rows 7–10) and reading one. Privileges are those of the event definition
+ * Raising and clearing events and reading one. Privileges are those of the event definition
  * in its partition: View to see the definition or its events (else 404, as for a missing one), Control to raise
  * or clear. Every change runs in the engine's loop, since a raise may release waiting jobs.
  */
@@ -65,7 +65,7 @@ export class EventService {
     return this.render(await this.visibleEvent(p, eventIdText));
   }
 
-  /** Row 7: `POST /Event/<partition>.<definition>`. */
+  /** `POST /Event/<partition>.<definition>`. */
   async raise(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
     const key = await this.controlledDefinition(p, definitionText, 'raise its events');
     const comment = parseCommentBody(body, 'RaiserComment');
@@ -74,14 +74,14 @@ export class EventService {
     return this.render(event);
   }
 
-  /** Row 8: clears the Raised event of a definition; 409 when none is Raised. */
+  /** Clears the Raised event of a definition; 409 when none is Raised. */
   async clearRaised(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
     const key = await this.controlledDefinition(p, definitionText, 'clear its events');
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
     return this.render(await this.d.engine.clearRaised(key, by));
   }
 
-  /** Row 9: clears the Pending events of a definition (possibly none). */
+  /** Clears the Pending events of a definition (possibly none). */
   async clearAllPending(
     p: Principal,
     definitionText: string,
@@ -93,7 +93,7 @@ export class EventService {
     return { Cleared: events.map((e) => this.render(e)) };
   }
 
-  /** Row 10: `POST /Event/<event_id>/clear`; 409 when it is Cleared already. */
+  /** `POST /Event/<event_id>/clear`; 409 when it is Cleared already. */
   async clear(p: Principal, eventIdText: string, body: unknown): Promise<Record<string, unknown>> {
     const seen = await this.authorizeClear(p, eventIdText);
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { MillraceError } from '../errors.ts';
 
 /**
- * The global bound on import memory (issue 19 point 4): archives are handled a few at a time whatever the number
+ * The global bound on import memory: archives are handled a few at a time whatever the number
  * of clients. A request takes a slot of the requests' gate before its body is read and gives it back once its
  * import job is submitted (its check keeps at most one inflated entry); a job takes a slot of the jobs' gate to
  * read, parse and write its archive. Requests beyond the waiting line, or waiting too long, are answered 503;

@@ -47,7 +47,7 @@ function parseProperties(body: unknown, defaultZone: string): Properties {
 }
 
 /**
- * The job actions of spec §3, as the action table declares them (domain/job-actions.ts: statuses, privileges, body):
+ * The job actions (docs/architecture.md §6), as the action table declares them (domain/job-actions.ts: statuses, privileges, body):
  * the checks and the body here, the effect in the kernel (`Kernel.act`, or a submit for resubmit). Each runs in the engine's serial loop, in its own
  * transaction; one that does not apply in the job's status is a 409 naming the status. Each takes an optional body
  * of process properties, applied in the same transaction (see domain/process-properties.ts).
@@ -90,13 +90,13 @@ export class JobActions {
   ): Promise<{ job: Record<string, unknown>; created: boolean }> {
     const spec = jobAction(action);
     const seen = await this.authorize(p, idText, action);
-    // A resubmit body may be the job as GET renders it: what is not a submit field must be as it is (spec row 13).
+    // A resubmit body may be the job as GET renders it: what is not a submit field must be as it is.
     if (spec.body === 'submit' && isPlainObject(body) && Object.keys(body).some((k) => !SUBMIT_FIELDS.has(k))) {
       const current = await this.jobs.get(p, idText);
       body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && Object.hasOwn(current, k));
     }
     const submit = spec.body === 'submit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
-    // Process properties (spec §4 row 13) are applied with the action.
+    // Process properties are applied with the action.
     const properties = spec.body === 'properties' ? parseProperties(body, this.d.defaultTimeZone) : undefined;
     const completion = spec.body === 'completion' ? parseCompletion(body, this.d.defaultTimeZone) : undefined;
     const now = () => this.d.clock.now();
@@ -224,7 +224,7 @@ export class JobActions {
   }
 
   /**
-   * External completion (spec §3): Description, JobNotes (appended) and Out parameters are applied to the job here;
+   * External completion: Description, JobNotes (appended) and Out parameters are applied to the job here;
    * the Status (a final status) it returns is set by the kernel.
    */
   private updateJob(job: JobRecord, completion: Completion): JobStatus | undefined {

@@ -17,7 +17,7 @@ const FORMS: Record<ActionBody, Form> = {
   completion: requireForm('Job', 'completion'),
 };
 
-/** The fields of a submit body; a resubmit body may also be the job as GET renders it (spec §4 row 13). */
+/** The fields of a submit body; a resubmit body may also be the job as GET renders it. */
 export const SUBMIT_FIELDS: ReadonlySet<string> = new Set(FORMS.submit.byName.keys());
 
 /** The properties a submit or resubmit body may set (docs/architecture.md §12), checked before anything is stored. */
@@ -35,7 +35,7 @@ export interface SubmitOptions {
 
 const orUndefined = <T>(v: unknown): T | undefined => (v === null || v === undefined ? undefined : (v as T));
 
-/** A submit body (`submit`) or an action's process properties (`properties`: the same fields, spec §4 row 13). */
+/** A submit body (`submit`) or an action's process properties (`properties`: the same fields). */
 export function parseSubmitBody(
   body: unknown,
   defaultZone: string,
@@ -54,7 +54,7 @@ export function parseSubmitBody(
   };
 }
 
-/** updateJob's body (spec §2.3): the final status, the description, notes to append, Out values as given. */
+/** updateJob's body: the final status, the description, notes to append, Out values as given. */
 export interface Completion {
   status: JobStatus | undefined;
   description: string | null | undefined;

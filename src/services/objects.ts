@@ -116,7 +116,7 @@ export function authorizeStore(p: Principal): void {
 /**
  * Create, read, update and delete for every definition type of the registry, with the privilege rules of
  * docs/architecture.md §10: no View → 404 exactly as for a missing object; View but not the operation's privilege → 403;
- * GET also needs View on every object referred to (spec §4), else 403 naming it.
+ * GET also needs View on every object referred to, else 403 naming it.
  */
 export class ObjectService {
   private readonly deps: ObjectServiceDeps;
@@ -428,7 +428,7 @@ export class ObjectService {
   }
 
   /**
-   * `PUT <type>/<key>/enable|disable` (alert sources, spec §4 rows 18–19): switches the read-only `Enabled` state
+   * `PUT <type>/<key>/enable|disable` (alert sources): switches the read-only `Enabled` state
    * with the Control privilege, leaving the definition and its modification time alone. Answers the object.
    */
   async setEnabled(

@@ -5,7 +5,7 @@ import { MessageService, replyBody } from './messages.ts';
 import { userCause } from './user-cause.ts';
 
 /**
- * Operator messages (spec §4 row 14): read one, and reply to it. A reply must match the message's ReplyExpression
+ * Operator messages: read one, and reply to it. A reply must match the message's ReplyExpression
  * as a whole (bounded in time, reply-match.ts); a message is answered once. The reply then reaches what sent the
  * message: a restart request ends the waiting job (and, for Restart, submits it again), a System_OperatorMessage
  * job completes with the reply as its Out parameter, an alert is acknowledged.

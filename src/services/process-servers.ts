@@ -22,7 +22,7 @@ export function authorizeProcessServerAction(p: Principal, pathKey: string, acti
 }
 
 /**
- * start, stop and restart of a process server (spec §4 row 17). Stop: nothing new is dispatched to it and its
+ * start, stop and restart of a process server. Stop: nothing new is dispatched to it and its
  * running jobs finish (ShuttingDown, then Shutdown); start: dispatch resumes; restart: both.
  */
 export async function processServerAction(

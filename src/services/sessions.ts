@@ -19,7 +19,7 @@ export interface Session {
 export const SESSION_CHALLENGE = 'Session realm="Millrace"';
 
 /**
- * Dashboard sessions (issue 13): a random id in an HttpOnly cookie, looked up here by its SHA-256 (so this map
+ * Dashboard sessions: a random id in an HttpOnly cookie, looked up here by its SHA-256 (so this map
  * never holds what the cookie holds). A session ends LIFETIME_MS after sign-in, after IDLE_MS without a request,
  * at sign-out, or when its user is disabled, deleted or given another password (checked every CACHE_MS, which
  * also picks up role changes).

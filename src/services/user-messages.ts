@@ -13,7 +13,7 @@ export function isParticipant(p: Principal, participants: readonly string[]): bo
 }
 
 /**
- * User messages (spec §4 row 15, product §2.8): a participant picks one of the offered responses, with a comment
+ * User messages: a participant picks one of the offered responses, with a comment
  * of at most 1,000 characters; the waiting job then ends with that response's status and return code, and a
  * chain waiting on it as a call goes on.
  */

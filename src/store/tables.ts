@@ -67,7 +67,7 @@ export interface JobTables {
     modification_time: number;
     /**
      * Migration 0011: the type of the job's definition (`data.spec.type`, which never changes after the submit),
-     * kept as a column so that the dispatcher reads queued jobs by queue and type from the index (issue 17, B2).
+     * kept as a column so that the dispatcher reads queued jobs by queue and type from the index (benchmark B2 in bench/README.md).
      */
     definition_type: string;
   };
