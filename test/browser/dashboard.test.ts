@@ -6,7 +6,7 @@ import { ADMIN_PASSWORD, type TestServer } from '../helpers/server.ts';
 import { waitFor, waitForJob } from '../helpers/wait.ts';
 
 /**
- * Issue 13 §6 in a real Chromium against a real listening server with its local agent: sign in, find a job,
+ * The dashboard in a real Chromium against a real listening server with its local agent: sign in, find a job,
  * follow a running job's log and kill it, answer an approval, submit a definition through its form.
  */
 

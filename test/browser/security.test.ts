@@ -13,7 +13,7 @@ import { ADMIN_PASSWORD, type TestServer } from '../helpers/server.ts';
 import { waitForJob } from '../helpers/wait.ts';
 
 /**
- * Issue 13 §7 in a real Chromium: hostile text in job output, parameter values and descriptions is shown as
+ * The dashboard's defences in a real Chromium: hostile text in job output, parameter values and descriptions is shown as
  * text; the page runs under a strict CSP; the cookie cannot be read or used cross-site and a state change made
  * with it needs the CSRF token; a user without a privilege sees no button and the server refuses anyway.
  */

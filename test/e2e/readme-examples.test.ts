@@ -1,5 +1,5 @@
 /**
- * The README, pasted as a new user would (issue 18): every ```sh block of README.md runs, in order, in one bash
+ * The README, pasted as a new user would: every ```sh block of README.md runs, in order, in one bash
  * session, against a fresh `millrace serve` — and a command that fails fails the test.
  *
  * The convention, for everyone who writes README sections:

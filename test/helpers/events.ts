@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Response, TestServer } from './server.ts';
 
-/** Client-side helpers for events (spec §4 rows 7–10), as a client would call them. */
+/** Client-side helpers for events, as a client would call them. */
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read event fields directly, as a client would
 export type EventJson = any;

@@ -12,7 +12,7 @@ import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.ts';
 import { ADMIN_KEY, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * Issue 18 point 6: MILLRACE_CORS_ORIGINS lets pages of the listed origins (Swagger UI on another host, a team's
+ * MILLRACE_CORS_ORIGINS lets pages of the listed origins (Swagger UI on another host, a team's
  * tools) call the interfaces; off by default. Shown with a real Chromium doing real preflights.
  */
 

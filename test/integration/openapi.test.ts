@@ -63,7 +63,7 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/Event/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clearAllPending`, ['post']);
-    // The lists of the console (issue 13): every definition type, jobs and the inboxes.
+    // The lists of the console: every definition type, jobs and the inboxes.
     for (const name of [
       ...definitionTypes().map((type) => type.name),
       'Job',
@@ -72,7 +72,7 @@ describe('the description document (swagger.yml)', () => {
       'Alert',
     ])
       expected.set(`${t.base}/${name}`, ['get']);
-    // Job history and the live feed (issue 13).
+    // Job history and the live feed.
     expected.set(`${t.base}/Job/{key}/history`, ['get']);
     expected.set(`${t.base}/stream`, ['get']);
     // Why jobs wait: one job, and the page of a job list at once.

@@ -7,7 +7,7 @@ import { assertError, getJob, submit } from '../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * Issue 18 points 8–10: server behaviours the README's examples ran into. The README test
+ * Server behaviours the README's examples ran into. The README test
  * (test/e2e/readme-examples.test.ts) runs the examples themselves.
  */
 

@@ -7,7 +7,7 @@ import { postCreated } from '../helpers/jobs.ts';
 import { ADMIN_KEY, ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * Issue 18 point 4: the product's own clients call `…/External/REDWOOD/Redwood_RestService/rest/v1` (folder and
+ * The product's own clients call `…/External/REDWOOD/Redwood_RestService/rest/v1` (folder and
  * component named apart) with the header spelled `X-API-KEY`. This is their sequence, over real HTTP: list the
  * definitions through the XML interface with basic auth, then GET each through the JSON interface.
  */

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerServe } from '../../src/cli/serve.ts';
 
-/** Issue 18 point 12: the repository stands alone — its architecture, its license, its settings documented. */
+/** The repository stands alone — its architecture, its license, its settings documented. */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');

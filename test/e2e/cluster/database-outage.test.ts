@@ -20,7 +20,7 @@ const SECRET = 'outage-agent-secret-0123456789';
 const FINAL = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'];
 
 /**
- * Issue 16 point 7: PostgreSQL stopped and started again (its own cluster, not the suite's) under submit load on two
+ * PostgreSQL stopped and started again (its own cluster, not the suite's) under submit load on two
  * server nodes. Meanwhile every answer is 503 with Retry-After (or a refused connection), never another error; once
  * it is back both nodes work without a restart — their channel between them too: a job submitted to one node runs
  * on the agent connected to the other — and every acknowledged submit exists.

@@ -11,7 +11,7 @@ import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 /**
- * A process server served by a separate `millrace agent` (R4): an agent killed with SIGKILL leaves its jobs
+ * A process server served by a separate `millrace agent`: an agent killed with SIGKILL leaves its jobs
  * Unknown once its AgentTimeout has passed, and the process server's Status shows it; stop and start act on
  * dispatch to it.
  */
@@ -146,7 +146,7 @@ for (const backend of backends()) {
       assert.equal((await waitForJob(get, id)).Status, 'Completed');
     });
 
-    test('R4: an agent killed with SIGKILL leaves its jobs Unknown after its timeout, not Error nor Completed', async () => {
+    test('an agent killed with SIGKILL leaves its jobs Unknown after its timeout, not Error nor Completed', async () => {
       const ids = [
         (await t.req('POST', '/Job/GLOBAL.Nap')).json.jobId,
         (await t.req('POST', '/Job/GLOBAL.Nap')).json.jobId,

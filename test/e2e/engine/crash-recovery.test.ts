@@ -10,7 +10,7 @@ const KEY = 'crash-test-admin-key-0123456789';
 const FINAL = ['Completed', 'Error', 'Killed', 'Canceled', 'Unknown'];
 
 /**
- * perf-reliability §5.1 R1 and R3 with a real `millrace serve` killed by SIGKILL: no acknowledged submit is lost,
+ * Crash recovery with a real `millrace serve` killed by SIGKILL: no acknowledged submit is lost,
  * and jobs running on the agent when the server died get their real final status, having run exactly once
  * (each run appends `jobId:attempt:pid` to a marker file).
  */
@@ -24,7 +24,7 @@ for (const backend of backends()) {
       await gone;
     };
 
-    test('R3: jobs running on the agent survive the crash and report their real outcome once', async () => {
+    test('jobs running on the agent survive the crash and report their real outcome once', async () => {
       const marker = join(server.db.dataDir, 'markers.txt');
       // The jobs run until the test lets them go (the file `go`), after the crash: all six Running is a state to see.
       const go = join(server.db.dataDir, 'crash-go');
@@ -61,7 +61,7 @@ for (const backend of backends()) {
         assert.equal(lines.filter((l) => l.startsWith(`${id}:`)).length, 1, `Job ${id} ran once: ${lines}`);
     });
 
-    test('R1: every submit answered 201 before the crash exists after the restart', async () => {
+    test('every submit answered 201 before the crash exists after the restart', async () => {
       const acknowledged: number[] = [];
       let stop = false;
       const submitter = async () => {

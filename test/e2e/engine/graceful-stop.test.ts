@@ -9,7 +9,7 @@ import { waitFor } from '../../helpers/wait.ts';
 const KEY = 'graceful-test-admin-key-0123456789';
 
 /**
- * R13 and R15: SIGTERM stops the server within seconds while a job runs; the local agent lets the job finish,
+ * SIGTERM stops the server within seconds while a job runs; the local agent lets the job finish,
  * keeps its report in its spool, and delivers it to the next server, which records it once.
  */
 for (const backend of backends()) {

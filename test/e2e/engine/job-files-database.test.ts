@@ -7,7 +7,7 @@ import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 /**
- * `--job-files database` (issue 16 point 5): job files kept in the database, where every server node reads them.
+ * `--job-files database`: job files kept in the database, where every server node reads them.
  * A real BASH job through the local agent writes 300 KB (many chunks); the whole file, ranges across chunk
  * boundaries, and a file of its own read back the same as written; nothing lands in the data folder; deleting the
  * job removes its chunks.

@@ -4,7 +4,7 @@ import { backends } from '../../helpers/backends.ts';
 import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
-/** Restart behaviour per final status (product §1.4), RequestRestart through an operator message, and KeepJobs. */
+/** Restart behaviour per final status, RequestRestart through an operator message, and KeepJobs. */
 for (const backend of backends()) {
   describe(`restart behaviour and retention (${backend.name})`, () => {
     let t: TestServer;

@@ -17,7 +17,7 @@ import { waitFor } from '../../helpers/wait.ts';
 import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * Issue 4 in real time with real processes run by the local agent: time windows, recurrences, events, locks and
+ * Time and flow in real time with real processes run by the local agent: time windows, recurrences, events, locks and
  * chains, each once as a user would meet them.
  */
 

@@ -16,7 +16,7 @@ const cluster = (command: string, dir: string) =>
   run('bash', [join(ROOT, 'scripts/pg-cluster.sh'), command, dir], { timeout: 90_000 });
 
 /**
- * Issue 14 point 4: a PostgreSQL outage under a running server turns GET /health/ready to 503 with the reason,
+ * A PostgreSQL outage under a running server turns GET /health/ready to 503 with the reason,
  * and back to 200 once the database is back; /health/live answers throughout. A cluster of its own (not the
  * suite's shared one), stopped and started again by scripts/pg-cluster.sh pause/resume.
  */

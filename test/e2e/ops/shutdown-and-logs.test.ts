@@ -7,7 +7,7 @@ const KEY = 'shutdown-test-admin-key-0123456789';
 const PASSWORD = 'shutdown-test-password-42';
 
 /**
- * Issue 14 points 6 and 7: SIGTERM during a burst of submits stops the server (exit 0) and every submit it
+ * SIGTERM during a burst of submits stops the server (exit 0) and every submit it
  * acknowledged is stored; its log is JSON lines with the request id of every request, and never a key or password.
  */
 for (const backend of backends()) {

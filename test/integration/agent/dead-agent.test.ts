@@ -18,7 +18,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 /**
- * Issue 19 point 9, with real agent processes: a killed agent's session ends when its connection does (the process
+ * With real agent processes: a killed agent's session ends when its connection does (the process
  * server stops showing Running at once), a new agent with the secret is accepted in place of a dead session, and a
  * silent agent's jobs become Unknown one watchdog tick after AgentTimeout has passed since it was last heard of.
  */

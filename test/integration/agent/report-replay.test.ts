@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { agentSuite, killAgent, spooled, startAgent } from '../../helpers/agent-peer.ts';
 import { until } from '../../helpers/processes.ts';
 
-describe('agent: R15, restarted after a job finished but before the server acknowledged it', () => {
+describe('agent: restarted after a job finished but before the server acknowledged it', () => {
   const suite = agentSuite({ autoAck: false });
 
   it('reports the same final status again after reconnecting, and the job ran exactly once', async () => {

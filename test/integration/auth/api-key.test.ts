@@ -6,7 +6,7 @@ import { FakeClock } from '../../../src/time/clock.ts';
 import { backends } from '../../helpers/backends.ts';
 import { ADMIN_KEY, type Response, startTestServer, type TestServer } from '../../helpers/server.ts';
 
-/** docs/architecture.md §9–§10, spec §5, perf-reliability S2, S4, S5: how the JSON interface treats API keys. */
+/** docs/architecture.md §9–§10: how the JSON interface treats API keys. */
 
 const UNAUTHENTICATED = '{"code":"401","message":"Authentication required"}';
 const READ = '/Queue/GLOBAL.Default';

@@ -6,7 +6,7 @@ import { backends } from '../../helpers/backends.ts';
 import { type Response, startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * docs/architecture.md §10, spec §4, perf-reliability S1/S2: who may do what on every object route of the JSON interface.
+ * docs/architecture.md §10: who may do what on every object route of the JSON interface.
  * The routes are enumerated from the registry (every definition type × GET/POST/PUT/DELETE on `/<Type>/<key>`),
  * so a new type is covered without touching this file.
  */
@@ -174,7 +174,7 @@ for (const backend of backends()) {
       assert.equal((await t.req('GET', '/Queue/OTHER.Mine')).status, 404);
     });
 
-    describe('per-type grants and the reference-view rule (spec §4)', () => {
+    describe('per-type grants and the reference-view rule', () => {
       before(async () => {
         for (const [path, body] of [
           ['/Partition/P', {}],
@@ -229,7 +229,7 @@ for (const backend of backends()) {
         assert.equal(res.status, 201, `setup: ${res.body}`);
       });
 
-      test('may hold a queue with PUT {Held: true} (spec §4 row 20)', async () => {
+      test('may hold a queue with PUT {Held: true}', async () => {
         const res = await t.req('PUT', '/Queue/OpQueue', { key: operator, body: { Held: true } });
         assert.equal(res.status, 200, res.body);
         assert.equal(res.json.Held, true);

@@ -6,7 +6,7 @@ import { assertError } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * Comments on raise and clear (product §2.2): the definition's default when none is given, required when the
+ * Comments on raise and clear: the definition's default when none is given, required when the
  * definition says so, at most 1000 characters; a bad body is refused before anything is stored.
  */
 

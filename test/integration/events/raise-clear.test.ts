@@ -14,7 +14,7 @@ import {
 import { assertError } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
-/** Spec §4 rows 7–10 and product §2.2: at most one Raised event per definition, the others Pending behind it. */
+/** Raise and clear: at most one Raised event per definition, the others Pending behind it. */
 
 // 2026-01-15 09:00:00 UTC is 10:00 in Amsterdam (CET).
 const START = Date.UTC(2026, 0, 15, 9, 0, 0);

@@ -13,7 +13,7 @@ import {
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * Chains from a client's side (spec type JobChain, product §1.5), with System_Sleep calls that run inside the
+ * Chains from a client's side (type JobChain), with System_Sleep calls that run inside the
  * server in real time. A chain's step and call jobs are created at submit, right after the chain job, in the order
  * step 1, its calls, step 2, …; each names its parent in ParentJob.
  */

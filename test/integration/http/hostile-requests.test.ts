@@ -7,7 +7,7 @@ import { ADMIN_KEY, ADMIN_PASSWORD, basicAuth, startTestServer, type TestServer 
 import { waitFor } from '../../helpers/wait.ts';
 
 /**
- * Issue 19 points 1, 2 and 6 on a listening server, through raw sockets: slow bodies and slow headers end with 408
+ * Hostile clients on a listening server, through raw sockets: slow bodies and slow headers end with 408
  * within the deadline or the minimum rate, connections per address are capped, a body nobody wants is not read,
  * and every broken request gets the error record of the interface it came to, never the framework's.
  */

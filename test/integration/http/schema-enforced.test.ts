@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { SAMPLES } from '../objects/samples.ts';
 
 /**
- * Issue 15 point 4: the OpenAPI document is what the server enforces. Every JSON request body the served document
+ * The OpenAPI document is what the server enforces. Every JSON request body the served document
  * declares is probed field by field from the document itself: a value of the wrong type, past its maxLength,
  * minimum or maximum, outside its enum or its pattern, and a field the schema does not list (where it says
  * `additionalProperties: false`), each alone, and nested one level into list items. Each probe must be refused

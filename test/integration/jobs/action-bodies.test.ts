@@ -5,7 +5,7 @@ import { act, assertError, getJob, submit, submitSleep, waitForStatus } from '..
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * Spec §4 row 13: `PUT /Job/<id>/<action>` takes "optional JSON of process properties". Each action applies the
+ * `PUT /Job/<id>/<action>` takes "optional JSON of process properties". Each action applies the
  * properties that may change in the job's status with the action, in one transaction; one that may not → 400
  * naming it, and neither the action nor any property is done.
  */

@@ -5,7 +5,7 @@ import { act, assertError, submitSleep, waitForStatus } from '../../helpers/jobs
 import { ADMIN_KEY, startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * Issue 19 point 7: a JSON body that is not UTF-8 is refused (not stored as U+FFFD), and job fields follow the
+ * A JSON body that is not UTF-8 is refused (not stored as U+FFFD), and job fields follow the
  * characters rule of objects (every value must have an XML form): submit, resubmit, parameter values.
  */
 for (const backend of backends()) {

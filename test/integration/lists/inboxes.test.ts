@@ -5,7 +5,7 @@ import { assertError, postCreated as post, submit, waitForStatus } from '../../h
 import { ADMIN_KEY, startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * The inboxes (issue 13 point 3): what waits for a person, newest first, in the list shape. Operator messages
+ * The inboxes: what waits for a person, newest first, in the list shape. Operator messages
  * filtered by ReplyStatus, user messages the caller may answer (a participant by name or role, with Reply),
  * alerts by Status; a caller of partition GLOBAL sees none of partition B's. Made by real flows: a
  * System_OperatorMessage job, UserMessage jobs, and alert sources raising on Error jobs.

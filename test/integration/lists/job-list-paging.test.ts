@@ -5,7 +5,7 @@ import { heldTemplate, insertJobs } from '../../helpers/job-rows.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * Keyset paging of GET /Job (issue 13 point 1): through 10,000 jobs, with new jobs submitted between the pages,
+ * Keyset paging of GET /Job: through 10,000 jobs, with new jobs submitted between the pages,
  * every job that existed at the start is seen exactly once, in jobId order newest first; the new ones never
  * appear in later pages (they are newer than the cursor) but lead the next first page.
  */

@@ -8,7 +8,7 @@ import { assertError, postCreated as post } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * GET /Job (issue 13 point 1): every filter alone and combined gives exactly the jobs a client would pick out
+ * GET /Job: every filter alone and combined gives exactly the jobs a client would pick out
  * by hand, newest first, page after page; items are what GET /Job/<id> answers (or only the fields asked for);
  * a caller sees only the partitions they may view, with full pages and nothing told of the others; bad
  * parameters are 400s naming them.

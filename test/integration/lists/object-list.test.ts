@@ -6,7 +6,7 @@ import { assertError, postCreated as post } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * GET /<ObjectType> (issue 13 point 2) for every definition type of the registry: in business-key order, paged
+ * GET /<ObjectType> for every definition type of the registry: in business-key order, paged
  * by cursor, searched in key and Description, narrowed to a partition, only what the caller may view; each item
  * as GET /<Type>/<key> answers it.
  */

@@ -5,7 +5,7 @@ import type { Response } from '../../helpers/server.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * Issue 19 point 5: names are at most 80 characters, so `<partition>.<name>` keys reach 161 characters and queue
+ * Names are at most 80 characters, so `<partition>.<name>` keys reach 161 characters and queue
  * provider keys 323. Every such key works through the routes of both interfaces; longer ones are refused with the
  * interface's own error record, and xml-put refuses a name over 80 characters rather than storing it.
  */

@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { SAMPLES } from './samples.ts';
 
 /**
- * Issue 18 point 3: what GET renders is accepted back. Fields the server owns (uniqueId, businessKey, read-only
+ * What GET renders is accepted back. Fields the server owns (uniqueId, businessKey, read-only
  * fields such as CreationTime or a Job's Status) are ignored when unchanged and refused (400 naming them) when
  * changed, for every object type and for a Job's resubmit (PUT /Job/<id>).
  */

@@ -9,7 +9,7 @@ import { waitFor } from '../../helpers/wait.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver.ts';
 
 /**
- * Alerts with escalation (spec §4 rows 16, 18, 19; product §2.6), delivered to real local receivers: a webhook
+ * Alerts with escalation, delivered to real local receivers: a webhook
  * receiver that checks the signature and an SMTP server. An Error job raises an alert through a
  * JobDefinitionAlertSource; nobody acknowledges it, so it escalates after AcknowledgeWithin; once acknowledged it
  * escalates no further.

@@ -5,7 +5,7 @@ import { act, assertError, getJob, submit, waitForStatus } from '../../helpers/j
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * System_OperatorMessage jobs (spec §4 row 14, product §2.7): the job sends an operator message and waits in
+ * System_OperatorMessage jobs: the job sends an operator message and waits in
  * Console; GET /Job names the message; a reply that matches the ReplyExpression completes the job with the reply as
  * its Out parameter.
  */

@@ -13,7 +13,7 @@ import {
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
- * User messages (spec §4 row 15, product §2.8): a UserMessage definition asks its participants; its job waits in
+ * User messages: a UserMessage definition asks its participants; its job waits in
  * Console and names the message; a participant's response ends the job with that response's status and return code,
  * also as a call inside a chain.
  */

@@ -6,7 +6,7 @@ import { backends } from '../../helpers/backends.ts';
 import { upgradedFrom } from '../../helpers/older-database.ts';
 
 /**
- * Migration 0009 moves a chain job's steps and handlers out of its row into chain_structures (issue 17, B7). A
+ * Migration 0009 moves a chain job's steps and handlers out of its row into chain_structures (benchmark B7). A
  * chain job stored before it (structure inside its data) reads the same after the upgrade: its row keeps only the
  * depth, and the store gives back the steps and handlers it had.
  */

@@ -7,7 +7,7 @@ import { upgradedFrom } from '../../helpers/older-database.ts';
 
 /**
  * Migration 0011 gives every job row its definition's type as a column, which the dispatcher reads queued jobs by
- * (issue 17, B2). Jobs queued before the upgrade are found by queue and type after it, in dispatch order, and a job
+ * (benchmark B2). Jobs queued before the upgrade are found by queue and type after it, in dispatch order, and a job
  * submitted after it too.
  */
 

@@ -6,7 +6,7 @@ import { FakeClock } from '../../../src/time/clock.ts';
 import { backends } from '../../helpers/backends.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../../helpers/server.ts';
 
-/** Issue 13 §6–7: the dashboard's sign-in, session cookie, CSRF defence and static files, as a browser meets them. */
+/** The dashboard's sign-in, session cookie, CSRF defence and static files, as a browser meets them. */
 
 const START = Date.UTC(2026, 10, 23, 8, 0, 0);
 const UI = '/millrace/ui';

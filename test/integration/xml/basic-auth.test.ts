@@ -5,7 +5,7 @@ import { Authenticator } from '../../../src/services/auth.ts';
 import { backends } from '../../helpers/backends.ts';
 import { ADMIN_PASSWORD, basicAuth, type Response, startTestServer, type TestServer } from '../../helpers/server.ts';
 
-/** docs/architecture.md §9–§10, perf-reliability S2–S4: basic authentication of the XML interface. */
+/** docs/architecture.md §9–§10: basic authentication of the XML interface. */
 
 const UNAUTHENTICATED =
   '<?xml version="1.0" encoding="UTF-8"?>\n<error>\n  <code>401</code>\n  <message>Authentication required</message>\n</error>\n';
@@ -31,7 +31,7 @@ for (const backend of backends()) {
         .inject({ method: 'GET', url: `${t.xmlBase}/object/Queue/GLOBAL.Default`, headers, remoteAddress })
         .then((r) => ({ status: r.statusCode, headers: r.headers, body: r.body, json: undefined }));
 
-    test('S2: no, malformed or foreign credentials answer 401 with the same XML body and a Basic challenge', async () => {
+    test('no, malformed or foreign credentials answer 401 with the same XML body and a Basic challenge', async () => {
       assertUnauthenticated(await get({}, '10.0.1.1'), 'no header');
       assertUnauthenticated(await get({ authorization: 'Basic !!!' }, '10.0.1.2'), 'not base64');
       assertUnauthenticated(
@@ -49,7 +49,7 @@ for (const backend of backends()) {
       assert.equal(ok.headers['cache-control'], 'no-store');
     });
 
-    test('S3: an unknown user and a wrong password get the same 401 for the same work (one scrypt each)', async () => {
+    test('an unknown user and a wrong password get the same 401 for the same work (one scrypt each)', async () => {
       // The time a refusal takes is its scrypt: both must run exactly one, the unknown user against a dummy hash of
       // the same cost. Counted (scrypt computations started in this process), not timed, so a loaded machine cannot
       // sway it; the timing comparison over 1,000 samples is bench/auth-timing.ts.
@@ -79,7 +79,7 @@ for (const backend of backends()) {
       assert.deepEqual(counts, { unknown: [1, 1, 1], wrong: [1, 1, 1] });
     });
 
-    test('S4: 20 failures a minute from one address give 429 with Retry-After; another address and user are unaffected', async () => {
+    test('20 failures a minute from one address give 429 with Retry-After; another address and user are unaffected', async () => {
       for (let i = 0; i < 20; i++)
         assertUnauthenticated(await get({ authorization: basicAuth('s4user', 'bad') }, '10.0.3.1'), `failure ${i}`);
       const blocked = await get({ authorization: basicAuth('viewer', 'viewer-password-1') }, '10.0.3.1');

@@ -11,7 +11,7 @@ import { backends } from '../../helpers/backends.ts';
 import { getJob, postCreated } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
-/** docs/architecture.md §14, spec §4 row 11, spec document 2 car / car-put: export, import, rule sets, signatures. */
+/** docs/architecture.md §14; the XML services car and car-put and `POST /Import`: export, import, rule sets, signatures. */
 
 const ZIP = { 'content-type': 'application/zip' };
 const jobIdOf = (body: string) => Number(/<job-id>(\d+)<\/job-id>/.exec(body)?.[1]);
@@ -317,7 +317,7 @@ for (const backend of backends()) {
       assert.equal((await t.req('GET', '/Queue/Signed')).status, 200);
     });
 
-    test('Z6 / S9: importing needs the Submit privilege on the import definition, and Create/Edit on the objects', async () => {
+    test('importing needs the Submit privilege on the import definition, and Create/Edit on the objects', async () => {
       await t.loginWithGrants('viewer', 'viewer-password-1', ['*:*:View']);
       const car = await writeCar([queueEntry('GLOBAL', 'NotYours')]);
       const r1 = await t.xml('PUT', '/car', { payload: car, headers: ZIP, auth: ['viewer', 'viewer-password-1'] });

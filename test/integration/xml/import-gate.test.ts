@@ -9,7 +9,7 @@ import { ADMIN_KEY, ADMIN_PASSWORD, basicAuth, startTestServer, type TestServer 
 import { waitFor } from '../../helpers/wait.ts';
 
 /**
- * Issue 19 point 4: archives are handled a few at a time server-wide. An import request takes a receiving slot
+ * Archives are handled a few at a time server-wide. An import request takes a receiving slot
  * before its body is read; with every slot taken and no room to wait, the next import is answered 503 in its
  * interface's shape and changes nothing; a slot comes back once an import's job is submitted. (Peak RSS under 8 hostile imports: bench:import-memory.)
  */

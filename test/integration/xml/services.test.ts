@@ -4,7 +4,7 @@ import { parseXml, type XmlElement } from '../../../src/car/xml.ts';
 import { backends } from '../../helpers/backends.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
-/** Spec document 2 §1, §4: the services of the XML interface other than archives (car.test.ts). */
+/** The services of the XML interface other than archives (car.test.ts). */
 
 const XML = { 'content-type': 'application/xml; charset=utf-8' };
 const child = (e: XmlElement, name: string) => e.children.find((c) => c.name === name);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyRules, parseRuleSetProperties, rulesOf } from '../../../src/car/import-rules.ts';
 
-/** Import rules (product §2.12) as pure functions: what moves where, what follows, what is left out. */
+/** Import rules as pure functions: what moves where, what follows, what is left out. */
 
 const objects = [
   { type: 'Queue' as const, key: 'DEV.Batch', body: { Name: 'Batch', Partition: 'DEV', TimeWindow: 'DEV.Nights' } },

@@ -25,7 +25,7 @@ const read = (xml: string) => {
   return elementToBody(typeOfElement(root), root);
 };
 
-test('a Queue is written with the elements of the spec, in its order, read-only times last', () => {
+test('a Queue is written with the elements of the XML interface, in its order, read-only times last', () => {
   const stored = {
     Comment: null,
     Description: 'Night batch',

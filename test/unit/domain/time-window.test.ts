@@ -1,5 +1,5 @@
 /**
- * Time windows (product §2.3) by example. Expected instants are written in UTC (`...Z`) wherever DST matters, so
+ * Time windows by example. Expected instants are written in UTC (`...Z`) wherever DST matters, so
  * the test does not lean on the code under test to turn local times into instants.
  */
 import assert from 'node:assert/strict';

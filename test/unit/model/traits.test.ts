@@ -4,7 +4,7 @@ import { TYPE_NAMES } from '../../../src/model/fields.ts';
 import { allTypes, requireType } from '../../../src/model/registry.ts';
 
 /**
- * Issue 15 point 6: behaviour that differs by type is declared on the type (its traits), and the list of type names
+ * Behaviour that differs by type is declared on the type (its traits), and the list of type names
  * is one list. These check the declarations themselves; what each trait does is tested where it acts (the XML
  * interface's scripts-list and api-libs, CAR export and import, `millrace apply`, the engine's reactions).
  */
