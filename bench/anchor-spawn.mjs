@@ -1,4 +1,4 @@
-// The spawn anchor of B2 and B4 (perf-reliability.md §2(a)): a small, separate Node process (plain JS, no loader)
+// The spawn anchor of B2 and B4 (bench/README.md): a small, separate Node process (plain JS, no loader)
 // that spawns a program N times with C in flight and reaps it, stdio ignored. It prints one JSON line and exits:
 //
 //   node bench/anchor-spawn.mjs N C [program [args…]]      default program /bin/true

@@ -1,5 +1,5 @@
 /**
- * Basic-authentication timing (perf-reliability S3): does a failed login take measurably longer or shorter for a
+ * Basic-authentication timing: does a failed login take measurably longer or shorter for a
  * user that exists (wrong password) than for a user that does not? Both are meant to cost one scrypt run and give the
  * same 401 (src/services/auth.ts `authenticateBasic`, src/security/passwords.ts `verifyPassword`).
  *
@@ -238,7 +238,7 @@ benchmark({
   script: 'bench:auth',
   title: 'basic-auth timing (unknown user vs known user with a wrong password)',
   about:
-    'S3: whether a failed basic login tells by its time if the user exists: an unknown user against a known user ' +
+    'Whether a failed basic login tells by its time if the user exists: an unknown user against a known user ' +
     'with a wrong password, interleaved, with a Mann–Whitney test, a permutation test and the Hodges–Lehmann interval.',
   options: {
     samples: count(1000, 'timed requests of each kind', { min: 10 }),

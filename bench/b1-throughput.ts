@@ -1,5 +1,5 @@
 /**
- * Benchmark B1 (perf-reliability.md §6): submit → complete throughput of in-server no-op jobs, against
+ * Benchmark B1 (method in bench/README.md): submit → complete throughput of in-server no-op jobs, against
  * graphile-worker draining the same number of no-op jobs on local PostgreSQL, both measured in the same run.
  *
  *   npm run bench:b1                                  # SQLite; 2 reps × 20,000 jobs; graphile-worker anchor
@@ -62,7 +62,7 @@ const OPTIONS = {
   warmupJobs: count(1000, 'untimed jobs our server drains first in every repetition (0 = none)', { min: 0 }),
   anchorWarmupJobs: count(
     0,
-    'the same for graphile-worker (as in perf-reliability.md §2(e): after a drained warm-up the next 20,000 drained ' +
+    'the same for graphile-worker (after a drained warm-up the next 20,000 drained ' +
       "about 5 times slower here, with PostgreSQL's backends CPU-bound, most likely on a get_job plan made while the " +
       'table was tiny)',
     { min: 0 },

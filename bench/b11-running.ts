@@ -1,5 +1,5 @@
 /**
- * Benchmark B11 (issue 17): many jobs Running at once. What they cost the server (RSS per running job), and whether
+ * Benchmark B11: many jobs Running at once. What they cost the server (RSS per running job), and whether
  * it still answers (GET p99) and keeps its event loop free (loop p99) while they run; then every job must end with
  * its real status. Each figure is compared with the same server idle, measured just before in the same run.
  *

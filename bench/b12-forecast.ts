@@ -1,5 +1,5 @@
 /**
- * Benchmark B12 (issue 26): the forecast of 1,000 recurrences for 7 days, against the job list in the same run.
+ * Benchmark B12: the forecast of 1,000 recurrences for 7 days, against the job list in the same run.
  *
  *   npm run bench:b12                              # 1,000 definitions, 7 days (about 88,000 starts)
  *   npm run bench:b12 -- --definitions 200 --samples 20    # quick run

@@ -1,5 +1,5 @@
 /**
- * Benchmark B2 (perf-reliability.md §6): spawn-limited end-to-end throughput. N BASH jobs running `true` go through
+ * Benchmark B2 (method in bench/README.md): spawn-limited end-to-end throughput. N BASH jobs running `true` go through
  * the local agent of GLOBAL.Local (ExecutionSize 8), against a raw spawn loop of /bin/true with 8 in flight from a
  * small separate Node process (bench/anchor-spawn.mjs), both measured in the same run, interleaved.
  *

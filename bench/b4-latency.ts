@@ -1,5 +1,5 @@
 /**
- * Benchmark B4(a) (perf-reliability.md §6): dispatch latency, submit → RunStart, at 100 submits per second (one
+ * Benchmark B4(a) (method in bench/README.md): dispatch latency, submit → RunStart, at 100 submits per second (one
  * every 10 ms, open loop), separately for an in-server System no-op (GLOBAL.System_Sleep, MilliSeconds 0) and for a
  * BASH job running `true` through the local agent. The anchor, for context, is the raw spawn latency of /bin/true
  * (sequential spawns from a small separate Node process, bench/anchor-spawn.mjs), measured in the same run.

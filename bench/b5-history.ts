@@ -1,5 +1,5 @@
 /**
- * Benchmark B5 (perf-reliability.md §6): what a large job history costs the server. The same `millrace serve`
+ * Benchmark B5 (method in bench/README.md): what a large job history costs the server. The same `millrace serve`
  * is measured on an empty database and on the same database holding 1,000,000 finished jobs: RSS, GET
  * /Job/<id> latency, startup time, and the database file's size.
  *

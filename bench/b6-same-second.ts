@@ -1,5 +1,5 @@
 /**
- * Benchmark B6 (issue 4): 1,000 jobs scheduled for the same second. The figure is how long after the due time the
+ * Benchmark B6: 1,000 jobs scheduled for the same second. The figure is how long after the due time the
  * last one starts (target: within 2 s). For BASH jobs the spawn rate bounds it, so the raw spawn rate of /bin/true
  * with 8 in flight (bench/anchor-spawn.mjs, as in B2) is measured in the same run and N ÷ rate is printed beside it as
  * the lower bound. A second row does the same with in-server no-op jobs (GLOBAL.System_Sleep, MilliSeconds 0): no

@@ -1,5 +1,5 @@
 /**
- * Benchmark B7 (issue 4): a chain of 100 steps × 10 calls of in-server no-op jobs (GLOBAL.System_Sleep,
+ * Benchmark B7: a chain of 100 steps × 10 calls of in-server no-op jobs (GLOBAL.System_Sleep,
  * MilliSeconds 0), from submit to Completed, against 1,000 plain no-op jobs submitted over HTTP and drained in the
  * same run. Both are 1,000 no-op jobs; the chain adds its ordering (a step starts when the last call of the one before
  * it is final) and 101 jobs of its own (the chain job and one job per step), all created when it is submitted.

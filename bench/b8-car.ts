@@ -1,5 +1,5 @@
 /**
- * Benchmark B8 (issue 5): CAR import and export of 10,000 JobDefinitions through the XML interface (`api-rest`,
+ * Benchmark B8: CAR import and export of 10,000 JobDefinitions through the XML interface (`api-rest`,
  * basic authentication), and the XML list of those 10,000 objects against a GET of one object, on a real
  * `millrace serve` (SQLite).
  *

@@ -1,5 +1,5 @@
 /**
- * Benchmark B9 (issue 13): a page of `GET /Job?Limit=100` at the top of a history of 1,000,000 jobs and deep in
+ * Benchmark B9: a page of `GET /Job?Limit=100` at the top of a history of 1,000,000 jobs and deep in
  * it, against `GET /Job/<id>` of one job, in the same run on the same server.
  *
  *   npm run bench:b9                          # 1,000,000 jobs; 3 rounds of 300 samples of each target

@@ -1,6 +1,6 @@
 /**
  * Benchmark: GET of a JobDefinition by key with an API key, against a bare node:http server answering a JSON
- * body of the same size, both measured in the same run (the method of perf-reliability.md §6).
+ * body of the same size, both measured in the same run (the method of bench/README.md).
  *
  *   npm run bench:get                                   # defaults: 3 reps × 10 s, 3 s warm-up, 50 connections
  *   npm run bench:get -- --duration 3 --reps 1          # quick run

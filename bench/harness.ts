@@ -1,5 +1,5 @@
 /**
- * What the benchmarks share for running things (the method of perf-reliability.md §6): child processes in their own
+ * What the benchmarks share for running things (the method of bench/README.md): child processes in their own
  * process groups that are always cleaned up, pinning with taskset, /proc sampling, noisy repetitions, a
  * `millrace serve` launcher, and autocannon in its own pinned process. Options and reports live in lib/.
  */
@@ -298,7 +298,7 @@ export interface RepInfo {
 }
 
 /**
- * §6 drops repetitions that start with loadavg > 1.5, but within one run the benchmark's own load lifts the loadavg;
+ * The usual method drops repetitions that start with loadavg > 1.5, but within one run the benchmark's own load lifts the loadavg;
  * so one second of whole-machine CPU is sampled before each repetition instead, while nothing of ours runs, and a
  * repetition that starts busier than `maxBackground` % is noisy: left out of the medians unless every one is.
  */

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 19 point 4): the server's peak RSS under hostile imports. One crafted archive of 33 entries,
+ * Benchmark: the server's peak RSS under hostile imports. One crafted archive of 33 entries,
  * each inflating to 15 MiB at about 89:1 (about 5.5 MiB in all, within every per-archive cap), is sent by
  * `POST /Import` once alone (the anchor) and then 8 times at once. The server's RSS is sampled every 20 ms from
  * /proc until every import job has ended; reported: idle RSS, peak RSS above idle for 1 and for 8 imports, their
@@ -40,7 +40,7 @@ benchmark({
   script: 'bench:import-memory',
   title: 'hostile imports',
   about:
-    "Issue 19 point 4: the server's peak RSS while one crafted archive (33 entries of 15 MiB at about 89:1) is " +
+    "The server's peak RSS while one crafted archive (33 entries of 15 MiB at about 89:1) is " +
     'imported alone (the anchor) and then by several requests at once.',
   options: { concurrent: count(8, 'imports sent at once after the one alone', { env: 'BENCH_CONCURRENT' }) },
   pin: 'servers',

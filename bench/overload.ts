@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 19 point 3): overload at 500 connections. autocannon drives GETs of the JSON interface (API key)
+ * Benchmark: overload at 500 connections. autocannon drives GETs of the JSON interface (API key)
  * and then of the XML interface (basic auth) at -c 500 for --duration seconds each, while this process probes a
  * health path (`/<context>/health/live`: exempt from shedding) one request at a time. Reported: autocannon's
  * errors and timeouts, answers by status (503 = shed), request p99, and the health probe's p99 under load against
@@ -67,7 +67,7 @@ benchmark({
   script: 'bench:overload',
   title: 'overload',
   about:
-    'Issue 19 point 3: GETs of the JSON and then the XML interface at 500 connections, while a health path is ' +
+    'GETs of the JSON and then the XML interface at 500 connections, while a health path is ' +
     'probed one request at a time; its p99 under load against its p99 on the idle server in the same run.',
   options: {
     duration: amount(20, 'seconds of load per interface', { min: 1, env: 'BENCH_DURATION' }),

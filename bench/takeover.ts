@@ -1,5 +1,5 @@
 /**
- * Takeover (issue 16): three `millrace serve` nodes and one agent on one throwaway PostgreSQL cluster, on this
+ * Takeover: three `millrace serve` nodes and one agent on one throwaway PostgreSQL cluster, on this
  * machine. Each round kills one node with SIGKILL and starts it again:
  *
  * - odd rounds kill the timer owner: the time until another node holds the timer lease (docs/architecture.md §16),

@@ -1,5 +1,5 @@
 /**
- * Dashboard under load (issue 13 §6): B1's in-server no-op jobs drained with the job monitor open in Chromium,
+ * Dashboard under load: B1's in-server no-op jobs drained with the job monitor open in Chromium,
  * against the same drain with no page open, in the same run. It shows that the page keeps up with thousands of
  * job updates a second by batching the feed (events per repaint) and that it does not slow the engine.
  *
