@@ -31,7 +31,7 @@ export function startRuntimeStats(file: string): () => void {
   const timer = setInterval(write, 1000);
   timer.unref();
   // Under `node --expose-gc`, SIGUSR2 collects garbage at once: a benchmark's RSS anchor must not depend on where
-  // the heap stands in its cycle (B11's came out 80 MiB apart a few seconds later).
+  // the heap stands in its cycle (B11's came out far apart a few seconds later).
   const gc = (globalThis as { gc?: () => void }).gc;
   const collect = () => gc?.();
   if (gc) process.on('SIGUSR2', collect);

@@ -164,7 +164,7 @@ function readCapped(path: string): string {
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size === 0) return '';
-    // Sized by the file (most are empty or tiny): a fixed 512 KB buffer per read made every job allocate 1 MB
+    // Sized by the file (most are empty or tiny): a fixed large buffer per read made every job allocate memory
     // outside the heap, which swelled the agent's RSS, and every spawn forks the agent. A file still growing is read
     // up to its size now, as the job file sizes are.
     const buf = Buffer.allocUnsafe(Math.min(st.size, OUT_FILE_LIMIT));

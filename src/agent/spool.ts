@@ -90,7 +90,7 @@ export class Spool {
    * Appends the entry before returning: nothing else may happen first, and from then on an agent that crashes and
    * restarts reads it back. `durable` entries, for what must also survive a machine crash (that an attempt was
    * started, and its final report; not details such as its pid), are then synced to disk in the background a few
-   * milliseconds later, grouped: an fsync here blocked the agent for 1–7 ms twice per job.
+   * milliseconds later, grouped: an fsync here blocked the agent twice per job (bench/README.md).
    */
   write(entry: SpoolEntry, durable = true): void {
     this.append(JSON.stringify(entry), { ok: true, entry });

@@ -111,7 +111,7 @@ const fold = (name: string): string => name.normalize('NFC').toUpperCase().toLow
  * also another entry's folder (`a` and `a/b`), which no file system can hold.
  */
 async function checkCollisions(names: readonly string[]): Promise<void> {
-  const pause = loopYielder(); // 10,000 names take ~15 ms
+  const pause = loopYielder(); // many names take long enough to hold up other requests
   const files = new Map<string, string>();
   for (const name of names) {
     await pause();
@@ -475,8 +475,9 @@ export async function carChunks(sources: readonly CarSource[]): Promise<AsyncGen
 }
 
 /**
- * compareNames' order without encoding in every comparison (that took ~90 ms for 10,000 names): below U+D800,
- * UTF-16 code units sort as UTF-8 bytes do, so such names compare as strings (~4× faster than Buffer.compare).
+ * compareNames' order without encoding in every comparison (measurably slow for many names: bench/README.md):
+ * below U+D800, UTF-16 code units sort as UTF-8 bytes do, so such names compare as strings, faster than
+ * Buffer.compare.
  */
 function byNameBytes(
   sources: readonly CarSource[],

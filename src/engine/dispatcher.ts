@@ -162,8 +162,8 @@ export async function dispatchPass(
   if (sweepOverdue) await gates.sweepOverdue();
   const state = await loadDispatchState(tx, ctx, now, gates, fx.wakeAt);
   const urgent = runNow.size === 0 ? [] : (await tx.jobs.getMany([...runNow])).filter((j) => j.status === 'Queued');
-  // Counting the jobs that hold slots reads every one of them (B11: 50,000 running System jobs blocked the event loop
-  // for over 100 ms a pass as they ended); most passes, e.g. after a job ended, find nothing Queued, so they skip it.
+  // Counting the jobs that hold slots reads every one of them (B11: with many running jobs this blocked the event loop
+  // at every pass as they ended); most passes, e.g. after a job ended, find nothing Queued, so they skip it.
   const waiting = urgent.length > 0 || (await tx.jobs.hasQueued());
   const active = waiting ? await tx.jobs.countActive(OCCUPYING) : [];
   const lanes = waiting ? candidateLanes(state, active) : [];

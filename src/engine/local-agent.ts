@@ -101,7 +101,8 @@ function left(child: ChildProcess): Promise<void> {
 /**
  * The agent's young generation kept small: it allocates little that lives, and every job it starts forks it, so
  * its resident size is paid at each spawn (page tables) and counted against the machine. Measured with
- * bench/agent-alone.ts: peak RSS 100 → 84 MiB, CPU per job unchanged. deploy/millrace-agent.service passes it too.
+ * bench/agent-alone.ts: a lower peak RSS, CPU per job unchanged (bench/README.md). deploy/millrace-agent.service
+ * passes it too.
  */
 export const AGENT_HEAP = '--max-semi-space-size=2';
 

@@ -137,7 +137,7 @@ export class ServerStatusKeeper {
 
   /**
    * The process servers with jobs holding a slot, counted once when first asked. Counting reads every such job
-   * (50,000 running System jobs: ~30 ms, twice a second from the watchdog, bench B11), and most calls never need
+   * (costly with many running jobs, twice a second from the watchdog: bench B11), and most calls never need
    * it: only a disconnected agent or a server shutting down does.
    */
   private busyServers(): () => Promise<Set<string>> {

@@ -97,8 +97,8 @@ export class Feed {
     }
     if (this.clients.size > 0 && !this.flushing) {
       this.flushing = true;
-      // One write per client per batch window, however many commits fall in it: with 50 clients, a write per
-      // commit cost the engine a third of its throughput (B10); 50 ms is below what a person notices.
+      // One write per client per batch window, however many commits fall in it: with many clients, a write per
+      // commit cost the engine much of its throughput (B10 in bench/README.md); 50 ms is below what a person notices.
       setTimeout(() => this.flush(), FLUSH_MS).unref();
     }
   }

@@ -43,8 +43,8 @@ export class Authenticator {
   private readonly limiter: FailureLimiter;
   /**
    * Keyed by SHA-256 of a secret of this process and user:password, so the cache never holds a password. A one-shot
-   * hash rather than an HMAC: createHmac cost ~15 µs per request (its key object), a quarter of an XML GET; the
-   * key here only has to be unknown outside the process, nothing is verified against it.
+   * hash rather than an HMAC: createHmac builds a key object per request, a large share of an XML GET's
+   * cost (bench/README.md); the key here only has to be unknown outside the process, nothing is verified against it.
    */
   private readonly logins = new Map<string, CachedLogin>();
   private readonly inFlight = new Map<string, Promise<CachedLogin | undefined>>();

@@ -48,13 +48,13 @@ export class CarExporter {
   }
 
   /**
-   * exportMany's bytes a piece at a time, for an answer sent while it is written (an export of 10,000 objects held
-   * whole took +90–170 MiB). Every object is read once to find the set and check the caller's privileges, so that
-   * any 403/404/422 comes before the first byte; the entries must then be written in name order. While it is at
-   * hand each object's XML is deflated and kept packed (~1 KiB an object, so 10,000 keep ~9 MiB) up to
-   * PACKED_BUDGET; beyond that only type and key are kept and the object is read again when its turn comes (an
+   * exportMany's bytes a piece at a time, for an answer sent while it is written (an export held whole grew the
+   * server's memory with its size; bench/README.md). Every object is read once to find the set and check the
+   * caller's privileges, so that any 403/404/422 comes before the first byte; the entries must then be written in
+   * name order. While it is at hand each object's XML is deflated and kept packed (a small fraction of the object)
+   * up to PACKED_BUDGET; beyond that only type and key are kept and the object is read again when its turn comes (an
    * object deleted in between then ends the stream with an error: a broken download). Reading every object twice
-   * instead cost +40–60 % CPU.
+   * instead cost much more CPU (measured: bench/README.md).
    */
   async exportStream(
     p: Principal,

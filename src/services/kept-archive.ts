@@ -3,8 +3,8 @@ import type { Store } from '../store/store.ts';
 
 /**
  * A CAR archive kept in the database for its import job, in parts of 1 MiB. SQLite reads and writes a value whole
- * and synchronously: a 9 MiB archive in one value held the event loop ~30 ms to write and ~65 ms to read
- * (bench/README.md, B8); in parts, other requests are served between them. An archive kept whole by an older
+ * and synchronously: a large archive in one value held the event loop for the whole write and the whole
+ * read (bench/README.md, B8); in parts, other requests are served between them. An archive kept whole by an older
  * version (one blob named `car`) reads the same way.
  */
 

@@ -231,7 +231,7 @@ export class ObjectService {
    */
   /**
    * A rendered list of a type's objects (the XML interface's `list`), kept until an object changes: consoles and
-   * scripts ask for the same list again and again, and writing one of 10,000 objects costs ~85 ms of CPU
+   * scripts ask for the same list again and again, and writing one of many objects costs much CPU
    * (bench/README.md, B8). Its key is what decides its content: the type, the partitions the caller may view, and
    * `variant` (the caller's query). Validated by the store's data version, as the object read cache; off where the
    * store has none (PostgreSQL).

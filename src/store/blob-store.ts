@@ -23,8 +23,8 @@ export interface BlobStore {
   list(kind: BlobKind, owner?: string): Promise<BlobInfo[]>;
   /**
    * Owners and names only, in the same order: read from the primary key's index alone. SQLite keeps `size`, `sha256`
-   * and `created_at` after `data`, so `list` walks each blob's overflow pages to reach them (8–15 ms for a 9 MiB
-   * archive).
+   * and `created_at` after `data`, so `list` walks each blob's overflow pages to reach them (slow for a large
+   * archive: bench/README.md).
    */
   names(kind: BlobKind, owner?: string): Promise<Array<{ owner: string; name: string }>>;
   /** Removes one blob, or all of an owner when no name is given. */

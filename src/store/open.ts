@@ -184,7 +184,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     };
     db = new Kysely<Database>({ dialect: new ReaderBesideDialect(connections) });
     const dataVersion = sqlite.prepare('pragma data_version').pluck();
-    // Read at most once a millisecond: the pragma cost a cached GET 6 µs of its ~65 (bench/README.md, B3). It only
+    // Read at most once a millisecond: the pragma was a noticeable share of a cached GET (bench/README.md, B3). It only
     // tells of commits by other connections (a CLI on the same file); ours are counted exactly by the store.
     let external = 0;
     let readAt = Number.NEGATIVE_INFINITY;

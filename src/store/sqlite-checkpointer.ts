@@ -1,6 +1,6 @@
 /**
  * WAL checkpoints off the event loop. SQLite copies the WAL back into the database file in the commit that takes the
- * WAL past `wal_autocheckpoint` pages, synchronously: after a 10,000-object import, ~340 ms of the 400 ms commit
+ * WAL past `wal_autocheckpoint` pages, synchronously: after a large import, most of the commit's time
  * (bench/README.md, B8), with every request waiting. The writer's automatic checkpoints are off; instead, after a
  * commit, the WAL's size is looked at (at most every 100 ms) and, past 4 MiB, a worker thread with its own
  * connection runs a PASSIVE checkpoint, which neither waits for nor blocks the writer and the readers.
