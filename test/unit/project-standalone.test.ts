@@ -52,14 +52,14 @@ test('LICENSE holds the Apache License 2.0 that package.json names', () => {
 });
 
 test('references to the architecture point into the repository, at sections that exist', () => {
-  const architecture = read('docs/architecture.md');
-  const sections = new Set([...architecture.matchAll(/^## (\d+)\./gm)].map((m) => m[1]));
-  for (const file of sources()) {
+  const sections = (doc: string) => new Set([...read(doc).matchAll(/^## (\d+a?)\./gm)].map((m) => m[1]));
+  const docs = { architecture: sections('docs/architecture.md'), interfaces: sections('docs/interfaces.md') };
+  for (const file of [...sources(), 'docs/interfaces.md']) {
     if (file.endsWith('project-standalone.test.ts')) continue;
     const text = read(file);
     assert.doesNotMatch(text, /DESIGN(\.md)? ?§|shared\/DESIGN/, `${file} cites a file outside the repository`);
-    for (const m of text.matchAll(/docs\/architecture\.md §(\d+)/g))
-      assert.ok(sections.has(m[1] as string), `${file}: docs/architecture.md §${m[1]} exists`);
+    for (const m of text.matchAll(/docs\/(architecture|interfaces)\.md`? §(\d+a?)/g))
+      assert.ok(docs[m[1] as keyof typeof docs].has(m[2] as string), `${file}: docs/${m[1]}.md §${m[2]} exists`);
   }
 });
 
