@@ -20,7 +20,7 @@ const CLEAR_BODY = { $ref: `${requireForm('Event', 'clear').id}#` };
 const ERRORS = errorResponses(400, 401, 403, 404, 409, 413, 415);
 const keyOf = (req: FastifyRequest) => pathParams(req).key ?? '';
 
-/** Raise an event, clear the raised, the pending or one event; and read an event. */
+/** Raise an event, clear the raised, the pending or one event; and read an event (docs/interfaces.md §4). */
 export function registerEventRoutes(
   app: FastifyInstance,
   events: EventService,

@@ -13,11 +13,11 @@ type ImportQuery = { TargetPartition?: string; WaitForCompletion?: string; Impor
 const QUERY = new Set(['TargetPartition', 'WaitForCompletion', 'ImportRuleSet', 'fileName']);
 
 /**
- * `POST /Import` with the CAR file as the body. The answer is the System_Import_Archive job that
- * does the import (GET /Job/<jobId> follows it). WaitForCompletion=true waits for it: 200 when it completed, 500
- * when it failed (import rules 1 and 2); false answers 200 once it is submitted (rule 3). An archive that cannot
+ * `POST /Import` (docs/interfaces.md §6) with the CAR file as the body. The answer is the System_Import_Archive job
+ * that does the import (GET /Job/<jobId> follows it). WaitForCompletion=true waits for it: 200 when it completed,
+ * 500 when it failed; false answers 200 once it is submitted. An archive that cannot
  * be imported at all (not a CAR, unsafe, too large when inflated, untrusted) is refused before any job exists:
- * with WaitForCompletion=true that is a failed import too, so 500 with the reason (rule 2); otherwise 413 or 422.
+ * with WaitForCompletion=true that is a failed import too, so 500 with the reason; otherwise 413 or 422.
  */
 export async function registerImportRoute(
   app: FastifyInstance,

@@ -118,7 +118,7 @@ function processServerActionOf(req: FastifyRequest): ProcessServerAction {
   return action;
 }
 
-/** Jobs: submit, read, actions, job files and history, and process servers' start, stop and restart. */
+/** Jobs (docs/interfaces.md §3): submit, read, actions, files, history; process servers' start, stop, restart. */
 export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, served: Map<string, Set<string>>): void {
   served.set('/Job/:key', new Set(['GET', 'POST', 'PUT', 'DELETE']));
   served.set('/Job/:key/:action', new Set(['POST', 'PUT']));

@@ -37,7 +37,7 @@ const REPLY_SUMMARIES: Record<MessageKind, string> = {
   Alert: 'Reply to an alert; Acknowledge stops its escalation',
 };
 
-/** Read and reply to operator messages, user messages and alerts; enable and disable alert sources. */
+/** Read and reply to operator messages, user messages and alerts; alert sources on and off (docs/interfaces.md §5). */
 export function registerMessageRoutes(
   app: FastifyInstance,
   services: MessageServices,

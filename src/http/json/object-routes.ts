@@ -15,7 +15,7 @@ const QP_PARAMS = keyParams('`<ps_partition>.<ps_name>.<queue_partition>.<queue_
 
 type KeyRequest = { Params: { key: string }; Body: unknown };
 
-/** Create, read, update and delete, and the per-type actions, for every definition type of the registry. */
+/** Create, read, update and delete for every definition type of the registry (docs/interfaces.md §2). */
 export function registerObjectRoutes(
   app: FastifyInstance,
   objects: ObjectService,

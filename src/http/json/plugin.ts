@@ -38,7 +38,7 @@ export interface JsonInterfaceDeps {
 }
 
 /**
- * The JSON interface, registered under its base URL. Every route needs an API key in
+ * The JSON interface (docs/interfaces.md §2–§6), registered under its base URL. Every route needs an API key in
  * `X-API-Key` (Node lower-cases header names, so any spelling works); keys in the query string are ignored.
  * Without a key, the dashboard's session cookie is accepted instead, and then a state-changing request must also
  * carry the session's CSRF token (X-Millrace-CSRF).

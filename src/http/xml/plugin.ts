@@ -10,7 +10,7 @@ import { wadl } from './wadl.ts';
 export type { XmlInterfaceDeps } from './routes.ts';
 
 /**
- * The XML interface (`api-rest`), with basic authentication on every service and errors as
+ * The XML interface (`api-rest`, docs/interfaces.md §7), with basic authentication on every service and errors as
  * `<error><code/><message/></error>` (docs/architecture.md §9), 401s included. Bodies are taken as bytes by every service and
  * checked by it: XML ones for content type, size and safety before parsing; archives for being zips.
  */

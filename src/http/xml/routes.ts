@@ -89,7 +89,7 @@ function flag(value: string | undefined, name: string, fallback: boolean): boole
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 const bodyBytes = (req: FastifyRequest): Buffer => (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
 
-/** XML bodies: only XML content types, and only UTF-8 (docs/architecture.md §10, checklist X6). */
+/** XML bodies: only XML content types, and only UTF-8 (docs/architecture.md §10). */
 function xmlBody(req: FastifyRequest): Buffer {
   const type = (req.headers['content-type'] ?? '').toLowerCase();
   const [media, ...rest] = type.split(';').map((s) => s.trim());

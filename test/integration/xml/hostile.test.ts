@@ -57,7 +57,7 @@ for (const backend of backends()) {
       return { files: await walk(t.config.dataDir), objects, archives: await t.server.store.blobs.list('archive') };
     };
 
-    /** Sends a hostile request and checks what the checklist asks of every case. */
+    /** Sends a hostile request and checks what every hostile case must hold to. */
     async function refused(
       what: string,
       send: () => Promise<{ status: number; body: string }>,
