@@ -10,7 +10,7 @@ import type { MessageServices } from './message-routes.ts';
 import { errorResponses, outputSchemaId } from './schemas.ts';
 
 /**
- * The lists of the operator's console, beside the routes of the interface documents: `GET /Job`, `GET /<Type>` for every definition
+ * The lists of the operator's console (docs/interfaces.md §2–§5): `GET /Job`, `GET /<Type>` for every definition
  * type of the registry, and the inboxes `GET /OperatorMessage`, `/UserMessage`, `/Alert`. One answer shape,
  * `{items, next}`, newest first (jobs, messages) or by business key (definitions), paged by an opaque cursor.
  */

@@ -1,7 +1,7 @@
 import { bool, field, int, ref, timezone } from '../fields.ts';
 import { defineType } from '../object-type.ts';
 
-/** Elements in the order of the Queue table of the XML interface document. */
+/** Elements in the order the XML interface writes a Queue's. */
 export default defineType({
   name: 'Queue',
   description: 'Jobs wait in a queue until a process server serving it through a queue provider runs them.',
