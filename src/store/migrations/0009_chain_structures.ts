@@ -5,7 +5,7 @@ import type { Dialect } from './dialect.ts';
  * A chain job's steps and handlers move out of its row (benchmark B7): the chain's row is read and written at every
  * step, and carrying the whole structure (every step's calls, mappings and handlers) made each step cost in
  * proportion to the chain's length. The structure never changes after the submit, so it lives in a table of its
- * own, read once and cached (store/kysely-jobs.ts); the row keeps `chain.structure.depth`, which marks a chain job.
+ * own, read once and cached (store/kysely-chain-structures.ts); the row keeps `chain.structure.depth`, which marks a chain job.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   await db.schema
