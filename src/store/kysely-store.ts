@@ -13,7 +13,8 @@ import { KyselyClusterStore } from './kysely-cluster.ts';
 import { KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
 import { KyselyEventStore } from './kysely-events.ts';
-import { ChainStructureCache, KyselyJobStore } from './kysely-jobs.ts';
+import { ChainStructureCache } from './kysely-chain-structures.ts';
+import { KyselyJobStore } from './kysely-jobs.ts';
 import type { Database } from './tables.ts';
 import { containsPattern, jsonText, likeLower, stringField } from './sql-text.ts';
 import type {
@@ -36,7 +37,7 @@ import type {
 
 type ObjectRow = Database['objects'];
 
-/** Run for every submit: SQL text, as the job statements (kysely-jobs.ts). SQLite's ids come from a row. */
+/** Run for every submit: SQL text, as the job statements (kysely-job-statements.ts). SQLite's ids come from a row. */
 const NEXT_UNIQUE_IDS = `update "sequences" set "value" = "value" + ? where "name" = 'unique_id' returning "value"`;
 const GET_OBJECT = {
   sqlite: 'select * from "objects" where "type" = ? and "key" = ?',

@@ -5,7 +5,7 @@ import { Kysely, Migrator, PostgresDialect, type PostgresPool, type PostgresPool
 import pg from 'pg';
 import { KyselyStore } from './kysely-store.ts';
 import type { Database } from './tables.ts';
-import { migrationProvider } from './migrations.ts';
+import { migrationProvider } from './migrations/index.ts';
 import { PgChannel } from './pg-channel.ts';
 import { Checkpointer, WAL_LIMIT_BYTES } from './sqlite-checkpointer.ts';
 import { type Prepare, ReaderBesideDialect } from './sqlite-driver.ts';

@@ -1,0 +1,137 @@
+import type { JobStatus } from '../model/fields.ts';
+import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
+import type { Database } from './tables.ts';
+
+/**
+ * A job's row and its record, one from the other, and the columns in the fixed order of the job statements'
+ * parameters (kysely-job-statements.ts).
+ */
+
+export type JobRow = Database['jobs'];
+
+const num = (v: number | null): number | null => (v === null ? null : Number(v));
+
+export const toJob = (r: JobRow): JobRecord => ({
+  jobId: Number(r.job_id),
+  uniqueId: Number(r.unique_id),
+  definition: r.definition,
+  partition: r.partition,
+  status: r.status as JobStatus,
+  priority: Number(r.priority),
+  queue: r.queue,
+  processServer: r.process_server,
+  requestedStart: Number(r.requested_start),
+  scheduledStart: num(r.scheduled_start),
+  runStart: num(r.run_start),
+  runEnd: num(r.run_end),
+  returnCode: num(r.return_code),
+  parentJob: num(r.parent_job),
+  jobGroup: num(r.job_group),
+  topStart: Number(r.top_start),
+  attempt: Number(r.attempt),
+  starts: Number(r.starts),
+  submittedBy: r.submitted_by,
+  description: r.description,
+  data: JSON.parse(r.data) as JobData,
+  creationTime: Number(r.creation_time),
+  modificationTime: Number(r.modification_time),
+});
+
+export const toRow = (j: JobRecord): JobRow => ({
+  job_id: j.jobId,
+  unique_id: j.uniqueId,
+  definition: j.definition,
+  partition: j.partition,
+  status: j.status,
+  priority: j.priority,
+  queue: j.queue,
+  process_server: j.processServer,
+  requested_start: j.requestedStart,
+  scheduled_start: j.scheduledStart,
+  run_start: j.runStart,
+  run_end: j.runEnd,
+  return_code: j.returnCode,
+  parent_job: j.parentJob,
+  job_group: j.jobGroup,
+  top_start: j.topStart,
+  attempt: j.attempt,
+  starts: j.starts,
+  submitted_by: j.submittedBy,
+  description: j.description,
+  data: JSON.stringify(j.data),
+  creation_time: j.creationTime,
+  modification_time: j.modificationTime,
+  definition_type: j.data.spec.type,
+});
+
+export const toFile = (r: Database['job_files']): JobFileRecord => ({
+  uniqueId: Number(r.unique_id),
+  jobId: Number(r.job_id),
+  name: r.name,
+  fileOrder: Number(r.file_order),
+  type: r.type as JobFileRecord['type'],
+  format: r.format,
+  size: Number(r.size),
+});
+
+/** Columns of a jobs row in a fixed order: the order of the precompiled statements' parameters. */
+export const COLUMNS = [
+  'job_id',
+  'unique_id',
+  'definition',
+  'partition',
+  'status',
+  'priority',
+  'queue',
+  'process_server',
+  'requested_start',
+  'scheduled_start',
+  'run_start',
+  'run_end',
+  'return_code',
+  'parent_job',
+  'job_group',
+  'top_start',
+  'attempt',
+  'starts',
+  'submitted_by',
+  'description',
+  'data',
+  'creation_time',
+  'modification_time',
+  'definition_type',
+] as const satisfies ReadonlyArray<keyof JobRow>;
+
+/** What an update writes: every column but the ids and what never changes after the insert. */
+export const UPDATED = COLUMNS.filter(
+  (c) => c !== 'job_id' && c !== 'unique_id' && c !== 'creation_time' && c !== 'definition_type',
+);
+export const BULK = ['job_id', ...UPDATED] as const;
+
+/** Column types of migration 0002 on PostgreSQL, for the arrays of the bulk update. */
+export const PG_TYPE: Record<(typeof COLUMNS)[number], 'bigint' | 'integer' | 'text'> = {
+  job_id: 'bigint',
+  unique_id: 'bigint',
+  definition: 'text',
+  partition: 'text',
+  status: 'text',
+  priority: 'integer',
+  queue: 'text',
+  process_server: 'text',
+  requested_start: 'bigint',
+  scheduled_start: 'bigint',
+  run_start: 'bigint',
+  run_end: 'bigint',
+  return_code: 'integer',
+  parent_job: 'bigint',
+  job_group: 'bigint',
+  top_start: 'bigint',
+  attempt: 'integer',
+  starts: 'integer',
+  submitted_by: 'text',
+  description: 'text',
+  data: 'text',
+  creation_time: 'bigint',
+  modification_time: 'bigint',
+  definition_type: 'text',
+};

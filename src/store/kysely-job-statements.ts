@@ -1,0 +1,87 @@
+import { BULK, COLUMNS, PG_TYPE, UPDATED } from './kysely-job-rows.ts';
+
+/**
+ * The statements every job goes through (submit, dispatch, completion, GET), as SQL text built once per dialect,
+ * one function each, naming the index it reads. Building and compiling them with Kysely's query builder each time
+ * cost more than running them on SQLite (benchmark B1, bench/README.md), and as text the SQLite statement cache
+ * keeps one prepared statement per query. The indexes are made by the migrations (src/store/migrations/);
+ * test/integration/store/job-statement-indexes.test.ts checks that the reads use them.
+ */
+
+/** The placeholder of the i-th parameter (from 1) in the dialect's SQL text. */
+type Placeholder = (i: number) => string;
+
+const quoted = (columns: readonly string[]) => columns.map((c) => `"${c}"`).join(', ');
+
+/** The columns of a history row, in the order of the history statement's parameters. */
+export const HISTORY = ['job_id', 'time', 'from_status', 'to_status', 'user_name', 'cause', 'detail'] as const;
+
+/** A new job: every column, in `COLUMNS` order. */
+const insertJob = (p: Placeholder) =>
+  `insert into "jobs" (${quoted(COLUMNS)}) values (${COLUMNS.map((_, i) => p(i + 1)).join(', ')})`;
+
+/** A job written back: the `UPDATED` columns, then its job_id (the primary key). */
+const updateJob = (p: Placeholder) =>
+  `update "jobs" set ${UPDATED.map((c, i) => `"${c}" = ${p(i + 1)}`).join(', ')} ` +
+  `where "job_id" = ${p(UPDATED.length + 1)}`;
+
+/**
+ * PostgreSQL: many jobs written back in one statement, one array parameter per column of `BULK`, joined on the
+ * primary key (each round trip to the server is paid inside the engine's serial loop; a dispatch pass updates up
+ * to 500 jobs).
+ */
+const updateJobsBulk = () =>
+  `update "jobs" as j set ${UPDATED.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
+  `from unnest(${BULK.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')}) as v(${quoted(BULK)}) ` +
+  `where j."job_id" = v."job_id"`;
+
+/** One job by its primary key. */
+const getJob = (p: Placeholder) => `select * from "jobs" where "job_id" = ${p(1)}`;
+
+/** Is any job queued: on SQLite, the first Queued entry of index jobs_list_status (status, job_id), no row read. */
+const anyQueued = () => `select 1 as "one" from "jobs" where "status" = 'Queued' limit 1`;
+
+/**
+ * One lane of the dispatcher (a queue and a definition type) in dispatch order (docs/architecture.md §8): index
+ * jobs_dispatch (status, queue, definition_type, priority desc, top_start, requested_start, job_id) is read in
+ * its own order from the lane's first entry, so the limit stops the read.
+ */
+const dispatchCandidates = (p: Placeholder) =>
+  `select * from "jobs" where "status" = 'Queued' and "queue" = ${p(1)} and "definition_type" = ${p(2)} ` +
+  `order by "priority" desc, "top_start", "requested_start", "job_id" limit ${p(3)} offset ${p(4)}`;
+
+/** SQLite's job ids: the `sequences` row (its primary key) moved on by the count, answering the last id. */
+const nextJobIds = (p: Placeholder) =>
+  `update "sequences" set "value" = "value" + ${p(1)} where "name" = 'job_id' returning "value"`;
+
+/**
+ * History rows, appended (index job_history_job is written, not read): on SQLite one row (prepared once, run per
+ * row); on PostgreSQL all rows of a commit in one statement, an array per column of `HISTORY`.
+ */
+const insertHistory = (dialect: 'sqlite' | 'postgres') =>
+  dialect === 'postgres'
+    ? `insert into "job_history" (${quoted(HISTORY)}) select * from unnest($1::bigint[], $2::bigint[], ` +
+      '$3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
+    : `insert into "job_history" (${quoted(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`;
+
+function jobStatements(dialect: 'sqlite' | 'postgres') {
+  const p: Placeholder = (i) => (dialect === 'postgres' ? `$${i}` : '?');
+  return {
+    insert: insertJob(p),
+    update: updateJob(p),
+    get: getJob(p),
+    anyQueued: anyQueued(),
+    candidates: dispatchCandidates(p),
+    nextJobIds: nextJobIds(p),
+    updateBulk: updateJobsBulk(),
+    history: insertHistory(dialect),
+  };
+}
+
+export type JobStatements = ReturnType<typeof jobStatements>;
+
+/** The job statements of each dialect, built once. */
+export const JOB_STATEMENTS: Readonly<Record<'sqlite' | 'postgres', JobStatements>> = {
+  sqlite: jobStatements('sqlite'),
+  postgres: jobStatements('postgres'),
+};
