@@ -57,7 +57,7 @@ export class AgentWatchdog {
     try {
       for (const ps of await servers.overdue(clock.now())) {
         // A silent agent is dropped and declared lost in the same tick: its jobs become Unknown at most one
-        // watchdog tick (1 s) after AgentTimeout has passed since it was last heard of (README).
+        // watchdog tick (1 s) after AgentTimeout has passed since it was last heard of (docs/architecture.md §7).
         if (hub.isConnected(ps)) {
           servers.disconnected(ps, hub.lastSeen(ps));
           hub.disconnect(ps);
