@@ -99,7 +99,7 @@ export interface NewJob {
   chainDepth?: number;
 }
 
-/** Thrown by `submit` outside the serial loop for a job that must be created in it (see Engine.submit). */
+/** Thrown by `submit` outside the serial loop for a job that must be created in it (see SerialLoop.submit). */
 export class NeedsSerialLoop extends Error {}
 
 /** What an action needs besides the job: who acts, and the options of cancel and restart. */

@@ -70,7 +70,7 @@ export class EventService {
     const key = await this.controlledDefinition(p, definitionText, 'raise its events');
     const comment = parseCommentBody(body, 'RaiserComment');
     const by = { comment, raiser: `User:${p.user}`, zone: this.d.defaultTimeZone };
-    const event = await this.d.engine.raiseEvent(key, by, userCause(p, 'raise', `Raised an event of ${key}`));
+    const event = await this.d.engine.events.raise(key, by, userCause(p, 'raise', `Raised an event of ${key}`));
     return this.render(event);
   }
 
@@ -78,7 +78,7 @@ export class EventService {
   async clearRaised(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
     const key = await this.controlledDefinition(p, definitionText, 'clear its events');
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    return this.render(await this.d.engine.clearRaised(key, by));
+    return this.render(await this.d.engine.events.clearRaised(key, by));
   }
 
   /** Clears the Pending events of a definition (possibly none). */
@@ -89,7 +89,7 @@ export class EventService {
   ): Promise<{ Cleared: Record<string, unknown>[] }> {
     const key = await this.controlledDefinition(p, definitionText, 'clear its events');
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    const events = await this.d.engine.clearAllPending(key, by);
+    const events = await this.d.engine.events.clearAllPending(key, by);
     return { Cleared: events.map((e) => this.render(e)) };
   }
 
@@ -97,7 +97,7 @@ export class EventService {
   async clear(p: Principal, eventIdText: string, body: unknown): Promise<Record<string, unknown>> {
     const seen = await this.authorizeClear(p, eventIdText);
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    return this.render(await this.d.engine.clearEvent(seen.eventId, by));
+    return this.render(await this.d.engine.events.clearEvent(seen.eventId, by));
   }
 
   /**
