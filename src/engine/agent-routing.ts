@@ -61,7 +61,7 @@ export class AgentRouting {
     );
   }
 
-  /** Where the agents are: this node's connections, then those other nodes wrote (§16). */
+  /** Where the agents are: this node's connections, then those other nodes wrote (docs/architecture.md §16). */
   view(): AgentView {
     return agentViewOf(this.hub, this.options.cluster.remoteAgents());
   }
@@ -87,7 +87,7 @@ export class AgentRouting {
   }
 
   /**
-   * The secret first; then one agent instance per process server (§16): another instance connected here, or
+   * The secret first; then one agent instance per process server (docs/architecture.md §16): another instance connected here, or
    * holding it on another live node, makes this one refused (the hub accepts one upgrade of a process server at a
    * time, so the check and the claim do not race).
    */

@@ -84,7 +84,7 @@ export class AgentWatchdog {
 
   /**
    * Attempts still Dispatched to an agent instance other than the one serving their process server now, for longer
-   * than its AgentTimeout, end Unknown (§7): that instance will not report them.
+   * than its AgentTimeout, end Unknown (docs/architecture.md §7): that instance will not report them.
    */
   private async settleOrphans(): Promise<void> {
     const { store, clock, cluster, hub } = this.options;

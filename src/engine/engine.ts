@@ -259,7 +259,7 @@ export class Engine {
 
   /**
    * Asks why jobs wait, of the engine's own checks at this moment, changing nothing (docs/architecture.md §8). An
-   * agent connected to any live node counts as connected (§16): that node dispatches to it.
+   * agent connected to any live node counts as connected (docs/architecture.md §16): that node dispatches to it.
    */
   waits(): WaitExplainer {
     const agentReady = (ps: string) => this.routing.view().isReady(ps);
