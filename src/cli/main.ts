@@ -45,5 +45,7 @@ if (process.argv[2] === 'agent') {
     .catch((err: unknown) => {
       process.stderr.write(`millrace: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exitCode = 1;
+      // A command that failed ends, even if something it started still holds the event loop.
+      setTimeout(() => process.exit(1), 5000).unref();
     });
 }

@@ -45,9 +45,16 @@ export function registerServe(program: Command): void {
       }
       // A long-lived server compiles every route's schemas before it takes requests (as Fastify does by default), so
       // no request waits for a compilation and a broken schema stops the start; test servers compile on first use.
-      await server.app.ready();
-      await server.app.warmSchemas();
-      await listen(server, config);
+      try {
+        await server.app.ready();
+        await server.app.warmSchemas();
+        await listen(server, config);
+      } catch (err) {
+        // Started but not serving (the port is taken, say): stop what createServer started (the engine's timers, the
+        // database pool, the local agent), or the process would stay alive after saying it failed.
+        await server.close().catch(() => {});
+        throw err;
+      }
       let stopping = false;
       // Graceful: no new requests, those in flight finish, the engine stops, the database closes, the local agent
       // exits (or, while jobs run, stays to finish them: they report to the next start). Bounded: exit 1 once the

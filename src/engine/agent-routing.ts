@@ -87,9 +87,9 @@ export class AgentRouting {
   }
 
   /**
-   * The secret first; then one agent instance per process server (docs/architecture.md §16): another instance connected here, or
-   * holding it on another live node, makes this one refused (the hub accepts one upgrade of a process server at a
-   * time, so the check and the claim do not race).
+   * The secret first; then one agent instance per process server (docs/architecture.md §16): another instance
+   * connected here, or holding it on another live node, makes this one refused (the hub accepts one upgrade of a
+   * process server at a time, so the check and the claim do not race).
    */
   private async authenticate(
     ps: string,

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { type AgentProcess, spawnAgent } from '../../helpers/agent-peer.ts';
 import { openSse } from '../../helpers/sse.ts';
@@ -38,6 +39,19 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
   const url = (n: NodeId) => `http://127.0.0.1:${ports[n]}/millrace`;
 
   const start = async (n: NodeId) => {
+    // A node comes back on its own port (the agents and clients know it by that). While it was down, another socket
+    // of the machine may have been given that port as its ephemeral one: wait for it to be let go rather than fail.
+    for (let tries = 1; ; tries++) {
+      try {
+        await startOnce(n);
+        return;
+      } catch (err) {
+        if (tries >= 30 || !String(err).includes('EADDRINUSE')) throw err;
+        await sleep(1000);
+      }
+    }
+  };
+  const startOnce = async (n: NodeId) => {
     serves[n] = await startServe(
       [
         '--data',
