@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { cliEnv, httpGet, JSON_BASE, killServers, ROOT, startServe } from '../../helpers/cli.ts';
 import { apiClient, freePort } from '../../helpers/http-client.ts';
 import { descendants, processRuns, until } from '../../helpers/processes.ts';
+import { createPgDatabase, pgAdminUrl } from '../../helpers/pg.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 /**
@@ -213,4 +214,70 @@ describe('the local agent ends with its server', () => {
     await until(() => !processRuns(agent), 'the local agent to stop', 30_000);
     assert.equal(existsSync(join(dir, 'kill', 'agents', 'GLOBAL.Local', 'agent.pid')), false, 'its pid file is gone');
   });
+});
+
+describe('a server that cannot listen', () => {
+  let dir = '';
+  const pg: Array<{ drop(): Promise<void> }> = [];
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'millrace-taken-port-'));
+  });
+  after(async () => {
+    for (const db of pg) await db.drop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A port another process listens on: the server's own start fails at its last step. */
+  async function takenPort(): Promise<{ port: number; release(): Promise<void> }> {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const address = holder.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    return { port: address.port, release: () => new Promise((resolve) => holder.close(() => resolve())) };
+  }
+
+  for (const database of ['SQLite', 'PostgreSQL'] as const)
+    test(`on ${database}: says why and exits 1, leaving nothing running`, {
+      skip: database === 'PostgreSQL' && !pgAdminUrl() ? 'no PostgreSQL for tests' : false,
+    }, async () => {
+      const taken = await takenPort();
+      try {
+        const args = ['serve', '--port', String(taken.port), '--data', join(dir, database)];
+        if (database === 'PostgreSQL') {
+          const db = await createPgDatabase();
+          pg.push(db);
+          args.push('--database', db.url);
+        }
+        const child = spawn(process.execPath, ['bin/millrace', ...args], {
+          cwd: ROOT,
+          env: cliEnv({ MILLRACE_ADMIN_API_KEY: KEY }),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+        });
+        child.stderr.on('data', (c: Buffer) => {
+          out += c.toString();
+        });
+        const pids = () => (child.pid ? [child.pid, ...descendants(child.pid)] : []);
+        const seen = new Set<number>();
+        const code = await new Promise<number | null>((resolve) => {
+          const poll = setInterval(() => {
+            for (const pid of pids()) seen.add(pid);
+          }, 100);
+          child.once('exit', (c) => {
+            clearInterval(poll);
+            resolve(c);
+          });
+          // Bounded only to catch the hang this guards against (the process stayed alive after the error).
+          setTimeout(() => child.kill('SIGKILL'), 120_000).unref();
+        });
+        assert.equal(code, 1, out);
+        assert.match(out, /EADDRINUSE/);
+        await until(() => [...seen].every((pid) => !processRuns(pid)), 'every process it started to end', 30_000);
+      } finally {
+        await taken.release();
+      }
+    });
 });
