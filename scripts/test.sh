@@ -19,8 +19,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd -P)
 
-# The Node that `npm install` put in node_modules/.bin (Node 24 LTS where the platform has it; better-sqlite3 is
-# built for it, see scripts/rebuild-sqlite.mjs) runs the checks, the build, the tests and everything they spawn
+# The Node that `npm install` put in node_modules/.bin (Node 24 LTS where the platform has it; better-sqlite3 loads
+# in it, see scripts/check-sqlite.mjs) runs the checks, the build, the tests and everything they spawn
 # (process.execPath, `node` on PATH), as under `npm test`, also when this script is run directly. Where npm
 # installed none, the machine's Node does.
 export PATH=$root/node_modules/.bin:$PATH
