@@ -25,8 +25,13 @@ test('a date the server writes is read as the server reads it, in any zone, DST 
         assert.equal(dates.parseWireDate(text), parseDate(text, 'UTC').ms, text);
       },
     ),
-    { numRuns: 2000 },
+    // A fixed seed: the suite never depends on the draw (a new seed is tried by changing it, not by chance).
+    { numRuns: 2000, seed: 20261126 },
   );
+  // A fall-back night of the Chatham Islands (03:45 → 02:45): 02:45 is the earlier of the two, as the server reads it.
+  const overlap = formatInstant(3037525200000, 'Pacific/Chatham');
+  assert.equal(overlap, '2066/04/04 02:45:00,000 Pacific/Chatham');
+  assert.equal(dates.parseWireDate(overlap), 3037525200000);
   // The hour that does not exist (spring forward) moves on, as the server has it.
   const gap = '2026/03/29 02:30:00,000 Europe/Amsterdam';
   assert.equal(dates.parseWireDate(gap), parseDate(gap, 'UTC').ms);

@@ -43,11 +43,21 @@ function offsetMs(zone, ms) {
   return Date.UTC(c.year, c.month - 1, c.day, c.hour, c.minute, second) - whole;
 }
 
-/** The instant of a local time in a zone (the earlier one in a fall-back overlap, as the server reads it). */
+/**
+ * The instant of a local time in a zone, as the server reads it: the earlier one in a fall-back overlap; in a
+ * spring-forward gap the time moves on by the gap's length (02:30 → 03:30). The offsets a day before and after are
+ * the two a nearby change switches between; each gives a candidate, valid when the zone shows that local time then.
+ */
 export function zonedToMs(zone, year, month, day, hour = 0, minute = 0, second = 0, milli = 0) {
   const local = Date.UTC(year, month - 1, day, hour, minute, second, milli);
-  const first = local - offsetMs(zone, local);
-  return local - offsetMs(zone, first);
+  const before = local - offsetMs(zone, local - DAY_MS);
+  const after = local - offsetMs(zone, local + DAY_MS);
+  const shows = (t) => offsetMs(zone, t) === local - t;
+  const beforeShows = shows(before);
+  const afterShows = shows(after);
+  if (beforeShows && afterShows) return Math.min(before, after);
+  if (afterShows) return after;
+  return before; // it shows the time, or (in a gap) the time moved on by the gap
 }
 
 /** Epoch ms of a date as the interface writes it (or ISO-8601); null when it is not a date. */
