@@ -11,148 +11,152 @@ import { can, partitionOf } from '../session.js';
 const load = (l) => `${l.running} / ${l.limit ?? '∞'}`;
 
 export function renderInfra(main) {
-  const queues = h('tbody', { id: 'queues' });
-  const servers = h('tbody', { id: 'process-servers' });
-  const error = h('p', { class: 'error' });
-  let timer = null;
-  let stopped = false;
-
-  const act = async (label, fn) => {
-    try {
-      await fn();
-      notice(label);
-    } catch (err) {
-      notice(err.message, 'error');
-    }
-    void refresh();
+  // The page's state, handed to the functions below: the tables they fill and the timer of the next re-read.
+  const board = {
+    queues: h('tbody', { id: 'queues' }),
+    servers: h('tbody', { id: 'process-servers' }),
+    error: h('p', { class: 'error' }),
+    timer: null,
+    stopped: false,
   };
-
-  async function refresh() {
-    clearTimeout(timer);
-    try {
-      const r = await uiApi('GET', 'api/load');
-      error.textContent = '';
-      fill(
-        queues,
-        r.queues.map((q) =>
-          h(
-            'tr',
-            { 'data-queue': q.key },
-            h('td', {}, q.key),
-            h('td', { class: 'desc' }, text(q.Description)),
-            h('td', {}, load(q)),
-            h('td', {}, q.Held ? h('span', { class: 'status st-wait' }, 'Held') : 'Open'),
-            h(
-              'td',
-              {},
-              can('Queue', partitionOf(q.key), 'Edit')
-                ? h(
-                    'button',
-                    {
-                      type: 'button',
-                      onclick: () =>
-                        void act(`${q.key} ${q.Held ? 'released' : 'held'}`, () =>
-                          api('PUT', `/Queue/${encodeURIComponent(q.key)}`, { Held: !q.Held }),
-                        ),
-                    },
-                    q.Held ? 'Release' : 'Hold',
-                  )
-                : null,
-            ),
-          ),
-        ),
-      );
-      fill(
-        servers,
-        r.processServers.map((s) => {
-          const stopped = s.DesiredStatus === 'Shutdown';
-          return h(
-            'tr',
-            { 'data-process-server': s.key },
-            h('td', {}, s.key),
-            h('td', { class: 'desc' }, text(s.Description)),
-            h('td', {}, load(s)),
-            h('td', {}, text(s.Status)),
-            h(
-              'td',
-              { class: 'agent' },
-              s.key === 'GLOBAL.System' ? 'built in' : s.agentConnected ? 'connected' : 'not connected',
-            ),
-            h(
-              'td',
-              {},
-              can('ProcessServer', partitionOf(s.key), 'Control') && s.key !== 'GLOBAL.System'
-                ? h(
-                    'button',
-                    {
-                      type: 'button',
-                      class: stopped ? '' : 'danger',
-                      onclick: () =>
-                        void act(`${s.key} ${stopped ? 'started' : 'stopped'}`, () =>
-                          api('PUT', `/ProcessServer/${encodeURIComponent(s.key)}/${stopped ? 'start' : 'stop'}`),
-                        ),
-                    },
-                    stopped ? 'Start' : 'Stop',
-                  )
-                : null,
-            ),
-          );
-        }),
-      );
-    } catch (err) {
-      error.textContent = err.message;
-    }
-    if (!stopped) timer = setTimeout(refresh, 5000);
-  }
-
-  fill(
-    main,
-    h('h1', {}, 'Queues and process servers'),
-    error,
-    h('h2', {}, 'Queues'),
-    h(
-      'table',
-      {},
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Queue', 'Description', 'Running / limit', 'State', ''].map((c) => h('th', {}, c)),
-        ),
-      ),
-      queues,
-    ),
-    h('h2', {}, 'Process servers'),
-    h(
-      'table',
-      {},
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Process server', 'Description', 'Running / limit', 'Status', 'Agent', ''].map((c) => h('th', {}, c)),
-        ),
-      ),
-      servers,
-    ),
-  );
+  layOut(main, board);
   let pending = null;
   const unsubscribe = onFeed((batch) => {
     if (batch.length === 0 || pending) return;
     pending = setTimeout(() => {
       pending = null;
-      void refresh();
+      void refresh(board);
     }, 1000);
   });
-  void refresh();
+  void refresh(board);
   return () => {
-    stopped = true;
-    clearTimeout(timer);
+    board.stopped = true;
+    clearTimeout(board.timer);
     clearTimeout(pending);
     unsubscribe();
   };
+}
+
+function layOut(main, board) {
+  fill(
+    main,
+    h('h1', {}, 'Queues and process servers'),
+    board.error,
+    h('h2', {}, 'Queues'),
+    table(['Queue', 'Description', 'Running / limit', 'State', ''], board.queues),
+    h('h2', {}, 'Process servers'),
+    table(['Process server', 'Description', 'Running / limit', 'Status', 'Agent', ''], board.servers),
+  );
+}
+
+function table(headings, body) {
+  return h(
+    'table',
+    {},
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        headings.map((c) => h('th', {}, c)),
+      ),
+    ),
+    body,
+  );
+}
+
+/** Re-reads the load of every queue and process server, then again in 5 s until the page is left. */
+async function refresh(board) {
+  clearTimeout(board.timer);
+  const act = (label, fn) => perform(board, label, fn);
+  try {
+    const r = await uiApi('GET', 'api/load');
+    board.error.textContent = '';
+    fill(
+      board.queues,
+      r.queues.map((q) => queueRow(q, act)),
+    );
+    fill(
+      board.servers,
+      r.processServers.map((s) => serverRow(s, act)),
+    );
+  } catch (err) {
+    board.error.textContent = err.message;
+  }
+  if (!board.stopped) board.timer = setTimeout(() => refresh(board), 5000);
+}
+
+/** Runs one action, says how it went, and re-reads the board. */
+async function perform(board, label, fn) {
+  try {
+    await fn();
+    notice(label);
+  } catch (err) {
+    notice(err.message, 'error');
+  }
+  void refresh(board);
+}
+
+function queueRow(q, act) {
+  return h(
+    'tr',
+    { 'data-queue': q.key },
+    h('td', {}, q.key),
+    h('td', { class: 'desc' }, text(q.Description)),
+    h('td', {}, load(q)),
+    h('td', {}, q.Held ? h('span', { class: 'status st-wait' }, 'Held') : 'Open'),
+    h(
+      'td',
+      {},
+      can('Queue', partitionOf(q.key), 'Edit')
+        ? h(
+            'button',
+            {
+              type: 'button',
+              onclick: () =>
+                void act(`${q.key} ${q.Held ? 'released' : 'held'}`, () =>
+                  api('PUT', `/Queue/${encodeURIComponent(q.key)}`, { Held: !q.Held }),
+                ),
+            },
+            q.Held ? 'Release' : 'Hold',
+          )
+        : null,
+    ),
+  );
+}
+
+function serverRow(s, act) {
+  const stopped = s.DesiredStatus === 'Shutdown';
+  return h(
+    'tr',
+    { 'data-process-server': s.key },
+    h('td', {}, s.key),
+    h('td', { class: 'desc' }, text(s.Description)),
+    h('td', {}, load(s)),
+    h('td', {}, text(s.Status)),
+    h(
+      'td',
+      { class: 'agent' },
+      s.key === 'GLOBAL.System' ? 'built in' : s.agentConnected ? 'connected' : 'not connected',
+    ),
+    h(
+      'td',
+      {},
+      can('ProcessServer', partitionOf(s.key), 'Control') && s.key !== 'GLOBAL.System'
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: stopped ? '' : 'danger',
+              onclick: () =>
+                void act(`${s.key} ${stopped ? 'started' : 'stopped'}`, () =>
+                  api('PUT', `/ProcessServer/${encodeURIComponent(s.key)}/${stopped ? 'start' : 'stop'}`),
+                ),
+            },
+            stopped ? 'Start' : 'Stop',
+          )
+        : null,
+    ),
+  );
 }

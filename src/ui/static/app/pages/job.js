@@ -30,6 +30,35 @@ const INFO = [
   ['Run end', 'RunEnd'],
   ['Job group', 'JobGroup'],
 ];
+/**
+ * The page's state: the job as last read, the elements its sections fill, and the timers and followers to stop.
+ * Module-level functions take it instead of sharing a closure.
+ */
+function jobPage(job) {
+  const jobId = job.jobId;
+  return {
+    job,
+    jobId,
+    status: h('span', { id: 'job-status' }),
+    actions: h('div'),
+    info: h('dl', { class: 'info', id: 'job-info' }),
+    params: h('tbody', { id: 'job-params' }),
+    notes: h('ul', { class: 'notes' }),
+    waiting: h('div'),
+    reasons: h('section', { id: 'job-waiting', hidden: true }),
+    reasonsAsked: 0,
+    history: h('tbody', { id: 'job-history' }),
+    historyNote: h('p', { class: 'muted small' }),
+    files: h('div', { class: 'files', id: 'job-files' }),
+    resubmitArea: h('div'),
+    chain: chainView(jobId),
+    followers: new Map(),
+    pollTimer: null,
+    stopped: false,
+    reloading: false,
+    again: false,
+  };
+}
 
 export async function renderJob(main, { id }) {
   let job;
@@ -39,219 +68,38 @@ export async function renderJob(main, { id }) {
     fill(main, h('h1', {}, `Job ${id}`), h('p', { class: 'error' }, err.message));
     return;
   }
-  const jobId = job.jobId;
-  const title = h('h1', {}, `Job ${jobId} `, h('span', { class: 'muted' }, text(job.JobDefinition)), ' ');
-  const status = h('span', { id: 'job-status' });
-  const actions = h('div');
-  const info = h('dl', { class: 'info', id: 'job-info' });
-  const params = h('tbody', { id: 'job-params' });
-  const notes = h('ul', { class: 'notes' });
-  const waiting = h('div');
-  const reasons = h('section', { id: 'job-waiting', hidden: true });
-  let reasonsAsked = 0;
-  const history = h('tbody', { id: 'job-history' });
-  const historyNote = h('p', { class: 'muted small' });
-  const files = h('div', { class: 'files', id: 'job-files' });
-  const resubmitArea = h('div');
-  const chain = chainView(jobId);
-  const followers = new Map();
-  let pollTimer = null;
-  let stopped = false;
-
-  function render() {
-    fill(status, h('span', { class: statusClass(job.Status) }, job.Status));
-    fill(actions, actionButtons(job, { changed: () => void reload(), resubmit: openResubmit }));
-    fill(
-      info,
-      INFO.map(([label, key]) => [
-        h('dt', {}, label),
-        h(
-          'dd',
-          {},
-          key === 'JobDefinition' && job[key]
-            ? h('a', { href: `#/definition/${encodeURIComponent(job[key])}` }, job[key])
-            : text(job[key]),
-        ),
-      ]),
-      job.ParentJob
-        ? [h('dt', {}, 'Parent job'), h('dd', {}, h('a', { href: `#/job/${job.ParentJob}` }, String(job.ParentJob)))]
-        : null,
-    );
-    fill(
-      params,
-      (job.JobParameters ?? []).map((p) =>
-        h(
-          'tr',
-          {},
-          h('td', {}, p.Name),
-          h('td', {}, p.Direction),
-          h('td', { class: 'value' }, text(paramValue(p, 'In'))),
-          h('td', { class: 'value' }, text(paramValue(p, 'Out'))),
-        ),
-      ),
-    );
-    if (!job.JobParameters?.length)
-      fill(params, h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'This job has no parameters.')));
-    fill(
-      notes,
-      (job.JobNotes ?? []).map((n) => h('li', {}, n)),
-    );
-    fill(
-      waiting,
-      job.UserMessage || job.OperatorMessage
-        ? h(
-            'p',
-            { class: 'notice info' },
-            'This job waits for a reply. ',
-            h('a', { href: '#/inbox' }, 'Answer it in the inbox'),
-          )
-        : null,
-    );
-    void loadReasons();
-    if (!job.JobFiles?.length && !files.children.length) fill(files, h('p', { class: 'muted' }, 'No files.'));
-    else if (job.JobFiles?.length && files.firstElementChild?.tagName === 'P' && followers.size === 0) fill(files);
-    for (const f of job.JobFiles ?? []) {
-      if (followers.has(f.uniqueId)) continue;
-      const isLog = /\.(log|txt|out|err)$/.test(f.Name);
-      if (isLog) {
-        const follower = followFile(f, () => isFinal(job.Status));
-        followers.set(f.uniqueId, follower);
-        files.append(follower.element);
-      } else {
-        followers.set(f.uniqueId, null);
-        files.append(
-          h(
-            'p',
-            {},
-            h('a', { href: `${jsonBase()}/JobFile/${f.uniqueId}/content`, target: '_blank', rel: 'noopener' }, f.Name),
-            ` ${f.Size ?? ''} bytes`,
-          ),
-        );
-      }
-    }
-  }
-
-  /** Why a job that has not started waits, in the server's words; nothing for a job past that. */
-  async function loadReasons() {
-    const mine = ++reasonsAsked;
-    let answer = null;
-    if (WAITING_STATUSES.has(job.Status)) {
-      try {
-        answer = await api('GET', `/Job/${jobId}/waiting`);
-      } catch {
-        answer = null; // a server without the endpoint, or the job just removed: the page shows no reasons
-      }
-    }
-    if (mine !== reasonsAsked) return;
-    const list = answer?.Reasons ?? [];
-    reasons.hidden = list.length === 0;
-    fill(reasons, list.length ? [h('h2', {}, 'Why it waits'), reasonList(list)] : null);
-  }
-
-  async function loadHistory() {
-    try {
-      const res = await api('GET', `/Job/${jobId}/history`);
-      const items = res.items ?? [];
-      fill(
-        history,
-        items.map((e) =>
-          h(
-            'tr',
-            {},
-            h('td', { class: 'time' }, text(e.Time)),
-            h('td', {}, e.FromStatus ? h('span', { class: statusClass(e.FromStatus) }, e.FromStatus) : '—'),
-            h('td', {}, h('span', { class: statusClass(e.ToStatus) }, e.ToStatus)),
-            h('td', {}, e.User ? `${e.Cause} by ${e.User}` : text(e.Cause)),
-            h('td', { class: 'desc' }, text(e.Detail)),
-          ),
-        ),
-      );
-      historyNote.textContent = items.length ? '' : 'No status changes recorded.';
-    } catch (err) {
-      historyNote.textContent =
-        err instanceof ApiError && (err.status === 404 || err.status === 405)
-          ? 'History is not available.'
-          : err.message;
-    }
-  }
-
-  let reloading = false;
-  let again = false;
-  async function reload() {
-    if (reloading) {
-      again = true;
-      return;
-    }
-    reloading = true;
-    clearTimeout(pollTimer);
-    pollTimer = null;
-    try {
-      job = await api('GET', `/Job/${jobId}`);
-      render();
-      for (const f of followers.values()) f?.poke();
-      void loadHistory();
-      chain.refresh();
-    } catch (err) {
-      notice(err.message, 'error');
-    }
-    reloading = false;
-    if (again && !stopped) {
-      again = false;
-      void reload();
-    } else schedulePoll();
-  }
-
-  function schedulePoll() {
-    if (stopped || pollTimer) return;
-    pollTimer = setTimeout(() => {
-      pollTimer = null;
-      if (!feedOpen() && !isFinal(job.Status)) void reload();
-      else schedulePoll();
-    }, 2000);
-  }
-
-  function openResubmit() {
-    const definition = job.JobDefinition;
-    const values = Object.fromEntries(
-      (job.JobParameters ?? []).filter((p) => p.Direction !== 'Out').map((p) => [p.Name, paramValue(p, 'In') ?? '']),
-    );
-    const params = (job.JobParameters ?? []).map((p) => ({
-      Name: p.Name,
-      Direction: p.Direction,
-      DataType: p.DataType,
-      Optional: true,
-    }));
-    fill(
-      resubmitArea,
-      h('h2', {}, `Resubmit ${definition}`),
-      parameterForm({
-        params,
-        values,
-        submitLabel: 'Resubmit',
-        onSubmit: async (body) => {
-          const created = await api('PUT', `/Job/${jobId}`, body);
-          navigate(`/job/${created.jobId}`);
-        },
-      }),
-    );
-    resubmitArea.scrollIntoView();
-  }
-
+  const page = jobPage(job);
   const unsubscribe = onFeed((batch, resync) => {
-    if (resync || batch.some((ev) => jobIdOf(ev) === jobId)) void reload();
+    if (resync || batch.some((ev) => jobIdOf(ev) === page.jobId)) void reload(page);
   });
+  layOut(main, page);
+  render(page);
+  void loadHistory(page);
+  schedulePoll(page);
+  return () => {
+    page.stopped = true;
+    unsubscribe();
+    clearTimeout(page.pollTimer);
+    page.chain.stop();
+    for (const f of page.followers.values()) f?.stop();
+  };
+}
 
+/** The page's frame: title, status, actions and the sections, in the order a reader meets them. */
+function layOut(main, page) {
+  const { job, jobId } = page;
+  const title = h('h1', {}, `Job ${jobId} `, h('span', { class: 'muted' }, text(job.JobDefinition)), ' ');
   fill(
     main,
     title,
-    status,
-    actions,
-    waiting,
-    reasons,
+    page.status,
+    page.actions,
+    page.waiting,
+    page.reasons,
     h(
       'div',
       { class: 'cols' },
-      h('section', {}, h('h2', {}, 'Job'), info, notes),
+      h('section', {}, h('h2', {}, 'Job'), page.info, page.notes),
       h(
         'section',
         {},
@@ -264,46 +112,233 @@ export async function renderJob(main, { id }) {
             {},
             h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Direction'), h('th', {}, 'In'), h('th', {}, 'Out')),
           ),
-          params,
+          page.params,
         ),
       ),
     ),
-    resubmitArea,
-    chain.element,
-    h('section', {}, h('h2', {}, 'Output'), files),
+    page.resubmitArea,
+    page.chain.element,
+    h('section', {}, h('h2', {}, 'Output'), page.files),
+    historySection(page),
+  );
+}
+
+function historySection(page) {
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'History'),
     h(
-      'section',
-      {},
-      h('h2', {}, 'History'),
+      'table',
+      { class: 'history' },
       h(
-        'table',
-        { class: 'history' },
+        'thead',
+        {},
         h(
-          'thead',
+          'tr',
           {},
-          h(
-            'tr',
-            {},
-            h('th', {}, 'Time'),
-            h('th', {}, 'From'),
-            h('th', {}, 'To'),
-            h('th', {}, 'Cause'),
-            h('th', {}, 'Detail'),
-          ),
+          h('th', {}, 'Time'),
+          h('th', {}, 'From'),
+          h('th', {}, 'To'),
+          h('th', {}, 'Cause'),
+          h('th', {}, 'Detail'),
         ),
-        history,
       ),
-      historyNote,
+      page.history,
+    ),
+    page.historyNote,
+  );
+}
+
+/** Fills every section from the job as last read. */
+function render(page) {
+  const { job } = page;
+  fill(page.status, h('span', { class: statusClass(job.Status) }, job.Status));
+  fill(page.actions, actionButtons(job, { changed: () => void reload(page), resubmit: () => openResubmit(page) }));
+  renderInfo(page.info, job);
+  renderParams(page.params, job);
+  fill(
+    page.notes,
+    (job.JobNotes ?? []).map((n) => h('li', {}, n)),
+  );
+  fill(
+    page.waiting,
+    job.UserMessage || job.OperatorMessage
+      ? h(
+          'p',
+          { class: 'notice info' },
+          'This job waits for a reply. ',
+          h('a', { href: '#/inbox' }, 'Answer it in the inbox'),
+        )
+      : null,
+  );
+  void loadReasons(page);
+  renderFiles(page);
+}
+
+function renderInfo(info, job) {
+  fill(
+    info,
+    INFO.map(([label, key]) => [
+      h('dt', {}, label),
+      h(
+        'dd',
+        {},
+        key === 'JobDefinition' && job[key]
+          ? h('a', { href: `#/definition/${encodeURIComponent(job[key])}` }, job[key])
+          : text(job[key]),
+      ),
+    ]),
+    job.ParentJob
+      ? [h('dt', {}, 'Parent job'), h('dd', {}, h('a', { href: `#/job/${job.ParentJob}` }, String(job.ParentJob)))]
+      : null,
+  );
+}
+
+function renderParams(params, job) {
+  fill(
+    params,
+    (job.JobParameters ?? []).map((p) =>
+      h(
+        'tr',
+        {},
+        h('td', {}, p.Name),
+        h('td', {}, p.Direction),
+        h('td', { class: 'value' }, text(paramValue(p, 'In'))),
+        h('td', { class: 'value' }, text(paramValue(p, 'Out'))),
+      ),
     ),
   );
-  render();
-  void loadHistory();
-  schedulePoll();
-  return () => {
-    stopped = true;
-    unsubscribe();
-    clearTimeout(pollTimer);
-    chain.stop();
-    for (const f of followers.values()) f?.stop();
-  };
+  if (!job.JobParameters?.length)
+    fill(params, h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'This job has no parameters.')));
+}
+
+/** Adds the files not shown yet: a log is followed live, any other file is a download link. */
+function renderFiles(page) {
+  const { job, files, followers } = page;
+  if (!job.JobFiles?.length && !files.children.length) fill(files, h('p', { class: 'muted' }, 'No files.'));
+  else if (job.JobFiles?.length && files.firstElementChild?.tagName === 'P' && followers.size === 0) fill(files);
+  for (const f of job.JobFiles ?? []) {
+    if (followers.has(f.uniqueId)) continue;
+    const isLog = /\.(log|txt|out|err)$/.test(f.Name);
+    if (isLog) {
+      // The follower reads the page's current job, so it stops once the job as last read is final.
+      const follower = followFile(f, () => isFinal(page.job.Status));
+      followers.set(f.uniqueId, follower);
+      files.append(follower.element);
+    } else {
+      followers.set(f.uniqueId, null);
+      files.append(
+        h(
+          'p',
+          {},
+          h('a', { href: `${jsonBase()}/JobFile/${f.uniqueId}/content`, target: '_blank', rel: 'noopener' }, f.Name),
+          ` ${f.Size ?? ''} bytes`,
+        ),
+      );
+    }
+  }
+}
+
+/** Why a job that has not started waits, in the server's words; nothing for a job past that. */
+async function loadReasons(page) {
+  const mine = ++page.reasonsAsked;
+  let answer = null;
+  if (WAITING_STATUSES.has(page.job.Status)) {
+    try {
+      answer = await api('GET', `/Job/${page.jobId}/waiting`);
+    } catch {
+      answer = null; // a server without the endpoint, or the job just removed: the page shows no reasons
+    }
+  }
+  if (mine !== page.reasonsAsked) return;
+  const list = answer?.Reasons ?? [];
+  page.reasons.hidden = list.length === 0;
+  fill(page.reasons, list.length ? [h('h2', {}, 'Why it waits'), reasonList(list)] : null);
+}
+
+async function loadHistory(page) {
+  try {
+    const res = await api('GET', `/Job/${page.jobId}/history`);
+    const items = res.items ?? [];
+    fill(page.history, items.map(historyRow));
+    page.historyNote.textContent = items.length ? '' : 'No status changes recorded.';
+  } catch (err) {
+    page.historyNote.textContent =
+      err instanceof ApiError && (err.status === 404 || err.status === 405) ? 'History is not available.' : err.message;
+  }
+}
+
+function historyRow(e) {
+  return h(
+    'tr',
+    {},
+    h('td', { class: 'time' }, text(e.Time)),
+    h('td', {}, e.FromStatus ? h('span', { class: statusClass(e.FromStatus) }, e.FromStatus) : '—'),
+    h('td', {}, h('span', { class: statusClass(e.ToStatus) }, e.ToStatus)),
+    h('td', {}, e.User ? `${e.Cause} by ${e.User}` : text(e.Cause)),
+    h('td', { class: 'desc' }, text(e.Detail)),
+  );
+}
+
+/** Re-reads the job; a reload asked while one runs is done once after it, not alongside. */
+async function reload(page) {
+  if (page.reloading) {
+    page.again = true;
+    return;
+  }
+  page.reloading = true;
+  clearTimeout(page.pollTimer);
+  page.pollTimer = null;
+  try {
+    page.job = await api('GET', `/Job/${page.jobId}`);
+    render(page);
+    for (const f of page.followers.values()) f?.poke();
+    void loadHistory(page);
+    page.chain.refresh();
+  } catch (err) {
+    notice(err.message, 'error');
+  }
+  page.reloading = false;
+  if (page.again && !page.stopped) {
+    page.again = false;
+    void reload(page);
+  } else schedulePoll(page);
+}
+
+function schedulePoll(page) {
+  if (page.stopped || page.pollTimer) return;
+  page.pollTimer = setTimeout(() => {
+    page.pollTimer = null;
+    if (!feedOpen() && !isFinal(page.job.Status)) void reload(page);
+    else schedulePoll(page);
+  }, 2000);
+}
+
+function openResubmit(page) {
+  const { job, jobId, resubmitArea } = page;
+  const definition = job.JobDefinition;
+  const values = Object.fromEntries(
+    (job.JobParameters ?? []).filter((p) => p.Direction !== 'Out').map((p) => [p.Name, paramValue(p, 'In') ?? '']),
+  );
+  const params = (job.JobParameters ?? []).map((p) => ({
+    Name: p.Name,
+    Direction: p.Direction,
+    DataType: p.DataType,
+    Optional: true,
+  }));
+  fill(
+    resubmitArea,
+    h('h2', {}, `Resubmit ${definition}`),
+    parameterForm({
+      params,
+      values,
+      submitLabel: 'Resubmit',
+      onSubmit: async (body) => {
+        const created = await api('PUT', `/Job/${jobId}`, body);
+        navigate(`/job/${created.jobId}`);
+      },
+    }),
+  );
+  resubmitArea.scrollIntoView();
 }

@@ -17,16 +17,59 @@ const PAGE = 50;
 const MAX_PAGE = 1000;
 
 export function renderJobs(main, _params, query) {
-  const filters = Object.fromEntries(FILTERS.map((f) => [f, query[f] ?? '']));
-  const limit = Math.min(MAX_PAGE, Math.max(1, Number.parseInt(query.Limit ?? '', 10) || PAGE));
-  const cursors = [];
-  let after = query.After ?? '';
-  let next = null;
-  const rows = new Map();
-  let refreshTimer = null;
-  let reasonsTimer = null;
-  let reasonsAsked = 0;
+  const list = jobList(query);
+  const form = filterForm(list.filters, query);
+  list.newer = h(
+    'button',
+    { type: 'button', id: 'newer', onclick: () => page(list, list.cursors.pop() ?? '', false) },
+    '← Newer',
+  );
+  list.older = h('button', { type: 'button', id: 'older', onclick: () => page(list, list.next, true) }, 'Older →');
+  fill(
+    main,
+    h('h1', {}, 'Jobs'),
+    form,
+    jobsTable(list.body),
+    h('div', { class: 'pager' }, list.newer, list.older, list.info),
+  );
+  const unsubscribe = onFeed((batch, resync) => onFeedBatch(list, batch, resync));
+  // Without the feed (reconnecting), the first page is re-read every 5 seconds instead.
+  const poll = setInterval(() => {
+    if (!feedOpen() && list.after === '') void page(list, '', false);
+  }, 5000);
+  void page(list, list.after, false);
+  return () => {
+    unsubscribe();
+    clearInterval(poll);
+    clearTimeout(list.refreshTimer);
+    clearTimeout(list.reasonsTimer);
+  };
+}
 
+/**
+ * The list's state: the filters and cursor of the page shown, its rows by job id, and the timers of the coming
+ * refresh and reasons request. Module-level functions take it instead of sharing a closure.
+ */
+function jobList(query) {
+  return {
+    filters: Object.fromEntries(FILTERS.map((f) => [f, query[f] ?? ''])),
+    limit: Math.min(MAX_PAGE, Math.max(1, Number.parseInt(query.Limit ?? '', 10) || PAGE)),
+    cursors: [],
+    after: query.After ?? '',
+    next: null,
+    rows: new Map(),
+    refreshTimer: null,
+    reasonsTimer: null,
+    reasonsAsked: 0,
+    body: h('tbody', { id: 'jobs-body' }),
+    info: h('p', { class: 'muted', id: 'jobs-info' }),
+    newer: null,
+    older: null,
+  };
+}
+
+/** The filter form; submitting it goes to the list with the filters in the address. */
+function filterForm(filters, query) {
   const input = (name, placeholder) =>
     h('input', { name, id: `f-${name}`, placeholder, value: filters[name], 'aria-label': name });
   const status = h(
@@ -59,9 +102,11 @@ export function renderJobs(main, _params, query) {
     if (query.Limit) q.Limit = query.Limit;
     navigate('/jobs', q);
   });
+  return form;
+}
 
-  const body = h('tbody', { id: 'jobs-body' });
-  const table = h(
+function jobsTable(body) {
+  return h(
     'table',
     { class: 'jobs', id: 'jobs' },
     h(
@@ -86,124 +131,113 @@ export function renderJobs(main, _params, query) {
     ),
     body,
   );
-  const info = h('p', { class: 'muted', id: 'jobs-info' });
-  const newer = h(
-    'button',
-    { type: 'button', id: 'newer', onclick: () => page(cursors.pop() ?? '', false) },
-    '← Newer',
+}
+
+/** One job's row; its status cell and mark are kept in `rows` so feed events update them in place. */
+function row(rows, job) {
+  const st = h('span', { class: statusClass(job.Status) }, job.Status);
+  const mark = h('span', { class: 'mark' });
+  const tr = h(
+    'tr',
+    { 'data-job': job.jobId },
+    h('td', {}, h('a', { href: `#/job/${job.jobId}` }, String(job.jobId))),
+    h('td', {}, text(job.JobDefinition)),
+    h('td', { class: 'desc' }, text(job.Description)),
+    h('td', {}, st, mark),
+    h('td', {}, text(job.Queue)),
+    h('td', {}, text(job.ProcessServer)),
+    h('td', { class: 'time', title: job.CreationTime ?? '' }, shortTime(job.CreationTime)),
+    h('td', { class: 'time', title: job.RunStart ?? '' }, shortTime(job.RunStart)),
+    h('td', { class: 'time', title: job.RunEnd ?? '' }, shortTime(job.RunEnd)),
+    h('td', {}, text(job.ReturnCode)),
   );
-  const older = h('button', { type: 'button', id: 'older', onclick: () => page(next, true) }, 'Older →');
-  fill(main, h('h1', {}, 'Jobs'), form, table, h('div', { class: 'pager' }, newer, older, info));
+  rows.set(job.jobId, { tr, st, mark, status: job.Status });
+  return tr;
+}
 
-  function row(job) {
-    const st = h('span', { class: statusClass(job.Status) }, job.Status);
-    const mark = h('span', { class: 'mark' });
-    const tr = h(
-      'tr',
-      { 'data-job': job.jobId },
-      h('td', {}, h('a', { href: `#/job/${job.jobId}` }, String(job.jobId))),
-      h('td', {}, text(job.JobDefinition)),
-      h('td', { class: 'desc' }, text(job.Description)),
-      h('td', {}, st, mark),
-      h('td', {}, text(job.Queue)),
-      h('td', {}, text(job.ProcessServer)),
-      h('td', { class: 'time', title: job.CreationTime ?? '' }, shortTime(job.CreationTime)),
-      h('td', { class: 'time', title: job.RunStart ?? '' }, shortTime(job.RunStart)),
-      h('td', { class: 'time', title: job.RunEnd ?? '' }, shortTime(job.RunEnd)),
-      h('td', {}, text(job.ReturnCode)),
-    );
-    rows.set(job.jobId, { tr, st, mark, status: job.Status });
-    return tr;
-  }
+function showReasons(r, reasons) {
+  if (!r) return;
+  if (reasons.length) r.st.title = reasons.map(reasonText).join('\n');
+  else r.st.removeAttribute('title');
+  const stuck = reasons.find((x) => x.Code === 'NoProcessServer');
+  fill(r.mark, stuck ? [' ', h('span', { class: 'badge stuck', title: stuck.Message }, 'No process server')] : null);
+}
 
-  function showReasons(r, reasons) {
-    if (!r) return;
-    if (reasons.length) r.st.title = reasons.map(reasonText).join('\n');
-    else r.st.removeAttribute('title');
-    const stuck = reasons.find((x) => x.Code === 'NoProcessServer');
-    fill(r.mark, stuck ? [' ', h('span', { class: 'badge stuck', title: stuck.Message }, 'No process server')] : null);
-  }
-
-  /** One request per page of the list (the server takes up to BATCH ids), not one per row. */
-  async function loadReasons() {
-    const mine = ++reasonsAsked;
-    const ids = [...rows].filter(([, r]) => WAITING_STATUSES.has(r.status)).map(([id]) => id);
-    for (let i = 0; i < ids.length; i += BATCH) {
-      let res;
-      try {
-        res = await api('GET', withQuery('/waiting', { Jobs: ids.slice(i, i + BATCH).join(',') }));
-      } catch {
-        return; // the list stays useful without its reasons
-      }
-      if (mine !== reasonsAsked) return;
-      for (const item of res.items ?? []) showReasons(rows.get(item.Job), item.Reasons ?? []);
-    }
-  }
-
-  function reasonsSoon() {
-    if (reasonsTimer) return;
-    reasonsTimer = setTimeout(() => {
-      reasonsTimer = null;
-      void loadReasons();
-    }, 1000);
-  }
-
-  async function page(cursor, forward) {
-    if (forward && cursor !== null) cursors.push(after);
-    after = cursor ?? '';
+/** One request per page of the list (the server takes up to BATCH ids), not one per row. */
+async function loadReasons(list) {
+  const mine = ++list.reasonsAsked;
+  const ids = [...list.rows].filter(([, r]) => WAITING_STATUSES.has(r.status)).map(([id]) => id);
+  for (let i = 0; i < ids.length; i += BATCH) {
+    let res;
     try {
-      const res = await api('GET', withQuery('/Job', { ...filters, Limit: limit, After: after, fields: FIELDS }));
-      rows.clear();
-      fill(body, res.items.map(row));
-      next = res.next;
-      older.disabled = !next;
-      newer.disabled = after === '';
-      info.textContent = res.items.length === 0 ? 'No jobs match.' : `${res.items.length} jobs on this page`;
-      void loadReasons();
-    } catch (err) {
-      fill(body);
-      info.textContent = err instanceof ApiError ? err.message : String(err);
+      res = await api('GET', withQuery('/waiting', { Jobs: ids.slice(i, i + BATCH).join(',') }));
+    } catch {
+      return; // the list stays useful without its reasons
     }
+    if (mine !== list.reasonsAsked) return;
+    for (const item of res.items ?? []) showReasons(list.rows.get(item.Job), item.Reasons ?? []);
   }
+}
 
-  /** On the first page, new jobs matter: reload it at most once a second. */
-  function refreshSoon() {
-    if (after !== '' || refreshTimer) return;
-    refreshTimer = setTimeout(() => {
-      refreshTimer = null;
-      void page('', false);
-    }, 1000);
+function reasonsSoon(list) {
+  if (list.reasonsTimer) return;
+  list.reasonsTimer = setTimeout(() => {
+    list.reasonsTimer = null;
+    void loadReasons(list);
+  }, 1000);
+}
+
+async function page(list, cursor, forward) {
+  if (forward && cursor !== null) list.cursors.push(list.after);
+  list.after = cursor ?? '';
+  try {
+    const res = await api(
+      'GET',
+      withQuery('/Job', { ...list.filters, Limit: list.limit, After: list.after, fields: FIELDS }),
+    );
+    list.rows.clear();
+    fill(
+      list.body,
+      res.items.map((job) => row(list.rows, job)),
+    );
+    list.next = res.next;
+    list.older.disabled = !list.next;
+    list.newer.disabled = list.after === '';
+    list.info.textContent = res.items.length === 0 ? 'No jobs match.' : `${res.items.length} jobs on this page`;
+    void loadReasons(list);
+  } catch (err) {
+    fill(list.body);
+    list.info.textContent = err instanceof ApiError ? err.message : String(err);
   }
+}
 
-  const unsubscribe = onFeed((batch, resync) => {
-    if (resync) return refreshSoon();
-    let unseen = false;
-    let waited = false;
-    for (const ev of batch) {
-      const id = jobIdOf(ev);
-      if (id === null) continue;
-      const r = rows.get(id);
-      const to = statusOf(ev);
-      if (r && to) {
-        r.st.textContent = to;
-        r.st.className = statusClass(to);
-        r.status = to;
-        showReasons(r, []);
-        if (WAITING_STATUSES.has(to)) waited = true;
-      } else if (!r) unseen = true;
-    }
-    if (unseen) refreshSoon();
-    if (waited) reasonsSoon();
-  });
-  // Without the feed (reconnecting), the first page is re-read every 5 seconds instead.
-  const poll = setInterval(() => {
-    if (!feedOpen() && after === '') void page('', false);
-  }, 5000);
-  void page(after, false);
-  return () => {
-    unsubscribe();
-    clearInterval(poll);
-    clearTimeout(refreshTimer);
-    clearTimeout(reasonsTimer);
-  };
+/** On the first page, new jobs matter: reload it at most once a second. */
+function refreshSoon(list) {
+  if (list.after !== '' || list.refreshTimer) return;
+  list.refreshTimer = setTimeout(() => {
+    list.refreshTimer = null;
+    void page(list, '', false);
+  }, 1000);
+}
+
+/** A status change of a shown job updates its cell in place; a job not shown brings a refresh of the first page. */
+function onFeedBatch(list, batch, resync) {
+  if (resync) return refreshSoon(list);
+  let unseen = false;
+  let waited = false;
+  for (const ev of batch) {
+    const id = jobIdOf(ev);
+    if (id === null) continue;
+    const r = list.rows.get(id);
+    const to = statusOf(ev);
+    if (r && to) {
+      r.st.textContent = to;
+      r.st.className = statusClass(to);
+      r.status = to;
+      showReasons(r, []);
+      if (WAITING_STATUSES.has(to)) waited = true;
+    } else if (!r) unseen = true;
+  }
+  if (unseen) refreshSoon(list);
+  if (waited) reasonsSoon(list);
 }
