@@ -1,21 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import { availableParallelism, hostname } from 'node:os';
 import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
+import { Attempts } from './attempts.ts';
 import { agentUrl, keepConnected, Session } from './connection.ts';
-import { type Log, reason, stderrLog } from './log.ts';
+import { type Log, stderrLog } from './log.ts';
 import { ParentLink } from './parent-link.ts';
 import { isAlive, lockDataDir } from './pidfile.ts';
-import type { KnownAttempt, RunMessage } from './protocol.ts';
-import { finalReport } from './reports.ts';
-import { Attempt, killGroup, type ProcessEnd, spawnAttempt } from './runner.ts';
-import { workPaths } from './scripts.ts';
 import { toServerMessage } from './server-messages.ts';
 import { serverList } from './servers.ts';
-import { sendReport, shipLogs } from './shipper.ts';
-import { attemptKey, Spool } from './spool.ts';
+import { Spool } from './spool.ts';
 import { Timers } from './timers.ts';
 
 export interface AgentOptions {
@@ -99,7 +94,7 @@ class Agent {
   private readonly spool: Spool;
   private readonly workRoot: string;
   private readonly releaseLock: () => void;
-  private readonly attempts = new Map<string, Attempt>();
+  private readonly attempts: Attempts;
   private session: Session | null = null;
   private killGraceMs = DEFAULT_KILL_GRACE_MS;
   private draining = false;
@@ -127,7 +122,17 @@ class Agent {
       this.spool = new Spool(this.dataDir);
       this.workRoot = join(this.dataDir, 'work');
       mkdirSync(this.workRoot, { recursive: true });
-      this.loadSpool();
+      this.attempts = new Attempts({
+        spool: this.spool,
+        workRoot: this.workRoot,
+        log: this.log,
+        logJobs: options.logJobs ?? false,
+        live: () => this.live(),
+        killGraceMs: () => this.killGraceMs,
+        refusing: () => this.draining || this.stopped,
+        changed: () => this.checkDone(),
+      });
+      this.attempts.loadSpool();
     } catch (err) {
       this.releaseLock();
       throw err;
@@ -139,8 +144,8 @@ class Agent {
       `instance ${this.instance} for process server ${this.options.processServer} in ${this.dataDir}, ` +
         `server ${this.servers.map((u) => agentUrl(u).href).join(', ')}`,
     );
-    this.timers.every(this.options.pollMs ?? 250, () => this.tick());
-    this.timers.every(RESEND_MIN_MS, () => this.resendUnacknowledged());
+    this.timers.every(this.options.pollMs ?? 250, () => this.attempts.shipOutput());
+    this.timers.every(RESEND_MIN_MS, () => this.attempts.resendUnacknowledged(this.resendMs));
     const parent = this.options.parentPid;
     // When the parent is our own parent, being re-parented also tells it is gone (even if it lingers as a zombie).
     const direct = parent === process.ppid;
@@ -171,38 +176,6 @@ class Agent {
 
   // ─── start-up ────────────────────────────────────────────────────────────────────────────────────
 
-  /** Attempts from the spool: finished ones still to report, and running ones, which this process did not start. */
-  private loadSpool(): void {
-    for (const loaded of this.spool.load()) {
-      if (!loaded.ok) {
-        this.log(`spool entry ${attemptKey(loaded.jobId, loaded.attempt)} is unreadable (${loaded.error}): lost`);
-        const a = new Attempt(loaded.jobId, loaded.attempt, this.paths(loaded.jobId, loaded.attempt), 'lost');
-        this.attempts.set(attemptKey(a.jobId, a.attempt), a);
-        continue;
-      }
-      const e = loaded.entry;
-      const a = new Attempt(
-        e.jobId,
-        e.attempt,
-        this.paths(e.jobId, e.attempt),
-        e.state === 'finished' ? 'finished' : 'lost',
-      );
-      a.startTime = e.startTime;
-      a.pid = e.pid;
-      a.report = e.finished;
-      if (a.state === 'lost') this.log(`${attemptKey(a.jobId, a.attempt)} was running when the agent stopped: lost`);
-      this.attempts.set(attemptKey(a.jobId, a.attempt), a);
-    }
-    // Work folders without a spool entry belong to acknowledged or abandoned attempts.
-    for (const name of readdirSync(this.workRoot))
-      if (!this.attempts.has(name))
-        void rm(join(this.workRoot, name), { recursive: true, force: true }).catch(() => {});
-  }
-
-  private paths(jobId: number, attempt: number) {
-    return workPaths(this.workRoot, jobId, attempt);
-  }
-
   // ─── connection ──────────────────────────────────────────────────────────────────────────────────
 
   /** Runs one connection; resolves, once it is closed, with how long it was up after `welcome` (ms). */
@@ -229,21 +202,11 @@ class Agent {
         if (!session.welcomedAt) session.close('no welcome from the server');
       }, WELCOME_TIMEOUT_MS);
       this.log('connected');
-      const known: KnownAttempt[] = [...this.attempts.values()].map((a) => {
-        const k: KnownAttempt = {
-          jobId: a.jobId,
-          attempt: a.attempt,
-          state: a.state === 'finished' ? 'finished' : 'running',
-        };
-        if (a.startTime !== undefined) k.startTime = a.startTime;
-        if (a.pid !== undefined) k.pid = a.pid;
-        return k;
-      });
       void session.send({
         type: 'hello',
         agent: `millrace-agent ${this.options.version ?? '(version unknown)'} on ${hostname()} pid ${process.pid}`,
         slots: this.options.slots ?? availableParallelism(),
-        known,
+        known: this.attempts.known(),
       });
       if (this.draining) void session.send({ type: 'draining' });
     });
@@ -266,16 +229,16 @@ class Agent {
         this.onWelcome(session, m.killGraceMs, m.heartbeatMs);
         return;
       case 'run':
-        this.onRun(m);
+        this.attempts.onRun(m);
         return;
       case 'kill':
-        this.onKill(m.jobId, m.attempt);
+        this.attempts.onKill(m.jobId, m.attempt);
         return;
       case 'abandon':
-        this.onAbandon(m.jobId, m.attempt);
+        this.attempts.onAbandon(m.jobId, m.attempt);
         return;
       case 'ack':
-        this.onAck(m.jobId, m.attempt);
+        this.attempts.onAck(m.jobId, m.attempt);
         return;
       case 'pong':
         return;
@@ -295,7 +258,7 @@ class Agent {
     this.beat(session, heartbeatMs);
     this.log(`welcomed (kill grace ${killGraceMs} ms, heartbeat ${this.heartbeatEvery} ms)`);
     // Everything not yet acknowledged is reported again; running jobs' logs ship again from offset 0.
-    for (const a of this.attempts.values()) if (a.state !== 'running') a.queue(() => sendReport(a, session), this.log);
+    this.attempts.reportAll(session);
     this.checkDone();
   }
 
@@ -313,155 +276,6 @@ class Agent {
     }, every);
   }
 
-  // ─── jobs ────────────────────────────────────────────────────────────────────────────────────────
-
-  private onRun(run: RunMessage): void {
-    const key = attemptKey(run.jobId, run.attempt);
-    if (this.attempts.has(key)) {
-      this.log(`run ${key}: already known, ignored`);
-      return;
-    }
-    const a = new Attempt(run.jobId, run.attempt, this.paths(run.jobId, run.attempt), 'running');
-    a.run = run;
-    this.attempts.set(key, a);
-    const now = Date.now();
-    if (this.draining || this.stopped) {
-      this.onEnd(a, { endTime: now, returnCode: null, signal: null, error: 'agent is shutting down' });
-      return;
-    }
-    try {
-      // Written before the spawn: an attempt missing from the spool was never started.
-      this.spool.write({ jobId: run.jobId, attempt: run.attempt, state: 'running' });
-    } catch (err) {
-      this.onEnd(a, { endTime: now, returnCode: null, signal: null, error: `cannot write the spool: ${reason(err)}` });
-      return;
-    }
-    const spawned = spawnAttempt(run, a.paths, (end) => this.onEnd(a, end));
-    if (spawned.kind === 'failed') {
-      this.onEnd(a, { endTime: Date.now(), returnCode: null, signal: null, error: spawned.error });
-      return;
-    }
-    if (spawned.kind === 'failing') return;
-    a.child = spawned.child;
-    a.pid = spawned.pid;
-    a.startTime = spawned.startTime;
-    try {
-      this.spool.write(
-        { jobId: a.jobId, attempt: a.attempt, state: 'running', pid: a.pid, startTime: a.startTime },
-        false,
-      );
-    } catch (err) {
-      this.log(`${key}: cannot update the spool entry: ${reason(err)}`);
-    }
-    if (this.options.logJobs) this.log(`${key} started (${run.scriptType}, pid ${a.pid})`);
-    void this.live()?.send({ type: 'started', jobId: a.jobId, attempt: a.attempt, pid: a.pid, startTime: a.startTime });
-  }
-
-  /** The process ended (or never started): spool the final report, then send it after the rest of the output. */
-  private onEnd(a: Attempt, end: ProcessEnd): void {
-    if (a.gone || a.state !== 'running') return;
-    const key = attemptKey(a.jobId, a.attempt);
-    const report = finalReport(a, end, this.log);
-    a.report = report;
-    a.state = 'finished';
-    a.child = undefined;
-    try {
-      this.spool.write({
-        jobId: a.jobId,
-        attempt: a.attempt,
-        state: 'finished',
-        startTime: report.startTime,
-        pid: a.pid,
-        finished: report,
-      });
-    } catch (err) {
-      this.log(`${key}: cannot spool the final report: ${reason(err)}`);
-    }
-    if (this.options.logJobs || end.error !== undefined || end.signal || a.killRequested) {
-      const how = end.error ?? (end.signal ? `signal ${end.signal}` : `return code ${end.returnCode}`);
-      this.log(`${key} finished: ${how}${a.killRequested ? ' (killed)' : ''}`);
-    }
-    const s = this.live();
-    if (s) a.queue(() => sendReport(a, s), this.log);
-    this.checkDone();
-  }
-
-  private onKill(jobId: number, attempt: number): void {
-    const a = this.attempts.get(attemptKey(jobId, attempt));
-    if (a?.state !== 'running' || a.pid === undefined) {
-      this.log(`kill ${attemptKey(jobId, attempt)}: not running here, ignored`);
-      return;
-    }
-    a.killRequested = true;
-    this.log(`kill ${attemptKey(jobId, attempt)}: TERM to process group ${a.pid}, KILL after ${this.killGraceMs} ms`);
-    killGroup(a, this.killGraceMs);
-  }
-
-  private onAbandon(jobId: number, attempt: number): void {
-    const key = attemptKey(jobId, attempt);
-    const a = this.attempts.get(key);
-    if (!a) {
-      this.log(`abandon ${key}: unknown, ignored`);
-      return;
-    }
-    this.forget(a);
-    a.child?.unref();
-    if (a.killTimer) clearTimeout(a.killTimer);
-    this.log(`abandoned ${key}${a.state === 'running' ? ` (its process ${a.pid ?? '?'} is left alone)` : ''}`);
-    this.checkDone();
-  }
-
-  private onAck(jobId: number, attempt: number): void {
-    const a = this.attempts.get(attemptKey(jobId, attempt));
-    if (!a || a.state === 'running') return;
-    this.forget(a);
-    this.checkDone();
-  }
-
-  /** Drops an attempt: spool entry now, work folder once its pending sends are over. */
-  private forget(a: Attempt): void {
-    a.gone = true;
-    this.attempts.delete(attemptKey(a.jobId, a.attempt));
-    try {
-      this.spool.remove(a.jobId, a.attempt);
-    } catch (err) {
-      this.log(`${attemptKey(a.jobId, a.attempt)}: cannot delete the spool entry: ${reason(err)}`);
-    }
-    const dir = a.paths.dir;
-    a.queue(() => rm(dir, { recursive: true, force: true }), this.log, true);
-  }
-
-  /** Every poll: new bytes of running jobs' stdout/stderr go out. */
-  private tick(): void {
-    const s = this.live();
-    if (!s) return;
-    for (const a of this.attempts.values()) {
-      if (a.state !== 'running' || a.tickQueued || a.pid === undefined) continue;
-      a.tickQueued = true;
-      a.queue(async () => {
-        a.tickQueued = false;
-        await shipLogs(a, s);
-      }, this.log);
-    }
-  }
-
-  /** Final reports sent on this connection and not acknowledged in time go again (RESEND_HEARTBEATS). */
-  private resendUnacknowledged(): void {
-    const s = this.live();
-    if (!s) return;
-    const now = Date.now();
-    for (const a of this.attempts.values()) {
-      const sent = a.reportSent;
-      if (a.state === 'running' || a.resendQueued || sent?.session !== s || now - sent.at < this.resendMs) continue;
-      a.resendQueued = true;
-      this.log(`${attemptKey(a.jobId, a.attempt)}: report not acknowledged within ${this.resendMs} ms; sent again`);
-      a.queue(async () => {
-        a.resendQueued = false;
-        await sendReport(a, s);
-      }, this.log);
-    }
-  }
-
   // ─── stopping ────────────────────────────────────────────────────────────────────────────────────
 
   /** Orphaned: stop once no job runs; while some do, say so on the parent link (the parent need not wait). */
@@ -469,7 +283,7 @@ class Agent {
     if (this.parentGone || this.stopped) return;
     this.parentGone = true;
     this.log(why);
-    const running = [...this.attempts.values()].filter((a) => a.state === 'running').length;
+    const running = this.attempts.runningCount();
     if (running > 0) {
       this.log(`staying until ${running === 1 ? 'its job ends' : `its ${running} jobs end`}`);
       this.parentLink?.staying();
@@ -490,8 +304,7 @@ class Agent {
   /** Stops when draining (or orphaned) and nothing runs any more. */
   private checkDone(): void {
     if (this.stopped) return;
-    const running = [...this.attempts.values()].some((a) => a.state === 'running');
-    if (running) return;
+    if (this.attempts.runningCount() > 0) return;
     if (this.parentGone) {
       this.shutdown('the parent process is gone and no job runs');
       return;
