@@ -85,10 +85,44 @@ export interface MillraceServer {
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** The composition root: config → store → services → engine → HTTP app. The only place that wires things. */
+/**
+ * The composition root: config → store → services → engine → HTTP app. The only place that wires things. Each step
+ * below builds one layer on the ones before it, in the order their effects must happen.
+ */
 export async function createServer(config: Config, options: ServerOptions = {}): Promise<MillraceServer> {
+  const base = await openData(config, options);
+  const core = buildCore(config, base);
+  const { firstStart, localAgentElsewhere } = await bootstrap(config, base, core);
+  const work = buildJobWork(config, base, core);
+  const live = buildFeed(config, base, core);
+  let stopping = false;
+  const app = await buildHttpApp(config, base, core, work, live, () => stopping);
+  return startServer(base, core, live, app, {
+    ...(firstStart ? { firstStart } : {}),
+    ...(localAgentElsewhere !== undefined ? { localAgentElsewhere } : {}),
+    jobs: work.jobs,
+    stop: () => {
+      stopping = true;
+    },
+  });
+}
+
+/** What every later step builds on: the clock, the log, the data folder's store and the secret key. */
+interface ServerBase {
+  clock: Clock;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  nodeId: string;
+  diskFull: DiskFullWatch;
+  store: Store;
+  secrets: SecretBox;
+}
+
+/** Creates the data folder, opens the store (watching its disk) and loads the secret key. */
+async function openData(config: Config, options: ServerOptions): Promise<ServerBase> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel, config.logFormat);
+  const env = options.env ?? process.env;
   // The data folder holds the secret key, job files and agent folders on PostgreSQL too.
   mkdirSync(config.dataDir, { recursive: true });
   // Where public keys trusted for signed CARs go (README: `cp release.pub <data>/trusted-keys/`).
@@ -111,7 +145,23 @@ export async function createServer(config: Config, options: ServerOptions = {}):
         }
       : () => store.probeSpace(),
   );
-  const secrets = SecretBox.load(config.dataDir, (options.env ?? process.env).MILLRACE_SECRET_KEY);
+  const secrets = SecretBox.load(config.dataDir, env.MILLRACE_SECRET_KEY);
+  return { clock, logger, env, nodeId, diskFull, store, secrets };
+}
+
+/** The services every other part uses: accounts, sign-in, the cluster, the engine and the object service. */
+interface ServerCore {
+  accounts: AccountService;
+  auth: Authenticator;
+  cluster: Cluster;
+  engine: Engine;
+  objects: ObjectService;
+  /** The address other nodes and exported CARs name this node by. */
+  address: string;
+}
+
+function buildCore(config: Config, base: ServerBase): ServerCore {
+  const { store, clock, logger, secrets } = base;
   const accounts = new AccountService(store, clock, { maxKeyLifetimeMs: config.apiKeyMaxLifetimeMs });
   const auth = new Authenticator(store, clock, {
     idleLapseMs: config.apiKeyIdleLapseMs,
@@ -120,30 +170,24 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     ...(store.dialect === 'postgres' ? { failureCounts: new SharedFailureCounts(store.authFailures) } : {}),
   });
   const paths = interfacePaths(config);
+  const address = `http://${config.host}:${config.port}${paths.root}`;
   const cluster =
     store.dialect === 'postgres'
-      ? Cluster.shared({
-          store,
-          logger,
-          id: nodeId,
-          version: VERSION,
-          address: `http://${config.host}:${config.port}${paths.root}`,
-          leaseMs: config.timerLeaseMs,
-        })
+      ? Cluster.shared({ store, logger, id: base.nodeId, version: VERSION, address, leaseMs: config.timerLeaseMs })
       : Cluster.solo();
   const engine = new Engine({
     store,
     clock,
     logger,
     cluster,
-    files: jobFiles(config, store, diskFull),
+    files: jobFiles(config, store, base.diskFull),
     rootPath: paths.root,
     killGraceMs: config.killGraceMs,
     historyRetentionMs: config.historyRetentionDays * 24 * 3600 * 1000,
     secrets,
-    alertSenders: alertSenders(config, options.env ?? process.env),
-    async verifyAgentSecret(ps, secret) {
-      const sealed = (await store.getObject('ProcessServer', ps))?.data.AgentSecret;
+    alertSenders: alertSenders(config, base.env),
+    async verifyAgentSecret(processServer, secret) {
+      const sealed = (await store.getObject('ProcessServer', processServer))?.data.AgentSecret;
       if (typeof sealed !== 'string' || secret === '') return false;
       try {
         return timingSafeEqual(digest(secrets.decrypt(sealed)), digest(secret));
@@ -160,16 +204,39 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     webhookAllow: config.webhookAllow,
     onChange: (type, before, after) => engine.objectChanged(type, before, after),
   });
-  const firstStart = await initialiseAdmin(store, accounts, options.env ?? process.env);
-  await ensureBuiltinObjects(store, objects);
+  return { accounts, auth, cluster, engine, objects, address };
+}
+
+/** The first start's admin, the built-in objects, and whether this node's local agent is the one that serves. */
+async function bootstrap(
+  config: Config,
+  base: ServerBase,
+  core: ServerCore,
+): Promise<{ firstStart: FirstStartCredentials | undefined; localAgentElsewhere: string | undefined }> {
+  const { store, secrets } = base;
+  const firstStart = await initialiseAdmin(store, core.accounts, base.env);
+  await ensureBuiltinObjects(store, core.objects);
   // One agent serves a process server at a time (docs/architecture.md §16): beside a live node whose agent serves GLOBAL.Local, this
   // node starts none, and leaves the secret that agent proves alone.
-  const localAgentElsewhere = config.localAgent ? await cluster.heldElsewhere(LOCAL_SERVER) : undefined;
+  const localAgentElsewhere = config.localAgent ? await core.cluster.heldElsewhere(LOCAL_SERVER) : undefined;
   if (localAgentElsewhere === undefined) await sealLocalSecret(store, secrets, config.dataDir);
+  return { firstStart, localAgentElsewhere };
+}
+
+/** The job services and CAR import and export, with the engine's runner for import jobs. */
+interface JobWork {
+  jobs: JobService;
+  actions: JobActions;
+  imports: ImportService;
+  exporter: CarExporter;
+}
+
+function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWork {
+  const { store, clock, logger } = base;
+  const { engine, objects, auth } = core;
   const jobDeps = { store, clock, engine, defaultTimeZone: config.defaultTimeZone };
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
-  const processServer = requireType('ProcessServer');
   // The global bound on import memory: archive requests (body ≤ 64 MiB, checked one entry at a time) and import
   // jobs (the archive inflated, ≤ 512 MiB, and parsed) each take a slot of their own gate.
   const imports = new ImportService({
@@ -191,11 +258,19 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       principalOf: (user) => auth.principalOf(user),
     }),
   );
-  const exporter = new CarExporter({
-    store,
-    objects,
-    sourceAddress: `http://${config.host}:${config.port}${paths.root}`,
-  });
+  const exporter = new CarExporter({ store, objects, sourceAddress: core.address });
+  return { jobs, actions, imports, exporter };
+}
+
+/** The live feed (fed by every commit, and by other nodes' commits) and the metrics, when asked for. */
+interface LiveParts {
+  feed: Feed;
+  metrics: Metrics | undefined;
+}
+
+function buildFeed(config: Config, base: ServerBase, core: ServerCore): LiveParts {
+  const { store, clock } = base;
+  const { engine, cluster } = core;
   // The live feed hears of every commit; published after it, never for a rollback.
   const feed = new Feed({
     clock,
@@ -209,14 +284,29 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   }, FEED_OBJECT_TYPES);
   engine.onClusterFeed((items) => feed.publishItems(items));
   const metrics = config.metrics ? new Metrics({ store, hub: engine.hub }) : undefined;
-  let stopping = false;
-  const app = await buildApp({
+  return { feed, metrics };
+}
+
+/** The HTTP app serving both interfaces, the dashboard and the operations routes over the services. */
+function buildHttpApp(
+  config: Config,
+  base: ServerBase,
+  core: ServerCore,
+  work: JobWork,
+  live: LiveParts,
+  stopping: () => boolean,
+): Promise<FastifyInstance> {
+  const { store, clock, logger } = base;
+  const { engine, objects, auth } = core;
+  const { jobs } = work;
+  const processServer = requireType('ProcessServer');
+  return buildApp({
     ops: {
       store,
       engineRunning: () => engine.running,
-      stopping: () => stopping,
-      diskFull: () => diskFull.reason(),
-      ...(metrics ? { metrics } : {}),
+      stopping,
+      diskFull: () => base.diskFull.reason(),
+      ...(live.metrics ? { metrics: live.metrics } : {}),
       ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
     },
     config,
@@ -225,10 +315,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     objects,
     jobs: {
       jobs,
-      actions,
+      actions: work.actions,
       waiting: new WaitingService({ store, engine, jobs }),
-      processServerAction: (p, key, action) => processServerAction({ store, engine }, p, key, action),
-      processServerText: (p, key) => objects.getText(p, processServer, key),
+      processServerAction: (principal, key, action) => processServerAction({ store, engine }, principal, key, action),
+      processServerText: (principal, key) => objects.getText(principal, processServer, key),
     },
     messages: {
       operator: new OperatorMessages(engine, clock),
@@ -237,10 +327,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       objects,
     },
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
-    imports,
+    imports: work.imports,
     forecast: new ForecastService({ store, clock, defaultTimeZone: config.defaultTimeZone }),
-    feed,
-    exporter,
+    feed: live.feed,
+    exporter: work.exporter,
     windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),
     store,
     dashboard: {
@@ -250,6 +340,22 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     version: VERSION,
     versionString: VERSION_STRING,
   });
+}
+
+/**
+ * Starts the engine on the built app, then the periodic work (API key uses recorded every 30 s, the runtime stats
+ * file); `close` stops them all in the reverse order.
+ */
+async function startServer(
+  base: ServerBase,
+  core: ServerCore,
+  live: LiveParts,
+  app: FastifyInstance,
+  extra: Pick<MillraceServer, 'firstStart' | 'localAgentElsewhere' | 'jobs'> & { stop: () => void },
+): Promise<MillraceServer> {
+  const { store, logger } = base;
+  const { engine, auth } = core;
+  const { feed, metrics } = live;
   engine.hub.attach(app.server);
   await engine.start();
   // Archives of imports that ended while the server was down (a running import ends Unknown on restart).
@@ -258,22 +364,21 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     auth.flushUses().catch((err: unknown) => logger.warn({ err }, 'could not record API key use'));
   }, 30_000);
   flushTimer.unref();
-  const statsFile = (options.env ?? process.env).MILLRACE_STATS_FILE;
+  const statsFile = base.env.MILLRACE_STATS_FILE;
   const stopStats = statsFile ? startRuntimeStats(statsFile) : undefined;
+  const { stop, ...started } = extra;
   const server: MillraceServer = {
     app,
     logger,
     store,
-    accounts,
+    accounts: core.accounts,
     auth,
-    objects,
+    objects: core.objects,
     engine,
-    jobs,
     feed,
-    ...(firstStart ? { firstStart } : {}),
-    ...(localAgentElsewhere !== undefined ? { localAgentElsewhere } : {}),
+    ...started,
     async close(closeOptions: { keepAgent?: boolean } = {}) {
-      stopping = true;
+      stop();
       clearInterval(flushTimer);
       stopStats?.();
       const agentLeft = closeOptions.keepAgent ? server.localAgent?.leave() : server.localAgent?.stop();

@@ -72,9 +72,27 @@ export const BODY_LIMIT = 1024 * 1024;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const paths = interfacePaths(deps.config);
   const guard = { limits: deps.config.limits, root: paths.root, xmlBase: paths.xmlBase };
-  const options = serverOptions(guard);
   const schemas = lazySchemas();
-  const app = Fastify({
+  const app = createFastify(guard, schemas);
+  addRequestHooks(app, deps, guard, schemas);
+  addSharedSchemas(app);
+  await registerOpenApi(app, deps, paths);
+  addErrorHandlers(app, deps.logger);
+  app.get(paths.swagger, { schema: { hide: true } }, async (_req, reply) =>
+    reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
+  );
+  if (deps.ops) opsRoutes(app, deps.ops);
+  await registerInterfaces(app, deps, paths);
+  return app;
+}
+
+type Guard = Parameters<typeof installGuards>[1];
+type Paths = ReturnType<typeof interfacePaths>;
+
+/** The Fastify instance with the guards' server options, each request run in its own logging context. */
+function createFastify(guard: Guard, schemas: ReturnType<typeof lazySchemas>): FastifyInstance {
+  const options = serverOptions(guard);
+  return Fastify({
     ...options,
     // Keys are at most 323 characters (a queue provider: four names of 80 and three dots); longer ones are 414.
     routerOptions: { maxParamLength: 400 },
@@ -97,6 +115,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     schemaController: { compilersFactory: schemas.compilersFactory },
     genReqId: (req) => requestContext.getStore()?.id ?? requestIdFrom(req.headers['x-request-id']),
   }) as unknown as FastifyInstance;
+}
+
+/** The request id header, the access log, CORS and the guards, in the order they must run. */
+function addRequestHooks(
+  app: FastifyInstance,
+  deps: AppDeps,
+  guard: Guard,
+  schemas: ReturnType<typeof lazySchemas>,
+): void {
   // Hooks that never wait take Fastify's callback form: an async hook costs every request a promise and a turn of
   // the microtask queue before the next hook runs (bench/README.md, get-object.ts).
   app.addHook('onRequest', (req, reply, done) => {
@@ -127,7 +154,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   addCors(app, deps.config.corsOrigins);
   const stopGuards = installGuards(app, guard);
   app.addHook('onClose', async () => stopGuards());
+}
 
+/** The schemas routes of both interfaces refer to by id: the error record, each type's input, output and forms. */
+function addSharedSchemas(app: FastifyInstance): void {
   app.addSchema(ERROR_SCHEMA);
   for (const type of definitionTypes()) {
     app.addSchema(outputSchema(type));
@@ -138,7 +168,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   for (const kind of ['OperatorMessage', 'UserMessage', 'Alert'] as const)
     app.addSchema(outputSchema(requireType(kind)));
   app.addSchema(outputSchema(requireType('Event')));
+}
 
+/** The OpenAPI document of the JSON interface, drawn from the route schemas and completed for what they omit. */
+async function registerOpenApi(app: FastifyInstance, deps: AppDeps, paths: Paths): Promise<void> {
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.0.3',
@@ -157,23 +190,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ? (completeDocument(d.openapiObject as OpenApiDocument, paths.jsonBase, 'Apache-2.0') as typeof d.openapiObject)
         : d.swaggerObject,
   });
+}
 
+/** Every error and unknown route answered with the interface's error record; only unexpected ones are logged. */
+function addErrorHandlers(app: FastifyInstance, logger: Logger): void {
   app.setErrorHandler((err, req, reply) => {
     const e = renderError(err, BODY_LIMIT);
     if (e.unexpected)
-      deps.logger.error({ err, reqId: req.id, method: req.method, path: req.url.split('?')[0] }, 'request failed');
+      logger.error({ err, reqId: req.id, method: req.method, path: req.url.split('?')[0] }, 'request failed');
     return reply.code(e.status).headers(e.headers).send({ code: e.code, message: e.message });
   });
   app.setNotFoundHandler((req, reply) =>
     reply.code(404).send({ code: '404', message: `No resource at ${req.method} ${req.url.split('?')[0]}` }),
   );
+}
 
-  app.get(paths.swagger, { schema: { hide: true } }, async (_req, reply) =>
-    reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
-  );
-
-  if (deps.ops) opsRoutes(app, deps.ops);
-
+/** The JSON and XML interfaces under their bases, then the dashboard. */
+async function registerInterfaces(app: FastifyInstance, deps: AppDeps, paths: Paths): Promise<void> {
   const jsonPlugin: FastifyPluginAsync = (scope) =>
     jsonInterface(scope, { ...deps, sessions: deps.dashboard.sessions });
   await app.register(jsonPlugin, { prefix: paths.jsonBase });
@@ -191,5 +224,4 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   await app.register(xmlPlugin, { prefix: paths.xmlBase });
   await registerDashboard(app, { ...deps.dashboard, root: paths.root, jsonBase: paths.jsonBase });
-  return app;
 }
