@@ -1,31 +1,25 @@
-import type {
-  ChainInfo,
-  ChainStepSpec,
-  ChainStructure,
-  JobParameter,
-  JobRecord,
-  JobSpec,
-  MisfirePolicy,
-  OverdueAction,
-  RecurrenceInfo,
-  UserMessageSpec,
-} from '../domain/job.ts';
-import { hasChildren, SYSTEM_SERVER } from '../domain/job.ts';
-import { actionApplies, type KernelAction } from '../domain/job-actions.ts';
-import { isFinal, PENDING } from '../domain/job-status.ts';
+import type { ChainStructure, JobRecord, RecurrenceInfo } from '../domain/job.ts';
+import type { KernelAction } from '../domain/job-actions.ts';
 import { firstOccurrence } from '../domain/recurrence.ts';
 import { decideRestart } from '../domain/restart.ts';
 import { nextOpening, openingEnd } from '../domain/time-window.ts';
 import { invalid } from '../errors.ts';
 import type { JobStatus } from '../model/fields.ts';
 import { businessKey } from '../model/keys.ts';
-import type { Store, StoredObject } from '../store/store.ts';
+import type { Store } from '../store/store.ts';
 import type { Effects } from './effects.ts';
+import { chainStructure, list } from './definition-snapshot.ts';
 import { loadFrame } from './frames.ts';
+import { KernelActions } from './kernel-actions.ts';
+import type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
+import { move } from './status-move.ts';
+import { newJobRow, type RerunOptions, rerunCopy } from './job-rows.ts';
 import { createOperatorMessage } from './operator-message.ts';
 import { loadWindow } from './windows.ts';
 
 export type { Effects } from './effects.ts';
+export { move } from './status-move.ts';
+export type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
 
 /**
  * The lifecycle kernel (docs/architecture.md §6a): every job is created, moved on and ended here, inside the
@@ -56,80 +50,15 @@ export interface Reactions {
   answered: Reaction<Answer>[];
 }
 
-/** A reply to an operator message, on its way to its sender (`Job:<id>` or `Alert:<id>`). */
-export interface Answer {
-  sender: string;
-  /** The operator message replied to (none for a reply to an alert itself). */
-  message?: number;
-  /** The waiting job, when the sender is a job still waiting for this message. */
-  job?: JobRecord;
-  reply: string;
-  user: string;
-}
-
-export interface FinalOutcome {
-  status: JobStatus;
-  runEnd?: number;
-  returnCode?: number | null;
-  notes?: string[];
-}
-
-/** A job to create, with every choice of the submitter already checked and resolved. */
-export interface NewJob {
-  definition: StoredObject;
-  queue: string;
-  priority: number;
-  /** Epoch ms; now when left out. */
-  requestedStart?: number;
-  zone: string;
-  parameters: JobParameter[];
-  hold: boolean;
-  description: string | null;
-  submittedBy: string;
-  parentJob?: number;
-  topStart?: number;
-  /** Chain steps and calls start Chained (or Disabled) and move on when their step runs. */
-  initialStatus?: JobStatus;
-  chain?: ChainInfo;
-  /** The job's own time window instead of the definition's (a chain call's TimeWindow). */
-  timeWindow?: string | null;
-  /** A recurrence: the job is submitted again at each occurrence of this SubmitFrame (key, View checked). */
-  submitFrame?: string;
-  /** How deep a chain job is nested in other chains (0 for a chain submitted by itself). */
-  chainDepth?: number;
-}
-
 /** Thrown by `submit` outside the serial loop for a job that must be created in it (see SerialLoop.submit). */
 export class NeedsSerialLoop extends Error {}
-
-/** What an action needs besides the job: who acts, and the options of cancel and restart. */
-export interface ActOptions {
-  user: string;
-  cancelRecurrence?: boolean;
-  /** restart: the new job's requested start. */
-  at?: number;
-  /** updateJob: the final status set from outside. */
-  status?: JobStatus;
-}
-
-type Rec = Record<string, unknown>;
-const list = (v: unknown): Rec[] => (Array.isArray(v) ? (v as Rec[]) : []);
-const MAX_DEPTH = 8;
-
-/** Sets a job's status: the one place a status changes; the store records the transition when the row is written. */
-export function move(job: JobRecord, to: JobStatus, now: number): JobRecord {
-  job.status = to;
-  job.modificationTime = now;
-  return job;
-}
-
-/** Holds a slot on an agent: the agent must hear of a kill or of being let go. */
-const onAgent = (job: JobRecord) => job.processServer !== null && job.processServer !== SYSTEM_SERVER;
 
 export class Kernel {
   private readonly reactions: Reactions;
   /** Whether transactions run in the engine's serial loop (the fast submit path runs beside it). */
   readonly serial: boolean;
+  /** A person's actions on a job, which move it through the transitions below. */
+  private readonly actions: KernelActions;
 
   constructor(reactions?: Reactions, serial = true) {
     this.reactions = reactions ?? {
@@ -142,6 +71,12 @@ export class Kernel {
       answered: [],
     };
     this.serial = serial;
+    this.actions = new KernelActions({
+      finish: (tx, job, outcome, now, fx) => this.finish(tx, job, outcome, now, fx),
+      settle: (tx, job, now, fx) => this.settle(tx, job, now, fx),
+      rerun: (tx, job, now, fx, options) => this.rerun(tx, job, now, fx, options),
+      emitTree: (kind, tx, job, now, fx) => this.emit(kind, tx, job, now, fx),
+    });
   }
 
   /** Registers a reaction (at engine construction); reactions of a kind run in the order they were registered. */
@@ -204,36 +139,7 @@ export class Kernel {
       start = await this.firstOccurrence(tx, n, start);
       recurrence = { frame: n.submitFrame, anchor: start, occurrence: start };
     }
-    const job: Omit<JobRecord, 'jobId' | 'uniqueId'> = {
-      definition: n.definition.key,
-      partition: n.definition.partition,
-      status: n.initialStatus ?? 'Queued',
-      priority: n.priority,
-      queue: n.queue,
-      processServer: null,
-      requestedStart: start,
-      scheduledStart: null,
-      runStart: null,
-      runEnd: null,
-      returnCode: null,
-      parentJob: n.parentJob ?? null,
-      jobGroup: null,
-      topStart: n.topStart ?? start,
-      attempt: 0,
-      starts: 0,
-      submittedBy: n.submittedBy,
-      description: n.description,
-      data: {
-        zone: n.zone,
-        parameters: n.parameters,
-        notes: [],
-        spec: specOf(n.definition, n.timeWindow),
-        ...(n.chain ? { chain: n.chain } : {}),
-        ...(recurrence ? { recurrence } : {}),
-      },
-      creationTime: now,
-      modificationTime: now,
-    };
+    const job = newJobRow(n, start, recurrence, now);
     let structure: ChainStructure | undefined;
     if (job.data.spec.type === 'JobChain') {
       structure = await chainStructure(tx, n.definition, n.chainDepth ?? 0);
@@ -312,55 +218,8 @@ export class Kernel {
    * recurrence's group); an operator's restart makes a job of its own; a recurrence's occurrence stays in its group.
    * A chain's copy gets new step and call jobs.
    */
-  async rerun(
-    tx: Store,
-    job: JobRecord,
-    now: number,
-    fx: Effects,
-    options: {
-      keepPlace: boolean;
-      submittedBy?: string;
-      starts: number;
-      at?: number;
-      recurrence?: RecurrenceInfo;
-      notes?: string[];
-    },
-  ): Promise<JobRecord> {
-    const at = options.at ?? now;
-    const parameters = job.data.parameters.map((p) => ({
-      ...p,
-      OutValueString: null,
-      OutValueNumber: null,
-      OutValueDate: null,
-    }));
-    const chain = job.data.chain;
-    const place = options.keepPlace ? chain : chain?.structure ? { structure: chain.structure } : undefined;
-    const copy: Omit<JobRecord, 'jobId' | 'uniqueId'> = {
-      ...job,
-      status: 'Queued',
-      processServer: null,
-      requestedStart: at,
-      scheduledStart: null,
-      runStart: null,
-      runEnd: null,
-      returnCode: null,
-      topStart: options.keepPlace ? job.topStart : at,
-      parentJob: options.keepPlace ? job.parentJob : null,
-      jobGroup: options.keepPlace || options.recurrence ? job.jobGroup : null,
-      attempt: 0,
-      starts: options.starts,
-      submittedBy: options.submittedBy ?? job.submittedBy,
-      data: {
-        zone: job.data.zone,
-        parameters,
-        notes: options.notes ?? [],
-        spec: job.data.spec,
-        ...(place ? { chain: place } : {}),
-        ...(options.recurrence ? { recurrence: options.recurrence } : {}),
-      },
-      creationTime: now,
-      modificationTime: now,
-    };
+  async rerun(tx: Store, job: JobRecord, now: number, fx: Effects, options: RerunOptions): Promise<JobRecord> {
+    const { copy, place } = rerunCopy(job, now, options);
     // The copy's history starts with where it came from; a user's restart keeps naming the user.
     const outer = tx.jobs.currentCause();
     const detail = options.recurrence
@@ -451,58 +310,15 @@ export class Kernel {
    * A person's action on a job (docs/architecture.md §6), in the status where it applies (the caller checked).
    * Returns the job, or for restart the new one.
    */
-  async act(
+  act(
     tx: Store,
     job: JobRecord,
     action: KernelAction,
-    o: ActOptions,
+    options: ActOptions,
     now: number,
-    fx: Effects,
+    effects: Effects,
   ): Promise<JobRecord> {
-    switch (action) {
-      case 'cancel':
-        await this.cancel(tx, job, o.cancelRecurrence === true, now, fx);
-        return job;
-      case 'kill':
-        await this.kill(tx, job, now, fx);
-        return job;
-      case 'unknown':
-        if (job.processServer === SYSTEM_SERVER) fx.stopSystem.push(job.jobId);
-        else if (onAgent(job) && !isFinal(job.status)) this.abandon(job, fx);
-        await this.finish(tx, job, { status: 'Unknown', notes: [`Set Unknown by ${o.user}`] }, now, fx);
-        return job;
-      case 'hold':
-        return this.save(tx, job, 'Held', now);
-      case 'release':
-        await this.settle(tx, job, now, fx);
-        await tx.jobs.updateMany([job]);
-        return job;
-      case 'runnow':
-        job.data.runNow = true;
-        fx.runNow.push(job.jobId);
-        fx.dispatch = true;
-        return this.save(tx, job, 'Queued', now, fx);
-      case 'restart':
-        return this.rerun(tx, job, now, fx, {
-          keepPlace: false,
-          submittedBy: o.user,
-          starts: 0,
-          ...(o.at !== undefined ? { at: o.at } : {}),
-        });
-      case 'updateJob':
-        if (o.status === undefined) {
-          job.modificationTime = now;
-          await tx.jobs.updateMany([job]);
-          return job;
-        }
-        if (onAgent(job) && !job.data.scriptEnded) this.abandon(job, fx);
-        await this.finish(tx, job, { status: o.status }, now, fx);
-        return job;
-      case 'disable':
-        return this.save(tx, job, 'Disabled', now);
-      case 'enable':
-        return this.save(tx, job, 'Chained', now);
-    }
+    return this.actions.act(tx, job, action, options, now, effects);
   }
 
   /** Deletes jobs (final ones) and, after the commit, their files. */
@@ -510,94 +326,4 @@ export class Kernel {
     await tx.jobs.delete(jobIds);
     fx.removeFiles.push(...jobIds);
   }
-
-  private abandon(job: JobRecord, fx: Effects): void {
-    fx.messages.push({
-      processServer: job.processServer as string,
-      message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt },
-    });
-  }
-
-  private async save(tx: Store, job: JobRecord, status: JobStatus, now: number, fx?: Effects): Promise<JobRecord> {
-    move(job, status, now);
-    await tx.jobs.updateMany([job]);
-    if (fx && status === 'Queued') fx.dispatch = true;
-    if (fx && status === 'Scheduled') fx.wakeAt.push(job.requestedStart);
-    return job;
-  }
-
-  private async cancel(tx: Store, job: JobRecord, recurrence: boolean, now: number, fx: Effects): Promise<void> {
-    // Cancel reaches a chain's (or step's) children, none of which has started.
-    if (hasChildren(job)) await this.emit('cancelTree', tx, job, now, fx);
-    await this.finish(tx, job, { status: 'Canceled' }, now, fx);
-    if (!recurrence || job.jobGroup === null) return;
-    const cancelable = PENDING.filter((s) => actionApplies('cancel', s));
-    for (const other of await tx.jobs.listByStatus(cancelable, { jobGroup: job.jobGroup, limit: 10_000 }))
-      await this.finish(
-        tx,
-        other,
-        { status: 'Canceled', notes: [`Recurrence canceled with Job:${job.jobId}`] },
-        now,
-        fx,
-      );
-  }
-
-  private async kill(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
-    if (hasChildren(job)) {
-      await this.emit('killTree', tx, job, now, fx);
-      return;
-    }
-    if (job.processServer === SYSTEM_SERVER || job.data.scriptEnded) {
-      fx.stopSystem.push(job.jobId);
-      await this.finish(tx, job, { status: 'Killed' }, now, fx);
-      return;
-    }
-    fx.messages.push({
-      processServer: job.processServer as string,
-      message: { type: 'kill', jobId: job.jobId, attempt: job.attempt },
-    });
-    await this.save(tx, job, 'Killing', now);
-  }
-}
-
-/** What a job keeps of its definition (see JobSpec): editing the definition later does not change the job. */
-export function specOf(definition: StoredObject, windowOverride?: string | null): JobSpec {
-  const d = definition.data;
-  return {
-    type: d.JobDefinitionType as string,
-    script: (d.Script as string | null) ?? null,
-    completionStrategy: (d.CompletionStrategy as JobSpec['completionStrategy']) ?? 'Default',
-    returnCodeMap: (d.ReturncodeMapToCompleted as string | null) ?? '0',
-    restart: (d.RestartBehaviour as Record<string, string> | null) ?? {},
-    maxStarts: (d.MaxStarts as number | null) ?? null,
-    keepJobs: (d.KeepJobs as number | null) ?? null,
-    timeWindow: windowOverride ?? (d.TimeWindow as string | null) ?? null,
-    ...(typeof d.TimeZone === 'string' ? { windowZone: d.TimeZone } : {}),
-    waitEvents: list(d.WaitEvents).map((w) => ({ event: w.EventDefinition as string, clears: w.ClearsEvent === true })),
-    raiseEvents: list(d.RaiseEvents).map((r) => ({
-      event: r.EventDefinition as string,
-      status: (r.StatusToRaiseOn as string | null) ?? 'Completed',
-      comment: (r.RaiseComment as string | null) ?? null,
-    })),
-    locks: Array.isArray(d.Locks) ? (d.Locks as string[]) : [],
-    overdue: (d.ActWhenOverdue as OverdueAction | null) ?? 'Scheduled',
-    overdueEvent: (d.OverdueEvent as string | null) ?? null,
-    misfire: (d.MisfirePolicy as MisfirePolicy | null) ?? 'RunOnce',
-    credential: (d.Credential as string | null) ?? null,
-    userMessage: (d.UserMessage as UserMessageSpec | null) ?? null,
-  };
-}
-
-/** The structure a chain job keeps (its JobChain as it is now); 400 when the chain has no JobChain or nests too deep. */
-async function chainStructure(tx: Store, definition: StoredObject, depth: number): Promise<ChainStructure> {
-  const chain = await tx.getObject('JobChain', definition.key);
-  if (!chain)
-    throw invalid(
-      `JobDefinition:${definition.key} is a JobChain definition without steps: create JobChain:${definition.key}`,
-    );
-  if (depth > MAX_DEPTH) throw invalid(`Chains call each other more than ${MAX_DEPTH} deep (at ${definition.key})`);
-  return {
-    steps: structuredClone((chain.data.Steps as ChainStepSpec[] | null) ?? []),
-    handlers: structuredClone((chain.data.StatusHandlers as ChainStructure['handlers'] | null) ?? []),
-  };
 }

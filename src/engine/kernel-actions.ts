@@ -1,0 +1,135 @@
+/**
+ * A person's actions on a job (docs/architecture.md §6 and §6a): cancel, kill, set Unknown, hold, release, run now,
+ * restart, update, disable and enable. Apart from the kernel because they only pick which of its transitions runs;
+ * the kernel hands them those transitions when it is built.
+ */
+import type { JobRecord } from '../domain/job.ts';
+import { hasChildren, SYSTEM_SERVER } from '../domain/job.ts';
+import { actionApplies, type KernelAction } from '../domain/job-actions.ts';
+import { isFinal, PENDING } from '../domain/job-status.ts';
+import type { JobStatus } from '../model/fields.ts';
+import type { Store } from '../store/store.ts';
+import type { Effects } from './effects.ts';
+import type { RerunOptions } from './job-rows.ts';
+import type { ActOptions, FinalOutcome } from './kernel-types.ts';
+import { move, onAgent } from './status-move.ts';
+
+/** The kernel's transitions an action runs (see Kernel). */
+export interface KernelTransitions {
+  finish(tx: Store, job: JobRecord, outcome: FinalOutcome, now: number, fx: Effects): Promise<void>;
+  settle(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void>;
+  rerun(tx: Store, job: JobRecord, now: number, fx: Effects, options: RerunOptions): Promise<JobRecord>;
+  /** Runs the reactions that cancel or kill a job's children. */
+  emitTree(kind: 'cancelTree' | 'killTree', tx: Store, job: JobRecord, now: number, fx: Effects): Promise<unknown>;
+}
+
+export class KernelActions {
+  private readonly kernel: KernelTransitions;
+
+  constructor(kernel: KernelTransitions) {
+    this.kernel = kernel;
+  }
+
+  /** See Kernel.act. */
+  async act(
+    tx: Store,
+    job: JobRecord,
+    action: KernelAction,
+    options: ActOptions,
+    now: number,
+    fx: Effects,
+  ): Promise<JobRecord> {
+    switch (action) {
+      case 'cancel':
+        await this.cancel(tx, job, options.cancelRecurrence === true, now, fx);
+        return job;
+      case 'kill':
+        await this.kill(tx, job, now, fx);
+        return job;
+      case 'unknown':
+        if (job.processServer === SYSTEM_SERVER) fx.stopSystem.push(job.jobId);
+        else if (onAgent(job) && !isFinal(job.status)) this.abandon(job, fx);
+        await this.kernel.finish(tx, job, { status: 'Unknown', notes: [`Set Unknown by ${options.user}`] }, now, fx);
+        return job;
+      case 'hold':
+        return this.save(tx, job, 'Held', now);
+      case 'release':
+        await this.kernel.settle(tx, job, now, fx);
+        await tx.jobs.updateMany([job]);
+        return job;
+      case 'runnow':
+        job.data.runNow = true;
+        fx.runNow.push(job.jobId);
+        fx.dispatch = true;
+        return this.save(tx, job, 'Queued', now, fx);
+      case 'restart':
+        return this.kernel.rerun(tx, job, now, fx, {
+          keepPlace: false,
+          submittedBy: options.user,
+          starts: 0,
+          ...(options.at !== undefined ? { at: options.at } : {}),
+        });
+      case 'updateJob':
+        if (options.status === undefined) {
+          job.modificationTime = now;
+          await tx.jobs.updateMany([job]);
+          return job;
+        }
+        if (onAgent(job) && !job.data.scriptEnded) this.abandon(job, fx);
+        await this.kernel.finish(tx, job, { status: options.status }, now, fx);
+        return job;
+      case 'disable':
+        return this.save(tx, job, 'Disabled', now);
+      case 'enable':
+        return this.save(tx, job, 'Chained', now);
+    }
+  }
+
+  private abandon(job: JobRecord, fx: Effects): void {
+    fx.messages.push({
+      processServer: job.processServer as string,
+      message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt },
+    });
+  }
+
+  private async save(tx: Store, job: JobRecord, status: JobStatus, now: number, fx?: Effects): Promise<JobRecord> {
+    move(job, status, now);
+    await tx.jobs.updateMany([job]);
+    if (fx && status === 'Queued') fx.dispatch = true;
+    if (fx && status === 'Scheduled') fx.wakeAt.push(job.requestedStart);
+    return job;
+  }
+
+  private async cancel(tx: Store, job: JobRecord, recurrence: boolean, now: number, fx: Effects): Promise<void> {
+    // Cancel reaches a chain's (or step's) children, none of which has started.
+    if (hasChildren(job)) await this.kernel.emitTree('cancelTree', tx, job, now, fx);
+    await this.kernel.finish(tx, job, { status: 'Canceled' }, now, fx);
+    if (!recurrence || job.jobGroup === null) return;
+    const cancelable = PENDING.filter((s) => actionApplies('cancel', s));
+    for (const other of await tx.jobs.listByStatus(cancelable, { jobGroup: job.jobGroup, limit: 10_000 }))
+      await this.kernel.finish(
+        tx,
+        other,
+        { status: 'Canceled', notes: [`Recurrence canceled with Job:${job.jobId}`] },
+        now,
+        fx,
+      );
+  }
+
+  private async kill(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+    if (hasChildren(job)) {
+      await this.kernel.emitTree('killTree', tx, job, now, fx);
+      return;
+    }
+    if (job.processServer === SYSTEM_SERVER || job.data.scriptEnded) {
+      fx.stopSystem.push(job.jobId);
+      await this.kernel.finish(tx, job, { status: 'Killed' }, now, fx);
+      return;
+    }
+    fx.messages.push({
+      processServer: job.processServer as string,
+      message: { type: 'kill', jobId: job.jobId, attempt: job.attempt },
+    });
+    await this.save(tx, job, 'Killing', now);
+  }
+}
