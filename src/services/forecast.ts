@@ -1,12 +1,12 @@
 import { type ForecastEntry, type ForecastKey, forecastPage } from '../engine/engine.ts';
 import { invalid } from '../errors.ts';
-import { parseKey } from '../model/keys.ts';
 import { type Principal, partitionsWith } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { formatInstant } from '../time/date-format.ts';
 import { queryRange } from './date-range.ts';
 import {
+  keyValue,
   type ListParam,
   MAX_LIMIT,
   DEFAULT_LIMIT,
@@ -93,14 +93,6 @@ function render(e: ForecastEntry): ForecastItem {
     Queue: job.queue,
     TimeWindow: job.timeWindow,
   };
-}
-
-function keyValue(values: ReadonlyMap<string, string>, name: string): string | undefined {
-  const text = values.get(name);
-  if (text === undefined) return undefined;
-  const parsed = parseKey('partitioned', text.trim());
-  if (!parsed) throw invalid(`Query parameter "${name}": "${text}" is not a business key <partition>.<name>`);
-  return parsed.key;
 }
 
 // The cursor is the last entry's sort key, opaque to clients like every list's (src/services/list-query.ts).

@@ -1,9 +1,8 @@
 import { invalid } from '../errors.ts';
 import { JOB_STATUS_NAMES } from '../model/fields.ts';
-import { parseKey } from '../model/keys.ts';
 import type { JobListFilter } from '../store/job-store.ts';
 import { queryDate } from './date-range.ts';
-import { type ListParam, listValue, oneOf, PAGE_PARAMS, partitionValue, searchValue } from './list-query.ts';
+import { keyValue, type ListParam, listValue, oneOf, PAGE_PARAMS, partitionValue, searchValue } from './list-query.ts';
 
 /** The query parameters of `GET /Job` (pure parsing; JobService.list runs the query). */
 export const JOB_LIST_PARAMS: readonly ListParam[] = [
@@ -28,13 +27,7 @@ export function parseJobFilter(
   const f: JobListFilter & { partition?: string } = {};
   const statuses = listValue(values, 'Status');
   if (statuses) f.statuses = [...new Set(oneOf('Status', statuses, JOB_STATUS_NAMES))];
-  const key = (name: string) => {
-    const text = values.get(name);
-    if (text === undefined) return undefined;
-    const parsed = parseKey('partitioned', text.trim());
-    if (!parsed) throw invalid(`Query parameter "${name}": "${text}" is not a business key <partition>.<name>`);
-    return parsed.key;
-  };
+  const key = (name: string) => keyValue(values, name);
   const definition = key('JobDefinition');
   if (definition !== undefined) f.definition = definition;
   const queue = key('Queue');

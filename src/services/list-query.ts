@@ -1,5 +1,6 @@
 import { invalid } from '../errors.ts';
 import { NAME_PATTERN } from '../model/fields.ts';
+import { parseKey } from '../model/keys.ts';
 
 /**
  * The query parameters every list takes (Limit, After, fields) and the checks of all of them: a parameter a list
@@ -143,4 +144,13 @@ export function partitionsToRead(
 ): readonly string[] | undefined {
   if (asked === undefined) return visible;
   return visible === undefined || visible.includes(asked) ? [asked] : [];
+}
+
+/** Query parameter `name` as the business key `<partition>.<name>` it names (a bare name means GLOBAL), or undefined. */
+export function keyValue(values: ReadonlyMap<string, string>, name: string): string | undefined {
+  const text = values.get(name);
+  if (text === undefined) return undefined;
+  const parsed = parseKey('partitioned', text.trim());
+  if (!parsed) throw invalid(`Query parameter "${name}": "${text}" is not a business key <partition>.<name>`);
+  return parsed.key;
 }
