@@ -7,15 +7,27 @@ import { fill, h } from './dom.js';
 import { feedOpen, jobIdOf, onFeed } from './feed.js';
 import { statusClass, text } from './format.js';
 import { isFinal } from './session.js';
+/** @import { Job, Page } from './api-types.js' */
+/**
+ * The chain's section: `refresh()` to re-read it now, `stop()` when the page is left.
+ * @typedef {{ element: HTMLElement, refresh: () => void, stop: () => void }} ChainView
+ */
 
 const FIELDS = 'jobId,JobDefinition,Description,Status,ReturnCode,RunStart,RunEnd';
 
+/**
+ * @param {number} id
+ * @returns {Promise<Job[]>}
+ */
 async function children(id) {
+  /** @type {Page<Job>} */
   const res = await api('GET', withQuery('/Job', { ParentJob: id, Limit: 1000, fields: FIELDS }));
   return [...res.items].sort((a, b) => a.jobId - b.jobId);
 }
 
+/** @param {Job} job */
 const badge = (job) => h('span', { class: statusClass(job.Status), 'data-status-of': job.jobId }, job.Status);
+/** @param {Job} job */
 const line = (job) =>
   h(
     'span',
@@ -27,16 +39,22 @@ const line = (job) =>
     badge(job),
   );
 
-/** A section that shows itself only when the job has children. */
+/**
+ * A section that shows itself only when the job has children.
+ * @param {number} jobId
+ * @returns {ChainView}
+ */
 export function chainView(jobId) {
   const list = h('ol', { class: 'chain', id: 'chain' });
   const section = h('section', { hidden: true }, h('h2', {}, 'Steps and calls'), list);
+  /** @type {Set<number | null>} */
   const ids = new Set();
-  let timer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
   let stopped = false;
 
   async function load() {
-    timer = null;
+    timer = undefined;
     try {
       const steps = await children(jobId);
       const withCalls = await Promise.all(steps.map(async (s) => ({ step: s, calls: await children(s.jobId) })));
@@ -68,10 +86,7 @@ export function chainView(jobId) {
   }
 
   const unsubscribe = onFeed((batch, resync) => {
-    if (
-      resync ||
-      batch.some((ev) => ids.has(jobIdOf(ev)) || ev.data?.parentJob === jobId || ev.data?.ParentJob === jobId)
-    ) {
+    if (resync || batch.some((ev) => ids.has(jobIdOf(ev)) || (ev.type === 'job' && ev.data.parentJob === jobId))) {
       clearTimeout(timer);
       timer = setTimeout(load, 100);
     }

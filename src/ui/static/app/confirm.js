@@ -4,13 +4,18 @@
  */
 import { h } from './dom.js';
 
+/**
+ * @param {string} question
+ * @param {string} yesLabel
+ * @returns {Promise<boolean>}
+ */
 export function confirmAction(question, yesLabel) {
   return new Promise((resolve) => {
     const yes = h('button', { type: 'button', class: 'danger', id: 'confirm-yes' }, yesLabel);
     const no = h('button', { type: 'button', id: 'confirm-no' }, 'Keep it');
     const dialog = h('dialog', { class: 'confirm', id: 'confirm' }, h('p', {}, question), h('div', {}, yes, ' ', no));
     let answer = false;
-    const answered = (value) => {
+    const answered = (/** @type {boolean} */ value) => {
       answer = value;
       dialog.close();
     };

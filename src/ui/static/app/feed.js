@@ -5,15 +5,25 @@
  * itself and sends Last-Event-ID, so the server resumes where it left off.
  */
 import { jsonBase } from './api.js';
+/** @import { FeedEvent } from './api-types.js' */
+
+/**
+ * A page's listener: the events since the last batch, and whether it should re-read what it shows instead.
+ * @typedef {(batch: FeedEvent[], resync: boolean) => void} FeedListener
+ */
 
 /** The feed's event names (README, "Live feed"); `reset` says events were lost: pages re-read what they show. */
 const EVENT_TYPES = ['job', 'operator-message', 'user-message', 'alert', 'process-server', 'reset'];
 /** Beyond this many waiting events a batch says "resync" instead: pages reload what they show. */
 const MAX_BATCH = 5000;
 
+/** @type {Set<FeedListener>} */
 const listeners = new Set();
+/** @type {Set<(open: boolean) => void>} */
 const stateListeners = new Set();
+/** @type {EventSource | null} */
 let source = null;
+/** @type {FeedEvent[]} */
 let pending = [];
 let overflow = false;
 let scheduled = false;
@@ -45,23 +55,30 @@ function schedule() {
   setTimeout(flush, 250);
 }
 
+/**
+ * @param {string} type  one of EVENT_TYPES
+ * @param {MessageEvent<string>} e
+ */
 function received(type, e) {
   if (type === 'reset') {
     overflow = true;
     schedule();
     return;
   }
+  /** @type {unknown} */
   let data;
   try {
     data = JSON.parse(e.data);
   } catch {
     return;
   }
+  // The event's data as the server writes it for its event name (api-types.js FeedEvent), taken on trust.
   if (pending.length >= MAX_BATCH) overflow = true;
-  else pending.push({ type, id: e.lastEventId, data });
+  else pending.push(/** @type {FeedEvent} */ ({ type, id: e.lastEventId, data }));
   schedule();
 }
 
+/** @param {boolean} value */
 function setOpen(value) {
   if (open === value) return;
   open = value;
@@ -69,7 +86,8 @@ function setOpen(value) {
 }
 
 let wanted = false;
-let retry = null;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let retry;
 
 export function startFeed() {
   wanted = true;
@@ -102,22 +120,43 @@ export function stopFeed() {
   setOpen(false);
 }
 
-/** `fn(batch, resync)` with batch = [{type, id, data}]; returns the unsubscribe function. */
+/**
+ * `fn(batch, resync)` with batch = [{type, id, data}]; returns the unsubscribe function.
+ * @param {FeedListener} fn
+ * @returns {() => void}
+ */
 export function onFeed(fn) {
   listeners.add(fn);
-  return () => listeners.delete(fn);
+  return () => {
+    listeners.delete(fn);
+  };
 }
 
+/**
+ * `fn(open)` now and whenever the feed opens or closes; returns the unsubscribe function.
+ * @param {(open: boolean) => void} fn
+ * @returns {() => void}
+ */
 export function onFeedState(fn) {
   stateListeners.add(fn);
   fn(open);
-  return () => stateListeners.delete(fn);
+  return () => {
+    stateListeners.delete(fn);
+  };
 }
 
 export const feedOpen = () => open;
 
-/** The job id an event is about, if any. */
+/**
+ * The job id an event is about, if any.
+ * @param {FeedEvent} ev
+ * @returns {number | null}
+ */
 export const jobIdOf = (ev) => (ev.type === 'job' ? ev.data.jobId : null);
 
-/** The status a job event says the job has now, if any. */
+/**
+ * The status a job event says the job has now, if any.
+ * @param {FeedEvent} ev
+ * @returns {string | null}
+ */
 export const statusOf = (ev) => (ev.type === 'job' ? ev.data.to : null);

@@ -1,21 +1,30 @@
 /** The count of approvals and operator messages waiting, beside "Inbox"; re-counted when the feed reports one. */
 import { api } from './api.js';
 import { onFeed } from './feed.js';
+/** @import { Page } from './api-types.js' */
 
 const LIMIT = 100;
 
+/** @param {string} path */
 async function count(path) {
   try {
-    return (await api('GET', `${path}&Limit=${LIMIT}&fields=uniqueId`)).items.length;
+    /** @type {Page<unknown>} */
+    const page = await api('GET', `${path}&Limit=${LIMIT}&fields=uniqueId`);
+    return page.items.length;
   } catch {
     return 0;
   }
 }
 
+/**
+ * @param {HTMLElement} el
+ * @returns {() => void} stops it
+ */
 export function startInboxBadge(el) {
-  let timer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
   const refresh = async () => {
-    timer = null;
+    timer = undefined;
     const n =
       (await count('/UserMessage?ReplyStatus=Required')) + (await count('/OperatorMessage?ReplyStatus=Required'));
     el.textContent = n >= LIMIT ? `${LIMIT}+` : String(n);

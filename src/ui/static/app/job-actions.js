@@ -6,10 +6,16 @@
 import { api } from './api.js';
 import { confirmAction } from './confirm.js';
 import { h, notice } from './dom.js';
+import { errorText } from './format.js';
 import { navigate } from './router.js';
 import { actionApplies, actionButtonSpecs, can, partitionOf } from './session.js';
+/** @import { Job } from './api-types.js' */
 
-/** The buttons for `job`; `changed(newJob)` after an action, `resubmit()` to open the resubmit form. */
+/**
+ * The buttons for `job`; `changed(newJob)` after an action, `resubmit()` to open the resubmit form.
+ * @param {Job} job
+ * @param {{ changed: (job: Job) => void, resubmit: () => void }} then
+ */
 export function actionButtons(job, { changed, resubmit }) {
   const partition = partitionOf(job.JobDefinition);
   const buttons = [];
@@ -22,13 +28,14 @@ export function actionButtons(job, { changed, resubmit }) {
       if (confirm && !(await confirmAction(`${label} job ${job.jobId} (${job.JobDefinition})?`, label))) return;
       button.disabled = true;
       try {
+        /** @type {Job} */
         const result = await api('PUT', `/Job/${job.jobId}/${action}`);
         if (creates && result?.jobId !== job.jobId) {
           notice(`Restarted as job ${result.jobId}`);
           navigate(`/job/${result.jobId}`);
         } else changed(result);
       } catch (err) {
-        notice(err.message, 'error');
+        notice(errorText(err), 'error');
         button.disabled = false;
       }
     });

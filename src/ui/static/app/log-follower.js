@@ -6,16 +6,27 @@
  */
 import { apiRaw } from './api.js';
 import { h } from './dom.js';
+/** @import { JobFile } from './api-types.js' */
+/**
+ * A followed file: its section on the page, `poke()` to read at once, `stop()` when the page is left.
+ * @typedef {{ element: HTMLElement, poke: () => void, stop: () => void }} FileFollower
+ */
 
 const MAX_SHOWN = 2 * 1024 * 1024;
 
+/**
+ * @param {JobFile} file
+ * @param {() => boolean} isDone  whether the job has ended
+ * @returns {FileFollower}
+ */
 export function followFile(file, isDone) {
   const pre = h('pre', { class: 'log', 'data-file': file.Name });
   const note = h('p', { class: 'muted small' });
   const path = `/JobFile/${file.uniqueId}/content`;
   let decoder = new TextDecoder();
   let offset = 0;
-  let timer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
   let stopped = false;
   let busy = false;
 
@@ -25,6 +36,7 @@ export function followFile(file, isDone) {
     decoder = new TextDecoder();
   }
 
+  /** @param {Uint8Array} bytes */
   function show(bytes) {
     offset += bytes.length;
     const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
@@ -76,7 +88,7 @@ export function followFile(file, isDone) {
   }
 
   async function read() {
-    timer = null;
+    timer = undefined;
     if (stopped || busy) return;
     busy = true;
     const finished = await readOnce();

@@ -13,9 +13,20 @@ import { renderSignIn } from './pages/signin.js';
 import { renderTimeWindow } from './pages/time-window.js';
 import { leave, route, show } from './router.js';
 import { setSession } from './session.js';
+/** @import { Session } from './api-types.js' */
 
-const main = document.getElementById('main');
-const top = document.getElementById('top');
+/**
+ * An element of index.html, which the console cannot run without.
+ * @param {string} id
+ */
+function pageElement(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no #${id}`);
+  return el;
+}
+
+const main = pageElement('main');
+const top = pageElement('top');
 
 route('/jobs', renderJobs);
 route('/job/:id', renderJob);
@@ -26,6 +37,7 @@ route('/infra', renderInfra);
 route('/forecast', renderForecast);
 route('/timewindow/:key', renderTimeWindow);
 
+/** @type {(() => void) | null} */
 let stopBadge = null;
 
 function signedOut() {
@@ -39,18 +51,19 @@ function signedOut() {
   if (!document.getElementById('signin')) renderSignIn(main, signedIn);
 }
 
+/** @param {Session} session */
 function signedIn(session) {
   setSession(session);
   configureApi(session, signedOut);
   top.hidden = false;
-  document.getElementById('who').replaceChildren(h('span', { class: 'muted' }, 'Signed in as '), session.user);
+  pageElement('who').replaceChildren(h('span', { class: 'muted' }, 'Signed in as '), session.user);
   startFeed();
   stopBadge?.();
-  stopBadge = startInboxBadge(document.getElementById('inbox-count'));
+  stopBadge = startInboxBadge(pageElement('inbox-count'));
   void show(main);
 }
 
-document.getElementById('sign-out').addEventListener('click', async () => {
+pageElement('sign-out').addEventListener('click', async () => {
   try {
     await uiApi('DELETE', 'api/session');
   } finally {
@@ -59,7 +72,7 @@ document.getElementById('sign-out').addEventListener('click', async () => {
   }
 });
 onFeedState((open) => {
-  const el = document.getElementById('feed-state');
+  const el = pageElement('feed-state');
   el.textContent = open ? 'live' : 'offline';
   el.classList.toggle('on', open);
 });
@@ -68,6 +81,7 @@ window.addEventListener('hashchange', () => {
 });
 
 try {
+  /** @type {Session} */
   const session = await uiApi('GET', 'api/session');
   signedIn(session);
 } catch {

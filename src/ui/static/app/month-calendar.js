@@ -6,26 +6,42 @@
 import { api, withQuery } from './api.js';
 import { civilIn, dayKey, openDays, parseWireDate, zoneOfWire } from './dates.js';
 import { fill, h } from './dom.js';
+import { errorText } from './format.js';
 import { serverNow } from './session.js';
+/** @import { Opening, Page } from './api-types.js' */
 
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const MONTH_NAME = new Intl.DateTimeFormat('en', { month: 'long', year: 'numeric', timeZone: 'UTC' });
 const DAY_NAME = new Intl.DateTimeFormat('en', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' });
 
-/** Month `index` counted from January of year 0, and back. */
+/**
+ * Month `index` counted from January of year 0, and back.
+ * @param {number} year
+ * @param {number} month
+ */
 const monthIndex = (year, month) => year * 12 + (month - 1);
+/** @param {number} i */
 const ofIndex = (i) => ({ year: Math.floor(i / 12), month: (i % 12) + 1 });
-/** `2026/12/01 00:00 Europe/Amsterdam`: the first moment of a month in the window's zone (the server's zone if none). */
+/**
+ * `2026/12/01 00:00 Europe/Amsterdam`: the first moment of a month in the window's zone (the server's zone if none).
+ * @param {number} i
+ * @param {string | null} zone
+ */
 const monthStart = (i, zone) => {
   const { year, month } = ofIndex(i);
   return `${year}/${String(month).padStart(2, '0')}/01 00:00${zone ? ` ${zone}` : ''}`;
 };
 
+/**
+ * @param {number} i  the month's index
+ * @param {Set<string>} open  the open days (`YYYY-MM-DD`)
+ */
 function monthTable(i, open) {
   const { year, month } = ofIndex(i);
   const first = new Date(Date.UTC(year, month - 1, 1));
   const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
   const lead = (first.getUTCDay() + 6) % 7; // Monday first
+  /** @type {(number | null)[]} */
   const cells = [...Array(lead).fill(null), ...Array.from({ length: days }, (_, d) => d + 1)];
   const weeks = [];
   for (let w = 0; w < cells.length; w += 7) weeks.push(cells.slice(w, w + 7));
@@ -62,7 +78,11 @@ function monthTable(i, open) {
   );
 }
 
-/** The calendar of window `key` (its TimeZone `zone`, or null); `element` goes on the page. */
+/**
+ * The calendar of window `key` (its TimeZone `zone`, or null); `element` goes on the page.
+ * @param {string} key
+ * @param {string | null} zone
+ */
 export function monthCalendar(key, zone) {
   const here = zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
   const now = civilIn(here, serverNow());
@@ -77,7 +97,7 @@ export function monthCalendar(key, zone) {
     count = Number(span.value);
     void load();
   });
-  const move = (by) => () => {
+  const move = (/** @type {number} */ by) => () => {
     start += by * count;
     void load();
   };
@@ -95,13 +115,14 @@ export function monthCalendar(key, zone) {
     info.textContent = 'Loading…';
     const path = `/TimeWindow/${encodeURIComponent(key)}/openings`;
     try {
+      /** @type {Page<Opening>} */
       const res = await api(
         'GET',
         withQuery(path, { From: monthStart(start, zone), Until: monthStart(start + count, zone) }),
       );
       if (mine !== generation) return;
       const items = res.items ?? [];
-      const dayZone = zone ?? (items.length ? zoneOfWire(items[0].From) : here);
+      const dayZone = zone ?? (items[0] ? zoneOfWire(items[0].From) : here);
       const open = openDays(
         items.map((o) => ({ from: parseWireDate(o.From), until: parseWireDate(o.Until) })),
         dayZone,
@@ -112,7 +133,7 @@ export function monthCalendar(key, zone) {
       );
       info.textContent = `${open.size} open ${open.size === 1 ? 'day' : 'days'} shown (days in ${dayZone}).`;
     } catch (err) {
-      if (mine === generation) info.textContent = err.message;
+      if (mine === generation) info.textContent = errorText(err);
     }
   }
 

@@ -4,6 +4,14 @@
  * server checks again; its message is shown the same way.
  */
 import { h } from './dom.js';
+import { errorText } from './format.js';
+/** @import { DefinitionParameter } from './api-types.js' */
+/** @typedef {{ Name: string, InValueString: string }} ParameterValue */
+/**
+ * What the form hands to `onSubmit`: a submit body of the JSON interface.
+ * @typedef {{ JobParameters: ParameterValue[], Description?: string, Queue?: string, HoldOnSubmit?: boolean }}
+ *   SubmitBody
+ */
 
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const DATE =
@@ -12,8 +20,12 @@ const DATE =
 /**
  * `params`: the definition's Parameters; `values`: starting values by name (a resubmitted job's In values).
  * `onSubmit(body)` gets `{JobParameters, Description?, Queue?, HoldOnSubmit?}` and may throw an error to show.
+ * `extra`: whether the form also asks for a description, a queue and holding on submit.
+ * @param {{ params: DefinitionParameter[] | null | undefined, values?: Record<string, string | number>,
+ *   submitLabel: string, onSubmit: (body: SubmitBody) => Promise<void>, extra?: boolean }} options
  */
 export function parameterForm({ params, values = {}, submitLabel, onSubmit, extra = true }) {
+  /** @type {{ p: DefinitionParameter, input: HTMLInputElement, mandatory: boolean }[]} */
   const inputs = [];
   const error = h('p', { class: 'error', role: 'alert', id: 'form-error' });
   const fields = h('div', { class: 'fields' });
@@ -59,7 +71,9 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
   const form = h('form', { class: 'param-form', novalidate: true }, fields, h('div', {}, button), error);
 
   function check() {
+    /** @type {[HTMLInputElement, string][]} */
     const problems = [];
+    /** @type {ParameterValue[]} */
     const JobParameters = [];
     for (const { p, input, mandatory } of inputs) {
       const v = input.value.trim();
@@ -88,6 +102,7 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
       error.textContent = problems.join(' ');
       return;
     }
+    /** @type {SubmitBody} */
     const body = { JobParameters };
     if (extra) {
       if (description.value.trim()) body.Description = description.value.trim();
@@ -98,7 +113,7 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
     try {
       await onSubmit(body);
     } catch (err) {
-      error.textContent = err.message ?? String(err);
+      error.textContent = errorText(err);
     } finally {
       button.disabled = false;
     }

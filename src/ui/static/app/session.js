@@ -1,9 +1,12 @@
 /** The signed-in user and what they may do: the server's own grants, so the page offers only allowed buttons. */
+/** @import { ActionButton, Session } from './api-types.js' */
 
+/** @type {Session | null} */
 let current = null;
 /** How far the server's clock is ahead of this browser's (ms), as of the session's answer. */
 let skew = 0;
 
+/** @param {Session | null} s */
 export const setSession = (s) => {
   current = s;
   skew = typeof s?.serverTime === 'number' ? s.serverTime - Date.now() : 0;
@@ -16,7 +19,12 @@ export const session = () => current;
  */
 export const serverNow = () => Date.now() + skew;
 
-/** Same rule as the server: some grant names the type (or *), the partition (or *) and the privilege. */
+/**
+ * Same rule as the server: some grant names the type (or *), the partition (or *) and the privilege.
+ * @param {string} type
+ * @param {string} partition
+ * @param {string} privilege
+ */
 export function can(type, partition, privilege) {
   if (!current) return false;
   return current.grants.some(
@@ -27,13 +35,24 @@ export function can(type, partition, privilege) {
   );
 }
 
-/** The partition of a business key `<partition>.<name>` (a job's is its definition's). */
-export const partitionOf = (key) => (typeof key === 'string' && key.includes('.') ? key.split('.')[0] : 'GLOBAL');
+/**
+ * The partition of a business key `<partition>.<name>` (a job's is its definition's).
+ * @param {unknown} key
+ * @returns {string}
+ */
+export const partitionOf = (key) =>
+  typeof key === 'string' && key.includes('.') ? key.slice(0, key.indexOf('.')) : 'GLOBAL';
 
-/** Whether a job action applies in a status (the engine's table, sent with the session). */
+/**
+ * Whether a job action applies in a status (the engine's table, sent with the session).
+ * @param {string} action
+ * @param {string} status
+ */
 export const actionApplies = (action, status) => current?.actions?.[action]?.includes(status) ?? false;
 
 /** The job action buttons the page may show, from the server's action table (name, label, confirm, privileges …). */
+/** @returns {ActionButton[]} */
 export const actionButtonSpecs = () => current?.actionButtons ?? [];
 
+/** @param {string} status */
 export const isFinal = (status) => current?.finalStatuses?.includes(status) ?? false;

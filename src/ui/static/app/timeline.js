@@ -6,6 +6,12 @@
  */
 import { svg } from './dom.js';
 import { DAY_MS, HOUR_MS } from './dates.js';
+/** @import { ForecastEntry } from './api-types.js' */
+/**
+ * A row and its starts; `ms` is null for a date this browser cannot read (a zone it does not know).
+ * @typedef {{ key: string, href: string, entries: { ms: number | null, entry: ForecastEntry }[] }} Row
+ */
+/** @typedef {{ from: number | null, until: number | null, fromText: string, title: string }} Shade  an open period */
 
 const LABEL_W = 230;
 const PLOT_W = 960;
@@ -13,8 +19,13 @@ const ROW_H = 24;
 const AXIS_H = 30;
 const TICK_W = 3;
 
-/** The local instants at which the axis gets a line: each midnight (a week) or every 3 hours (a day). */
+/**
+ * The local instants at which the axis gets a line: each midnight (a week) or every 3 hours (a day).
+ * @param {number} from
+ * @param {number} until
+ */
 function axisMarks(from, until) {
+  /** @type {number[]} */
   const marks = [];
   const d = new Date(from);
   const daily = until - from > 2 * DAY_MS;
@@ -32,7 +43,11 @@ function axisMarks(from, until) {
   return marks.map((ms) => ({ ms, label: axisLabel(ms, until - from) }));
 }
 
-/** A day (`Mon, Dec 21`) on a week's axis, a time (`06:00`) on a day's. */
+/**
+ * A day (`Mon, Dec 21`) on a week's axis, a time (`06:00`) on a day's.
+ * @param {number} ms
+ * @param {number} span  the axis's length (ms)
+ */
 function axisLabel(ms, span) {
   const daily = span > 2 * DAY_MS;
   return new Intl.DateTimeFormat(
@@ -41,7 +56,10 @@ function axisLabel(ms, span) {
   ).format(new Date(ms));
 }
 
-/** One line of a start's hover: when, what, from where, which job. */
+/**
+ * One line of a start's hover: when, what, from where, which job.
+ * @param {ForecastEntry} e
+ */
 export function startTitle(e) {
   const job = e.Job ? `, job ${e.Job}` : '';
   const window = e.TimeWindow ? `, window ${e.TimeWindow}` : '';
@@ -50,11 +68,14 @@ export function startTitle(e) {
 
 /**
  * `rows`: [{key, href, entries: [{ms, entry}]}]; `shades`: [{from, until, title}] (epoch ms); the range [from, until).
+ * @param {{ rows: Row[], shades: Shade[], from: number, until: number, label: string }} chart
  */
 export function timeline({ rows, shades, from, until, label }) {
   const height = AXIS_H + rows.length * ROW_H + 4;
   const width = LABEL_W + PLOT_W + 8;
-  const x = (ms) => LABEL_W + ((Math.min(Math.max(ms, from), until) - from) / (until - from)) * PLOT_W;
+  // An instant on the plot, kept within it; one that is not known (null) is drawn at the start.
+  const x = (/** @type {number | null} */ ms) =>
+    LABEL_W + ((Math.min(Math.max(ms ?? from, from), until) - from) / (until - from)) * PLOT_W;
   const root = svg('svg', {
     id: 'forecast',
     class: 'timeline',
@@ -64,9 +85,9 @@ export function timeline({ rows, shades, from, until, label }) {
     'aria-label': label,
   });
   const marks = axisMarks(from, until);
-  const labelled = (m) => x(m.ms) + 80 < width; // a label that would run off the right edge is left out
+  const labelled = (/** @type {{ ms: number }} */ m) => x(m.ms) + 80 < width; // a label that would run off the right edge is left out
   // The range's own start gets a label (no line) when the first mark is far enough from it.
-  const first = marks.length === 0 || x(marks[0].ms) - LABEL_W > 90 ? axisLabel(from, until - from) : null;
+  const first = marks[0] === undefined || x(marks[0].ms) - LABEL_W > 90 ? axisLabel(from, until - from) : null;
   root.append(
     svg(
       'g',
@@ -135,8 +156,19 @@ export function timeline({ rows, shades, from, until, label }) {
   return root;
 }
 
-/** The span of the forecast, by its switch: the next 24 hours or 7 days. */
+/** @typedef {'24h' | '7d'} RangeName */
+/**
+ * The span of the forecast, by its switch: the next 24 hours or 7 days.
+ * @type {Record<RangeName, { label: string, ms: number }>}
+ */
 export const RANGES = {
   '24h': { label: 'Next 24 hours', ms: 24 * HOUR_MS },
   '7d': { label: 'Next 7 days', ms: 7 * DAY_MS },
 };
+
+/**
+ * Whether `name` is a span of RANGES.
+ * @param {unknown} name
+ * @returns {name is RangeName}
+ */
+export const isRange = (name) => typeof name === 'string' && Object.hasOwn(RANGES, name);

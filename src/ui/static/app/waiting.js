@@ -3,6 +3,7 @@
  * server's reasons in plain words, the object each names linked where the dashboard has a page for it.
  */
 import { h } from './dom.js';
+/** @import { WaitReason } from './api-types.js' */
 
 /** Statuses in which a job has not started and may be held back by something (the job list asks only for these). */
 export const WAITING_STATUSES = new Set([
@@ -21,7 +22,11 @@ export const WAITING_STATUSES = new Set([
 /** The server takes at most this many ids in one batch. */
 export const BATCH = 200;
 
-/** Where the dashboard shows an object named `Type:key`, if anywhere. */
+/**
+ * Where the dashboard shows an object named `Type:key`, if anywhere.
+ * @param {unknown} object
+ * @returns {string | null}
+ */
 export function objectHref(object) {
   if (typeof object !== 'string') return null;
   const at = object.indexOf(':');
@@ -35,25 +40,38 @@ export function objectHref(object) {
   return null;
 }
 
-/** The end of a wait when the message does not already say it. */
+/**
+ * The end of a wait when the message does not already say it.
+ * @param {WaitReason} r
+ */
 const untilNote = (r) => (r.Until && !r.Message.includes(r.Until) ? ` (until ${r.Until})` : '');
 
-/** One reason as a line of text (the job list's hover). */
+/**
+ * One reason as a line of text (the job list's hover).
+ * @param {WaitReason} r
+ */
 export const reasonText = (r) => `${r.Message}${untilNote(r)}`;
 
-/** A reason's message with the object it names as a link (where the dashboard has a page for it). */
+/**
+ * A reason's message with the object it names as a link (where the dashboard has a page for it).
+ * @param {WaitReason} r
+ */
 function reasonItem(r) {
-  const href = objectHref(r.Object);
-  const link = r.Object && href ? h('a', { href }, r.Object) : null;
-  const at = link ? r.Message.indexOf(r.Object) : -1;
+  const object = r.Object;
+  const href = objectHref(object);
+  const link = object && href ? h('a', { href }, object) : null;
+  const at = object && link ? r.Message.indexOf(object) : -1;
   const words =
-    at >= 0
-      ? [r.Message.slice(0, at), link, r.Message.slice(at + r.Object.length)]
+    object && at >= 0
+      ? [r.Message.slice(0, at), link, r.Message.slice(at + object.length)]
       : [r.Message, link ? [' (', link, ')'] : null];
   return h('li', { 'data-code': r.Code }, words, untilNote(r));
 }
 
-/** The reasons as a list for the job's page. */
+/**
+ * The reasons as a list for the job's page.
+ * @param {WaitReason[]} reasons
+ */
 export function reasonList(reasons) {
   return h('ul', { class: 'reasons', id: 'job-waiting-reasons' }, reasons.map(reasonItem));
 }

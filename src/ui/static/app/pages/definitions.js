@@ -4,13 +4,19 @@
  */
 import { api, withQuery } from '../api.js';
 import { fill, h } from '../dom.js';
-import { text } from '../format.js';
+import { errorText, text } from '../format.js';
 import { parameterForm } from '../param-form.js';
 import { navigate } from '../router.js';
 import { can, partitionOf } from '../session.js';
+/** @import { Job, JobDefinition, Page } from '../api-types.js' */
 
 const FIELDS = 'businessKey,Name,Partition,JobDefinitionType,Description';
 
+/**
+ * @param {HTMLElement} main
+ * @param {Record<string, string>} _params
+ * @param {Record<string, string>} query
+ */
 export function renderDefinitions(main, _params, query) {
   const search = h('input', {
     name: 'Search',
@@ -30,6 +36,7 @@ export function renderDefinitions(main, _params, query) {
 
   async function load() {
     try {
+      /** @type {Page<JobDefinition>} */
       const res = await api(
         'GET',
         withQuery('/JobDefinition', { Search: query.Search, Limit: 100, After: after, fields: FIELDS }),
@@ -50,7 +57,7 @@ export function renderDefinitions(main, _params, query) {
       more.hidden = !res.next;
       info.textContent = body.children.length ? '' : 'No definitions match.';
     } catch (err) {
-      info.textContent = err.message;
+      info.textContent = errorText(err);
     }
   }
   more.addEventListener('click', () => void load());
@@ -70,12 +77,17 @@ export function renderDefinitions(main, _params, query) {
   void load();
 }
 
-export async function renderDefinition(main, { key }) {
+/**
+ * @param {HTMLElement} main
+ * @param {Record<string, string>} params
+ */
+export async function renderDefinition(main, { key = '' }) {
+  /** @type {JobDefinition} */
   let d;
   try {
     d = await api('GET', `/JobDefinition/${encodeURIComponent(key)}`);
   } catch (err) {
-    fill(main, h('h1', {}, key), h('p', { class: 'error' }, err.message));
+    fill(main, h('h1', {}, key), h('p', { class: 'error' }, errorText(err)));
     return;
   }
   const fullKey = `${d.Partition}.${d.Name}`;
@@ -98,6 +110,7 @@ export async function renderDefinition(main, { key }) {
           params: d.Parameters,
           submitLabel: 'Submit',
           onSubmit: async (body) => {
+            /** @type {Job} */
             const job = await api('POST', `/Job/${encodeURIComponent(fullKey)}`, body);
             navigate(`/job/${job.jobId}`);
           },

@@ -5,10 +5,19 @@
  */
 import { api, withQuery } from '../api.js';
 import { parseWireDate, isoUtc } from '../dates.js';
-import { fill, h } from '../dom.js';
+import { fieldValue, fill, h } from '../dom.js';
+import { errorText } from '../format.js';
 import { navigate } from '../router.js';
 import { serverNow } from '../session.js';
-import { RANGES, timeline } from '../timeline.js';
+import { isRange, RANGES, timeline } from '../timeline.js';
+/** @import { ForecastEntry, Opening, Page, TimeWindow } from '../api-types.js' */
+/** @import { RangeName, Row, Shade } from '../timeline.js' */
+
+/**
+ * What the page shows, from its address: the range, what a row is, the filters and the time window shaded.
+ * @typedef {{ range: RangeName, by: 'JobDefinition' | 'Queue', filters: Record<string, string>, calendar: string }}
+ *   View
+ */
 
 const FILTERS = ['JobDefinition', 'Queue', 'Partition'];
 /** Entries fetched at most (pages of 1,000): beyond it the timeline says it is cut short. */
@@ -16,9 +25,15 @@ const MAX_ENTRIES = 5000;
 /** Rows drawn at most; the rest are counted, not drawn. */
 const MAX_ROWS = 80;
 
+/**
+ * @param {HTMLElement} main
+ * @param {Record<string, string>} _params
+ * @param {Record<string, string>} query
+ */
 export function renderForecast(main, _params, query) {
+  /** @type {View} */
   const view = {
-    range: RANGES[query.Range] ? query.Range : '7d',
+    range: isRange(query.Range) ? query.Range : '7d',
     by: query.By === 'Queue' ? 'Queue' : 'JobDefinition',
     filters: Object.fromEntries(FILTERS.map((f) => [f, query[f] ?? ''])),
     calendar: query.Calendar ?? '',
@@ -58,7 +73,7 @@ export function renderForecast(main, _params, query) {
       );
       fill(legend, legendOf(view.calendar, shaded));
     } catch (err) {
-      if (!stopped) info.textContent = err.message;
+      if (!stopped) info.textContent = errorText(err);
     }
   }
 
@@ -69,8 +84,17 @@ export function renderForecast(main, _params, query) {
   };
 }
 
-/** The filters, the range and row switches and the calendar picker; submitting puts them in the address. */
+/**
+ * The filters, the range and row switches and the calendar picker; submitting puts them in the address.
+ * @param {View} view
+ */
 function filterForm({ range, by, filters, calendar }) {
+  /**
+   * @param {string} name
+   * @param {string} label
+   * @param {[string, string][]} options  each option's value and text
+   * @param {string} value
+   */
   const select = (name, label, options, value) => {
     const el = h(
       'select',
@@ -83,7 +107,9 @@ function filterForm({ range, by, filters, calendar }) {
   const windows = select('Calendar', 'Shade the open days of this time window', [['', 'No calendar shaded']], '');
   if (calendar) windows.append(h('option', { value: calendar }, calendar));
   windows.value = calendar;
+  /** @type {[string, string][]} */
   const ranges = Object.entries(RANGES).map(([v, r]) => [v, r.label]);
+  /** @type {[string, string][]} */
   const rowKinds = [
     ['JobDefinition', 'Row per definition'],
     ['Queue', 'Row per queue'],
@@ -109,9 +135,10 @@ function filterForm({ range, by, filters, calendar }) {
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    /** @type {Record<string, string>} */
     const q = {};
     for (const name of ['Range', 'By', ...FILTERS, 'Calendar']) {
-      const v = form.elements.namedItem(name)?.value.trim();
+      const v = fieldValue(form, name);
       if (v) q[name] = v;
     }
     navigate('/forecast', q);
@@ -119,9 +146,14 @@ function filterForm({ range, by, filters, calendar }) {
   return { form, windows };
 }
 
-/** Fills the calendar picker with the time windows the user may view. */
+/**
+ * Fills the calendar picker with the time windows the user may view.
+ * @param {HTMLSelectElement} windows
+ * @param {string} calendar  the one the address names
+ */
 async function loadWindowNames(windows, calendar) {
   try {
+    /** @type {Page<TimeWindow>} */
     const res = await api('GET', withQuery('/TimeWindow', { Limit: 1000, fields: 'Partition,Name' }));
     const keys = res.items.map((w) => `${w.Partition}.${w.Name}`).filter((k) => k !== calendar);
     windows.append(...keys.map((k) => h('option', { value: k }, k)));
@@ -131,11 +163,19 @@ async function loadWindowNames(windows, calendar) {
   }
 }
 
-/** The forecast's entries of [from, until), page after page, up to MAX_ENTRIES; `capped` when more were left. */
+/**
+ * The forecast's entries of [from, until), page after page, up to MAX_ENTRIES; `capped` when more were left.
+ * @param {Record<string, string>} filters
+ * @param {number} from
+ * @param {number} until
+ * @param {() => boolean} isStopped
+ */
 async function forecastEntries(filters, from, until, isStopped) {
+  /** @type {ForecastEntry[]} */
   const entries = [];
   let after = '';
   do {
+    /** @type {Page<ForecastEntry>} */
     const res = await api(
       'GET',
       withQuery('/forecast', { From: isoUtc(from), Until: isoUtc(until), ...filters, Limit: 1000, After: after }),
@@ -146,10 +186,17 @@ async function forecastEntries(filters, from, until, isStopped) {
   return { entries, capped: Boolean(after) };
 }
 
-/** The open periods of the chosen window over the range, as the timeline shades them. */
+/**
+ * The open periods of the chosen window over the range, as the timeline shades them.
+ * @param {string} calendar
+ * @param {number} from
+ * @param {number} until
+ * @returns {Promise<Shade[]>}
+ */
 async function shades(calendar, from, until) {
   if (!calendar) return [];
   const path = `/TimeWindow/${encodeURIComponent(calendar)}/openings`;
+  /** @type {Page<Opening>} */
   const res = await api('GET', withQuery(path, { From: isoUtc(from), Until: isoUtc(until) }));
   return res.items.map((o) => ({
     from: parseWireDate(o.From),
@@ -159,24 +206,44 @@ async function shades(calendar, from, until) {
   }));
 }
 
-/** One row per definition or queue, in order of its key, each with its starts. */
+/**
+ * One row per definition or queue, in order of its key, each with its starts.
+ * @param {ForecastEntry[]} entries
+ * @param {View['by']} by
+ * @returns {Row[]}
+ */
 function rowsOf(entries, by) {
+  /** @type {Map<string, Row['entries']>} */
   const byKey = new Map();
   for (const entry of entries) {
     const key = entry[by] ?? '—';
-    if (!byKey.has(key)) byKey.set(key, []);
-    byKey.get(key).push({ ms: parseWireDate(entry.Start), entry });
+    const starts = byKey.get(key) ?? [];
+    byKey.set(key, starts);
+    starts.push({ ms: parseWireDate(entry.Start), entry });
   }
   return [...byKey.keys()].sort().map((key) => ({
     key,
     href: by === 'Queue' ? '#/infra' : `#/definition/${encodeURIComponent(key)}`,
-    entries: byKey.get(key),
+    entries: byKey.get(key) ?? [],
   }));
 }
 
-/** The line above the timeline: how many starts of how many rows, and what was left out. */
+/**
+ * The line above the timeline: how many starts of how many rows, and what was left out.
+ * @param {number} count
+ * @param {number} rowCount
+ * @param {boolean} capped
+ * @param {string} span
+ * @param {View['by']} by
+ */
 function summary(count, rowCount, capped, span, by) {
+  /**
+   * @param {number} n
+   * @param {string} one
+   * @param {string} many
+   */
   const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+  /** @type {[string, string]} */
   const what = by === 'Queue' ? ['queue', 'queues'] : ['definition', 'definitions'];
   return [
     count === 0
@@ -187,6 +254,10 @@ function summary(count, rowCount, capped, span, by) {
   ].join('');
 }
 
+/**
+ * @param {string} calendar
+ * @param {Shade[]} shaded
+ */
 function legendOf(calendar, shaded) {
   if (!calendar) return 'Hover a tick for its start, source and job; a tick with a job opens it.';
   return [

@@ -5,30 +5,57 @@
 import { api, withQuery } from '../api.js';
 import { fill, h, notice } from '../dom.js';
 import { onFeed } from '../feed.js';
-import { text } from '../format.js';
+import { errorText, text } from '../format.js';
 import { session } from '../session.js';
+/** @import { Alert, OperatorMessage, Page, UserMessage } from '../api-types.js' */
 
+/**
+ * A list's items, or why it could not be read.
+ * @template T
+ * @typedef {{ items: T[], error?: string }} Listed
+ */
+
+/** @param {string} type */
 const mayReply = (type) =>
   session()?.grants.some((g) => (g.type === '*' || g.type === type) && g.privileges.includes('Reply')) ?? false;
 
+/**
+ * @template T
+ * @param {string} path
+ * @param {Record<string, string>} query
+ * @returns {Promise<Listed<T>>}
+ */
 async function list(path, query) {
   try {
-    return { items: (await api('GET', withQuery(path, { Limit: 100, ...query }))).items ?? [] };
+    /** @type {Page<T>} */
+    const page = await api('GET', withQuery(path, { Limit: 100, ...query }));
+    return { items: page.items ?? [] };
   } catch (err) {
-    return { items: [], error: err.message };
+    return { items: [], error: errorText(err) };
   }
 }
 
+/**
+ * Answers a message or alert, says so, and calls `done` (which re-reads the inbox); a refusal is shown.
+ * @param {'OperatorMessage' | 'UserMessage' | 'Alert'} kind
+ * @param {number} id
+ * @param {Record<string, string>} body
+ * @param {() => void} done
+ */
 function replyTo(kind, id, body, done) {
   return api('PUT', `/${kind}/${id}/reply`, body).then(
     () => {
       notice(`${kind} ${id} answered`);
       done();
     },
-    (err) => notice(err.message, 'error'),
+    (/** @type {unknown} */ err) => notice(errorText(err), 'error'),
   );
 }
 
+/**
+ * @param {OperatorMessage} m
+ * @param {() => void} done
+ */
 function operatorCard(m, done) {
   const input = h('input', {
     name: 'reply',
@@ -49,6 +76,10 @@ function operatorCard(m, done) {
   );
 }
 
+/**
+ * @param {UserMessage} m
+ * @param {() => void} done
+ */
 function userCard(m, done) {
   const comment = h('input', { name: 'comment', placeholder: 'comment (optional)', 'aria-label': 'Comment' });
   const buttons = (m.Responses ?? []).map((r) =>
@@ -83,6 +114,10 @@ function userCard(m, done) {
   );
 }
 
+/**
+ * @param {Alert} a
+ * @param {() => void} done
+ */
 function alertCard(a, done) {
   return h(
     'article',
@@ -99,12 +134,21 @@ function alertCard(a, done) {
   );
 }
 
+/** @param {HTMLElement} main */
 export function renderInbox(main) {
   const operator = h('div', { id: 'inbox-operator' });
   const user = h('div', { id: 'inbox-user' });
   const alerts = h('div', { id: 'inbox-alerts' });
-  let timer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
 
+  /**
+   * @template T
+   * @param {HTMLElement} el
+   * @param {Listed<T>} res
+   * @param {(item: T, done: () => void) => HTMLElement} card
+   * @param {string} empty  what is said when nothing waits
+   */
   const section = (el, res, card, empty) =>
     fill(
       el,
@@ -116,7 +160,8 @@ export function renderInbox(main) {
     );
 
   async function load() {
-    timer = null;
+    timer = undefined;
+    /** @type {[Listed<OperatorMessage>, Listed<UserMessage>, Listed<Alert>]} */
     const [o, u, a] = await Promise.all([
       list('/OperatorMessage', { ReplyStatus: 'Required' }),
       list('/UserMessage', { ReplyStatus: 'Required' }),

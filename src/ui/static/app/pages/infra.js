@@ -5,26 +5,44 @@
 import { api, uiApi } from '../api.js';
 import { fill, h, notice } from '../dom.js';
 import { onFeed } from '../feed.js';
-import { text } from '../format.js';
+import { errorText, text } from '../format.js';
 import { can, partitionOf } from '../session.js';
+/** @import { Load, ProcessServerLoad, QueueLoad } from '../api-types.js' */
 
+/**
+ * The page's state, handed to the functions below: the tables they fill and the timer of the next re-read.
+ * @typedef {object} Board
+ * @property {HTMLTableSectionElement} queues
+ * @property {HTMLTableSectionElement} servers
+ * @property {HTMLParagraphElement} error
+ * @property {ReturnType<typeof setTimeout> | undefined} timer
+ * @property {boolean} stopped
+ */
+/**
+ * Runs an action (`fn`), then says `label` (or the refusal) and re-reads the board.
+ * @typedef {(label: string, fn: () => Promise<unknown>) => Promise<void>} Act
+ */
+
+/** @param {QueueLoad | ProcessServerLoad} l */
 const load = (l) => `${l.running} / ${l.limit ?? '∞'}`;
 
+/** @param {HTMLElement} main */
 export function renderInfra(main) {
-  // The page's state, handed to the functions below: the tables they fill and the timer of the next re-read.
+  /** @type {Board} */
   const board = {
     queues: h('tbody', { id: 'queues' }),
     servers: h('tbody', { id: 'process-servers' }),
     error: h('p', { class: 'error' }),
-    timer: null,
+    timer: undefined,
     stopped: false,
   };
   layOut(main, board);
-  let pending = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let pending;
   const unsubscribe = onFeed((batch) => {
     if (batch.length === 0 || pending) return;
     pending = setTimeout(() => {
-      pending = null;
+      pending = undefined;
       void refresh(board);
     }, 1000);
   });
@@ -37,6 +55,10 @@ export function renderInfra(main) {
   };
 }
 
+/**
+ * @param {HTMLElement} main
+ * @param {Board} board
+ */
 function layOut(main, board) {
   fill(
     main,
@@ -49,6 +71,10 @@ function layOut(main, board) {
   );
 }
 
+/**
+ * @param {string[]} headings
+ * @param {HTMLTableSectionElement} body
+ */
 function table(headings, body) {
   return h(
     'table',
@@ -67,10 +93,13 @@ function table(headings, body) {
 }
 
 /** Re-reads the load of every queue and process server, then again in 5 s until the page is left. */
+/** @param {Board} board */
 async function refresh(board) {
   clearTimeout(board.timer);
+  /** @type {Act} */
   const act = (label, fn) => perform(board, label, fn);
   try {
+    /** @type {Load} */
     const r = await uiApi('GET', 'api/load');
     board.error.textContent = '';
     fill(
@@ -82,22 +111,31 @@ async function refresh(board) {
       r.processServers.map((s) => serverRow(s, act)),
     );
   } catch (err) {
-    board.error.textContent = err.message;
+    board.error.textContent = errorText(err);
   }
   if (!board.stopped) board.timer = setTimeout(() => refresh(board), 5000);
 }
 
-/** Runs one action, says how it went, and re-reads the board. */
+/**
+ * Runs one action, says how it went, and re-reads the board.
+ * @param {Board} board
+ * @param {string} label
+ * @param {() => Promise<unknown>} fn
+ */
 async function perform(board, label, fn) {
   try {
     await fn();
     notice(label);
   } catch (err) {
-    notice(err.message, 'error');
+    notice(errorText(err), 'error');
   }
   void refresh(board);
 }
 
+/**
+ * @param {QueueLoad} q
+ * @param {Act} act
+ */
 function queueRow(q, act) {
   return h(
     'tr',
@@ -126,6 +164,10 @@ function queueRow(q, act) {
   );
 }
 
+/**
+ * @param {ProcessServerLoad} s
+ * @param {Act} act
+ */
 function serverRow(s, act) {
   const stopped = s.DesiredStatus === 'Shutdown';
   return h(

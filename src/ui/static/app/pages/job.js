@@ -6,7 +6,7 @@
 import { api, ApiError, jsonBase } from '../api.js';
 import { fill, h, notice } from '../dom.js';
 import { feedOpen, jobIdOf, onFeed } from '../feed.js';
-import { paramValue, statusClass, text } from '../format.js';
+import { errorText, paramValue, statusClass, text } from '../format.js';
 import { chainView } from '../chain-view.js';
 import { actionButtons } from '../job-actions.js';
 import { followFile } from '../log-follower.js';
@@ -14,7 +14,11 @@ import { parameterForm } from '../param-form.js';
 import { navigate } from '../router.js';
 import { isFinal } from '../session.js';
 import { reasonList, WAITING_STATUSES } from '../waiting.js';
+/** @import { HistoryEntry, Job, Page, Waiting } from '../api-types.js' */
+/** @import { ChainView } from '../chain-view.js' */
+/** @import { FileFollower } from '../log-follower.js' */
 
+/** @type {[string, keyof Job][]} */
 const INFO = [
   ['Description', 'Description'],
   ['Definition', 'JobDefinition'],
@@ -33,6 +37,32 @@ const INFO = [
 /**
  * The page's state: the job as last read, the elements its sections fill, and the timers and followers to stop.
  * Module-level functions take it instead of sharing a closure.
+ * @typedef {object} JobPage
+ * @property {Job} job  as last read
+ * @property {number} jobId
+ * @property {HTMLSpanElement} status
+ * @property {HTMLDivElement} actions
+ * @property {HTMLDListElement} info
+ * @property {HTMLTableSectionElement} params
+ * @property {HTMLUListElement} notes
+ * @property {HTMLDivElement} waiting  the note that the job waits for a reply
+ * @property {HTMLElement} reasons  why it waits
+ * @property {number} reasonsAsked  the reasons request last made (an older answer is dropped)
+ * @property {HTMLTableSectionElement} history
+ * @property {HTMLParagraphElement} historyNote
+ * @property {HTMLDivElement} files
+ * @property {HTMLDivElement} resubmitArea
+ * @property {ChainView} chain
+ * @property {Map<number, FileFollower | null>} followers  by file id; null for a file shown as a link
+ * @property {ReturnType<typeof setTimeout> | undefined} pollTimer
+ * @property {boolean} stopped
+ * @property {boolean} reloading
+ * @property {boolean} again  a reload was asked while one ran
+ */
+
+/**
+ * @param {Job} job
+ * @returns {JobPage}
  */
 function jobPage(job) {
   const jobId = job.jobId;
@@ -53,19 +83,24 @@ function jobPage(job) {
     resubmitArea: h('div'),
     chain: chainView(jobId),
     followers: new Map(),
-    pollTimer: null,
+    pollTimer: undefined,
     stopped: false,
     reloading: false,
     again: false,
   };
 }
 
-export async function renderJob(main, { id }) {
+/**
+ * @param {HTMLElement} main
+ * @param {Record<string, string>} params
+ */
+export async function renderJob(main, { id = '' }) {
+  /** @type {Job} */
   let job;
   try {
     job = await api('GET', `/Job/${encodeURIComponent(id)}`);
   } catch (err) {
-    fill(main, h('h1', {}, `Job ${id}`), h('p', { class: 'error' }, err.message));
+    fill(main, h('h1', {}, `Job ${id}`), h('p', { class: 'error' }, errorText(err)));
     return;
   }
   const page = jobPage(job);
@@ -85,7 +120,11 @@ export async function renderJob(main, { id }) {
   };
 }
 
-/** The page's frame: title, status, actions and the sections, in the order a reader meets them. */
+/**
+ * The page's frame: title, status, actions and the sections, in the order a reader meets them.
+ * @param {HTMLElement} main
+ * @param {JobPage} page
+ */
 function layOut(main, page) {
   const { job, jobId } = page;
   const title = h('h1', {}, `Job ${jobId} `, h('span', { class: 'muted' }, text(job.JobDefinition)), ' ');
@@ -123,6 +162,7 @@ function layOut(main, page) {
   );
 }
 
+/** @param {JobPage} page */
 function historySection(page) {
   return h(
     'section',
@@ -150,7 +190,10 @@ function historySection(page) {
   );
 }
 
-/** Fills every section from the job as last read. */
+/**
+ * Fills every section from the job as last read.
+ * @param {JobPage} page
+ */
 function render(page) {
   const { job } = page;
   fill(page.status, h('span', { class: statusClass(job.Status) }, job.Status));
@@ -176,6 +219,10 @@ function render(page) {
   renderFiles(page);
 }
 
+/**
+ * @param {HTMLDListElement} info
+ * @param {Job} job
+ */
 function renderInfo(info, job) {
   fill(
     info,
@@ -184,8 +231,8 @@ function renderInfo(info, job) {
       h(
         'dd',
         {},
-        key === 'JobDefinition' && job[key]
-          ? h('a', { href: `#/definition/${encodeURIComponent(job[key])}` }, job[key])
+        key === 'JobDefinition' && job.JobDefinition
+          ? h('a', { href: `#/definition/${encodeURIComponent(job.JobDefinition)}` }, job.JobDefinition)
           : text(job[key]),
       ),
     ]),
@@ -195,6 +242,10 @@ function renderInfo(info, job) {
   );
 }
 
+/**
+ * @param {HTMLTableSectionElement} params
+ * @param {Job} job
+ */
 function renderParams(params, job) {
   fill(
     params,
@@ -213,7 +264,10 @@ function renderParams(params, job) {
     fill(params, h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'This job has no parameters.')));
 }
 
-/** Adds the files not shown yet: a log is followed live, any other file is a download link. */
+/**
+ * Adds the files not shown yet: a log is followed live, any other file is a download link.
+ * @param {JobPage} page
+ */
 function renderFiles(page) {
   const { job, files, followers } = page;
   if (!job.JobFiles?.length && !files.children.length) fill(files, h('p', { class: 'muted' }, 'No files.'));
@@ -240,9 +294,13 @@ function renderFiles(page) {
   }
 }
 
-/** Why a job that has not started waits, in the server's words; nothing for a job past that. */
+/**
+ * Why a job that has not started waits, in the server's words; nothing for a job past that.
+ * @param {JobPage} page
+ */
 async function loadReasons(page) {
   const mine = ++page.reasonsAsked;
+  /** @type {Waiting | null} */
   let answer = null;
   if (WAITING_STATUSES.has(page.job.Status)) {
     try {
@@ -257,18 +315,23 @@ async function loadReasons(page) {
   fill(page.reasons, list.length ? [h('h2', {}, 'Why it waits'), reasonList(list)] : null);
 }
 
+/** @param {JobPage} page */
 async function loadHistory(page) {
   try {
+    /** @type {Page<HistoryEntry>} */
     const res = await api('GET', `/Job/${page.jobId}/history`);
     const items = res.items ?? [];
     fill(page.history, items.map(historyRow));
     page.historyNote.textContent = items.length ? '' : 'No status changes recorded.';
   } catch (err) {
     page.historyNote.textContent =
-      err instanceof ApiError && (err.status === 404 || err.status === 405) ? 'History is not available.' : err.message;
+      err instanceof ApiError && (err.status === 404 || err.status === 405)
+        ? 'History is not available.'
+        : errorText(err);
   }
 }
 
+/** @param {HistoryEntry} e */
 function historyRow(e) {
   return h(
     'tr',
@@ -281,7 +344,10 @@ function historyRow(e) {
   );
 }
 
-/** Re-reads the job; a reload asked while one runs is done once after it, not alongside. */
+/**
+ * Re-reads the job; a reload asked while one runs is done once after it, not alongside.
+ * @param {JobPage} page
+ */
 async function reload(page) {
   if (page.reloading) {
     page.again = true;
@@ -289,7 +355,7 @@ async function reload(page) {
   }
   page.reloading = true;
   clearTimeout(page.pollTimer);
-  page.pollTimer = null;
+  page.pollTimer = undefined;
   try {
     page.job = await api('GET', `/Job/${page.jobId}`);
     render(page);
@@ -297,7 +363,7 @@ async function reload(page) {
     void loadHistory(page);
     page.chain.refresh();
   } catch (err) {
-    notice(err.message, 'error');
+    notice(errorText(err), 'error');
   }
   page.reloading = false;
   if (page.again && !page.stopped) {
@@ -306,15 +372,17 @@ async function reload(page) {
   } else schedulePoll(page);
 }
 
+/** @param {JobPage} page */
 function schedulePoll(page) {
   if (page.stopped || page.pollTimer) return;
   page.pollTimer = setTimeout(() => {
-    page.pollTimer = null;
+    page.pollTimer = undefined;
     if (!feedOpen() && !isFinal(page.job.Status)) void reload(page);
     else schedulePoll(page);
   }, 2000);
 }
 
+/** @param {JobPage} page */
 function openResubmit(page) {
   const { job, jobId, resubmitArea } = page;
   const definition = job.JobDefinition;
@@ -335,6 +403,7 @@ function openResubmit(page) {
       values,
       submitLabel: 'Resubmit',
       onSubmit: async (body) => {
+        /** @type {Job} */
         const created = await api('PUT', `/Job/${jobId}`, body);
         navigate(`/job/${created.jobId}`);
       },

@@ -5,26 +5,26 @@
  * a job no process server can run.
  */
 import { api, ApiError, withQuery } from '../api.js';
-import { fill, h } from '../dom.js';
+import { fieldValue, fill, h } from '../dom.js';
 import { feedOpen, jobIdOf, onFeed, statusOf } from '../feed.js';
 import { STATUS_PRESETS, shortTime, statusClass, text } from '../format.js';
 import { navigate } from '../router.js';
 import { BATCH, reasonText, WAITING_STATUSES } from '../waiting.js';
+/** @import { FeedEvent, Job, Page, WaitingItem, WaitReason } from '../api-types.js' */
 
 const FIELDS = 'jobId,JobDefinition,Description,Status,Queue,ProcessServer,CreationTime,RunStart,RunEnd,ReturnCode';
 const FILTERS = ['Search', 'Status', 'JobDefinition', 'Queue', 'ProcessServer', 'Since', 'Until'];
 const PAGE = 50;
 const MAX_PAGE = 1000;
 
+/**
+ * @param {HTMLElement} main
+ * @param {Record<string, string>} _params
+ * @param {Record<string, string>} query
+ */
 export function renderJobs(main, _params, query) {
   const list = jobList(query);
   const form = filterForm(list.filters, query);
-  list.newer = h(
-    'button',
-    { type: 'button', id: 'newer', onclick: () => page(list, list.cursors.pop() ?? '', false) },
-    '← Newer',
-  );
-  list.older = h('button', { type: 'button', id: 'older', onclick: () => page(list, list.next, true) }, 'Older →');
   fill(
     main,
     h('h1', {}, 'Jobs'),
@@ -47,29 +47,66 @@ export function renderJobs(main, _params, query) {
 }
 
 /**
+ * A row shown: its status cell, the mark beside it (a job no process server can run), and the status shown.
+ * @typedef {{ tr: HTMLTableRowElement, st: HTMLSpanElement, mark: HTMLSpanElement, status: string }} JobRow
+ */
+/**
  * The list's state: the filters and cursor of the page shown, its rows by job id, and the timers of the coming
  * refresh and reasons request. Module-level functions take it instead of sharing a closure.
+ * @typedef {object} JobList
+ * @property {Record<string, string>} filters
+ * @property {number} limit
+ * @property {string[]} cursors  the cursors of the pages before the one shown (for "Newer")
+ * @property {string} after  the cursor of the page shown ('' for the first)
+ * @property {string | null | undefined} next  the cursor of the next page, if any
+ * @property {Map<number, JobRow>} rows
+ * @property {ReturnType<typeof setTimeout> | undefined} refreshTimer
+ * @property {ReturnType<typeof setTimeout> | undefined} reasonsTimer
+ * @property {number} reasonsAsked  the reasons request last made (an older answer is dropped)
+ * @property {HTMLTableSectionElement} body
+ * @property {HTMLParagraphElement} info
+ * @property {HTMLButtonElement} newer
+ * @property {HTMLButtonElement} older
+ */
+
+/**
+ * @param {Record<string, string>} query
+ * @returns {JobList}
  */
 function jobList(query) {
-  return {
+  /** @type {JobList} */
+  const list = {
     filters: Object.fromEntries(FILTERS.map((f) => [f, query[f] ?? ''])),
     limit: Math.min(MAX_PAGE, Math.max(1, Number.parseInt(query.Limit ?? '', 10) || PAGE)),
     cursors: [],
     after: query.After ?? '',
     next: null,
     rows: new Map(),
-    refreshTimer: null,
-    reasonsTimer: null,
+    refreshTimer: undefined,
+    reasonsTimer: undefined,
     reasonsAsked: 0,
     body: h('tbody', { id: 'jobs-body' }),
     info: h('p', { class: 'muted', id: 'jobs-info' }),
-    newer: null,
-    older: null,
+    newer: h(
+      'button',
+      { type: 'button', id: 'newer', onclick: () => page(list, list.cursors.pop() ?? '', false) },
+      '← Newer',
+    ),
+    older: h('button', { type: 'button', id: 'older', onclick: () => page(list, list.next, true) }, 'Older →'),
   };
+  return list;
 }
 
-/** The filter form; submitting it goes to the list with the filters in the address. */
+/**
+ * The filter form; submitting it goes to the list with the filters in the address.
+ * @param {Record<string, string>} filters
+ * @param {Record<string, string>} query
+ */
 function filterForm(filters, query) {
+  /**
+   * @param {string} name
+   * @param {string} placeholder
+   */
   const input = (name, placeholder) =>
     h('input', { name, id: `f-${name}`, placeholder, value: filters[name], 'aria-label': name });
   const status = h(
@@ -79,7 +116,7 @@ function filterForm(filters, query) {
   );
   if (filters.Status && !STATUS_PRESETS.some(([v]) => v === filters.Status))
     status.appendChild(h('option', { value: filters.Status }, filters.Status));
-  status.value = filters.Status;
+  status.value = filters.Status ?? '';
   const form = h(
     'form',
     { class: 'filters', id: 'job-filters' },
@@ -94,10 +131,11 @@ function filterForm(filters, query) {
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    /** @type {Record<string, string>} */
     const q = {};
     for (const f of FILTERS) {
-      const el = form.elements.namedItem(f);
-      if (el?.value.trim()) q[f] = el.value.trim();
+      const v = fieldValue(form, f);
+      if (v) q[f] = v;
     }
     if (query.Limit) q.Limit = query.Limit;
     navigate('/jobs', q);
@@ -105,6 +143,7 @@ function filterForm(filters, query) {
   return form;
 }
 
+/** @param {HTMLTableSectionElement} body */
 function jobsTable(body) {
   return h(
     'table',
@@ -133,7 +172,11 @@ function jobsTable(body) {
   );
 }
 
-/** One job's row; its status cell and mark are kept in `rows` so feed events update them in place. */
+/**
+ * One job's row; its status cell and mark are kept in `rows` so feed events update them in place.
+ * @param {Map<number, JobRow>} rows
+ * @param {Job} job
+ */
 function row(rows, job) {
   const st = h('span', { class: statusClass(job.Status) }, job.Status);
   const mark = h('span', { class: 'mark' });
@@ -155,6 +198,10 @@ function row(rows, job) {
   return tr;
 }
 
+/**
+ * @param {JobRow | undefined} r
+ * @param {WaitReason[]} reasons
+ */
 function showReasons(r, reasons) {
   if (!r) return;
   if (reasons.length) r.st.title = reasons.map(reasonText).join('\n');
@@ -163,11 +210,15 @@ function showReasons(r, reasons) {
   fill(r.mark, stuck ? [' ', h('span', { class: 'badge stuck', title: stuck.Message }, 'No process server')] : null);
 }
 
-/** One request per page of the list (the server takes up to BATCH ids), not one per row. */
+/**
+ * One request per page of the list (the server takes up to BATCH ids), not one per row.
+ * @param {JobList} list
+ */
 async function loadReasons(list) {
   const mine = ++list.reasonsAsked;
   const ids = [...list.rows].filter(([, r]) => WAITING_STATUSES.has(r.status)).map(([id]) => id);
   for (let i = 0; i < ids.length; i += BATCH) {
+    /** @type {Page<WaitingItem>} */
     let res;
     try {
       res = await api('GET', withQuery('/waiting', { Jobs: ids.slice(i, i + BATCH).join(',') }));
@@ -179,18 +230,26 @@ async function loadReasons(list) {
   }
 }
 
+/** @param {JobList} list */
 function reasonsSoon(list) {
   if (list.reasonsTimer) return;
   list.reasonsTimer = setTimeout(() => {
-    list.reasonsTimer = null;
+    list.reasonsTimer = undefined;
     void loadReasons(list);
   }, 1000);
 }
 
+/**
+ * Shows the page after `cursor`; `forward` when it is the next one (the one shown is remembered for "Newer").
+ * @param {JobList} list
+ * @param {string | null | undefined} cursor
+ * @param {boolean} forward
+ */
 async function page(list, cursor, forward) {
   if (forward && cursor !== null) list.cursors.push(list.after);
   list.after = cursor ?? '';
   try {
+    /** @type {Page<Job>} */
     const res = await api(
       'GET',
       withQuery('/Job', { ...list.filters, Limit: list.limit, After: list.after, fields: FIELDS }),
@@ -211,16 +270,24 @@ async function page(list, cursor, forward) {
   }
 }
 
-/** On the first page, new jobs matter: reload it at most once a second. */
+/**
+ * On the first page, new jobs matter: reload it at most once a second.
+ * @param {JobList} list
+ */
 function refreshSoon(list) {
   if (list.after !== '' || list.refreshTimer) return;
   list.refreshTimer = setTimeout(() => {
-    list.refreshTimer = null;
+    list.refreshTimer = undefined;
     void page(list, '', false);
   }, 1000);
 }
 
-/** A status change of a shown job updates its cell in place; a job not shown brings a refresh of the first page. */
+/**
+ * A status change of a shown job updates its cell in place; a job not shown brings a refresh of the first page.
+ * @param {JobList} list
+ * @param {FeedEvent[]} batch
+ * @param {boolean} resync
+ */
 function onFeedBatch(list, batch, resync) {
   if (resync) return refreshSoon(list);
   let unseen = false;

@@ -1,7 +1,13 @@
 /** The sign-in form: the same user names and passwords as basic auth. */
-import { uiApi } from '../api.js';
+import { ApiError, uiApi } from '../api.js';
 import { fill, h } from '../dom.js';
+import { errorText } from '../format.js';
+/** @import { Session } from '../api-types.js' */
 
+/**
+ * @param {HTMLElement} main
+ * @param {(session: Session) => void} signedIn
+ */
 export function renderSignIn(main, signedIn) {
   const error = h('p', { class: 'error', role: 'alert', id: 'signin-error' });
   const user = h('input', { name: 'user', id: 'user', autocomplete: 'username', required: true });
@@ -29,8 +35,8 @@ export function renderSignIn(main, signedIn) {
     try {
       signedIn(await uiApi('POST', 'api/session', { user: user.value, password: password.value }));
     } catch (err) {
-      error.textContent =
-        err.status === 401 ? 'Wrong user name or password.' : err.status === 429 ? err.message : String(err.message);
+      const status = err instanceof ApiError ? err.status : null;
+      error.textContent = status === 401 ? 'Wrong user name or password.' : errorText(err);
       password.value = '';
     }
   });

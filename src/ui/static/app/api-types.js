@@ -1,0 +1,219 @@
+/**
+ * The shapes of the server's JSON answers the console reads, for the type check (tsconfig.console.json): JSDoc
+ * typedefs only, no code. A module names the ones it uses with `@import` in a JSDoc comment; api.js hands each
+ * answer over typed as the typedef its caller names. Only the fields the console reads are listed (the server sends
+ * more); a field the server may leave unset is `| null`, as the JSON interface renders it (docs/architecture.md §12).
+ */
+
+// ---- The dashboard's own answers (`ui/api/…`)
+
+/**
+ * @typedef {object} Grant  a role's grant: a type (or `*`), a partition (or `*`) and the privileges it gives
+ * @property {string} type
+ * @property {string} partition
+ * @property {string[]} privileges
+ */
+
+/**
+ * @typedef {object} ActionButton  a job action the dashboard offers as a button (the server's action table)
+ * @property {string} name
+ * @property {string} label
+ * @property {boolean} [confirm]
+ * @property {{ type: string, privilege: string }[]} privileges
+ * @property {'properties' | 'submit' | 'completion'} body
+ * @property {boolean} creates
+ */
+
+/**
+ * @typedef {object} Session  `GET`/`POST ui/api/session`: who is signed in and what they may do
+ * @property {string} user
+ * @property {string} csrf
+ * @property {string} jsonBase
+ * @property {number} serverTime
+ * @property {Grant[]} grants
+ * @property {Record<string, string[]>} actions  the statuses each job action applies in
+ * @property {ActionButton[]} actionButtons
+ * @property {string[]} finalStatuses
+ */
+
+/**
+ * @typedef {object} QueueLoad
+ * @property {string} key
+ * @property {string | null} Description
+ * @property {boolean} Held
+ * @property {number | null} limit
+ * @property {number} running
+ */
+
+/**
+ * @typedef {object} ProcessServerLoad
+ * @property {string} key
+ * @property {string | null} Description
+ * @property {string | null} Status
+ * @property {string | null} DesiredStatus
+ * @property {number | null} limit
+ * @property {number} running
+ * @property {boolean} agentConnected
+ */
+
+/** @typedef {{ queues: QueueLoad[], processServers: ProcessServerLoad[] }} Load  `GET ui/api/load` */
+
+// ---- The JSON interface
+
+/**
+ * @template T
+ * @typedef {{ items: T[], next?: string | null }} Page  a list answer, `next` the cursor of the next page
+ */
+
+/** @typedef {{ code?: string, message?: string }} ErrorRecord  the interface's error answer */
+
+/**
+ * @typedef {object} JobParameter
+ * @property {string} Name
+ * @property {string} Direction
+ * @property {string} [DataType]
+ * @property {string | number | null} [InValueString]
+ * @property {string | number | null} [InValueNumber]
+ * @property {string | number | null} [InValueDate]
+ * @property {string | number | null} [OutValueString]
+ * @property {string | number | null} [OutValueNumber]
+ * @property {string | number | null} [OutValueDate]
+ */
+
+/**
+ * @typedef {object} JobFile
+ * @property {number} uniqueId
+ * @property {string} Name
+ * @property {number | null} [Size]
+ */
+
+/**
+ * @typedef {object} Job  `GET /Job/<id>`, or the fields a list asks for (`?fields=`)
+ * @property {number} jobId
+ * @property {string} JobDefinition
+ * @property {string} Status
+ * @property {string | null} [Description]
+ * @property {string | null} [Queue]
+ * @property {string | null} [ProcessServer]
+ * @property {number | null} [Priority]
+ * @property {number | null} [ReturnCode]
+ * @property {string | null} [SubmittedBy]
+ * @property {string | null} [CreationTime]
+ * @property {string | null} [RequestedStartTime]
+ * @property {string | null} [ScheduledStartTime]
+ * @property {string | null} [RunStart]
+ * @property {string | null} [RunEnd]
+ * @property {number | null} [JobGroup]
+ * @property {number | null} [ParentJob]
+ * @property {JobParameter[]} [JobParameters]
+ * @property {string[]} [JobNotes]
+ * @property {JobFile[]} [JobFiles]
+ * @property {number | null} [OperatorMessage]
+ * @property {number | null} [UserMessage]
+ */
+
+/**
+ * @typedef {object} HistoryEntry  one status change of `GET /Job/<id>/history`
+ * @property {string} Time
+ * @property {string | null} FromStatus
+ * @property {string} ToStatus
+ * @property {string | null} User
+ * @property {string | null} Cause
+ * @property {string | null} Detail
+ */
+
+/**
+ * @typedef {object} WaitReason  why a job waits, in the server's words
+ * @property {string} Code
+ * @property {string} Message
+ * @property {string | null} Object  `Type:key` of what it waits on
+ * @property {string | null} Until
+ */
+
+/** @typedef {{ Status?: string, Reasons?: WaitReason[] }} Waiting  `GET /Job/<id>/waiting` */
+/** @typedef {{ Job: number, Reasons?: WaitReason[] }} WaitingItem  an item of `GET /waiting?Jobs=…` */
+
+/**
+ * @typedef {object} DefinitionParameter
+ * @property {string} Name
+ * @property {string} [Direction]
+ * @property {string} [DataType]
+ * @property {string | number | null} [DefaultValue]
+ * @property {boolean} [Optional]
+ * @property {string | null} [Description]
+ * @property {number | null} [DisplayOrder]
+ */
+
+/**
+ * @typedef {object} JobDefinition  `GET /JobDefinition/<key>`, or the fields a list asks for
+ * @property {string} Partition
+ * @property {string} Name
+ * @property {string | null} [JobDefinitionType]
+ * @property {string | null} [Description]
+ * @property {string | null} [Script]
+ * @property {DefinitionParameter[] | null} [Parameters]
+ */
+
+/**
+ * @typedef {{ Partition: string, Name: string, TimeZone?: string | null, Elements?: Record<string, unknown>[] }
+ *   & Record<string, unknown>} TimeWindow  `GET /TimeWindow/<key>`: every field is shown, so all are kept
+ */
+
+/** @typedef {{ From: string, Until: string }} Opening  an open period of `GET /TimeWindow/<key>/openings` */
+
+/**
+ * @typedef {object} ForecastEntry  a planned start of `GET /forecast`
+ * @property {string} Start
+ * @property {string} JobDefinition
+ * @property {'Recurrence' | 'Scheduled'} Source
+ * @property {number | null} [Job]
+ * @property {string} Queue
+ * @property {string | null} [TimeWindow]
+ */
+
+/**
+ * @typedef {object} OperatorMessage
+ * @property {number} uniqueId
+ * @property {string | null} [FullText]
+ * @property {string | null} [SenderObject]
+ * @property {string | null} [CreationTime]
+ * @property {string | null} [ReplyExpression]
+ */
+
+/**
+ * @typedef {object} UserMessage
+ * @property {number} uniqueId
+ * @property {string | null} [Text]
+ * @property {string | null} [Status]
+ * @property {string | null} [Response]
+ * @property {{ Response: string }[] | null} [Responses]
+ * @property {number | null} [Job]
+ * @property {string | null} [CreationTime]
+ */
+
+/**
+ * @typedef {object} Alert
+ * @property {number} uniqueId
+ * @property {string | null} [Message]
+ * @property {string | null} [Status]
+ * @property {string | null} [SourceObject]
+ * @property {string | null} [CreationTime]
+ */
+
+// ---- The live feed (`GET {base}/stream`)
+
+/**
+ * @typedef {object} JobEventData  a `job` event: a job's status change
+ * @property {number} jobId
+ * @property {number | null} parentJob
+ * @property {string | null} from
+ * @property {string} to
+ */
+
+/**
+ * @typedef {{ type: 'job', id: string, data: JobEventData }
+ *   | { type: 'operator-message' | 'user-message' | 'alert' | 'process-server', id: string,
+ *       data: Record<string, unknown> }} FeedEvent
+ */
+
+export {};
