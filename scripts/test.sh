@@ -6,8 +6,8 @@
 #                                      otherwise every test/**/*.test.ts.
 #
 # Environment:
-#   MILLRACE_SKIP_CHECKS=1   skip `tsc --noEmit`, `biome lint`, the `biome format` check and the import rules
-#                            (dependency-cruiser: no circles, the layers of docs/architecture.md §2) (escape hatch while src/ is mid-edit;
+#   MILLRACE_SKIP_CHECKS=1   skip the type checks (`tsc --noEmit` of src/ and of the console), `biome lint`, the `biome format`
+#                            check and the import rules (dependency-cruiser: no circles, the layers of docs/architecture.md §2) (escape hatch while src/ is mid-edit;
 #                            never set it in CI - .ci/run unsets it).
 #   MILLRACE_REQUIRE_PG=1    fail instead of skipping the PostgreSQL suite when initdb/pg_ctl are missing.
 #   PG_BINDIR                where to find initdb/pg_ctl (see scripts/pg-cluster.sh).
@@ -42,6 +42,9 @@ if [[ ${MILLRACE_SKIP_CHECKS:-} == 1 ]]; then
 else
   echo "== tsc --noEmit"
   run_bin tsc --noEmit
+  # The console's browser modules (src/ui/static/app, JSDoc types), with the DOM's types instead of Node's.
+  echo "== tsc --noEmit -p tsconfig.console.json"
+  run_bin tsc --noEmit -p tsconfig.console.json
   echo "== biome lint"
   run_bin biome lint .
   echo "== biome format (check)"
