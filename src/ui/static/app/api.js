@@ -91,7 +91,7 @@ async function parsed(res) {
 /**
  * A call to the JSON interface: `api('GET', '/Job/12')`. The answer has the type (a typedef of api-types.js) of the
  * variable it is assigned to, declared with `@type`; otherwise it is `unknown`.
- * @template T
+ * @template [T=unknown]
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body]
@@ -113,7 +113,7 @@ export function apiRaw(path, headers, method = 'GET') {
 
 /**
  * A call to the dashboard's own endpoints (`api/session`, `api/load`), relative to the page; typed as `api`.
- * @template T
+ * @template [T=unknown]
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body]

@@ -42,7 +42,7 @@ function monthTable(i, open) {
   const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
   const lead = (first.getUTCDay() + 6) % 7; // Monday first
   /** @type {(number | null)[]} */
-  const cells = [...Array(lead).fill(null), ...Array.from({ length: days }, (_, d) => d + 1)];
+  const cells = [...Array.from({ length: lead }, () => null), ...Array.from({ length: days }, (_, d) => d + 1)];
   const weeks = [];
   for (let w = 0; w < cells.length; w += 7) weeks.push(cells.slice(w, w + 7));
   return h(

@@ -20,7 +20,7 @@ const mayReply = (type) =>
   session()?.grants.some((g) => (g.type === '*' || g.type === type) && g.privileges.includes('Reply')) ?? false;
 
 /**
- * @template T
+ * @template [T=unknown]
  * @param {string} path
  * @param {Record<string, string>} query
  * @returns {Promise<Listed<T>>}
@@ -161,12 +161,13 @@ export function renderInbox(main) {
 
   async function load() {
     timer = undefined;
-    /** @type {[Listed<OperatorMessage>, Listed<UserMessage>, Listed<Alert>]} */
-    const [o, u, a] = await Promise.all([
-      list('/OperatorMessage', { ReplyStatus: 'Required' }),
-      list('/UserMessage', { ReplyStatus: 'Required' }),
-      list('/Alert', { Status: 'NotAcknowledged,Escalated' }),
-    ]);
+    /** @type {Promise<Listed<OperatorMessage>>} */
+    const operatorMessages = list('/OperatorMessage', { ReplyStatus: 'Required' });
+    /** @type {Promise<Listed<UserMessage>>} */
+    const userMessages = list('/UserMessage', { ReplyStatus: 'Required' });
+    /** @type {Promise<Listed<Alert>>} */
+    const waitingAlerts = list('/Alert', { Status: 'NotAcknowledged,Escalated' });
+    const [o, u, a] = await Promise.all([operatorMessages, userMessages, waitingAlerts]);
     u.items = u.items.filter((m) => m.Status === 'ManualTask' || m.Response === null);
     section(operator, o, operatorCard, 'No operator message waits for a reply.');
     section(user, u, userCard, 'No approval waits for you.');

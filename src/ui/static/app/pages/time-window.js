@@ -72,6 +72,7 @@ export async function renderTimeWindow(main, { key = '' }) {
   }
   const fullKey = `${w.Partition}.${w.Name}`;
   // Which strings are window keys: those the caller may see (a reference to one it may not see stays text).
+  /** @type {Set<string>} */
   let windows = new Set();
   try {
     /** @type {Page<TimeWindow>} */
