@@ -1,29 +1,22 @@
-import {
-  type CallOutcome,
-  decideStep,
-  evalCondition,
-  parseCondition,
-  type StepDecision,
-  stepStatus,
-} from '../domain/chain-logic.ts';
-import {
-  type ChainCallSpec,
-  type ChainStructure,
-  type ChainStepSpec,
-  type JobRecord,
-  type PreconditionSpec,
-  SYSTEM_SERVER,
-} from '../domain/job.ts';
-import { INITIAL, isFinal, PENDING } from '../domain/job-status.ts';
-import { buildJobParameters, currentValue, type DefinitionParameter, setMappedValue } from '../domain/parameters.ts';
-import { isOpen } from '../domain/time-window.ts';
-import { emptyRecord } from '../domain/own.ts';
-import { loopYielder } from '../loop-yield.ts';
+import { type CallOutcome, decideStep, type StepDecision, stepStatus } from '../domain/chain-logic.ts';
+import type { ChainStepSpec, JobRecord } from '../domain/job.ts';
+import { isFinal } from '../domain/job-status.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
 import type { Answer, Effects, Kernel } from './kernel.ts';
 import { createOperatorMessage } from './operator-message.ts';
-import { loadWindow } from './windows.ts';
+import {
+  callSlot,
+  createCallJob,
+  createStepJobs,
+  newestBySlot,
+  save,
+  type Structure,
+  stepSlot,
+  structureOf,
+} from './chain-creation.ts';
+import { applyMappings, holds } from './chain-conditions.ts';
+import { closeAs, closeDescendants, settleKilling } from './chain-closing.ts';
 
 /**
  * Chains at run time (docs/architecture.md §3). Submitting a chain creates the chain job, its step jobs and their
@@ -36,133 +29,6 @@ import { loadWindow } from './windows.ts';
 
 /** A step runs at most this often when it sets no MaxRestarts: a GotoStep loop ends in Error, not forever. */
 const DEFAULT_MAX_RUNS = 100;
-
-type Structure = ChainStructure & { depth: number };
-
-/** A chain job's steps and handlers (kept apart from its row, read through the store's cache) and its depth. */
-async function structureOf(tx: Store, chain: JobRecord): Promise<Structure> {
-  const kept = chain.data.chain?.structure ? await tx.jobs.chainStructure(chain) : undefined;
-  return { steps: kept?.steps ?? [], handlers: kept?.handlers ?? [], depth: chain.data.chain?.structure?.depth ?? 0 };
-}
-
-/** Creates the step job of step `index` and its call jobs, Chained (calls with SubmitDisabled: Disabled). */
-export async function createStepJobs(
-  k: Kernel,
-  tx: Store,
-  chain: JobRecord,
-  index: number,
-  now: number,
-  fx: Effects,
-  runs = 0,
-): Promise<JobRecord> {
-  const structure = await structureOf(tx, chain);
-  const step = structure.steps[index] as ChainStepSpec;
-  const stepJob = await k.insert(
-    tx,
-    {
-      definition: chain.definition,
-      partition: chain.partition,
-      status: 'Chained',
-      priority: chain.priority,
-      queue: chain.queue,
-      processServer: null,
-      requestedStart: now,
-      scheduledStart: null,
-      runStart: null,
-      runEnd: null,
-      returnCode: null,
-      parentJob: chain.jobId,
-      jobGroup: null,
-      topStart: chain.topStart,
-      attempt: 0,
-      starts: 0,
-      submittedBy: chain.submittedBy,
-      description: step.Description ?? step.Name,
-      data: {
-        zone: chain.data.zone,
-        parameters: [],
-        notes: [],
-        spec: {
-          ...chain.data.spec,
-          type: 'JobChainStep',
-          restart: {},
-          keepJobs: null,
-          waitEvents: [],
-          raiseEvents: [],
-          locks: [],
-          timeWindow: null,
-        },
-        chain: { step: { index, runs } },
-      },
-      creationTime: now,
-      modificationTime: now,
-    },
-    fx,
-  );
-  for (const [j, call] of step.Calls.entries()) await createCallJob(k, tx, chain, stepJob, index, j, call, now, fx);
-  return stepJob;
-}
-
-async function createCallJob(
-  k: Kernel,
-  tx: Store,
-  chain: JobRecord,
-  stepJob: JobRecord,
-  stepIndex: number,
-  callIndex: number,
-  call: ChainCallSpec,
-  now: number,
-  fx: Effects,
-  status: JobStatus = call.SubmitDisabled ? 'Disabled' : 'Chained',
-): Promise<JobRecord | undefined> {
-  const definition = await tx.getObject('JobDefinition', call.JobDefinition);
-  if (!definition) return undefined;
-  const d = definition.data;
-  // Mandatory values may come from mappings when the step starts: here every parameter takes its default.
-  const declared = ((d.Parameters as DefinitionParameter[] | null) ?? []).map((p) => ({ ...p, Optional: true }));
-  return k.submit(
-    tx,
-    {
-      definition,
-      queue: call.Queue ?? (d.DefaultQueue as string),
-      priority: call.Priority ?? (d.Priority as number | null) ?? 50,
-      zone: chain.data.zone,
-      parameters: buildJobParameters(declared, undefined, definition.key, chain.data.zone),
-      hold: false,
-      description: call.Description ?? null,
-      submittedBy: chain.submittedBy,
-      parentJob: stepJob.jobId,
-      topStart: chain.topStart,
-      initialStatus: status,
-      chain: { call: { step: stepIndex, call: callIndex } },
-      timeWindow: call.TimeWindow ?? null,
-      chainDepth: (await structureOf(tx, chain)).depth + 1,
-    },
-    now,
-    fx,
-  );
-}
-
-/** The newest job of each slot (step index or call index) among `children`. */
-function newestBySlot(
-  children: readonly JobRecord[],
-  slot: (j: JobRecord) => number | undefined,
-): Map<number, JobRecord> {
-  const m = new Map<number, JobRecord>();
-  for (const c of children) {
-    const s = slot(c);
-    if (s === undefined) continue;
-    const seen = m.get(s);
-    if (!seen || c.jobId > seen.jobId) m.set(s, c);
-  }
-  return m;
-}
-const stepSlot = (j: JobRecord) => j.data.chain?.step?.index;
-const callSlot = (j: JobRecord) => j.data.chain?.call?.call;
-
-async function save(tx: Store, jobs: JobRecord[]): Promise<void> {
-  if (jobs.length > 0) await tx.jobs.updateMany(jobs);
-}
 
 /** The chain job was dispatched to GLOBAL.System: it waits while its first step runs. */
 export async function startChain(k: Kernel, tx: Store, chain: JobRecord, now: number, fx: Effects): Promise<void> {
@@ -268,99 +134,6 @@ async function startCalls(
   }
   await save(tx, calls);
   if (calls.every((c) => isFinal(c.status))) await stepDone(k, tx, stepJob, now, fx);
-}
-
-function closeAs(job: JobRecord, status: JobStatus, now: number, note: string): void {
-  job.status = status;
-  job.runEnd = now;
-  job.modificationTime = now;
-  job.data.notes.push(note);
-}
-
-/** Sets every not yet started descendant of `job` to `status` (canceling or skipping what a chain will not run). */
-export async function closeDescendants(
-  tx: Store,
-  job: JobRecord,
-  status: JobStatus,
-  now: number,
-  note: string,
-): Promise<void> {
-  for (const child of await tx.jobs.listChildren(job.jobId)) {
-    if (
-      !INITIAL.includes(child.status) &&
-      !(PENDING.includes(child.status) && child.status !== 'Dispatched' && child.status !== 'Assigned')
-    )
-      continue;
-    closeAs(child, status, now, note);
-    await save(tx, [child]);
-    await closeDescendants(tx, child, status, now, note);
-  }
-}
-
-/** A precondition: none holds; a time window must be open (or closed, as asked) now; an expression must be true. */
-async function holds(
-  tx: Store,
-  pre: PreconditionSpec | null | undefined,
-  chain: JobRecord,
-  now: number,
-): Promise<boolean> {
-  if (!pre) return true;
-  if (pre.TimeWindow) {
-    const window = await loadWindow(tx, pre.TimeWindow, pre.TimeZone ?? chain.data.zone);
-    const open = window !== undefined && isOpen(window, now);
-    return (pre.TimeWindowStatus ?? 'Open') === 'Open' ? open : !open;
-  }
-  if (pre.Expression) {
-    const values = emptyRecord<string | number | null>();
-    for (const p of chain.data.parameters) values[p.Name] = currentValue(p);
-    try {
-      return evalCondition(parseCondition(pre.Expression), values);
-    } catch (e) {
-      chain.data.notes.push(`Precondition ${JSON.stringify(pre.Expression)}: ${(e as Error).message}`);
-      return false;
-    }
-  }
-  return true;
-}
-
-/** Sets the call's In values from its mappings; returns why it cannot run, or undefined. */
-async function applyMappings(
-  tx: Store,
-  chain: JobRecord,
-  spec: ChainCallSpec,
-  call: JobRecord,
-): Promise<string | undefined> {
-  const structure = await structureOf(tx, chain);
-  let steps: Map<number, JobRecord> | undefined;
-  for (const m of spec.ParameterMappings ?? []) {
-    const target = call.data.parameters.find((p) => p.Name === m.Parameter);
-    if (!target) {
-      call.data.notes.push(`Mapping to ${m.Parameter} ignored: ${call.definition} has no such parameter now`);
-      continue;
-    }
-    let value: string | number | null = null;
-    if (m.Source === 'Value') {
-      if (m.Value === null || m.Value === undefined) continue;
-      value = m.Value;
-    } else if (m.Source === 'ChainParameter') {
-      const p = chain.data.parameters.find((x) => x.Name === m.ChainParameter);
-      value = p ? currentValue(p) : null;
-    } else {
-      steps ??= newestBySlot(await tx.jobs.listChildren(chain.jobId), stepSlot);
-      const fromStep = steps.get(structure.steps.findIndex((s) => s.Name === m.FromStep));
-      const fromCall = fromStep
-        ? newestBySlot(await tx.jobs.listChildren(fromStep.jobId), callSlot).get((m.FromCall ?? 1) - 1)
-        : undefined;
-      const p = fromCall?.data.parameters.find((x) => x.Name === m.FromParameter);
-      value = p ? currentValue(p) : null;
-    }
-    try {
-      setMappedValue(target, value, call.data.zone);
-    } catch {
-      return `Parameter ${m.Parameter}: ${JSON.stringify(value)} is not a ${target.DataType}`;
-    }
-  }
-  return undefined;
 }
 
 const decide = (outcomes: CallOutcome[], step: ChainStepSpec, structure: Structure): StepDecision =>
@@ -546,70 +319,6 @@ async function settleStepRequest(
     outcomes,
   );
 }
-
-/**
- * Kill reaches the children: what has not started is Canceled, running agent jobs are killed, in-server jobs
- * stop; the chain (or step) is Killed once all of them are final.
- */
-export async function killTree(k: Kernel, tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
-  job.status = 'Killing';
-  job.modificationTime = now;
-  await save(tx, [job]);
-  for (const child of await tx.jobs.listChildren(job.jobId)) {
-    if (isFinal(child.status)) continue;
-    if (
-      INITIAL.includes(child.status) ||
-      (PENDING.includes(child.status) && child.status !== 'Dispatched' && child.status !== 'Assigned')
-    ) {
-      closeAs(child, 'Canceled', now, `Canceled: Job:${job.jobId} was killed`);
-      await save(tx, [child]);
-      await closeDescendants(tx, child, 'Canceled', now, `Canceled: Job:${job.jobId} was killed`);
-    } else if (child.data.chain?.structure || child.data.chain?.step) {
-      await killTree(k, tx, child, now, fx);
-    } else if (child.processServer === SYSTEM_SERVER) {
-      fx.stopSystem.push(child.jobId);
-      closeAs(child, 'Killed', now, `Killed with Job:${job.jobId}`);
-      await save(tx, [child]);
-    } else if (child.processServer !== null && child.status !== 'Killing') {
-      fx.messages.push({
-        processServer: child.processServer,
-        message: { type: 'kill', jobId: child.jobId, attempt: child.attempt },
-      });
-      child.status = 'Killing';
-      child.modificationTime = now;
-      await save(tx, [child]);
-    }
-  }
-  await settleKilling(k, tx, job, now, fx);
-}
-
-/** A chain or step being killed becomes Killed once all its children are final; the chain above may follow. */
-async function settleKilling(k: Kernel, tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
-  if (job.status !== 'Killing') return;
-  const children = await tx.jobs.listChildren(job.jobId);
-  if (!children.every((c) => isFinal(c.status))) return;
-  await k.finish(tx, job, { status: 'Killed' }, now, fx);
-  if (job.data.chain?.step && job.parentJob !== null) {
-    const chain = await tx.jobs.get(job.parentJob);
-    if (chain) await settleKilling(k, tx, chain, now, fx);
-  }
-}
-
-/** Reaction to a created job: a chain job's step and call jobs (a new chain job, or one restarted as a copy). */
-export async function createChainJobs(k: Kernel, tx: Store, chain: JobRecord, now: number, fx: Effects): Promise<void> {
-  const { steps } = await structureOf(tx, chain);
-  // A chain of thousands of jobs is created in one transaction; between steps other requests are served (those
-  // that need the database wait for the commit).
-  const slice = loopYielder();
-  for (let i = 0; i < steps.length; i++) {
-    await slice();
-    await createStepJobs(k, tx, chain, i, now, fx);
-  }
-}
-
-/** Reaction to a canceled chain or step: what has not started of it is canceled too. */
-export const cancelTree = (_k: Kernel, tx: Store, job: JobRecord, now: number): Promise<void> =>
-  closeDescendants(tx, job, 'Canceled', now, `Canceled with Job:${job.jobId}`);
 
 /** Reaction to a reply: a step waiting in Console after RequestRestart runs again or takes the default. */
 export async function answerStep(k: Kernel, tx: Store, a: Answer, now: number, fx: Effects): Promise<boolean> {
