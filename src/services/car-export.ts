@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { type CarSource, carChunks, type PackedEntry, packEntry } from '../car/archive.ts';
+import { type CarSource, carChunks, type PackedEntry, packEntry } from '../car/archive-writer.ts';
 import { EXPORT_INFO, exportInfoXml, libraryEntryName, objectEntryName } from '../car/layout.ts';
 import { objectToXml } from '../car/object-xml.ts';
 import type { TypeName } from '../model/fields.ts';
