@@ -47,7 +47,7 @@ export async function applyHello(
   agent: { ps: string; instance: string },
   known: readonly KnownAttempt[],
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   const { ps, instance } = agent;
   const byJob = new Map(known.map((k) => [k.jobId, k]));
@@ -66,7 +66,7 @@ export async function applyHello(
         await markRunning(tx, job, a.startTime ?? now, now);
         if (!other) changed.push(job);
       } else if (job.status === 'Killing') {
-        fx.messages.push({ processServer: ps, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
+        effects.messages.push({ processServer: ps, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
       }
       continue;
     }
@@ -75,19 +75,19 @@ export async function applyHello(
       move(job, 'Queued', now).processServer = null;
       delete job.data.agentInstance;
       changed.push(job);
-      fx.dispatch = true;
+      effects.dispatch = true;
     } else if (!(job.status === 'Running' && job.data.scriptEnded)) {
       const note = other
         ? `Its agent (instance ${job.data.agentInstance}) is gone; instance ${instance} serves ${ps} now`
         : `Agent of ${ps} no longer knows attempt ${job.attempt}`;
-      await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
+      await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
     }
   }
   await tx.jobs.updateMany(changed);
   // Attempts the agent still runs for jobs that moved on (set Unknown, or another attempt): let them go.
   for (const a of byJob.values())
     if (a.state === 'running')
-      fx.messages.push({ processServer: ps, message: { type: 'abandon', jobId: a.jobId, attempt: a.attempt } });
+      effects.messages.push({ processServer: ps, message: { type: 'abandon', jobId: a.jobId, attempt: a.attempt } });
 }
 
 export async function applyStarted(tx: Store, ps: string, m: StartedMessage, now: number): Promise<void> {
@@ -142,9 +142,9 @@ export async function applyFinished(
   ps: string,
   m: FinishedMessage,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
-  fx.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
+  effects.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
   const job = await tx.jobs.get(m.jobId);
   if (!isCurrent(job, ps, m.attempt) || job.data.scriptEnded) return;
   if (job.runStart === null) job.runStart = m.startTime;
@@ -161,7 +161,7 @@ export async function applyFinished(
     await tx.jobs.updateMany([job]);
     return;
   }
-  await k.finish(tx, job, { status, runEnd: m.endTime, returnCode: m.returnCode, notes }, now, fx);
+  await k.finish(tx, job, { status, runEnd: m.endTime, returnCode: m.returnCode, notes }, now, effects);
 }
 
 export async function applyLost(
@@ -170,9 +170,9 @@ export async function applyLost(
   ps: string,
   m: LostMessage,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
-  fx.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
+  effects.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
   const job = await tx.jobs.get(m.jobId);
   if (!isCurrent(job, ps, m.attempt)) return;
   await k.finish(
@@ -180,7 +180,7 @@ export async function applyLost(
     job,
     { status: 'Unknown', notes: ['The agent restarted while the job ran; its outcome is unknown'] },
     now,
-    fx,
+    effects,
   );
 }
 
@@ -193,7 +193,7 @@ export async function applyOrphans(
   tx: Store,
   orphans: ReadonlyArray<{ jobId: number; attempt: number; instance: string }>,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<number> {
   let n = 0;
   for (const o of orphans) {
@@ -201,17 +201,17 @@ export async function applyOrphans(
     if (!job || job.attempt !== o.attempt || job.data.agentInstance !== o.instance) continue;
     if (job.status !== 'Dispatched' && job.status !== 'Assigned') continue;
     const note = `Dispatched to agent instance ${o.instance}, which no longer serves ${job.processServer}`;
-    await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
+    await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
     n += 1;
   }
   return n;
 }
 
 /** The agent has been away longer than its timeout: every job it held becomes Unknown. */
-export async function applyAgentLost(k: Kernel, tx: Store, ps: string, now: number, fx: Effects): Promise<number> {
+export async function applyAgentLost(k: Kernel, tx: Store, ps: string, now: number, effects: Effects): Promise<number> {
   const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
   const held = jobs.filter((j) => !j.data.scriptEnded);
   for (const job of held)
-    await k.finish(tx, job, { status: 'Unknown', notes: [`Agent of process server ${ps} lost`] }, now, fx);
+    await k.finish(tx, job, { status: 'Unknown', notes: [`Agent of process server ${ps} lost`] }, now, effects);
   return held.length;
 }

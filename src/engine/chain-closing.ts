@@ -38,7 +38,7 @@ export async function closeDescendants(
  * Kill reaches the children: what has not started is Canceled, running agent jobs are killed, in-server jobs
  * stop; the chain (or step) is Killed once all of them are final.
  */
-export async function killTree(k: Kernel, tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+export async function killTree(k: Kernel, tx: Store, job: JobRecord, now: number, effects: Effects): Promise<void> {
   job.status = 'Killing';
   job.modificationTime = now;
   await save(tx, [job]);
@@ -52,13 +52,13 @@ export async function killTree(k: Kernel, tx: Store, job: JobRecord, now: number
       await save(tx, [child]);
       await closeDescendants(tx, child, 'Canceled', now, `Canceled: Job:${job.jobId} was killed`);
     } else if (child.data.chain?.structure || child.data.chain?.step) {
-      await killTree(k, tx, child, now, fx);
+      await killTree(k, tx, child, now, effects);
     } else if (child.processServer === SYSTEM_SERVER) {
-      fx.stopSystem.push(child.jobId);
+      effects.stopSystem.push(child.jobId);
       closeAs(child, 'Killed', now, `Killed with Job:${job.jobId}`);
       await save(tx, [child]);
     } else if (child.processServer !== null && child.status !== 'Killing') {
-      fx.messages.push({
+      effects.messages.push({
         processServer: child.processServer,
         message: { type: 'kill', jobId: child.jobId, attempt: child.attempt },
       });
@@ -67,18 +67,24 @@ export async function killTree(k: Kernel, tx: Store, job: JobRecord, now: number
       await save(tx, [child]);
     }
   }
-  await settleKilling(k, tx, job, now, fx);
+  await settleKilling(k, tx, job, now, effects);
 }
 
 /** A chain or step being killed becomes Killed once all its children are final; the chain above may follow. */
-export async function settleKilling(k: Kernel, tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+export async function settleKilling(
+  k: Kernel,
+  tx: Store,
+  job: JobRecord,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   if (job.status !== 'Killing') return;
   const children = await tx.jobs.listChildren(job.jobId);
   if (!children.every((c) => isFinal(c.status))) return;
-  await k.finish(tx, job, { status: 'Killed' }, now, fx);
+  await k.finish(tx, job, { status: 'Killed' }, now, effects);
   if (job.data.chain?.step && job.parentJob !== null) {
     const chain = await tx.jobs.get(job.parentJob);
-    if (chain) await settleKilling(k, tx, chain, now, fx);
+    if (chain) await settleKilling(k, tx, chain, now, effects);
   }
 }
 

@@ -22,7 +22,7 @@ export async function createStepJobs(
   chain: JobRecord,
   index: number,
   now: number,
-  fx: Effects,
+  effects: Effects,
   runs = 0,
 ): Promise<JobRecord> {
   const structure = await structureOf(tx, chain);
@@ -67,9 +67,10 @@ export async function createStepJobs(
       creationTime: now,
       modificationTime: now,
     },
-    fx,
+    effects,
   );
-  for (const [j, call] of step.Calls.entries()) await createCallJob(k, tx, chain, stepJob, index, j, call, now, fx);
+  for (const [j, call] of step.Calls.entries())
+    await createCallJob(k, tx, chain, stepJob, index, j, call, now, effects);
   return stepJob;
 }
 
@@ -82,7 +83,7 @@ export async function createCallJob(
   callIndex: number,
   call: ChainCallSpec,
   now: number,
-  fx: Effects,
+  effects: Effects,
   status: JobStatus = call.SubmitDisabled ? 'Disabled' : 'Chained',
 ): Promise<JobRecord | undefined> {
   const definition = await tx.getObject('JobDefinition', call.JobDefinition);
@@ -109,7 +110,7 @@ export async function createCallJob(
       chainDepth: (await structureOf(tx, chain)).depth + 1,
     },
     now,
-    fx,
+    effects,
   );
 }
 
@@ -135,13 +136,19 @@ export async function save(tx: Store, jobs: JobRecord[]): Promise<void> {
 }
 
 /** Reaction to a created job: a chain job's step and call jobs (a new chain job, or one restarted as a copy). */
-export async function createChainJobs(k: Kernel, tx: Store, chain: JobRecord, now: number, fx: Effects): Promise<void> {
+export async function createChainJobs(
+  k: Kernel,
+  tx: Store,
+  chain: JobRecord,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   const { steps } = await structureOf(tx, chain);
   // A chain of thousands of jobs is created in one transaction; between steps other requests are served (those
   // that need the database wait for the commit).
   const slice = loopYielder();
   for (let i = 0; i < steps.length; i++) {
     await slice();
-    await createStepJobs(k, tx, chain, i, now, fx);
+    await createStepJobs(k, tx, chain, i, now, effects);
   }
 }

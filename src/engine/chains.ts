@@ -31,12 +31,12 @@ import { closeAs, closeDescendants, settleKilling } from './chain-closing.ts';
 const DEFAULT_MAX_RUNS = 100;
 
 /** The chain job was dispatched to GLOBAL.System: it waits while its first step runs. */
-export async function startChain(k: Kernel, tx: Store, chain: JobRecord, now: number, fx: Effects): Promise<void> {
+export async function startChain(k: Kernel, tx: Store, chain: JobRecord, now: number, effects: Effects): Promise<void> {
   chain.status = 'Waiting';
   chain.runStart ??= now;
   chain.modificationTime = now;
   await save(tx, [chain]);
-  await startStep(k, tx, chain, 0, now, fx);
+  await startStep(k, tx, chain, 0, now, effects);
 }
 
 /** Runs step `index` of the chain (after the last one the chain is Completed). */
@@ -46,11 +46,11 @@ async function startStep(
   chain: JobRecord,
   index: number,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   const structure = await structureOf(tx, chain);
   if (index >= structure.steps.length) {
-    await endChain(k, tx, chain, 'Completed', now, fx);
+    await endChain(k, tx, chain, 'Completed', now, effects);
     return;
   }
   const step = structure.steps[index] as ChainStepSpec;
@@ -65,12 +65,12 @@ async function startStep(
       stepJob,
       decide([stepJob.status as CallOutcome], step, structure),
       now,
-      fx,
+      effects,
     );
     return;
   }
   if (!stepJob || isFinal(stepJob.status))
-    stepJob = await createStepJobs(k, tx, chain, index, now, fx, stepJob?.data.chain?.step?.runs ?? 0);
+    stepJob = await createStepJobs(k, tx, chain, index, now, effects, stepJob?.data.chain?.step?.runs ?? 0);
   if (stepJob.status === 'Disabled' || !(await holds(tx, step.Precondition, chain, now))) {
     const status = stepJob.status === 'Disabled' ? 'Ignored' : 'Skipped';
     await closeDescendants(
@@ -80,16 +80,16 @@ async function startStep(
       now,
       `Step ${step.Name} ${status === 'Ignored' ? 'disabled' : 'precondition false'}`,
     );
-    await k.finish(tx, stepJob, { status }, now, fx);
-    await startStep(k, tx, chain, index + 1, now, fx);
+    await k.finish(tx, stepJob, { status }, now, effects);
+    await startStep(k, tx, chain, index + 1, now, effects);
     return;
   }
   const runs = (stepJob.data.chain?.step?.runs ?? 0) + 1;
   if (runs > (step.MaxRestarts ?? DEFAULT_MAX_RUNS)) {
     stepJob.data.notes.push(`Step ${step.Name} ran ${runs - 1} times, its limit`);
     await closeDescendants(tx, stepJob, 'Skipped', now, 'Step limit reached');
-    await k.finish(tx, stepJob, { status: 'Error' }, now, fx);
-    await endChain(k, tx, chain, 'Error', now, fx);
+    await k.finish(tx, stepJob, { status: 'Error' }, now, effects);
+    await endChain(k, tx, chain, 'Error', now, effects);
     return;
   }
   stepJob.status = 'Waiting';
@@ -98,7 +98,7 @@ async function startStep(
   stepJob.data.chain = { step: { index, runs } };
   await save(tx, [stepJob]);
   const calls = [...newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot).values()];
-  await startCalls(k, tx, chain, stepJob, step, calls, now, fx);
+  await startCalls(k, tx, chain, stepJob, step, calls, now, effects);
 }
 
 /** Moves the step's Chained calls into the pending flow (or to Ignored / Skipped), then checks whether the step is done. */
@@ -110,7 +110,7 @@ async function startCalls(
   step: ChainStepSpec,
   calls: JobRecord[],
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   for (const c of calls) {
     const spec = step.Calls[c.data.chain?.call?.call ?? -1];
@@ -129,11 +129,11 @@ async function startCalls(
       else if (spec.HoldOnSubmit) {
         c.status = 'Held';
         c.modificationTime = now;
-      } else await k.settle(tx, c, now, fx);
+      } else await k.settle(tx, c, now, effects);
     }
   }
   await save(tx, calls);
-  if (calls.every((c) => isFinal(c.status))) await stepDone(k, tx, stepJob, now, fx);
+  if (calls.every((c) => isFinal(c.status))) await stepDone(k, tx, stepJob, now, effects);
 }
 
 const decide = (outcomes: CallOutcome[], step: ChainStepSpec, structure: Structure): StepDecision =>
@@ -154,28 +154,28 @@ async function stepOutcomes(tx: Store, stepJob: JobRecord, step: ChainStepSpec):
 }
 
 /** Reaction to a settled job: when it is a call of a step, the step may be done. */
-export async function onCallFinal(k: Kernel, tx: Store, call: JobRecord, now: number, fx: Effects): Promise<void> {
+export async function onCallFinal(k: Kernel, tx: Store, call: JobRecord, now: number, effects: Effects): Promise<void> {
   if (call.parentJob === null || !call.data.chain?.call) return;
   const stepJob = await tx.jobs.get(call.parentJob);
   if (!stepJob) return;
   if (stepJob.status === 'Killing') {
-    await settleKilling(k, tx, stepJob, now, fx);
+    await settleKilling(k, tx, stepJob, now, effects);
     return;
   }
   if (stepJob.status !== 'Waiting') return;
   const calls = [...newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot).values()];
-  if (calls.every((c) => isFinal(c.status))) await stepDone(k, tx, stepJob, now, fx);
+  if (calls.every((c) => isFinal(c.status))) await stepDone(k, tx, stepJob, now, effects);
 }
 
 /** Every call of the step is final: the handlers decide. */
-async function stepDone(k: Kernel, tx: Store, stepJob: JobRecord, now: number, fx: Effects): Promise<void> {
+async function stepDone(k: Kernel, tx: Store, stepJob: JobRecord, now: number, effects: Effects): Promise<void> {
   const chain = stepJob.parentJob === null ? undefined : await tx.jobs.get(stepJob.parentJob);
   if (chain?.status !== 'Waiting') return;
   const structure = await structureOf(tx, chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
   const step = structure.steps[index] as ChainStepSpec;
   const outcomes = await stepOutcomes(tx, stepJob, step);
-  await applyDecision(k, tx, chain, index, stepJob, decide(outcomes, step, structure), now, fx, outcomes);
+  await applyDecision(k, tx, chain, index, stepJob, decide(outcomes, step, structure), now, effects, outcomes);
 }
 
 async function applyDecision(
@@ -186,7 +186,7 @@ async function applyDecision(
   stepJob: JobRecord,
   decision: StepDecision,
   now: number,
-  fx: Effects,
+  effects: Effects,
   outcomes: CallOutcome[] = [asOutcome(stepJob.status)],
 ): Promise<void> {
   const structure = await structureOf(tx, chain);
@@ -195,7 +195,18 @@ async function applyDecision(
   if (running && (decision.action === 'RestartStep' || decision.action === 'RestartFromError')) {
     const runs = (stepJob.data.chain?.step?.runs ?? 1) + 1;
     if (runs <= (step.MaxRestarts ?? DEFAULT_MAX_RUNS)) {
-      await rerunCalls(k, tx, chain, stepJob, step, outcomes, decision.action === 'RestartFromError', runs, now, fx);
+      await rerunCalls(
+        k,
+        tx,
+        chain,
+        stepJob,
+        step,
+        outcomes,
+        decision.action === 'RestartFromError',
+        runs,
+        now,
+        effects,
+      );
       return;
     }
     stepJob.data.notes.push(`Step ${step.Name} ran ${runs - 1} times, its limit`);
@@ -214,20 +225,20 @@ async function applyDecision(
     await save(tx, [stepJob]);
     return;
   }
-  if (running) await k.finish(tx, stepJob, { status: stepStatus(outcomes) }, now, fx);
+  if (running) await k.finish(tx, stepJob, { status: stepStatus(outcomes) }, now, effects);
   switch (decision.action) {
     case 'GotoStep': {
       const target = structure.steps.findIndex((s) => s.Name === decision.step);
-      if (target < 0) return endChain(k, tx, chain, 'Error', now, fx);
+      if (target < 0) return endChain(k, tx, chain, 'Error', now, effects);
       if (target > index) await skipSteps(tx, chain, index + 1, target, now);
-      return startStep(k, tx, chain, target, now, fx);
+      return startStep(k, tx, chain, target, now, effects);
     }
     case 'MarkCompleted':
-      return endChain(k, tx, chain, 'Completed', now, fx);
+      return endChain(k, tx, chain, 'Completed', now, effects);
     case 'Continue':
-      return startStep(k, tx, chain, index + 1, now, fx);
+      return startStep(k, tx, chain, index + 1, now, effects);
     default:
-      return endChain(k, tx, chain, 'Error', now, fx);
+      return endChain(k, tx, chain, 'Error', now, effects);
   }
 }
 
@@ -242,7 +253,7 @@ async function rerunCalls(
   failedOnly: boolean,
   runs: number,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   const index = stepJob.data.chain?.step?.index ?? 0;
   stepJob.data.chain = { step: { index, runs } };
@@ -255,10 +266,10 @@ async function rerunCalls(
   for (const [j, call] of step.Calls.entries()) {
     const o = outcomes[j];
     if (failedOnly && (o === 'Completed' || o === 'Ignored' || o === 'Skipped')) continue;
-    const c = await createCallJob(k, tx, chain, stepJob, index, j, call, now, fx, 'Chained');
+    const c = await createCallJob(k, tx, chain, stepJob, index, j, call, now, effects, 'Chained');
     if (c) calls.push(c);
   }
-  await startCalls(k, tx, chain, stepJob, step, calls, now, fx);
+  await startCalls(k, tx, chain, stepJob, step, calls, now, effects);
 }
 
 /** Steps jumped over by GotoStep are Skipped. */
@@ -280,12 +291,12 @@ async function endChain(
   chain: JobRecord,
   status: JobStatus,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   await closeDescendants(tx, chain, 'Skipped', now, `The chain ended ${status}`);
   const fresh = (await tx.jobs.get(chain.jobId)) ?? chain;
   if (isFinal(fresh.status)) return;
-  await k.finish(tx, fresh, { status }, now, fx);
+  await k.finish(tx, fresh, { status }, now, effects);
 }
 
 /** The operator's reply to a step's RequestRestart: run the step again, or take the default. */
@@ -296,7 +307,7 @@ async function settleStepRequest(
   restart: boolean,
   user: string,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   const chain = stepJob.parentJob === null ? undefined : await tx.jobs.get(stepJob.parentJob);
   if (!chain) return;
@@ -315,14 +326,14 @@ async function settleStepRequest(
     stepJob,
     restart ? { action: 'RestartStep' } : { action: 'MarkError' },
     now,
-    fx,
+    effects,
     outcomes,
   );
 }
 
 /** Reaction to a reply: a step waiting in Console after RequestRestart runs again or takes the default. */
-export async function answerStep(k: Kernel, tx: Store, a: Answer, now: number, fx: Effects): Promise<boolean> {
+export async function answerStep(k: Kernel, tx: Store, a: Answer, now: number, effects: Effects): Promise<boolean> {
   if (a.job?.status !== 'Console' || !a.job.data.chain?.step) return false;
-  await settleStepRequest(k, tx, a.job, a.reply === 'Restart', a.user, now, fx);
+  await settleStepRequest(k, tx, a.job, a.reply === 'Restart', a.user, now, effects);
   return true;
 }

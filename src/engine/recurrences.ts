@@ -26,7 +26,7 @@ export async function submitNextOccurrence(
   tx: Store,
   job: JobRecord,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<'run' | 'skip'> {
   const r = job.data.recurrence;
   if (!r || r.next || job.jobGroup === null) return 'run';
@@ -47,10 +47,10 @@ export async function submitNextOccurrence(
     if (policy === 'Skip') verdict = 'skip';
     if (policy === 'RunAll')
       for (const t of occurrencesBetween(frame, r.anchor, r.occurrence, now, RUN_ALL_CAP, jobWindow))
-        if (t > r.occurrence && t <= now) await submitOccurrence(k, tx, job, t, true, now, fx);
+        if (t > r.occurrence && t <= now) await submitOccurrence(k, tx, job, t, true, now, effects);
   }
   const next = nextOccurrence(frame, r.anchor, after, jobWindow);
-  if (next !== undefined) await submitOccurrence(k, tx, job, next, false, now, fx);
+  if (next !== undefined) await submitOccurrence(k, tx, job, next, false, now, effects);
   return verdict;
 }
 
@@ -62,12 +62,12 @@ async function submitOccurrence(
   t: number,
   missed: boolean,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   const group = job.jobGroup as number;
   if (await tx.jobs.groupHasStart(group, t)) return;
   const r = job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
-  await k.rerun(tx, job, now, fx, {
+  await k.rerun(tx, job, now, effects, {
     keepPlace: false,
     starts: 0,
     at: t,
@@ -82,7 +82,7 @@ export async function endRecurrence(
   tx: Store,
   { job, status }: { job: JobRecord; status: JobStatus },
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   const action = job.data.spec.restart[status];
   if (job.jobGroup === null || (action !== 'StopSubmitFrame' && action !== 'RestartNoResubmit')) return;
@@ -97,6 +97,6 @@ export async function endRecurrence(
         other,
         { status: 'Canceled', notes: [`Recurrence ended by Job:${job.jobId} (${job.status})`] },
         now,
-        fx,
+        effects,
       );
 }

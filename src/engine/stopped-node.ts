@@ -13,7 +13,7 @@ export async function endJobsOfStoppedNode(
   ranThere: (job: JobRecord) => boolean,
   note: string,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<number> {
   let ended = 0;
   for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], {
@@ -21,7 +21,7 @@ export async function endJobsOfStoppedNode(
     limit: 100_000,
   }))
     if (!job.data.chain?.structure && ranThere(job)) {
-      await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
+      await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
       ended += 1;
     }
   return ended;

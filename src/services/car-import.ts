@@ -93,7 +93,7 @@ export class ImportService {
       throw unprocessable('The archive holds no objects');
     const description =
       request.description ?? layout.manifestName ?? `Import definitions from: ${request.fileName ?? DEFAULT_CAR_NAME}`;
-    return this.d.engine.submit(async (tx, fx, k) => {
+    return this.d.engine.submit(async (tx, effects, k) => {
       const definition = await tx.getObject('JobDefinition', IMPORT_DEFINITION);
       if (!definition) throw new Error(`${IMPORT_DEFINITION} is missing`);
       const created = await this.d.jobs.createFrom(
@@ -110,7 +110,7 @@ export class ImportService {
           holdOnSubmit: false,
           submitFrame: undefined,
         },
-        fx,
+        effects,
       );
       await keepArchive(tx, created.jobId, bytes, created.creationTime);
       return created;

@@ -101,13 +101,13 @@ export class JobActions {
     const completion = spec.body === 'completion' ? parseCompletion(body, this.d.defaultTimeZone) : undefined;
     const now = () => this.d.clock.now();
     const result = await this.d.engine.mutate(
-      async (tx, fx, k) => {
+      async (tx, effects, k) => {
         let job = await tx.jobs.get(seen.jobId);
         if (!job) throw notFound('Job', seen.jobId);
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
-        if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), fx);
+        if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), effects);
         // An action with a submit body is a submit: a new job from this one (resubmit).
-        if (!isKernelAction(action)) return this.resubmit(tx, k, p, job, submit as NonNullable<typeof submit>, fx);
+        if (!isKernelAction(action)) return this.resubmit(tx, k, p, job, submit as NonNullable<typeof submit>, effects);
         const status = completion ? this.updateJob(job, completion) : undefined;
         return k.act(
           tx,
@@ -120,7 +120,7 @@ export class JobActions {
             ...(status ? { status } : {}),
           },
           now(),
-          fx,
+          effects,
         );
       },
       userCause(p, action),
@@ -134,12 +134,12 @@ export class JobActions {
   /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */
   async delete(p: Principal, idText: string): Promise<void> {
     const seen = await this.authorize(p, idText, 'delete');
-    await this.d.engine.mutate(async (tx, fx, k) => {
+    await this.d.engine.mutate(async (tx, effects, k) => {
       const job = await tx.jobs.get(seen.jobId);
       if (!job) throw notFound('Job', seen.jobId);
       if (!isFinal(job.status))
         throw conflict(`Job:${job.jobId} is ${job.status}; only a job in a final status can be deleted`);
-      await k.remove(tx, [job.jobId], fx);
+      await k.remove(tx, [job.jobId], effects);
     });
   }
 
@@ -155,7 +155,7 @@ export class JobActions {
     action: JobAction,
     properties: Properties,
     now: number,
-    fx: Effects,
+    effects: Effects,
   ): Promise<JobRecord> {
     const { given, options } = properties;
     if (given.length === 0) return job;
@@ -178,7 +178,7 @@ export class JobActions {
         case 'RequestedStartTime':
           if (options.requestedStart) {
             target.requestedStart = options.requestedStart.ms;
-            if (target.status === 'Scheduled') fx.wakeAt.push(target.requestedStart);
+            if (target.status === 'Scheduled') effects.wakeAt.push(target.requestedStart);
           }
           break;
         case 'JobParameters':
@@ -191,7 +191,7 @@ export class JobActions {
           break;
       }
     if (action !== 'restart') target.modificationTime = now;
-    fx.dispatch = true;
+    effects.dispatch = true;
     return target;
   }
 
@@ -201,7 +201,7 @@ export class JobActions {
     p: Principal,
     job: JobRecord,
     options: SubmitOptions,
-    fx: Effects,
+    effects: Effects,
   ): Promise<JobRecord> {
     const definition = await tx.getObject('JobDefinition', job.definition);
     if (!definition) throw conflict(`The definition ${job.definition} of Job:${job.jobId} no longer exists`);
@@ -218,7 +218,7 @@ export class JobActions {
         priority: options.priority ?? job.priority,
         description: options.description === undefined ? job.description : options.description,
       },
-      fx,
+      effects,
       parameters,
     );
   }

@@ -59,10 +59,10 @@ export class JobService {
     const parsed = this.authorizeSubmit(p, definitionKey);
     const options = parseSubmitBody(body, this.d.defaultTimeZone);
     const job = await this.d.engine.submit(
-      async (tx, fx, k) => {
+      async (tx, effects, k) => {
         const definition = await tx.getObject('JobDefinition', parsed.key);
         if (!definition) throw notFound('JobDefinition', parsed.key);
-        return this.createFrom(tx, k, p, definition, options, fx);
+        return this.createFrom(tx, k, p, definition, options, effects);
       },
       userCause(p, 'submit'),
     );
@@ -76,7 +76,7 @@ export class JobService {
     p: Principal,
     definition: StoredObject,
     options: SubmitOptions,
-    fx: Effects,
+    effects: Effects,
     parameters?: JobRecord['data']['parameters'],
   ): Promise<JobRecord> {
     const d = definition.data;
@@ -115,7 +115,7 @@ export class JobService {
         ...(frame !== undefined ? { submitFrame: frame } : {}),
       },
       now,
-      fx,
+      effects,
     );
   }
 

@@ -35,7 +35,7 @@ export class UserMessages extends MessageService {
     const comment = (b.ReplyComment as string | null | undefined) ?? null;
     const asked = (b.Response as string).trim();
     await this.engine.mutate(
-      async (tx, fx, k) => {
+      async (tx, effects, k) => {
         const m = await tx.getObject('UserMessage', String(id));
         if (!m) throw notFound('UserMessage', id);
         if (!isParticipant(p, (m.data.Participants as string[] | null) ?? []))
@@ -67,7 +67,7 @@ export class UserMessages extends MessageService {
               notes: [`${p.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`],
             },
             now,
-            fx,
+            effects,
           );
       },
       userCause(p, 'reply', `Reply to UserMessage:${id}`),
