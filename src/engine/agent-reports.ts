@@ -42,7 +42,7 @@ async function markRunning(tx: Store, job: JobRecord, startTime: number, now: nu
  * and ends Unknown like a running one: nothing runs twice.
  */
 export async function applyHello(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   agent: { ps: string; instance: string },
   known: readonly KnownAttempt[],
@@ -80,7 +80,7 @@ export async function applyHello(
       const note = other
         ? `Its agent (instance ${job.data.agentInstance}) is gone; instance ${instance} serves ${ps} now`
         : `Agent of ${ps} no longer knows attempt ${job.attempt}`;
-      await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
+      await kernel.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
     }
   }
   await tx.jobs.updateMany(changed);
@@ -137,7 +137,7 @@ function outcomeOf(job: JobRecord, m: FinishedMessage): { status: JobStatus; not
 }
 
 export async function applyFinished(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   ps: string,
   m: FinishedMessage,
@@ -161,11 +161,11 @@ export async function applyFinished(
     await tx.jobs.updateMany([job]);
     return;
   }
-  await k.finish(tx, job, { status, runEnd: m.endTime, returnCode: m.returnCode, notes }, now, effects);
+  await kernel.finish(tx, job, { status, runEnd: m.endTime, returnCode: m.returnCode, notes }, now, effects);
 }
 
 export async function applyLost(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   ps: string,
   m: LostMessage,
@@ -175,7 +175,7 @@ export async function applyLost(
   effects.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
   const job = await tx.jobs.get(m.jobId);
   if (!isCurrent(job, ps, m.attempt)) return;
-  await k.finish(
+  await kernel.finish(
     tx,
     job,
     { status: 'Unknown', notes: ['The agent restarted while the job ran; its outcome is unknown'] },
@@ -189,7 +189,7 @@ export async function applyLost(
  * `run` went to a session dropped in that moment, after its successor's hello): Unknown, if still so.
  */
 export async function applyOrphans(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   orphans: ReadonlyArray<{ jobId: number; attempt: number; instance: string }>,
   now: number,
@@ -201,17 +201,23 @@ export async function applyOrphans(
     if (!job || job.attempt !== o.attempt || job.data.agentInstance !== o.instance) continue;
     if (job.status !== 'Dispatched' && job.status !== 'Assigned') continue;
     const note = `Dispatched to agent instance ${o.instance}, which no longer serves ${job.processServer}`;
-    await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
+    await kernel.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
     n += 1;
   }
   return n;
 }
 
 /** The agent has been away longer than its timeout: every job it held becomes Unknown. */
-export async function applyAgentLost(k: Kernel, tx: Store, ps: string, now: number, effects: Effects): Promise<number> {
+export async function applyAgentLost(
+  kernel: Kernel,
+  tx: Store,
+  ps: string,
+  now: number,
+  effects: Effects,
+): Promise<number> {
   const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
   const held = jobs.filter((j) => !j.data.scriptEnded);
   for (const job of held)
-    await k.finish(tx, job, { status: 'Unknown', notes: [`Agent of process server ${ps} lost`] }, now, effects);
+    await kernel.finish(tx, job, { status: 'Unknown', notes: [`Agent of process server ${ps} lost`] }, now, effects);
   return held.length;
 }

@@ -38,7 +38,13 @@ export async function closeDescendants(
  * Kill reaches the children: what has not started is Canceled, running agent jobs are killed, in-server jobs
  * stop; the chain (or step) is Killed once all of them are final.
  */
-export async function killTree(k: Kernel, tx: Store, job: JobRecord, now: number, effects: Effects): Promise<void> {
+export async function killTree(
+  kernel: Kernel,
+  tx: Store,
+  job: JobRecord,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   job.status = 'Killing';
   job.modificationTime = now;
   await save(tx, [job]);
@@ -52,7 +58,7 @@ export async function killTree(k: Kernel, tx: Store, job: JobRecord, now: number
       await save(tx, [child]);
       await closeDescendants(tx, child, 'Canceled', now, `Canceled: Job:${job.jobId} was killed`);
     } else if (child.data.chain?.structure || child.data.chain?.step) {
-      await killTree(k, tx, child, now, effects);
+      await killTree(kernel, tx, child, now, effects);
     } else if (child.processServer === SYSTEM_SERVER) {
       effects.stopSystem.push(child.jobId);
       closeAs(child, 'Killed', now, `Killed with Job:${job.jobId}`);
@@ -67,12 +73,12 @@ export async function killTree(k: Kernel, tx: Store, job: JobRecord, now: number
       await save(tx, [child]);
     }
   }
-  await settleKilling(k, tx, job, now, effects);
+  await settleKilling(kernel, tx, job, now, effects);
 }
 
 /** A chain or step being killed becomes Killed once all its children are final; the chain above may follow. */
 export async function settleKilling(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   job: JobRecord,
   now: number,
@@ -81,10 +87,10 @@ export async function settleKilling(
   if (job.status !== 'Killing') return;
   const children = await tx.jobs.listChildren(job.jobId);
   if (!children.every((c) => isFinal(c.status))) return;
-  await k.finish(tx, job, { status: 'Killed' }, now, effects);
+  await kernel.finish(tx, job, { status: 'Killed' }, now, effects);
   if (job.data.chain?.step && job.parentJob !== null) {
     const chain = await tx.jobs.get(job.parentJob);
-    if (chain) await settleKilling(k, tx, chain, now, effects);
+    if (chain) await settleKilling(kernel, tx, chain, now, effects);
   }
 }
 

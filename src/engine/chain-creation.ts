@@ -17,7 +17,7 @@ export async function structureOf(tx: Store, chain: JobRecord): Promise<Structur
 
 /** Creates the step job of step `index` and its call jobs, Chained (calls with SubmitDisabled: Disabled). */
 export async function createStepJobs(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   chain: JobRecord,
   index: number,
@@ -27,7 +27,7 @@ export async function createStepJobs(
 ): Promise<JobRecord> {
   const structure = await structureOf(tx, chain);
   const step = structure.steps[index] as ChainStepSpec;
-  const stepJob = await k.insert(
+  const stepJob = await kernel.insert(
     tx,
     {
       definition: chain.definition,
@@ -70,12 +70,12 @@ export async function createStepJobs(
     effects,
   );
   for (const [j, call] of step.Calls.entries())
-    await createCallJob(k, tx, chain, stepJob, index, j, call, now, effects);
+    await createCallJob(kernel, tx, chain, stepJob, index, j, call, now, effects);
   return stepJob;
 }
 
 export async function createCallJob(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   chain: JobRecord,
   stepJob: JobRecord,
@@ -91,7 +91,7 @@ export async function createCallJob(
   const d = definition.data;
   // Mandatory values may come from mappings when the step starts: here every parameter takes its default.
   const declared = ((d.Parameters as DefinitionParameter[] | null) ?? []).map((p) => ({ ...p, Optional: true }));
-  return k.submit(
+  return kernel.submit(
     tx,
     {
       definition,
@@ -137,7 +137,7 @@ export async function save(tx: Store, jobs: JobRecord[]): Promise<void> {
 
 /** Reaction to a created job: a chain job's step and call jobs (a new chain job, or one restarted as a copy). */
 export async function createChainJobs(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   chain: JobRecord,
   now: number,
@@ -149,6 +149,6 @@ export async function createChainJobs(
   const slice = loopYielder();
   for (let i = 0; i < steps.length; i++) {
     await slice();
-    await createStepJobs(k, tx, chain, i, now, effects);
+    await createStepJobs(kernel, tx, chain, i, now, effects);
   }
 }

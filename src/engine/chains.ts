@@ -31,17 +31,23 @@ import { closeAs, closeDescendants, settleKilling } from './chain-closing.ts';
 const DEFAULT_MAX_RUNS = 100;
 
 /** The chain job was dispatched to GLOBAL.System: it waits while its first step runs. */
-export async function startChain(k: Kernel, tx: Store, chain: JobRecord, now: number, effects: Effects): Promise<void> {
+export async function startChain(
+  kernel: Kernel,
+  tx: Store,
+  chain: JobRecord,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   chain.status = 'Waiting';
   chain.runStart ??= now;
   chain.modificationTime = now;
   await save(tx, [chain]);
-  await startStep(k, tx, chain, 0, now, effects);
+  await startStep(kernel, tx, chain, 0, now, effects);
 }
 
 /** Runs step `index` of the chain (after the last one the chain is Completed). */
 async function startStep(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   chain: JobRecord,
   index: number,
@@ -50,7 +56,7 @@ async function startStep(
 ): Promise<void> {
   const structure = await structureOf(tx, chain);
   if (index >= structure.steps.length) {
-    await endChain(k, tx, chain, 'Completed', now, effects);
+    await endChain(kernel, tx, chain, 'Completed', now, effects);
     return;
   }
   const step = structure.steps[index] as ChainStepSpec;
@@ -58,7 +64,7 @@ async function startStep(
   if (stepJob && isFinal(stepJob.status) && (stepJob.data.chain?.step?.runs ?? 0) === 0) {
     // Ended before it ran (canceled by hand): the handlers decide as if its calls had ended so.
     await applyDecision(
-      k,
+      kernel,
       tx,
       chain,
       index,
@@ -70,7 +76,7 @@ async function startStep(
     return;
   }
   if (!stepJob || isFinal(stepJob.status))
-    stepJob = await createStepJobs(k, tx, chain, index, now, effects, stepJob?.data.chain?.step?.runs ?? 0);
+    stepJob = await createStepJobs(kernel, tx, chain, index, now, effects, stepJob?.data.chain?.step?.runs ?? 0);
   if (stepJob.status === 'Disabled' || !(await holds(tx, step.Precondition, chain, now))) {
     const status = stepJob.status === 'Disabled' ? 'Ignored' : 'Skipped';
     await closeDescendants(
@@ -80,16 +86,16 @@ async function startStep(
       now,
       `Step ${step.Name} ${status === 'Ignored' ? 'disabled' : 'precondition false'}`,
     );
-    await k.finish(tx, stepJob, { status }, now, effects);
-    await startStep(k, tx, chain, index + 1, now, effects);
+    await kernel.finish(tx, stepJob, { status }, now, effects);
+    await startStep(kernel, tx, chain, index + 1, now, effects);
     return;
   }
   const runs = (stepJob.data.chain?.step?.runs ?? 0) + 1;
   if (runs > (step.MaxRestarts ?? DEFAULT_MAX_RUNS)) {
     stepJob.data.notes.push(`Step ${step.Name} ran ${runs - 1} times, its limit`);
     await closeDescendants(tx, stepJob, 'Skipped', now, 'Step limit reached');
-    await k.finish(tx, stepJob, { status: 'Error' }, now, effects);
-    await endChain(k, tx, chain, 'Error', now, effects);
+    await kernel.finish(tx, stepJob, { status: 'Error' }, now, effects);
+    await endChain(kernel, tx, chain, 'Error', now, effects);
     return;
   }
   stepJob.status = 'Waiting';
@@ -98,12 +104,12 @@ async function startStep(
   stepJob.data.chain = { step: { index, runs } };
   await save(tx, [stepJob]);
   const calls = [...newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot).values()];
-  await startCalls(k, tx, chain, stepJob, step, calls, now, effects);
+  await startCalls(kernel, tx, chain, stepJob, step, calls, now, effects);
 }
 
 /** Moves the step's Chained calls into the pending flow (or to Ignored / Skipped), then checks whether the step is done. */
 async function startCalls(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   chain: JobRecord,
   stepJob: JobRecord,
@@ -129,11 +135,11 @@ async function startCalls(
       else if (spec.HoldOnSubmit) {
         c.status = 'Held';
         c.modificationTime = now;
-      } else await k.settle(tx, c, now, effects);
+      } else await kernel.settle(tx, c, now, effects);
     }
   }
   await save(tx, calls);
-  if (calls.every((c) => isFinal(c.status))) await stepDone(k, tx, stepJob, now, effects);
+  if (calls.every((c) => isFinal(c.status))) await stepDone(kernel, tx, stepJob, now, effects);
 }
 
 const decide = (outcomes: CallOutcome[], step: ChainStepSpec, structure: Structure): StepDecision =>
@@ -154,32 +160,38 @@ async function stepOutcomes(tx: Store, stepJob: JobRecord, step: ChainStepSpec):
 }
 
 /** Reaction to a settled job: when it is a call of a step, the step may be done. */
-export async function onCallFinal(k: Kernel, tx: Store, call: JobRecord, now: number, effects: Effects): Promise<void> {
+export async function onCallFinal(
+  kernel: Kernel,
+  tx: Store,
+  call: JobRecord,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   if (call.parentJob === null || !call.data.chain?.call) return;
   const stepJob = await tx.jobs.get(call.parentJob);
   if (!stepJob) return;
   if (stepJob.status === 'Killing') {
-    await settleKilling(k, tx, stepJob, now, effects);
+    await settleKilling(kernel, tx, stepJob, now, effects);
     return;
   }
   if (stepJob.status !== 'Waiting') return;
   const calls = [...newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot).values()];
-  if (calls.every((c) => isFinal(c.status))) await stepDone(k, tx, stepJob, now, effects);
+  if (calls.every((c) => isFinal(c.status))) await stepDone(kernel, tx, stepJob, now, effects);
 }
 
 /** Every call of the step is final: the handlers decide. */
-async function stepDone(k: Kernel, tx: Store, stepJob: JobRecord, now: number, effects: Effects): Promise<void> {
+async function stepDone(kernel: Kernel, tx: Store, stepJob: JobRecord, now: number, effects: Effects): Promise<void> {
   const chain = stepJob.parentJob === null ? undefined : await tx.jobs.get(stepJob.parentJob);
   if (chain?.status !== 'Waiting') return;
   const structure = await structureOf(tx, chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
   const step = structure.steps[index] as ChainStepSpec;
   const outcomes = await stepOutcomes(tx, stepJob, step);
-  await applyDecision(k, tx, chain, index, stepJob, decide(outcomes, step, structure), now, effects, outcomes);
+  await applyDecision(kernel, tx, chain, index, stepJob, decide(outcomes, step, structure), now, effects, outcomes);
 }
 
 async function applyDecision(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   chain: JobRecord,
   index: number,
@@ -196,7 +208,7 @@ async function applyDecision(
     const runs = (stepJob.data.chain?.step?.runs ?? 1) + 1;
     if (runs <= (step.MaxRestarts ?? DEFAULT_MAX_RUNS)) {
       await rerunCalls(
-        k,
+        kernel,
         tx,
         chain,
         stepJob,
@@ -225,26 +237,26 @@ async function applyDecision(
     await save(tx, [stepJob]);
     return;
   }
-  if (running) await k.finish(tx, stepJob, { status: stepStatus(outcomes) }, now, effects);
+  if (running) await kernel.finish(tx, stepJob, { status: stepStatus(outcomes) }, now, effects);
   switch (decision.action) {
     case 'GotoStep': {
       const target = structure.steps.findIndex((s) => s.Name === decision.step);
-      if (target < 0) return endChain(k, tx, chain, 'Error', now, effects);
+      if (target < 0) return endChain(kernel, tx, chain, 'Error', now, effects);
       if (target > index) await skipSteps(tx, chain, index + 1, target, now);
-      return startStep(k, tx, chain, target, now, effects);
+      return startStep(kernel, tx, chain, target, now, effects);
     }
     case 'MarkCompleted':
-      return endChain(k, tx, chain, 'Completed', now, effects);
+      return endChain(kernel, tx, chain, 'Completed', now, effects);
     case 'Continue':
-      return startStep(k, tx, chain, index + 1, now, effects);
+      return startStep(kernel, tx, chain, index + 1, now, effects);
     default:
-      return endChain(k, tx, chain, 'Error', now, effects);
+      return endChain(kernel, tx, chain, 'Error', now, effects);
   }
 }
 
 /** RestartStep (every call again) or RestartFromError (the calls that did not complete): new call jobs, same step job. */
 async function rerunCalls(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   chain: JobRecord,
   stepJob: JobRecord,
@@ -266,10 +278,10 @@ async function rerunCalls(
   for (const [j, call] of step.Calls.entries()) {
     const o = outcomes[j];
     if (failedOnly && (o === 'Completed' || o === 'Ignored' || o === 'Skipped')) continue;
-    const c = await createCallJob(k, tx, chain, stepJob, index, j, call, now, effects, 'Chained');
+    const c = await createCallJob(kernel, tx, chain, stepJob, index, j, call, now, effects, 'Chained');
     if (c) calls.push(c);
   }
-  await startCalls(k, tx, chain, stepJob, step, calls, now, effects);
+  await startCalls(kernel, tx, chain, stepJob, step, calls, now, effects);
 }
 
 /** Steps jumped over by GotoStep are Skipped. */
@@ -286,7 +298,7 @@ async function skipSteps(tx: Store, chain: JobRecord, from: number, to: number, 
 
 /** Ends the chain: what it will not run is Skipped, then the chain job takes its final status. */
 async function endChain(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   chain: JobRecord,
   status: JobStatus,
@@ -296,12 +308,12 @@ async function endChain(
   await closeDescendants(tx, chain, 'Skipped', now, `The chain ended ${status}`);
   const fresh = (await tx.jobs.get(chain.jobId)) ?? chain;
   if (isFinal(fresh.status)) return;
-  await k.finish(tx, fresh, { status }, now, effects);
+  await kernel.finish(tx, fresh, { status }, now, effects);
 }
 
 /** The operator's reply to a step's RequestRestart: run the step again, or take the default. */
 async function settleStepRequest(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   stepJob: JobRecord,
   restart: boolean,
@@ -319,7 +331,7 @@ async function settleStepRequest(
   stepJob.data.notes.push(`${user} replied ${restart ? 'Restart' : 'NoRestart'}`);
   delete stepJob.data.operatorMessage;
   await applyDecision(
-    k,
+    kernel,
     tx,
     chain,
     index,
@@ -332,8 +344,14 @@ async function settleStepRequest(
 }
 
 /** Reaction to a reply: a step waiting in Console after RequestRestart runs again or takes the default. */
-export async function answerStep(k: Kernel, tx: Store, a: Answer, now: number, effects: Effects): Promise<boolean> {
+export async function answerStep(
+  kernel: Kernel,
+  tx: Store,
+  a: Answer,
+  now: number,
+  effects: Effects,
+): Promise<boolean> {
   if (a.job?.status !== 'Console' || !a.job.data.chain?.step) return false;
-  await settleStepRequest(k, tx, a.job, a.reply === 'Restart', a.user, now, effects);
+  await settleStepRequest(kernel, tx, a.job, a.reply === 'Restart', a.user, now, effects);
   return true;
 }

@@ -138,7 +138,7 @@ export function runMessage(job: JobRecord, credential?: OpenCredential): ServerM
  * Returns whether another pass may find more to do.
  */
 export async function dispatchPass(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   ctx: DispatchContext,
   clock: () => number,
@@ -152,13 +152,13 @@ export async function dispatchPass(
   const now = clock();
   const due = await tx.jobs.dueScheduled(now, PROMOTIONS_PER_PASS);
   for (const j of due) {
-    if ((await submitNextOccurrence(k, tx, j, now, effects)) === 'skip') {
+    if ((await submitNextOccurrence(kernel, tx, j, now, effects)) === 'skip') {
       move(j, 'Skipped', now).runEnd = now;
-    } else await k.settle(tx, j, now, effects);
+    } else await kernel.settle(tx, j, now, effects);
   }
   await tx.jobs.updateMany(due);
 
-  const gates = new Gates(k, tx, now, effects);
+  const gates = new Gates(kernel, tx, now, effects);
   if (sweepOverdue) await gates.sweepOverdue();
   const state = await loadDispatchState(tx, ctx, now, gates, effects.wakeAt);
   const urgent = runNow.size === 0 ? [] : (await tx.jobs.getMany([...runNow])).filter((j) => j.status === 'Queued');
@@ -181,8 +181,8 @@ export async function dispatchPass(
     if (found && !found.ok) {
       // It never starts: no lock or event taken; a recurrence it belongs to goes on.
       delete job.data.runNow;
-      await submitNextOccurrence(k, tx, job, now, effects);
-      await k.finish(tx, job, { status: 'Error', notes: [found.note] }, now, effects);
+      await submitNextOccurrence(kernel, tx, job, now, effects);
+      await kernel.finish(tx, job, { status: 'Error', notes: [found.note] }, now, effects);
       changed.delete(job.jobId);
       continue;
     }
@@ -195,9 +195,9 @@ export async function dispatchPass(
     job.modificationTime = at;
     delete job.data.runNow;
     delete job.data.windowClosesAt;
-    await submitNextOccurrence(k, tx, job, now, effects); // started early (runnow, release): its successor is due now too
+    await submitNextOccurrence(kernel, tx, job, now, effects); // started early (runnow, release): its successor is due now too
     for (const w of job.data.spec.waitEvents ?? [])
-      if (w.clears) await consumeEvent(k, tx, w.event, job.jobId, now, effects);
+      if (w.clears) await consumeEvent(kernel, tx, w.event, job.jobId, now, effects);
     if (a.processServer === SYSTEM_SERVER) {
       move(job, 'Running', at).runStart = at;
       if (job.data.spec.type === 'JobChain') chains.push(job);
@@ -222,8 +222,8 @@ export async function dispatchPass(
   }
   gates.settleContenders();
   await tx.jobs.updateMany([...changed.values()]);
-  for (const chain of chains) await startChain(k, tx, chain, now, effects);
-  for (const job of asking) await startAsking(k, tx, job, now, effects);
+  for (const chain of chains) await startChain(kernel, tx, chain, now, effects);
+  for (const job of asking) await startAsking(kernel, tx, job, now, effects);
   const more = due.length === PROMOTIONS_PER_PASS || (capped && plan.length > 0);
   return { more, started: plan.map((a) => a.jobId) };
 }

@@ -12,7 +12,7 @@ type Rec = Record<string, unknown>;
  * AutoSubmit Always (or OnlyOne, when none of their jobs has reached Running yet) are submitted.
  */
 export async function onEventRaised(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   definition: string,
   now: number,
@@ -20,11 +20,11 @@ export async function onEventRaised(
 ): Promise<void> {
   const waiting = await tx.jobs.listByStatus(['EventWait'], { limit: 100_000 });
   const moving = waiting.filter((j) => (j.data.spec.waitEvents ?? []).some((w) => w.event === definition));
-  for (const j of moving) await k.settle(tx, j, now, effects);
+  for (const j of moving) await kernel.settle(tx, j, now, effects);
   const moved = moving.filter((j) => j.status !== 'EventWait');
   if (moved.length > 0) await tx.jobs.updateMany(moved);
   for (const d of await autoSubmitters(tx, definition))
-    await autoSubmit(k, tx, d.object, d.mode, definition, now, effects);
+    await autoSubmit(kernel, tx, d.object, d.mode, definition, now, effects);
 }
 
 /** Definitions that wait for `event` with AutoSubmit other than Never. */
@@ -38,7 +38,7 @@ async function autoSubmitters(tx: Store, event: string): Promise<Array<{ object:
 }
 
 async function autoSubmit(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   definition: StoredObject,
   mode: string,
@@ -63,7 +63,7 @@ async function autoSubmit(
   } catch {
     return; // a mandatory parameter without a default: it cannot be submitted unattended
   }
-  const job = await k.submit(
+  const job = await kernel.submit(
     tx,
     {
       definition,

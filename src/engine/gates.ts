@@ -88,7 +88,7 @@ export class GateView {
  * definition's ActWhenOverdue (or its queue's Overdue) applies. A lock held by a running job sends it to LockWait.
  */
 export class Gates extends GateView {
-  private readonly k: Kernel;
+  private readonly kernel: Kernel;
   private readonly effects: Effects;
   /** Locks claimed by candidates earlier in this pass: one job per lock per pass. */
   private readonly claimed = new Set<string>();
@@ -97,9 +97,9 @@ export class Gates extends GateView {
   /** Jobs whose row changed (status, or the end of their window's opening noted). */
   readonly changed = new Map<number, JobRecord>();
 
-  constructor(k: Kernel, tx: Store, now: number, effects: Effects) {
+  constructor(kernel: Kernel, tx: Store, now: number, effects: Effects) {
     super(tx, now);
-    this.k = k;
+    this.kernel = kernel;
     this.effects = effects;
   }
 
@@ -132,7 +132,7 @@ export class Gates extends GateView {
     if (verdict.open) return true;
     const opens = verdict.opens;
     if (opens === undefined) {
-      await this.k.finish(
+      await this.kernel.finish(
         this.tx,
         job,
         { status: 'Never', notes: [`Its time window ${key} does not open within two years`] },
@@ -193,7 +193,7 @@ export class Gates extends GateView {
     const event = job.data.spec.overdueEvent;
     if (event)
       await raiseEvent(
-        this.k,
+        this.kernel,
         this.tx,
         event,
         { comment: `Job:${job.jobId} (${job.definition}) is overdue`, raiser: `Job:${job.jobId}` },
@@ -203,7 +203,7 @@ export class Gates extends GateView {
     if (action === 'Overdue') job.status = 'Overdue';
     else if (action === 'Held') job.status = 'Held';
     else if (action === 'Canceled') {
-      await this.k.finish(this.tx, job, { status: 'Canceled' }, this.now, this.effects);
+      await this.kernel.finish(this.tx, job, { status: 'Canceled' }, this.now, this.effects);
       this.changed.delete(job.jobId);
     }
   }

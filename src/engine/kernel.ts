@@ -31,7 +31,7 @@ export type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts
  */
 
 /** A reaction: runs inside the transaction of the transition it reacts to. */
-export type Reaction<E> = (k: Kernel, tx: Store, event: E, now: number, effects: Effects) => Promise<unknown>;
+export type Reaction<E> = (kernel: Kernel, tx: Store, event: E, now: number, effects: Effects) => Promise<unknown>;
 
 export interface Reactions {
   /** A job was submitted or rerun and its row written (a chain makes its step and call jobs). */

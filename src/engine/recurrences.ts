@@ -22,7 +22,7 @@ const RUN_ALL_CAP = 1000;
  * policy Skip says this late job does not run.
  */
 export async function submitNextOccurrence(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   job: JobRecord,
   now: number,
@@ -47,16 +47,16 @@ export async function submitNextOccurrence(
     if (policy === 'Skip') verdict = 'skip';
     if (policy === 'RunAll')
       for (const t of occurrencesBetween(frame, r.anchor, r.occurrence, now, RUN_ALL_CAP, jobWindow))
-        if (t > r.occurrence && t <= now) await submitOccurrence(k, tx, job, t, true, now, effects);
+        if (t > r.occurrence && t <= now) await submitOccurrence(kernel, tx, job, t, true, now, effects);
   }
   const next = nextOccurrence(frame, r.anchor, after, jobWindow);
-  if (next !== undefined) await submitOccurrence(k, tx, job, next, false, now, effects);
+  if (next !== undefined) await submitOccurrence(kernel, tx, job, next, false, now, effects);
   return verdict;
 }
 
 /** A job of the recurrence for occurrence `t`, copied from `job`; never two for one occurrence. */
 async function submitOccurrence(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   job: JobRecord,
   t: number,
@@ -67,7 +67,7 @@ async function submitOccurrence(
   const group = job.jobGroup as number;
   if (await tx.jobs.groupHasStart(group, t)) return;
   const r = job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
-  await k.rerun(tx, job, now, effects, {
+  await kernel.rerun(tx, job, now, effects, {
     keepPlace: false,
     starts: 0,
     at: t,
@@ -78,7 +78,7 @@ async function submitOccurrence(
 
 /** Reaction to a final status: StopSubmitFrame / RestartNoResubmit cancel the recurrence's pending jobs. */
 export async function endRecurrence(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   { job, status }: { job: JobRecord; status: JobStatus },
   now: number,
@@ -92,7 +92,7 @@ export async function endRecurrence(
   });
   for (const other of pending)
     if (other.jobId !== job.jobId)
-      await k.finish(
+      await kernel.finish(
         tx,
         other,
         { status: 'Canceled', notes: [`Recurrence ended by Job:${job.jobId} (${job.status})`] },

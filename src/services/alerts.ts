@@ -11,7 +11,7 @@ export class Alerts extends MessageService {
     const id = await this.authorizeReply(p, idText);
     const response = normalizeReply(replyBody(this.kind, body).Response as string);
     if (response === '') throw invalid('Field "Response" must not be empty');
-    await this.engine.mutate(async (tx, effects, k) => {
+    await this.engine.mutate(async (tx, effects, kernel) => {
       const alert = await tx.getObject('Alert', String(id));
       if (!alert) throw notFound('Alert', id);
       const expression = (alert.data.ReplyExpression as string | null) ?? 'Acknowledge';
@@ -20,7 +20,7 @@ export class Alerts extends MessageService {
         throw invalid(`Field "Response": the reply expression ${expression} took too long to match`);
       if (!matches) throw invalid(`Field "Response": "${response}" does not match the reply expression ${expression}`);
       const answer = { sender: `Alert:${id}`, reply: response, user: p.user };
-      if (!(await k.answer(tx, answer, this.clock.now(), effects)))
+      if (!(await kernel.answer(tx, answer, this.clock.now(), effects)))
         throw conflict(`Alert:${id} is ${String(alert.data.Status)} already`);
     });
     return this.get(p, String(id));

@@ -93,12 +93,12 @@ export class ImportService {
       throw unprocessable('The archive holds no objects');
     const description =
       request.description ?? layout.manifestName ?? `Import definitions from: ${request.fileName ?? DEFAULT_CAR_NAME}`;
-    return this.d.engine.submit(async (tx, effects, k) => {
+    return this.d.engine.submit(async (tx, effects, kernel) => {
       const definition = await tx.getObject('JobDefinition', IMPORT_DEFINITION);
       if (!definition) throw new Error(`${IMPORT_DEFINITION} is missing`);
       const created = await this.d.jobs.createFrom(
         tx,
-        k,
+        kernel,
         p,
         definition,
         {

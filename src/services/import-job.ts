@@ -65,7 +65,7 @@ async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
     const bytes = await keptArchive(d.store, job.jobId);
     if (!bytes) throw invalid('The archive of this import is gone (it was imported or discarded before)');
     const plan = await planImport(d, job, p, bytes, log);
-    const results = await d.engine.mutate(async (tx, effects, k) => {
+    const results = await d.engine.mutate(async (tx, effects, kernel) => {
       const current = await tx.jobs.get(job.jobId);
       if (current?.status !== 'Running') throw new NoLongerRunning();
       const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
@@ -89,7 +89,13 @@ async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
       await tx.blobs.delete('archive', String(job.jobId));
       const summary = log.summary('Completed');
       await attachLog(d, tx, job.jobId, log);
-      await k.finish(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), effects);
+      await kernel.finish(
+        tx,
+        current,
+        { status: 'Completed', returnCode: 0, notes: [summary] },
+        d.clock.now(),
+        effects,
+      );
       return done;
     });
     const pause = loopYielder();
@@ -302,13 +308,13 @@ async function attachLog(d: ImportJobDeps, tx: Store, jobId: number, log: Import
 async function fail(d: ImportJobDeps, job: JobRecord, log: ImportLog, e: unknown): Promise<void> {
   const notPermitted = e instanceof MillraceError && e.status === 403;
   if (!(e instanceof ImportRefused) && !(e instanceof NoLongerRunning) && log.refusals === 0) log.refused('archive', e);
-  await d.engine.mutate(async (tx, effects, k) => {
+  await d.engine.mutate(async (tx, effects, kernel) => {
     await tx.blobs.delete('archive', String(job.jobId));
     const current = await tx.jobs.get(job.jobId);
     if (current?.status !== 'Running') return;
     const summary = log.summary('Error');
     await attachLog(d, tx, job.jobId, log);
-    await k.finish(
+    await kernel.finish(
       tx,
       current,
       { status: 'Error', returnCode: notPermitted ? IMPORT_NOT_PERMITTED : IMPORT_REFUSED, notes: [summary] },

@@ -101,15 +101,16 @@ export class JobActions {
     const completion = spec.body === 'completion' ? parseCompletion(body, this.d.defaultTimeZone) : undefined;
     const now = () => this.d.clock.now();
     const result = await this.d.engine.mutate(
-      async (tx, effects, k) => {
+      async (tx, effects, kernel) => {
         let job = await tx.jobs.get(seen.jobId);
         if (!job) throw notFound('Job', seen.jobId);
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
         if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), effects);
         // An action with a submit body is a submit: a new job from this one (resubmit).
-        if (!isKernelAction(action)) return this.resubmit(tx, k, p, job, submit as NonNullable<typeof submit>, effects);
+        if (!isKernelAction(action))
+          return this.resubmit(tx, kernel, p, job, submit as NonNullable<typeof submit>, effects);
         const status = completion ? this.updateJob(job, completion) : undefined;
-        return k.act(
+        return kernel.act(
           tx,
           job,
           action,
@@ -134,12 +135,12 @@ export class JobActions {
   /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */
   async delete(p: Principal, idText: string): Promise<void> {
     const seen = await this.authorize(p, idText, 'delete');
-    await this.d.engine.mutate(async (tx, effects, k) => {
+    await this.d.engine.mutate(async (tx, effects, kernel) => {
       const job = await tx.jobs.get(seen.jobId);
       if (!job) throw notFound('Job', seen.jobId);
       if (!isFinal(job.status))
         throw conflict(`Job:${job.jobId} is ${job.status}; only a job in a final status can be deleted`);
-      await k.remove(tx, [job.jobId], effects);
+      await kernel.remove(tx, [job.jobId], effects);
     });
   }
 
@@ -197,7 +198,7 @@ export class JobActions {
 
   private async resubmit(
     tx: Store,
-    k: Kernel,
+    kernel: Kernel,
     p: Principal,
     job: JobRecord,
     options: SubmitOptions,
@@ -209,7 +210,7 @@ export class JobActions {
     const parameters = resubmitParameters(job.data.parameters, options.parameters, job.definition, zone);
     return this.jobs.createFrom(
       tx,
-      k,
+      kernel,
       p,
       definition,
       {

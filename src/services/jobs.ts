@@ -59,10 +59,10 @@ export class JobService {
     const parsed = this.authorizeSubmit(p, definitionKey);
     const options = parseSubmitBody(body, this.d.defaultTimeZone);
     const job = await this.d.engine.submit(
-      async (tx, effects, k) => {
+      async (tx, effects, kernel) => {
         const definition = await tx.getObject('JobDefinition', parsed.key);
         if (!definition) throw notFound('JobDefinition', parsed.key);
-        return this.createFrom(tx, k, p, definition, options, effects);
+        return this.createFrom(tx, kernel, p, definition, options, effects);
       },
       userCause(p, 'submit'),
     );
@@ -72,7 +72,7 @@ export class JobService {
   /** A new job of `definition` with `options` applied; shared by submit and resubmit. */
   async createFrom(
     tx: Store,
-    k: Kernel,
+    kernel: Kernel,
     p: Principal,
     definition: StoredObject,
     options: SubmitOptions,
@@ -100,7 +100,7 @@ export class JobService {
         );
       frame = frameKey.key;
     }
-    return k.submit(
+    return kernel.submit(
       tx,
       {
         definition,

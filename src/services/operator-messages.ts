@@ -18,7 +18,7 @@ export class OperatorMessages extends MessageService {
     const reply = normalizeReply(replyBody(this.kind, body).Reply as string);
     if (reply === '') throw invalid('Field "Reply" must not be empty');
     await this.engine.mutate(
-      async (tx, effects, k) => {
+      async (tx, effects, kernel) => {
         const m = await tx.getObject('OperatorMessage', String(id));
         if (!m) throw notFound('OperatorMessage', id);
         if (m.data.ReplyStatus !== 'Required')
@@ -39,7 +39,7 @@ export class OperatorMessages extends MessageService {
           ReplyUser: p.user,
         });
         // The reply reaches what sent the message: a waiting job, a chain step, an alert (kernel reactions).
-        await k.answer(
+        await kernel.answer(
           tx,
           { sender: String(m.data.SenderObject ?? ''), message: id, reply, user: p.user },
           now,

@@ -35,7 +35,7 @@ export class UserMessages extends MessageService {
     const comment = (b.ReplyComment as string | null | undefined) ?? null;
     const asked = (b.Response as string).trim();
     await this.engine.mutate(
-      async (tx, effects, k) => {
+      async (tx, effects, kernel) => {
         const m = await tx.getObject('UserMessage', String(id));
         if (!m) throw notFound('UserMessage', id);
         if (!isParticipant(p, (m.data.Participants as string[] | null) ?? []))
@@ -58,7 +58,7 @@ export class UserMessages extends MessageService {
         });
         const job = await tx.jobs.get(Number(m.data.Job));
         if (job?.status === 'Console' && job.data.userMessage === id)
-          await k.finish(
+          await kernel.finish(
             tx,
             job,
             {
