@@ -54,14 +54,14 @@ export interface ImportServiceDeps {
  * is submitted in the same transaction; the job (import-job.ts) does the import, all or nothing.
  */
 export class ImportService {
-  private readonly d: ImportServiceDeps;
+  private readonly deps: ImportServiceDeps;
 
   constructor(deps: ImportServiceDeps) {
-    this.d = deps;
+    this.deps = deps;
   }
 
   get gate(): ImportGate {
-    return this.d.gate;
+    return this.deps.gate;
   }
 
   /**
@@ -86,17 +86,17 @@ export class ImportService {
     const layout = readLayout(entries);
     // Keys are read only for a signed archive, so a trusted-keys problem cannot stop unsigned imports.
     const isSigned = entries.some((e) => e.name === SIGNATURE_ENTRY);
-    const signature = verifyEntries(entries, isSigned ? await this.d.trustedKeys() : []);
+    const signature = verifyEntries(entries, isSigned ? await this.deps.trustedKeys() : []);
     if (request.signed && !signature.signed)
       throw unprocessable('The archive is not signed (X-Vendor-Signed-Car is true)');
     if (layout.objects.length === 0 && layout.libraryFiles.length === 0)
       throw unprocessable('The archive holds no objects');
     const description =
       request.description ?? layout.manifestName ?? `Import definitions from: ${request.fileName ?? DEFAULT_CAR_NAME}`;
-    return this.d.engine.submit(async (tx, effects, kernel) => {
+    return this.deps.engine.submit(async (tx, effects, kernel) => {
       const definition = await tx.getObject('JobDefinition', IMPORT_DEFINITION);
       if (!definition) throw new Error(`${IMPORT_DEFINITION} is missing`);
-      const created = await this.d.jobs.createFrom(
+      const created = await this.deps.jobs.createFrom(
         tx,
         kernel,
         p,
@@ -121,7 +121,7 @@ export class ImportService {
   async waitForEnd(jobId: number): Promise<JobRecord> {
     let delay = 10;
     for (;;) {
-      const job = await this.d.store.jobs.get(jobId);
+      const job = await this.deps.store.jobs.get(jobId);
       if (!job) throw new Error(`import job ${jobId} disappeared`);
       if (isFinal(job.status)) return job;
       await new Promise((r) => setTimeout(r, delay));
@@ -158,7 +158,7 @@ export class ImportService {
     const parsed = parseKey('partitioned', key);
     const found =
       parsed && can(p, 'ImportRuleSet', parsed.partition, 'View')
-        ? await this.d.store.getObject('ImportRuleSet', parsed.key)
+        ? await this.deps.store.getObject('ImportRuleSet', parsed.key)
         : undefined;
     if (!found || !parsed)
       throw invalid(`Import rule set ${businessKey('ImportRuleSet', parsed?.key ?? key)} does not exist`);

@@ -55,10 +55,10 @@ export function parseCommentBody(body: unknown, field: 'RaiserComment' | 'Cleare
  * or clear. Every change runs in the engine's loop, since a raise may release waiting jobs.
  */
 export class EventService {
-  private readonly d: EventServiceDeps;
+  private readonly deps: EventServiceDeps;
 
   constructor(deps: EventServiceDeps) {
-    this.d = deps;
+    this.deps = deps;
   }
 
   async get(p: Principal, eventIdText: string): Promise<Record<string, unknown>> {
@@ -69,8 +69,8 @@ export class EventService {
   async raise(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
     const key = await this.controlledDefinition(p, definitionText, 'raise its events');
     const comment = parseCommentBody(body, 'RaiserComment');
-    const by = { comment, raiser: `User:${p.user}`, zone: this.d.defaultTimeZone };
-    const event = await this.d.engine.events.raise(key, by, userCause(p, 'raise', `Raised an event of ${key}`));
+    const by = { comment, raiser: `User:${p.user}`, zone: this.deps.defaultTimeZone };
+    const event = await this.deps.engine.events.raise(key, by, userCause(p, 'raise', `Raised an event of ${key}`));
     return this.render(event);
   }
 
@@ -78,7 +78,7 @@ export class EventService {
   async clearRaised(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
     const key = await this.controlledDefinition(p, definitionText, 'clear its events');
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    return this.render(await this.d.engine.events.clearRaised(key, by));
+    return this.render(await this.deps.engine.events.clearRaised(key, by));
   }
 
   /** Clears the Pending events of a definition (possibly none). */
@@ -89,7 +89,7 @@ export class EventService {
   ): Promise<{ Cleared: Record<string, unknown>[] }> {
     const key = await this.controlledDefinition(p, definitionText, 'clear its events');
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    const events = await this.d.engine.events.clearAllPending(key, by);
+    const events = await this.deps.engine.events.clearAllPending(key, by);
     return { Cleared: events.map((e) => this.render(e)) };
   }
 
@@ -97,7 +97,7 @@ export class EventService {
   async clear(p: Principal, eventIdText: string, body: unknown): Promise<Record<string, unknown>> {
     const seen = await this.authorizeClear(p, eventIdText);
     const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    return this.render(await this.d.engine.events.clearEvent(seen.eventId, by));
+    return this.render(await this.deps.engine.events.clearEvent(seen.eventId, by));
   }
 
   /**
@@ -117,7 +117,7 @@ export class EventService {
   private async visibleEvent(p: Principal, eventIdText: string): Promise<EventRecord> {
     const parsed = parseKey('eventId', eventIdText);
     if (!parsed) throw notFound('Event', eventIdText);
-    const event = await this.d.engine.store.events.get(parsed.key);
+    const event = await this.deps.engine.store.events.get(parsed.key);
     if (!event || !can(p, 'EventDefinition', event.partition, 'View')) throw notFound('Event', parsed.key);
     return event;
   }
@@ -130,7 +130,7 @@ export class EventService {
     const parsed = parseKey('partitioned', text);
     if (!parsed || !can(p, 'EventDefinition', parsed.partition, 'View'))
       throw notFound('EventDefinition', parsed?.key ?? text);
-    if (!(await this.d.engine.store.getObject('EventDefinition', parsed.key)))
+    if (!(await this.deps.engine.store.getObject('EventDefinition', parsed.key)))
       throw notFound('EventDefinition', parsed.key);
     const name = businessKey('EventDefinition', parsed.key);
     if (!can(p, 'EventDefinition', parsed.partition, 'Control'))
@@ -139,6 +139,6 @@ export class EventService {
   }
 
   private render(e: EventRecord): Record<string, unknown> {
-    return renderEvent(e, this.d.defaultTimeZone);
+    return renderEvent(e, this.deps.defaultTimeZone);
   }
 }

@@ -53,11 +53,11 @@ function parseProperties(body: unknown, defaultZone: string): Properties {
  * of process properties, applied in the same transaction (see domain/process-properties.ts).
  */
 export class JobActions {
-  private readonly d: JobServiceDeps;
+  private readonly deps: JobServiceDeps;
   private readonly jobs: JobService;
 
   constructor(deps: JobServiceDeps, jobs: JobService) {
-    this.d = deps;
+    this.deps = deps;
     this.jobs = jobs;
   }
 
@@ -95,12 +95,12 @@ export class JobActions {
       const current = await this.jobs.get(p, idText);
       body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && Object.hasOwn(current, k));
     }
-    const submit = spec.body === 'submit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
+    const submit = spec.body === 'submit' ? parseSubmitBody(body, this.deps.defaultTimeZone) : undefined;
     // Process properties are applied with the action.
-    const properties = spec.body === 'properties' ? parseProperties(body, this.d.defaultTimeZone) : undefined;
-    const completion = spec.body === 'completion' ? parseCompletion(body, this.d.defaultTimeZone) : undefined;
-    const now = () => this.d.clock.now();
-    const result = await this.d.engine.mutate(
+    const properties = spec.body === 'properties' ? parseProperties(body, this.deps.defaultTimeZone) : undefined;
+    const completion = spec.body === 'completion' ? parseCompletion(body, this.deps.defaultTimeZone) : undefined;
+    const now = () => this.deps.clock.now();
+    const result = await this.deps.engine.mutate(
       async (tx, effects, kernel) => {
         let job = await tx.jobs.get(seen.jobId);
         if (!job) throw notFound('Job', seen.jobId);
@@ -127,7 +127,7 @@ export class JobActions {
       userCause(p, action),
     );
     return {
-      job: renderJob(result, spec.creates ? [] : await this.d.store.jobs.listFiles(result.jobId)),
+      job: renderJob(result, spec.creates ? [] : await this.deps.store.jobs.listFiles(result.jobId)),
       created: spec.creates,
     };
   }
@@ -135,7 +135,7 @@ export class JobActions {
   /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */
   async delete(p: Principal, idText: string): Promise<void> {
     const seen = await this.authorize(p, idText, 'delete');
-    await this.d.engine.mutate(async (tx, effects, kernel) => {
+    await this.deps.engine.mutate(async (tx, effects, kernel) => {
       const job = await tx.jobs.get(seen.jobId);
       if (!job) throw notFound('Job', seen.jobId);
       if (!isFinal(job.status))

@@ -36,10 +36,10 @@ export function parseJobId(text: string, type = 'Job'): number {
  * definition (View to read, Control to act, Delete to delete), Submit on the definition to submit.
  */
 export class JobService {
-  private readonly d: JobServiceDeps;
+  private readonly deps: JobServiceDeps;
 
   constructor(deps: JobServiceDeps) {
-    this.d = deps;
+    this.deps = deps;
   }
 
   /**
@@ -57,8 +57,8 @@ export class JobService {
 
   async submit(p: Principal, definitionKey: string, body: unknown): Promise<Record<string, unknown>> {
     const parsed = this.authorizeSubmit(p, definitionKey);
-    const options = parseSubmitBody(body, this.d.defaultTimeZone);
-    const job = await this.d.engine.submit(
+    const options = parseSubmitBody(body, this.deps.defaultTimeZone);
+    const job = await this.deps.engine.submit(
       async (tx, effects, kernel) => {
         const definition = await tx.getObject('JobDefinition', parsed.key);
         if (!definition) throw notFound('JobDefinition', parsed.key);
@@ -81,8 +81,8 @@ export class JobService {
   ): Promise<JobRecord> {
     const d = definition.data;
     const queue = await this.queue(tx, p, options.queue ?? (d.DefaultQueue as string));
-    const now = this.d.clock.now();
-    const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.d.defaultTimeZone;
+    const now = this.deps.clock.now();
+    const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.deps.defaultTimeZone;
     const params =
       parameters ??
       buildJobParameters(
@@ -134,16 +134,16 @@ export class JobService {
    */
   private async unservedNote(job: JobRecord): Promise<string | undefined> {
     if (job.status !== 'Queued') return undefined;
-    const queue = await this.d.store.getObject('Queue', job.queue);
+    const queue = await this.deps.store.getObject('Queue', job.queue);
     if (!queue) return undefined;
-    if ((await this.d.store.referrerKeys(queue.uniqueId, 'QueueProvider', 'Queue')).length > 0) return undefined;
+    if ((await this.deps.store.referrerKeys(queue.uniqueId, 'QueueProvider', 'Queue')).length > 0) return undefined;
     return `Waiting: no process server serves ${businessKey('Queue', job.queue)}; add a QueueProvider linking one to it`;
   }
 
   /** GET /Job/<id>/history: the job's status changes, oldest first (the privileges of GET /Job/<id>). */
   async history(p: Principal, idText: string): Promise<{ items: Record<string, unknown>[] }> {
     const job = await this.find(p, idText);
-    const entries = await this.d.store.jobs.history(job.jobId, MAX_HISTORY);
+    const entries = await this.deps.store.jobs.history(job.jobId, MAX_HISTORY);
     return {
       items: entries.map((e) => ({
         Time: formatInstant(e.time, job.data.zone),
@@ -162,10 +162,10 @@ export class JobService {
    */
   async list(p: Principal, query: unknown): Promise<ListAnswer> {
     const values = readParams(query, JOB_LIST_PARAMS);
-    const { partition, ...filter } = parseJobFilter(values, this.d.defaultTimeZone);
+    const { partition, ...filter } = parseJobFilter(values, this.deps.defaultTimeZone);
     const page = readPage(values, 'j');
     const partitions = partitionsToRead(partitionsWith(p, 'Job', ['View']), partition);
-    const jobs = await this.d.store.jobs.listJobs({
+    const jobs = await this.deps.store.jobs.listJobs({
       ...filter,
       ...(partitions !== undefined ? { partitions } : {}),
       ...(page.after !== undefined ? { beforeJobId: Number(page.after) } : {}),
@@ -176,7 +176,7 @@ export class JobService {
       page.fields === undefined ||
       page.fields.trim() === '' ||
       page.fields.split(',').some((f) => f.trim().toLowerCase() === 'jobfiles');
-    const files = wantsFiles ? await this.d.store.jobs.listFilesOfJobs(shown.map((j) => j.jobId)) : [];
+    const files = wantsFiles ? await this.deps.store.jobs.listFilesOfJobs(shown.map((j) => j.jobId)) : [];
     const filesOf = new Map<number, JobFileRecord[]>();
     for (const f of files) {
       const own = filesOf.get(f.jobId);
@@ -208,7 +208,7 @@ export class JobService {
   /** A job the caller may see, else 404 exactly as for a missing one. */
   async find(p: Principal, idText: string): Promise<JobRecord> {
     const id = parseJobId(idText);
-    const job = await this.d.store.jobs.get(id);
+    const job = await this.deps.store.jobs.get(id);
     if (!job || !can(p, 'Job', job.partition, 'View')) throw notFound('Job', id);
     return job;
   }
@@ -229,27 +229,27 @@ export class JobService {
 
   /** A running job's output grows: its sizes come from the disk until the job reports its final sizes. */
   private async filesWithLiveSizes(job: JobRecord): Promise<JobFileRecord[]> {
-    return this.liveSizes(job, await this.d.store.jobs.listFiles(job.jobId));
+    return this.liveSizes(job, await this.deps.store.jobs.listFiles(job.jobId));
   }
 
   private async liveSizes(job: JobRecord, files: JobFileRecord[]): Promise<JobFileRecord[]> {
     if (job.runEnd !== null || files.length === 0) return files;
     return Promise.all(
-      files.map(async (f) => ({ ...f, size: Math.max(f.size, await this.d.engine.files.size(job.jobId, f.name)) })),
+      files.map(async (f) => ({ ...f, size: Math.max(f.size, await this.deps.engine.files.size(job.jobId, f.name)) })),
     );
   }
 
   openFile(file: JobFileRecord, start: number, end: number) {
-    return this.d.engine.files.read(file.jobId, file.name, start, end);
+    return this.deps.engine.files.read(file.jobId, file.name, start, end);
   }
 
   /** The file and its current size, for GET /JobFile/<uniqueId>/content. */
   async file(p: Principal, idText: string): Promise<{ file: JobFileRecord; size: number }> {
     const id = parseJobId(idText, 'JobFile');
-    const file = await this.d.store.jobs.getFile(id);
-    const job = file ? await this.d.store.jobs.get(file.jobId) : undefined;
+    const file = await this.deps.store.jobs.getFile(id);
+    const job = file ? await this.deps.store.jobs.get(file.jobId) : undefined;
     if (!file || !job || !can(p, 'JobFile', job.partition, 'View') || !can(p, 'Job', job.partition, 'View'))
       throw notFound('JobFile', id);
-    return { file, size: await this.d.engine.files.size(file.jobId, file.name) };
+    return { file, size: await this.deps.engine.files.size(file.jobId, file.name) };
   }
 }
