@@ -264,7 +264,7 @@ export class Engine {
    * agent connected to any live node counts as connected (docs/architecture.md §16): that node dispatches to it.
    */
   waits(): WaitExplainer {
-    const agentReady = (ps: string) => this.routing.view().isReady(ps);
+    const agentReady = (processServer: string) => this.routing.view().isReady(processServer);
     return new WaitExplainer(this.options.store, this.options.clock.now(), { agentReady });
   }
 
