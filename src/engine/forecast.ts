@@ -6,7 +6,7 @@ import type { WindowSpec } from '../domain/time-window.ts';
 import { loopYielder } from '../loop-yield.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
-import { loadFrame } from './frames.ts';
+import { loadFrame } from './submit-frames.ts';
 import { MISFIRE_GRACE_MS } from './recurrences.ts';
 import { loadWindow } from './windows.ts';
 

@@ -9,7 +9,7 @@ import { businessKey } from '../model/keys.ts';
 import type { Store } from '../store/store.ts';
 import type { Effects } from './effects.ts';
 import { chainStructure, list } from './definition-snapshot.ts';
-import { loadFrame } from './frames.ts';
+import { loadFrame } from './submit-frames.ts';
 import { KernelActions } from './kernel-actions.ts';
 import type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
 import { move } from './status-move.ts';

@@ -2,7 +2,7 @@ import type { JobRecord } from '../domain/job.ts';
 import { nextOccurrence, occurrencesBetween } from '../domain/recurrence.ts';
 import type { Store } from '../store/store.ts';
 import type { JobStatus } from '../model/fields.ts';
-import { loadFrame } from './frames.ts';
+import { loadFrame } from './submit-frames.ts';
 import type { Effects, Kernel } from './kernel.ts';
 import { loadWindow } from './windows.ts';
 
