@@ -20,7 +20,7 @@ import { asks, startAsking } from './ask.ts';
 import { startChain } from './chains.ts';
 import { CREDENTIAL_PASSWORD, CREDENTIAL_USER, CredentialResolver, type OpenCredential } from './credentials.ts';
 import { consumeEvent } from './events.ts';
-import { type GateView, Gates } from './gates.ts';
+import { type GateView, Gates } from './window-and-lock-gates.ts';
 import { type Effects, type Kernel, move } from './kernel.ts';
 import { submitNextOccurrence } from './recurrences.ts';
 

@@ -21,7 +21,7 @@ import { ClusterInbox } from './cluster-inbox.ts';
 import type { Effects } from './effects.ts';
 import { EventActions } from './event-actions.ts';
 import { raiseOnFinal } from './events.ts';
-import { releaseLocks } from './gates.ts';
+import { releaseLocks } from './window-and-lock-gates.ts';
 import type { JobFileStore } from './job-files.ts';
 import { JobPurge } from './job-purge.ts';
 import { Kernel } from './kernel.ts';
