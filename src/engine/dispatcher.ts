@@ -16,7 +16,7 @@ import type { SecretOpener } from '../security/secret-box.ts';
 import { listAllObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import { isOpen, nextChange } from '../domain/time-window.ts';
-import { asks, startAsking } from './ask.ts';
+import { asks, startAsking } from './question-jobs.ts';
 import { startChain } from './chains.ts';
 import { CREDENTIAL_PASSWORD, CREDENTIAL_USER, CredentialResolver, type OpenCredential } from './credentials.ts';
 import { consumeEvent } from './events.ts';

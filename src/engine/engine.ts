@@ -12,7 +12,7 @@ import { AgentRouting } from './agent-routing.ts';
 import { AgentWatchdog } from './agent-watchdog.ts';
 import { type AlertSenders, AlertWorker } from './alert-worker.ts';
 import { AlertSources, answerAlertReply, onJobStatusChanges, onServerStatus } from './alerts.ts';
-import { answerAsking, closeQuestion } from './ask.ts';
+import { answerAsking, closeQuestion } from './question-jobs.ts';
 import { answerStep, onCallFinal } from './chains.ts';
 import { createChainJobs } from './chain-creation.ts';
 import { cancelTree, killTree } from './chain-closing.ts';
