@@ -38,12 +38,12 @@ export class CarExporter {
 
   /** The objects named; with `references`, also every object they refer to, and theirs in turn. */
   async exportMany(
-    p: Principal,
+    principal: Principal,
     roots: ReadonlyArray<{ type: TypeName; key: string }>,
     options: { references: boolean },
   ): Promise<Buffer> {
     const parts: Buffer[] = [];
-    for await (const part of await this.exportStream(p, roots, options)) parts.push(part);
+    for await (const part of await this.exportStream(principal, roots, options)) parts.push(part);
     return Buffer.concat(parts);
   }
 
@@ -57,7 +57,7 @@ export class CarExporter {
    * instead cost much more CPU (measured: bench/README.md).
    */
   async exportStream(
-    p: Principal,
+    principal: Principal,
     roots: ReadonlyArray<{ type: TypeName; key: string }>,
     options: { references: boolean },
   ): Promise<AsyncGenerator<Buffer>> {
@@ -74,7 +74,7 @@ export class CarExporter {
       const canonical = parseKey(type.key, next.key)?.key ?? next.key;
       const label = businessKey(type.name, canonical);
       if (seen.has(label)) continue;
-      const { object, data } = await this.deps.objects.read(p, type, canonical);
+      const { object, data } = await this.deps.objects.read(principal, type, canonical);
       const packed = kept < budget ? await packEntry(Buffer.from(objectToXml(type, data))) : undefined;
       kept += packed?.packed.length ?? 0;
       seen.set(label, { type: type.name, key: object.key, packed });
@@ -97,7 +97,7 @@ export class CarExporter {
       sources.push({
         name: objectEntryName(o.type, o.key),
         data: async () =>
-          o.packed ?? Buffer.from(objectToXml(type, (await this.deps.objects.read(p, type, o.key)).data)),
+          o.packed ?? Buffer.from(objectToXml(type, (await this.deps.objects.read(principal, type, o.key)).data)),
       });
       const files = type.traits.files;
       if (files)
@@ -110,7 +110,7 @@ export class CarExporter {
     const info = exportInfoXml({
       sourceSystem: hostname(),
       sourceAddress: this.deps.sourceAddress,
-      user: p.user,
+      user: principal.user,
       date: formatInstant(newest, 'UTC'),
     });
     sources.push({ name: EXPORT_INFO, data: () => Buffer.from(info) });

@@ -68,18 +68,18 @@ export class ImportService {
    * The right to import at all (Submit on System_Import_Archive, else 403): both interfaces check it before they
    * read an archive (docs/architecture.md §10), and `start` again.
    */
-  authorize(p: Principal): void {
+  authorize(principal: Principal): void {
     const definitionKey = parseKey('partitioned', IMPORT_DEFINITION) as NonNullable<ReturnType<typeof parseKey>>;
-    if (!can(p, 'JobDefinition', definitionKey.partition, 'Submit'))
+    if (!can(principal, 'JobDefinition', definitionKey.partition, 'Submit'))
       throw forbidden(
         `You need the Submit privilege on ${businessKey('JobDefinition', IMPORT_DEFINITION)} to import archives`,
       );
   }
 
-  async start(p: Principal, bytes: Buffer, request: ImportRequest): Promise<JobRecord> {
-    this.authorize(p);
-    const ruleSet = await this.checkRuleSet(p, request.ruleSet);
-    const parameters = this.parameters(p, { ...request, ruleSet });
+  async start(principal: Principal, bytes: Buffer, request: ImportRequest): Promise<JobRecord> {
+    this.authorize(principal);
+    const ruleSet = await this.checkRuleSet(principal, request.ruleSet);
+    const parameters = this.parameters(principal, { ...request, ruleSet });
     if (bytes.length === 0) throw invalid('The body is empty: send the CAR file');
     // Every entry is inflated and checked, but only the manifest and the signature are kept meanwhile.
     const entries = await readCar(bytes, {}, { retain: (name) => name === MANIFEST || name === SIGNATURE_ENTRY });
@@ -99,7 +99,7 @@ export class ImportService {
       const created = await this.deps.jobs.createFrom(
         tx,
         kernel,
-        p,
+        principal,
         definition,
         {
           parameters,
@@ -129,7 +129,7 @@ export class ImportService {
     }
   }
 
-  private parameters(p: Principal, r: ImportRequest): Array<{ Name: string; InValueString: string }> {
+  private parameters(principal: Principal, r: ImportRequest): Array<{ Name: string; InValueString: string }> {
     const out: Array<{ Name: string; InValueString: string }> = [];
     const fileName = r.fileName ?? DEFAULT_CAR_NAME;
     if (fileName.length > 255 || [...fileName].some((c) => c < ' ' || c === '\x7f'))
@@ -138,7 +138,7 @@ export class ImportService {
     if (r.targetPartition !== undefined) {
       if (!NAME_PATTERN.test(r.targetPartition))
         throw invalid(`TargetPartition "${r.targetPartition}" is not a partition name (letters, digits and _)`);
-      if (!can(p, 'Partition', r.targetPartition, 'View'))
+      if (!can(principal, 'Partition', r.targetPartition, 'View'))
         throw invalid(`Partition ${r.targetPartition} does not exist`);
       out.push({ Name: 'TargetPartition', InValueString: r.targetPartition });
     }
@@ -153,11 +153,11 @@ export class ImportService {
   }
 
   /** The rule set's canonical key; 400 when it does not exist or cannot be seen. */
-  private async checkRuleSet(p: Principal, key: string | undefined): Promise<string | undefined> {
+  private async checkRuleSet(principal: Principal, key: string | undefined): Promise<string | undefined> {
     if (key === undefined) return undefined;
     const parsed = parseKey('partitioned', key);
     const found =
-      parsed && can(p, 'ImportRuleSet', parsed.partition, 'View')
+      parsed && can(principal, 'ImportRuleSet', parsed.partition, 'View')
         ? await this.deps.store.getObject('ImportRuleSet', parsed.key)
         : undefined;
     if (!found || !parsed)

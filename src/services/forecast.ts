@@ -57,7 +57,7 @@ export class ForecastService {
     this.deps = deps;
   }
 
-  async page(p: Principal, query: unknown): Promise<ForecastAnswer> {
+  async page(principal: Principal, query: unknown): Promise<ForecastAnswer> {
     const values = readParams(query, FORECAST_PARAMS);
     const { from, until } = queryRange(values, this.deps.defaultTimeZone);
     const limit = readLimit(values);
@@ -65,7 +65,7 @@ export class ForecastService {
     const after = afterText === undefined || afterText === '' ? undefined : decodeCursor(afterText);
     const definition = keyValue(values, 'JobDefinition');
     const queue = keyValue(values, 'Queue');
-    const partitions = partitionsToRead(partitionsWith(p, 'Job', ['View']), partitionValue(values));
+    const partitions = partitionsToRead(partitionsWith(principal, 'Job', ['View']), partitionValue(values));
     if (partitions?.length === 0) return { items: [], next: null };
     const { entries, more } = await forecastPage(this.deps.store, {
       from,

@@ -119,7 +119,7 @@ interface ImportPlan {
 async function planImport(
   deps: ImportJobDeps,
   job: JobRecord,
-  p: Principal,
+  principal: Principal,
   bytes: Buffer,
   log: ImportLog,
 ): Promise<ImportPlan> {
@@ -155,7 +155,7 @@ async function planImport(
   );
   const ruleSetKey = param('ImportRuleSet');
   const ruleSet = ruleSetKey ? await deps.store.getObject('ImportRuleSet', ruleSetKey) : undefined;
-  if (ruleSetKey && (!ruleSet || !can(p, 'ImportRuleSet', ruleSet.partition, 'View')))
+  if (ruleSetKey && (!ruleSet || !can(principal, 'ImportRuleSet', ruleSet.partition, 'View')))
     throw invalid(`Import rule set ${businessKey('ImportRuleSet', ruleSetKey)} does not exist`);
   const rules = rulesOf(
     ruleSet?.data,
@@ -261,7 +261,7 @@ async function dependencyOrder<T extends { type: TypeName; key: string; body: Re
 /** Library files go into the database with the objects (a Library's Files are read from them). */
 async function writeLibraryFiles(
   tx: Store,
-  p: Principal,
+  principal: Principal,
   files: ImportPlan['libraryFiles'],
   now: number,
   log: ImportLog,
@@ -270,8 +270,8 @@ async function writeLibraryFiles(
     const library = await tx.getObject('Library', f.library);
     const label = businessKey('Library', f.library);
     try {
-      if (!library || !can(p, 'Library', library.partition, 'View')) throw invalid(`${label} does not exist`);
-      if (!can(p, 'Library', library.partition, 'Edit'))
+      if (!library || !can(principal, 'Library', library.partition, 'View')) throw invalid(`${label} does not exist`);
+      if (!can(principal, 'Library', library.partition, 'Edit'))
         throw forbidden(`You need the Edit privilege to change ${label}`);
     } catch (e) {
       log.refused(`${label} file ${f.file}`, e);

@@ -66,12 +66,12 @@ export class JobActions {
    * it (else 404) and holds the privileges the action table names (else 403). The JSON interface runs them before
    * it reads the body, and `act` again. Returns the job as it was read.
    */
-  async authorize(p: Principal, idText: string, action: JobAction | 'delete'): Promise<JobRecord> {
-    const seen = await this.jobs.find(p, idText);
+  async authorize(principal: Principal, idText: string, action: JobAction | 'delete'): Promise<JobRecord> {
+    const seen = await this.jobs.find(principal, idText);
     const privileges = action === 'delete' ? DELETE_PRIVILEGES : jobAction(action).privileges;
     for (const { type, privilege } of privileges)
       this.jobs.require(
-        p,
+        principal,
         type,
         seen.partition,
         privilege,
@@ -82,17 +82,17 @@ export class JobActions {
 
   /** Returns the job after the action, or the new job for the actions that create one (`created`). */
   async act(
-    p: Principal,
+    principal: Principal,
     idText: string,
     action: JobAction,
     body: unknown,
     query: Record<string, unknown>,
   ): Promise<{ job: Record<string, unknown>; created: boolean }> {
     const spec = jobAction(action);
-    const seen = await this.authorize(p, idText, action);
+    const seen = await this.authorize(principal, idText, action);
     // A resubmit body may be the job as GET renders it: what is not a submit field must be as it is.
     if (spec.body === 'submit' && isPlainObject(body) && Object.keys(body).some((k) => !SUBMIT_FIELDS.has(k))) {
-      const current = await this.jobs.get(p, idText);
+      const current = await this.jobs.get(principal, idText);
       body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && Object.hasOwn(current, k));
     }
     const submit = spec.body === 'submit' ? parseSubmitBody(body, this.deps.defaultTimeZone) : undefined;
@@ -105,17 +105,17 @@ export class JobActions {
         let job = await tx.jobs.get(seen.jobId);
         if (!job) throw notFound('Job', seen.jobId);
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
-        if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), effects);
+        if (properties) job = await this.applyProperties(tx, principal, job, action, properties, now(), effects);
         // An action with a submit body is a submit: a new job from this one (resubmit).
         if (!isKernelAction(action))
-          return this.resubmit(tx, kernel, p, job, submit as NonNullable<typeof submit>, effects);
+          return this.resubmit(tx, kernel, principal, job, submit as NonNullable<typeof submit>, effects);
         const status = completion ? this.updateJob(job, completion) : undefined;
         return kernel.act(
           tx,
           job,
           action,
           {
-            user: p.user,
+            user: principal.user,
             cancelRecurrence: query.cancelRecurrence === 'true',
             ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
             ...(status ? { status } : {}),
@@ -124,7 +124,7 @@ export class JobActions {
           effects,
         );
       },
-      userCause(p, action),
+      userCause(principal, action),
     );
     return {
       job: renderJob(result, spec.creates ? [] : await this.deps.store.jobs.listFiles(result.jobId)),
@@ -133,8 +133,8 @@ export class JobActions {
   }
 
   /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */
-  async delete(p: Principal, idText: string): Promise<void> {
-    const seen = await this.authorize(p, idText, 'delete');
+  async delete(principal: Principal, idText: string): Promise<void> {
+    const seen = await this.authorize(principal, idText, 'delete');
     await this.deps.engine.mutate(async (tx, effects, kernel) => {
       const job = await tx.jobs.get(seen.jobId);
       if (!job) throw notFound('Job', seen.jobId);
@@ -151,7 +151,7 @@ export class JobActions {
    */
   private async applyProperties(
     tx: Store,
-    p: Principal,
+    principal: Principal,
     job: JobRecord,
     action: JobAction,
     properties: Properties,
@@ -174,7 +174,7 @@ export class JobActions {
           if (options.priority !== undefined) target.priority = options.priority;
           break;
         case 'Queue':
-          if (options.queue !== undefined) target.queue = (await this.jobs.queue(tx, p, options.queue)).key;
+          if (options.queue !== undefined) target.queue = (await this.jobs.queue(tx, principal, options.queue)).key;
           break;
         case 'RequestedStartTime':
           if (options.requestedStart) {
@@ -199,7 +199,7 @@ export class JobActions {
   private async resubmit(
     tx: Store,
     kernel: Kernel,
-    p: Principal,
+    principal: Principal,
     job: JobRecord,
     options: SubmitOptions,
     effects: Effects,
@@ -211,7 +211,7 @@ export class JobActions {
     return this.jobs.createFrom(
       tx,
       kernel,
-      p,
+      principal,
       definition,
       {
         ...options,

@@ -46,25 +46,25 @@ export class JobService {
    * The checks of a submit that need no body (docs/architecture.md §10): View on the definition's partition (else
    * 404), Submit (else 403). The JSON interface runs them before it reads the body, and `submit` again.
    */
-  authorizeSubmit(p: Principal, definitionKey: string): ParsedKey {
+  authorizeSubmit(principal: Principal, definitionKey: string): ParsedKey {
     const parsed = parseKey('partitioned', definitionKey);
-    if (!parsed || !can(p, 'JobDefinition', parsed.partition, 'View'))
+    if (!parsed || !can(principal, 'JobDefinition', parsed.partition, 'View'))
       throw notFound('JobDefinition', parsed?.key ?? definitionKey);
-    if (!can(p, 'JobDefinition', parsed.partition, 'Submit'))
+    if (!can(principal, 'JobDefinition', parsed.partition, 'Submit'))
       throw forbidden(`You need the Submit privilege to submit ${businessKey('JobDefinition', parsed.key)}`);
     return parsed;
   }
 
-  async submit(p: Principal, definitionKey: string, body: unknown): Promise<Record<string, unknown>> {
-    const parsed = this.authorizeSubmit(p, definitionKey);
+  async submit(principal: Principal, definitionKey: string, body: unknown): Promise<Record<string, unknown>> {
+    const parsed = this.authorizeSubmit(principal, definitionKey);
     const options = parseSubmitBody(body, this.deps.defaultTimeZone);
     const job = await this.deps.engine.submit(
       async (tx, effects, kernel) => {
         const definition = await tx.getObject('JobDefinition', parsed.key);
         if (!definition) throw notFound('JobDefinition', parsed.key);
-        return this.createFrom(tx, kernel, p, definition, options, effects);
+        return this.createFrom(tx, kernel, principal, definition, options, effects);
       },
-      userCause(p, 'submit'),
+      userCause(principal, 'submit'),
     );
     return renderJob(job, []);
   }
@@ -73,14 +73,14 @@ export class JobService {
   async createFrom(
     tx: Store,
     kernel: Kernel,
-    p: Principal,
+    principal: Principal,
     definition: StoredObject,
     options: SubmitOptions,
     effects: Effects,
     parameters?: JobRecord['data']['parameters'],
   ): Promise<JobRecord> {
     const d = definition.data;
-    const queue = await this.queue(tx, p, options.queue ?? (d.DefaultQueue as string));
+    const queue = await this.queue(tx, principal, options.queue ?? (d.DefaultQueue as string));
     const now = this.deps.clock.now();
     const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.deps.defaultTimeZone;
     const params =
@@ -94,7 +94,7 @@ export class JobService {
     let frame: string | undefined;
     if (options.submitFrame !== undefined) {
       const frameKey = parseKey('partitioned', options.submitFrame);
-      if (!frameKey || !can(p, 'SubmitFrame', frameKey.partition, 'View'))
+      if (!frameKey || !can(principal, 'SubmitFrame', frameKey.partition, 'View'))
         throw invalid(
           `Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey?.key ?? options.submitFrame)} does not exist`,
         );
@@ -111,7 +111,7 @@ export class JobService {
         parameters: params,
         hold: options.holdOnSubmit ?? d.HoldOnSubmit === true,
         description: options.description ?? null,
-        submittedBy: p.user,
+        submittedBy: principal.user,
         ...(frame !== undefined ? { submitFrame: frame } : {}),
       },
       now,
@@ -119,9 +119,9 @@ export class JobService {
     );
   }
 
-  async get(p: Principal, idText: string): Promise<Record<string, unknown>> {
-    const job = await this.find(p, idText);
-    this.requireReferencesVisible(p, job);
+  async get(principal: Principal, idText: string): Promise<Record<string, unknown>> {
+    const job = await this.find(principal, idText);
+    this.requireReferencesVisible(principal, job);
     const rendered = renderJob(job, await this.filesWithLiveSizes(job));
     const waiting = await this.unservedNote(job);
     if (waiting) rendered.JobNotes = [...(rendered.JobNotes as string[]), waiting];
@@ -141,8 +141,8 @@ export class JobService {
   }
 
   /** GET /Job/<id>/history: the job's status changes, oldest first (the privileges of GET /Job/<id>). */
-  async history(p: Principal, idText: string): Promise<{ items: Record<string, unknown>[] }> {
-    const job = await this.find(p, idText);
+  async history(principal: Principal, idText: string): Promise<{ items: Record<string, unknown>[] }> {
+    const job = await this.find(principal, idText);
     const entries = await this.deps.store.jobs.history(job.jobId, MAX_HISTORY);
     return {
       items: entries.map((e) => ({
@@ -160,11 +160,11 @@ export class JobService {
    * `GET /Job`: the jobs the caller may view (View on Job in their partition, filtered in SQL so pages stay full
    * and nothing tells of hidden jobs), newest first, a page at a time after the cursor; each as `get` renders it.
    */
-  async list(p: Principal, query: unknown): Promise<ListAnswer> {
+  async list(principal: Principal, query: unknown): Promise<ListAnswer> {
     const values = readParams(query, JOB_LIST_PARAMS);
     const { partition, ...filter } = parseJobFilter(values, this.deps.defaultTimeZone);
     const page = readPage(values, 'j');
-    const partitions = partitionsToRead(partitionsWith(p, 'Job', ['View']), partition);
+    const partitions = partitionsToRead(partitionsWith(principal, 'Job', ['View']), partition);
     const jobs = await this.deps.store.jobs.listJobs({
       ...filter,
       ...(partitions !== undefined ? { partitions } : {}),
@@ -193,38 +193,40 @@ export class JobService {
   }
 
   /** GET /Job/<id> shows the job's definition, queue and process server: 403 unless the caller may view each. */
-  requireReferencesVisible(p: Principal, job: JobRecord): void {
+  requireReferencesVisible(principal: Principal, job: JobRecord): void {
     for (const [type, key] of [
       ['JobDefinition', job.definition],
       ['Queue', job.queue],
       ['ProcessServer', job.processServer],
     ] as const) {
       const partition = key === null ? undefined : parseKey('partitioned', key)?.partition;
-      if (partition !== undefined && !can(p, type, partition, 'View'))
+      if (partition !== undefined && !can(principal, type, partition, 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(type, key as string)}`);
     }
   }
 
   /** A job the caller may see, else 404 exactly as for a missing one. */
-  async find(p: Principal, idText: string): Promise<JobRecord> {
+  async find(principal: Principal, idText: string): Promise<JobRecord> {
     const id = parseJobId(idText);
     const job = await this.deps.store.jobs.get(id);
-    if (!job || !can(p, 'Job', job.partition, 'View')) throw notFound('Job', id);
+    if (!job || !can(principal, 'Job', job.partition, 'View')) throw notFound('Job', id);
     return job;
   }
 
   /** The queue a job goes into: it must exist, be visible, and take the caller's submits. */
-  async queue(tx: Store, p: Principal, key: string): Promise<StoredObject> {
+  async queue(tx: Store, principal: Principal, key: string): Promise<StoredObject> {
     const queueKey = parseKey('partitioned', key);
     if (!queueKey) throw invalid(`Field "Queue": "${key}" is not a queue key`);
-    const queue = can(p, 'Queue', queueKey.partition, 'View') ? await tx.getObject('Queue', queueKey.key) : undefined;
+    const queue = can(principal, 'Queue', queueKey.partition, 'View')
+      ? await tx.getObject('Queue', queueKey.key)
+      : undefined;
     if (!queue) throw invalid(`Field "Queue": ${businessKey('Queue', queueKey.key)} does not exist`);
-    this.require(p, 'Queue', queueKey.partition, 'Submit', `submit into ${businessKey('Queue', queueKey.key)}`);
+    this.require(principal, 'Queue', queueKey.partition, 'Submit', `submit into ${businessKey('Queue', queueKey.key)}`);
     return queue;
   }
 
-  require(p: Principal, type: string, partition: string, privilege: Privilege, what: string): void {
-    if (!can(p, type, partition, privilege)) throw forbidden(`You need the ${privilege} privilege to ${what}`);
+  require(principal: Principal, type: string, partition: string, privilege: Privilege, what: string): void {
+    if (!can(principal, type, partition, privilege)) throw forbidden(`You need the ${privilege} privilege to ${what}`);
   }
 
   /** A running job's output grows: its sizes come from the disk until the job reports its final sizes. */
@@ -244,11 +246,16 @@ export class JobService {
   }
 
   /** The file and its current size, for GET /JobFile/<uniqueId>/content. */
-  async file(p: Principal, idText: string): Promise<{ file: JobFileRecord; size: number }> {
+  async file(principal: Principal, idText: string): Promise<{ file: JobFileRecord; size: number }> {
     const id = parseJobId(idText, 'JobFile');
     const file = await this.deps.store.jobs.getFile(id);
     const job = file ? await this.deps.store.jobs.get(file.jobId) : undefined;
-    if (!file || !job || !can(p, 'JobFile', job.partition, 'View') || !can(p, 'Job', job.partition, 'View'))
+    if (
+      !file ||
+      !job ||
+      !can(principal, 'JobFile', job.partition, 'View') ||
+      !can(principal, 'Job', job.partition, 'View')
+    )
       throw notFound('JobFile', id);
     return { file, size: await this.deps.engine.files.size(file.jobId, file.name) };
   }

@@ -33,16 +33,16 @@ export class WaitingService {
     this.deps = deps;
   }
 
-  async one(p: Principal, idText: string): Promise<WaitingAnswer> {
-    const job = await this.deps.jobs.find(p, idText);
-    this.deps.jobs.requireReferencesVisible(p, job);
+  async one(principal: Principal, idText: string): Promise<WaitingAnswer> {
+    const job = await this.deps.jobs.find(principal, idText);
+    this.deps.jobs.requireReferencesVisible(principal, job);
     return answer(job, await this.deps.engine.waits().reasons(job, dateIn(job)));
   }
 
   /** The jobs of `Jobs` (comma-separated ids) the caller may view, each with its reasons; one look at the state. */
-  async many(p: Principal, query: unknown): Promise<{ items: Array<{ Job: number } & WaitingAnswer> }> {
+  async many(principal: Principal, query: unknown): Promise<{ items: Array<{ Job: number } & WaitingAnswer> }> {
     const ids = parseJobIds(query);
-    const jobs = (await this.deps.store.jobs.getMany(ids)).filter((j) => this.mayView(p, j));
+    const jobs = (await this.deps.store.jobs.getMany(ids)).filter((j) => this.mayView(principal, j));
     const byId = new Map(jobs.map((j) => [j.jobId, j]));
     const waits = this.deps.engine.waits();
     const items: Array<{ Job: number } & WaitingAnswer> = [];
@@ -54,10 +54,10 @@ export class WaitingService {
   }
 
   /** What `one` would answer rather than refuse (404 or 403): such jobs are left out of a batch. */
-  private mayView(p: Principal, job: JobRecord): boolean {
-    if (!can(p, 'Job', job.partition, 'View')) return false;
+  private mayView(principal: Principal, job: JobRecord): boolean {
+    if (!can(principal, 'Job', job.partition, 'View')) return false;
     try {
-      this.deps.jobs.requireReferencesVisible(p, job);
+      this.deps.jobs.requireReferencesVisible(principal, job);
       return true;
     } catch {
       return false;
