@@ -75,7 +75,7 @@ module.exports = {
       to: {
         path: '^src/engine/',
         pathNot:
-          '^src/engine/(effects|frames|windows|operator-message|kernel|kernel-actions|kernel-types|job-rows|definition-snapshot|status-move)\\.ts$',
+          '^src/engine/(effects|submit-frames|windows|operator-message|kernel|kernel-actions|kernel-types|job-rows|definition-snapshot|status-move)\\.ts$',
       },
     },
   ],

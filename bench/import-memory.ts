@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateRawSync } from 'node:zlib';
-import { writeCar } from '../src/car/archive.ts';
+import { writeCar } from '../src/car/archive-writer.ts';
 import { memoryOf, startServe } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { count } from './lib/options.ts';

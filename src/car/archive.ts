@@ -2,16 +2,28 @@
  * CAR archives as bytes. A CAR is a zip that comes from outside (an import), so reading it is hostile-input
  * parsing: nothing is ever written to disk, every name is checked from its raw bytes, and every entry is inflated
  * through a counter that stops at the caps however small the archive claims the entry is
- * (docs/architecture.md §14). Writing is deterministic so that the same objects export to
- * the same bytes.
+ * (docs/architecture.md §14). Writing them is archive-writer.ts; the names' rules are
+ * entry-names.ts.
  */
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
-import { createInflateRaw, crc32, deflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
+import { createInflateRaw, crc32, inflateRawSync } from 'node:zlib';
 import { type Entry, fromBuffer, type ZipFile as ZipReader } from 'yauzl';
 import { type MillraceError, tooLarge, unprocessable } from '../errors.ts';
 import { loopYielder } from '../loop-yield.ts';
+import { checkCollisions, checkName, decodeName } from './entry-names.ts';
+import {
+  ENCRYPTED_FLAGS,
+  LOCAL_HEADER_SIGNATURE,
+  LOCAL_HEADER_SIZE,
+  S_IFDIR,
+  S_IFLNK,
+  S_IFMT,
+  S_IFREG,
+  SMALL_ENTRY,
+} from './zip-format.ts';
+
+const EMPTY = Buffer.alloc(0);
 
 export interface CarEntry {
   name: string;
@@ -40,121 +52,6 @@ export const CAR_LIMITS: CarLimits = Object.freeze({
   // by their ratio; only an entry that has already inflated past this is.
   ratioFloorBytes: 1 * MiB,
 });
-
-/** Longest entry name accepted, in bytes: object names are short, and a long name only serves an attack. */
-export const MAX_NAME_BYTES = 1024;
-
-const UTF8_FLAG = 0x800;
-const ENCRYPTED_FLAGS = 0x1 | 0x40; // traditional and strong encryption
-const S_IFMT = 0o170000;
-const S_IFREG = 0o100000;
-const S_IFDIR = 0o040000;
-const S_IFLNK = 0o120000;
-const LOCAL_HEADER_SIGNATURE = 0x04034b50;
-const LOCAL_HEADER_SIZE = 30;
-
-const deflateRawAsync = promisify(deflateRaw);
-const EMPTY = Buffer.alloc(0);
-
-/** Entries up to this size are inflated and deflated synchronously: a thread-pool round trip costs more. */
-const SMALL_ENTRY = 64 * 1024;
-
-const u16 = (n: number): Buffer => {
-  const b = Buffer.alloc(2);
-  b.writeUInt16LE(n);
-  return b;
-};
-const u32 = (n: number): Buffer => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(n);
-  return b;
-};
-
-const DOS_TIME = 0; // 00:00:00
-const DOS_DATE = (1 << 5) | 1; // 1980-01-01
-const MADE_BY_UNIX = 0x031e; // so that readers take the high 16 bits of the attributes as a Unix mode
-const REGULAR_0644 = (S_IFREG | 0o644) * 0x10000;
-
-/** Byte order of the UTF-8 names: the order entries are written and digests are listed in. */
-export function compareNames(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-/** Why `name` (already decoded) could escape a folder or mean different files on different systems; else undefined. */
-function nameProblem(name: string): string | undefined {
-  if (name === '') return 'is empty';
-  if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) return `is longer than ${MAX_NAME_BYTES} bytes`;
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return 'contains a NUL or control character';
-  }
-  if (name.includes('\\')) return 'contains a backslash';
-  if (name.startsWith('/')) return 'is an absolute path';
-  if (/^[A-Za-z]:/.test(name)) return 'starts with a drive letter';
-  for (const segment of name.split('/')) {
-    if (segment === '') return 'has an empty path segment';
-    if (segment === '.' || segment === '..') return `has a "${segment}" path segment`;
-  }
-  return undefined;
-}
-
-function checkName(name: string): void {
-  const problem = nameProblem(name);
-  if (problem) throw unprocessable(`unsafe entry name ${JSON.stringify(name)}: it ${problem}`);
-}
-
-/** Case-folded form: two names that fold alike would be one file on Windows and macOS file systems. */
-const fold = (name: string): string => name.normalize('NFC').toUpperCase().toLowerCase();
-
-/**
- * Names that are one file on some file system: the same name twice, names equal ignoring case, or a file that is
- * also another entry's folder (`a` and `a/b`), which no file system can hold.
- */
-async function checkCollisions(names: readonly string[]): Promise<void> {
-  const pause = loopYielder(); // many names take long enough to hold up other requests
-  const files = new Map<string, string>();
-  for (const name of names) {
-    await pause();
-    const key = fold(name);
-    const seen = files.get(key);
-    if (seen === name) throw unprocessable(`the archive holds entry ${JSON.stringify(name)} twice`);
-    if (seen !== undefined)
-      throw unprocessable(`entries ${JSON.stringify(seen)} and ${JSON.stringify(name)} differ only in case`);
-    files.set(key, name);
-  }
-  for (const name of names) {
-    await pause();
-    const segments = fold(name).split('/');
-    for (let i = 1; i < segments.length; i++) {
-      const file = files.get(segments.slice(0, i).join('/'));
-      if (file !== undefined)
-        throw unprocessable(`entry ${JSON.stringify(file)} is also the folder of ${JSON.stringify(name)}`);
-    }
-  }
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** The name from its raw bytes: flagged UTF-8 must decode strictly, unflagged must be ASCII (no code-page guess). */
-function decodeName(raw: Buffer, flags: number): string {
-  // Checked before decoding so that a 64 KB name is not quoted whole in the message.
-  if (raw.length > MAX_NAME_BYTES)
-    throw unprocessable(`an entry name is ${raw.length} bytes long; at most ${MAX_NAME_BYTES} are allowed`);
-  if (flags & UTF8_FLAG) {
-    try {
-      return utf8.decode(raw);
-    } catch {
-      throw unprocessable(
-        `entry name ${JSON.stringify(raw.toString('utf8'))} (bytes ${raw.toString('hex')}) is not valid UTF-8`,
-      );
-    }
-  }
-  if (raw.some((b) => b >= 0x80))
-    throw unprocessable(
-      `entry name ${JSON.stringify(raw.toString('latin1'))} (bytes ${raw.toString('hex')}) is not ASCII and not marked as UTF-8`,
-    );
-  return raw.toString('ascii');
-}
 
 function limitsOf(given: Partial<CarLimits>): CarLimits {
   const limits = { ...CAR_LIMITS };
@@ -406,119 +303,4 @@ export async function readCar(
   } finally {
     zip.close();
   }
-}
-
-/** One entry's content deflated, with what its headers say of the content (packEntry). */
-export interface PackedEntry {
-  crc: number;
-  size: number;
-  packed: Buffer;
-}
-
-/**
- * One entry of a CAR being written: its content is asked for only when its turn comes, as bytes or already packed
- * (undefined: left out).
- */
-export interface CarSource {
-  name: string;
-  data(): Buffer | PackedEntry | undefined | Promise<Buffer | PackedEntry | undefined>;
-}
-
-/** Deflates one entry's content as writeCar does, so that a writer can keep it small until its turn comes. */
-export async function packEntry(data: Buffer): Promise<PackedEntry> {
-  const packed = data.length <= SMALL_ENTRY ? deflateRawSync(data) : await deflateRawAsync(data);
-  // deflateRawSync answers a view of a fresh 64 KiB output buffer: kept as is, each packed entry of ~1 KiB would
-  // hold all of it (writeCar held every entry's so until its final concat).
-  return {
-    crc: crc32(data),
-    size: data.length,
-    packed: packed.buffer.byteLength > 2 * packed.length ? Buffer.from(packed) : packed,
-  };
-}
-
-/**
- * Writes a CAR deterministically: entries sorted by name (byte order), every timestamp 1980-01-01 00:00:00 (DOS
- * fields written directly, so no time zone is involved), mode 0o100644, deflate, no extra fields, no comment: the
- * same entries give the same bytes. Throws 422 for a name readCar would refuse, 413 beyond plain zip (no zip64).
- *
- * Written by hand rather than with yazl: yazl starts one zlib context per added buffer at once and rescans its
- * entry list for every entry, so 1,000 small entries took 0.6 s and 50,000 took 48 s (this takes well under 1 s).
- */
-export async function writeCar(entries: readonly CarEntry[]): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const part of await carChunks(entries.map((e) => ({ name: e.name, data: () => e.data }))))
-    parts.push(part);
-  return Buffer.concat(parts);
-}
-
-/**
- * The bytes of writeCar, a piece at a time, so that an export is sent while it is written: each entry's content is
- * asked for, deflated and handed on in name order, and only the central directory (about 100 bytes an entry) is
- * kept until the end. The names are checked first, before anything is produced, so a refused name is an error
- * answer and not a broken download; the event loop is let go every few ms throughout.
- */
-export async function carChunks(sources: readonly CarSource[]): Promise<AsyncGenerator<Buffer>> {
-  const pause = loopYielder();
-  const named: Array<{ source: CarSource; bytes: Buffer }> = [];
-  for (const source of sources) {
-    await pause();
-    const bytes = Buffer.from(source.name, 'utf8');
-    // A lone surrogate would be written as U+FFFD and read back as another name.
-    if (bytes.toString('utf8') !== source.name)
-      throw unprocessable(`unsafe entry name ${JSON.stringify(source.name)}: it is not valid Unicode`);
-    checkName(source.name);
-    named.push({ source, bytes });
-  }
-  await checkCollisions(sources.map((e) => e.name));
-  if (sources.length > 0xffff) throw tooLarge(`a CAR holds at most ${0xffff} entries, not ${sources.length}`);
-  return deflatedEntries(named.sort(byNameBytes(sources)));
-}
-
-/**
- * compareNames' order without encoding in every comparison (measurably slow for many names: bench/README.md):
- * below U+D800, UTF-16 code units sort as UTF-8 bytes do, so such names compare as strings, faster than
- * Buffer.compare.
- */
-function byNameBytes(
-  sources: readonly CarSource[],
-): (a: { source: CarSource; bytes: Buffer }, b: { source: CarSource; bytes: Buffer }) => number {
-  if (sources.some((s) => /[\uD800-\uFFFF]/.test(s.name))) return (a, b) => Buffer.compare(a.bytes, b.bytes);
-  return (a, b) => (a.source.name < b.source.name ? -1 : a.source.name > b.source.name ? 1 : 0);
-}
-
-/** Entries are handed on in pieces of about this size: a write to the socket per ~1 KiB entry costs more. */
-const PIECE_BYTES = 64 * 1024;
-
-async function* deflatedEntries(sorted: ReadonlyArray<{ source: CarSource; bytes: Buffer }>): AsyncGenerator<Buffer> {
-  const central: Buffer[] = [];
-  let offset = 0;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  const pause = loopYielder(); // long exports must not hold the event loop
-  for (const { source, bytes: name } of sorted) {
-    await pause();
-    const content = await source.data();
-    if (content === undefined) continue;
-    const { crc, size, packed } = Buffer.isBuffer(content) ? await packEntry(content) : content;
-    // version needed 2.0, UTF-8 names, deflate, the fixed time, CRC, sizes, name length, no extra field
-    const common = [u16(20), u16(UTF8_FLAG), u16(8), u16(DOS_TIME), u16(DOS_DATE), u32(crc)];
-    const sizes = [u32(packed.length), u32(size), u16(name.length), u16(0)];
-    const local = Buffer.concat([u32(LOCAL_HEADER_SIGNATURE), ...common, ...sizes, name]);
-    // no comment, disk 0, no internal attributes
-    const tail = [u16(0), u16(0), u16(0), u32(REGULAR_0644), u32(offset), name];
-    central.push(Buffer.concat([u32(0x02014b50), u16(MADE_BY_UNIX), ...common, ...sizes, ...tail]));
-    offset += local.length + packed.length;
-    if (offset > 0xffffffff) throw tooLarge('a CAR is at most 4 GiB');
-    pending.push(local, packed);
-    pendingBytes += local.length + packed.length;
-    if (pendingBytes >= PIECE_BYTES) {
-      yield Buffer.concat(pending, pendingBytes);
-      pending = [];
-      pendingBytes = 0;
-    }
-  }
-  const directory = Buffer.concat(central);
-  const count = u16(central.length);
-  const end = [u32(0x06054b50), u16(0), u16(0), count, count, u32(directory.length), u32(offset), u16(0)];
-  yield Buffer.concat([...pending, directory, ...end]);
 }

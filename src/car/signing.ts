@@ -18,7 +18,8 @@ import type { Stats } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { invalid, unprocessable } from '../errors.ts';
-import { type CarEntry, compareNames } from './archive.ts';
+import type { CarEntry } from './archive.ts';
+import { compareNames } from './entry-names.ts';
 
 export const SIGNATURE_ENTRY = 'META-INF/SIGNATURE.xml';
 

@@ -52,7 +52,15 @@ async function readStdin(): Promise<string> {
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
+/** `millrace apikey …` and `millrace user …` (users, then roles), in the order help lists them. */
 export function registerAccountCommands(program: Command): void {
+  registerApiKeyCommands(program);
+  const user = program.command('user').description('manage users and roles');
+  registerUserCommands(user);
+  registerRoleCommands(user);
+}
+
+function registerApiKeyCommands(program: Command): void {
   const apikey = program.command('apikey').description('create, list and revoke API keys');
   withDb(apikey.command('create').description('issue a key; it is printed once'))
     .requiredOption('--user <name>', 'user the key belongs to')
@@ -94,8 +102,9 @@ export function registerAccountCommands(program: Command): void {
       out(`revoked ${id}`);
     }),
   );
+}
 
-  const user = program.command('user').description('manage users and roles');
+function registerUserCommands(user: Command): void {
   withDb(user.command('add <name>').description('add a user'))
     .option('--password <password>', 'password for basic authentication')
     .option('--password-stdin', 'read the password from standard input')
@@ -143,6 +152,9 @@ export function registerAccountCommands(program: Command): void {
           out(`${name} ${verb}d`);
         }),
     );
+}
+
+function registerRoleCommands(user: Command): void {
   withDb(user.command('role-set <role>').description('create or replace a custom role'))
     .option(
       '--grant <grant>',

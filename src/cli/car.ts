@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
-import { readCar, writeCar } from '../car/archive.ts';
+import { readCar } from '../car/archive.ts';
+import { writeCar } from '../car/archive-writer.ts';
 import { generateSigningKey, keyIdOf, loadTrustedKeys, signEntries, verifyEntries } from '../car/signing.ts';
 import { normalizeVendor } from '../config/config.ts';
 

@@ -2,10 +2,10 @@ import { intersect } from './interval-set.ts';
 import { HORIZON_MS, nextOpening, openIntervals, type WindowSpec } from './time-window.ts';
 
 /**
- * When a job that may start at `t` really starts, as far as time windows decide it: the dispatcher (src/engine/gates.ts
- * for the job's own window, src/engine/dispatcher.ts for its queue's) lets it go at the first pass at which every one
- * of its windows is open, and it wakes at each opening. Pure: the forecast (src/engine/forecast.ts) asks this of the
- * same WindowSpecs the dispatcher loads.
+ * When a job that may start at `t` really starts, as far as time windows decide it: the dispatcher
+ * (src/engine/window-and-lock-gates.ts for the job's own window, src/engine/dispatcher.ts for its queue's) lets it go
+ * at the first pass at which every one of its windows is open, and it wakes at each opening. Pure: the forecast
+ * (src/engine/forecast.ts) asks this of the same WindowSpecs the dispatcher loads.
  */
 
 /** Rounds of "wait for the next one to open" before giving up: windows that never overlap would loop for ever. */

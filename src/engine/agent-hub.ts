@@ -133,16 +133,16 @@ export class AgentHub {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => {});
       // One upgrade of a process server at a time: which instance holds it is decided without a race.
-      const ps = String(req.headers[HEADER_PROCESS_SERVER] ?? '');
-      const accepted = (this.accepting.get(ps) ?? Promise.resolve())
+      const processServer = String(req.headers[HEADER_PROCESS_SERVER] ?? '');
+      const accepted = (this.accepting.get(processServer) ?? Promise.resolve())
         .then(() => this.accept(req, socket, head))
         .catch((err: unknown) => {
           this.logger.warn({ err }, 'agent connection failed');
           refuse(socket, 503, 'server error');
         });
-      this.accepting.set(ps, accepted);
+      this.accepting.set(processServer, accepted);
       void accepted.then(() => {
-        if (this.accepting.get(ps) === accepted) this.accepting.delete(ps);
+        if (this.accepting.get(processServer) === accepted) this.accepting.delete(processServer);
       });
     });
   }
@@ -230,37 +230,37 @@ export class AgentHub {
     if (url !== this.path) return refuse(socket, 404, 'no such endpoint');
     if ((req.headers.upgrade ?? '').toLowerCase() !== UPGRADE_PROTOCOL)
       return refuse(socket, 400, `expected Upgrade: ${UPGRADE_PROTOCOL}`);
-    const ps = String(req.headers[HEADER_PROCESS_SERVER] ?? '');
+    const processServer = String(req.headers[HEADER_PROCESS_SERVER] ?? '');
     const auth = String(req.headers.authorization ?? '');
     const secret = auth.startsWith('Bearer ') ? auth.slice(7) : '';
     const instance = String(req.headers[HEADER_AGENT_INSTANCE] ?? '');
-    const verdict = await this.handlers.authenticate(ps, secret, instance);
+    const verdict = await this.handlers.authenticate(processServer, secret, instance);
     if (!('welcome' in verdict)) {
       // A refused agent retries every few seconds: the same refusal is logged once a minute, as the agent does.
-      const key = `${ps}\n${instance}\n${verdict.reason}`;
+      const key = `${processServer}\n${instance}\n${verdict.reason}`;
       const now = this.now();
       if (now - (this.refusedLogged.get(key) ?? Number.NEGATIVE_INFINITY) >= 60_000) {
         if (this.refusedLogged.size > 1000) this.refusedLogged.clear();
         this.refusedLogged.set(key, now);
-        this.logger.warn({ processServer: ps, instance, status: verdict.status }, `agent refused: ${verdict.reason}`);
+        this.logger.warn({ processServer, instance, status: verdict.status }, `agent refused: ${verdict.reason}`);
       }
       return refuse(socket, verdict.status, verdict.reason);
     }
-    const existing = this.sessions.get(ps);
+    const existing = this.sessions.get(processServer);
     if (existing) {
       // The same agent process connecting again, or another one after this session went silent (authenticate
       // refused any other): the older connection is dead (a cut network, a killed agent) or about to be.
       this.logger.warn(
-        { processServer: ps, instance, previous: existing.instance },
+        { processServer, instance, previous: existing.instance },
         'agent connection replaces the older session',
       );
-      this.sessions.delete(ps);
+      this.sessions.delete(processServer);
       existing.socket.destroy();
     }
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${UPGRADE_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
     socket.write(encode(verdict.welcome));
     const session: Session = {
-      processServer: ps,
+      processServer,
       instance,
       socket,
       lastSeen: this.now(),
@@ -275,13 +275,13 @@ export class AgentHub {
         },
       }),
     };
-    this.sessions.set(ps, session);
+    this.sessions.set(processServer, session);
     if ('setNoDelay' in socket && typeof socket.setNoDelay === 'function') socket.setNoDelay(true);
-    this.logger.info({ processServer: ps, instance: session.instance }, 'agent connected');
+    this.logger.info({ processServer, instance: session.instance }, 'agent connected');
     const decoder = new LineDecoder(
       (m) => this.receive(session, m),
       (reason) => {
-        this.logger.warn({ processServer: ps, reason }, 'agent protocol error; closing');
+        this.logger.warn({ processServer, reason }, 'agent protocol error; closing');
         socket.destroy();
       },
     );
@@ -297,10 +297,10 @@ export class AgentHub {
     socket.on('error', () => socket.destroy());
     if ('setKeepAlive' in socket && typeof socket.setKeepAlive === 'function') socket.setKeepAlive(true, 15_000);
     socket.on('close', () => {
-      this.logger.info({ processServer: ps }, 'agent disconnected');
-      if (this.sessions.get(ps) !== session) return; // replaced by a newer connection, or dropped as silent
-      this.sessions.delete(ps);
-      this.handlers.onClose(ps);
+      this.logger.info({ processServer }, 'agent disconnected');
+      if (this.sessions.get(processServer) !== session) return; // replaced by a newer connection, or dropped as silent
+      this.sessions.delete(processServer);
+      this.handlers.onClose(processServer);
     });
     if (head.length > 0) decoder.push(head);
   }

@@ -16,8 +16,8 @@ import { type Effects, type Kernel, move } from './kernel.ts';
 
 const ON_AGENT: readonly JobStatus[] = ['Dispatched', 'Assigned', 'Running', 'Killing'];
 
-const isCurrent = (job: JobRecord | undefined, ps: string, attempt: number): job is JobRecord =>
-  job !== undefined && job.processServer === ps && job.attempt === attempt && !isFinal(job.status);
+const isCurrent = (job: JobRecord | undefined, processServer: string, attempt: number): job is JobRecord =>
+  job !== undefined && job.processServer === processServer && job.attempt === attempt && !isFinal(job.status);
 
 const STANDARD_FILES: ReadonlyArray<Pick<JobFileRecord, 'name' | 'fileOrder' | 'type'>> = [
   { name: 'stdout.log', fileOrder: 1, type: 'Output' },
@@ -42,16 +42,16 @@ async function markRunning(tx: Store, job: JobRecord, startTime: number, now: nu
  * and ends Unknown like a running one: nothing runs twice.
  */
 export async function applyHello(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
-  agent: { ps: string; instance: string },
+  agent: { processServer: string; instance: string },
   known: readonly KnownAttempt[],
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
-  const { ps, instance } = agent;
+  const { processServer, instance } = agent;
   const byJob = new Map(known.map((k) => [k.jobId, k]));
-  const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
+  const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer, limit: 100_000 });
   const changed: JobRecord[] = [];
   for (const job of jobs) {
     const a = byJob.get(job.jobId);
@@ -66,7 +66,7 @@ export async function applyHello(
         await markRunning(tx, job, a.startTime ?? now, now);
         if (!other) changed.push(job);
       } else if (job.status === 'Killing') {
-        fx.messages.push({ processServer: ps, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
+        effects.messages.push({ processServer, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
       }
       continue;
     }
@@ -75,24 +75,24 @@ export async function applyHello(
       move(job, 'Queued', now).processServer = null;
       delete job.data.agentInstance;
       changed.push(job);
-      fx.dispatch = true;
+      effects.dispatch = true;
     } else if (!(job.status === 'Running' && job.data.scriptEnded)) {
       const note = other
-        ? `Its agent (instance ${job.data.agentInstance}) is gone; instance ${instance} serves ${ps} now`
-        : `Agent of ${ps} no longer knows attempt ${job.attempt}`;
-      await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
+        ? `Its agent (instance ${job.data.agentInstance}) is gone; instance ${instance} serves ${processServer} now`
+        : `Agent of ${processServer} no longer knows attempt ${job.attempt}`;
+      await kernel.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
     }
   }
   await tx.jobs.updateMany(changed);
   // Attempts the agent still runs for jobs that moved on (set Unknown, or another attempt): let them go.
   for (const a of byJob.values())
     if (a.state === 'running')
-      fx.messages.push({ processServer: ps, message: { type: 'abandon', jobId: a.jobId, attempt: a.attempt } });
+      effects.messages.push({ processServer, message: { type: 'abandon', jobId: a.jobId, attempt: a.attempt } });
 }
 
-export async function applyStarted(tx: Store, ps: string, m: StartedMessage, now: number): Promise<void> {
+export async function applyStarted(tx: Store, processServer: string, m: StartedMessage, now: number): Promise<void> {
   const job = await tx.jobs.get(m.jobId);
-  if (!isCurrent(job, ps, m.attempt) || (job.status !== 'Dispatched' && job.status !== 'Assigned')) return;
+  if (!isCurrent(job, processServer, m.attempt) || (job.status !== 'Dispatched' && job.status !== 'Assigned')) return;
   await markRunning(tx, job, m.startTime, now);
   await tx.jobs.updateMany([job]);
 }
@@ -137,16 +137,16 @@ function outcomeOf(job: JobRecord, m: FinishedMessage): { status: JobStatus; not
 }
 
 export async function applyFinished(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
-  ps: string,
+  processServer: string,
   m: FinishedMessage,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
-  fx.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
+  effects.messages.push({ processServer, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
   const job = await tx.jobs.get(m.jobId);
-  if (!isCurrent(job, ps, m.attempt) || job.data.scriptEnded) return;
+  if (!isCurrent(job, processServer, m.attempt) || job.data.scriptEnded) return;
   if (job.runStart === null) job.runStart = m.startTime;
   await recordFiles(tx, job, Array.isArray(m.files) ? m.files : []);
   const notes = applyOutText(job.data.parameters, m.out ?? {}, job.data.zone);
@@ -161,26 +161,26 @@ export async function applyFinished(
     await tx.jobs.updateMany([job]);
     return;
   }
-  await k.finish(tx, job, { status, runEnd: m.endTime, returnCode: m.returnCode, notes }, now, fx);
+  await kernel.finish(tx, job, { status, runEnd: m.endTime, returnCode: m.returnCode, notes }, now, effects);
 }
 
 export async function applyLost(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
-  ps: string,
+  processServer: string,
   m: LostMessage,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
-  fx.messages.push({ processServer: ps, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
+  effects.messages.push({ processServer, message: { type: 'ack', jobId: m.jobId, attempt: m.attempt } });
   const job = await tx.jobs.get(m.jobId);
-  if (!isCurrent(job, ps, m.attempt)) return;
-  await k.finish(
+  if (!isCurrent(job, processServer, m.attempt)) return;
+  await kernel.finish(
     tx,
     job,
     { status: 'Unknown', notes: ['The agent restarted while the job ran; its outcome is unknown'] },
     now,
-    fx,
+    effects,
   );
 }
 
@@ -189,11 +189,11 @@ export async function applyLost(
  * `run` went to a session dropped in that moment, after its successor's hello): Unknown, if still so.
  */
 export async function applyOrphans(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   orphans: ReadonlyArray<{ jobId: number; attempt: number; instance: string }>,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<number> {
   let n = 0;
   for (const o of orphans) {
@@ -201,17 +201,29 @@ export async function applyOrphans(
     if (!job || job.attempt !== o.attempt || job.data.agentInstance !== o.instance) continue;
     if (job.status !== 'Dispatched' && job.status !== 'Assigned') continue;
     const note = `Dispatched to agent instance ${o.instance}, which no longer serves ${job.processServer}`;
-    await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
+    await kernel.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
     n += 1;
   }
   return n;
 }
 
 /** The agent has been away longer than its timeout: every job it held becomes Unknown. */
-export async function applyAgentLost(k: Kernel, tx: Store, ps: string, now: number, fx: Effects): Promise<number> {
-  const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer: ps, limit: 100_000 });
+export async function applyAgentLost(
+  kernel: Kernel,
+  tx: Store,
+  processServer: string,
+  now: number,
+  effects: Effects,
+): Promise<number> {
+  const jobs = await tx.jobs.listByStatus(ON_AGENT, { processServer, limit: 100_000 });
   const held = jobs.filter((j) => !j.data.scriptEnded);
   for (const job of held)
-    await k.finish(tx, job, { status: 'Unknown', notes: [`Agent of process server ${ps} lost`] }, now, fx);
+    await kernel.finish(
+      tx,
+      job,
+      { status: 'Unknown', notes: [`Agent of process server ${processServer} lost`] },
+      now,
+      effects,
+    );
   return held.length;
 }

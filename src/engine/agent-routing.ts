@@ -44,16 +44,16 @@ export class AgentRouting {
     this.hub = new AgentHub(
       options.rootPath,
       {
-        authenticate: (ps, secret, instance) => this.authenticate(ps, secret, instance),
-        onMessage: (ps, message, instance) => this.onMessage(ps, message, instance),
-        onConnect: (ps) => {
-          servers.connected(ps);
+        authenticate: (processServer, secret, instance) => this.authenticate(processServer, secret, instance),
+        onMessage: (processServer, message, instance) => this.onMessage(processServer, message, instance),
+        onConnect: (processServer) => {
+          servers.connected(processServer);
           loop.requestDispatch();
           void this.agentsChanged();
         },
-        onClose: (ps) => {
-          servers.disconnected(ps);
-          void this.agentsChanged(ps);
+        onClose: (processServer) => {
+          servers.disconnected(processServer);
+          void this.agentsChanged(processServer);
         },
       },
       options.logger,
@@ -92,29 +92,30 @@ export class AgentRouting {
    * process server at a time, so the check and the claim do not race).
    */
   private async authenticate(
-    ps: string,
+    processServer: string,
     secret: string,
     instance: string,
   ): Promise<{ welcome: WelcomeMessage } | { status: number; reason: string }> {
     const { store, cluster, clock } = this.options;
-    if (ps === SYSTEM_SERVER) return { status: 409, reason: 'GLOBAL.System runs inside the server and takes no agent' };
-    const object = await store.getObject('ProcessServer', ps);
-    if (!object || !(await this.options.verifyAgentSecret(ps, secret)))
+    if (processServer === SYSTEM_SERVER)
+      return { status: 409, reason: 'GLOBAL.System runs inside the server and takes no agent' };
+    const object = await store.getObject('ProcessServer', processServer);
+    if (!object || !(await this.options.verifyAgentSecret(processServer, secret)))
       return { status: 401, reason: 'unknown process server or wrong secret' };
     const heartbeat = heartbeatMs(object.data.AgentTimeout);
     // Another instance connected here keeps it while it would not be declared lost (heard from within AgentTimeout);
     // a session that never said hello, or silent longer (a cut cable), gives way to the newcomer, which replaces it.
-    const here = this.hub.holder(ps, 4 * heartbeat);
+    const here = this.hub.holder(processServer, 4 * heartbeat);
     if (here?.live && here.instance !== instance)
-      return { status: 409, reason: busyReason(ps, { instance: here.instance, node: cluster.id }) };
-    const holder = await cluster.claimAgent(ps, instance, clock.now());
-    if (holder) return { status: 409, reason: busyReason(ps, holder) };
+      return { status: 409, reason: busyReason(processServer, { instance: here.instance, node: cluster.id }) };
+    const holder = await cluster.claimAgent(processServer, instance, clock.now());
+    if (holder) return { status: 409, reason: busyReason(processServer, holder) };
     return {
       welcome: { type: 'welcome', killGraceMs: this.options.killGraceMs, heartbeatMs: heartbeat },
     };
   }
 
-  private async onMessage(ps: string, message: AgentMessage, instance: string): Promise<void> {
+  private async onMessage(processServer: string, message: AgentMessage, instance: string): Promise<void> {
     const { loop, clock } = this.options;
     const now = () => clock.now();
     // Reports are not awaited (many share a transaction), so a failure is handled here: with the database away or
@@ -122,16 +123,16 @@ export class AgentRouting {
     // then its reports). After any other failure the agent sends the report again unasked (RESEND_HEARTBEATS in
     // agent.ts).
     const failed = (err: unknown) => {
-      if (isDatabaseUnavailable(err) || isDiskFull(err)) this.hub.replay(ps, err);
+      if (isDatabaseUnavailable(err) || isDiskFull(err)) this.hub.replay(processServer, err);
     };
     switch (message.type) {
       case 'hello':
         await loop.mutate((tx, effects, kernel) =>
-          applyHello(kernel, tx, { ps, instance }, message.known, now(), effects),
+          applyHello(kernel, tx, { processServer, instance }, message.known, now(), effects),
         );
         return;
       case 'started':
-        void loop.report((tx) => applyStarted(tx, ps, message, now())).catch(failed);
+        void loop.report((tx) => applyStarted(tx, processServer, message, now())).catch(failed);
         return;
       case 'output':
         await this.options.files
@@ -142,10 +143,14 @@ export class AgentRouting {
           });
         return;
       case 'finished':
-        void loop.report((tx, effects, kernel) => applyFinished(kernel, tx, ps, message, now(), effects)).catch(failed);
+        void loop
+          .report((tx, effects, kernel) => applyFinished(kernel, tx, processServer, message, now(), effects))
+          .catch(failed);
         return;
       case 'lost':
-        void loop.report((tx, effects, kernel) => applyLost(kernel, tx, ps, message, now(), effects)).catch(failed);
+        void loop
+          .report((tx, effects, kernel) => applyLost(kernel, tx, processServer, message, now(), effects))
+          .catch(failed);
         return;
       case 'draining':
         void this.options.refreshServers();

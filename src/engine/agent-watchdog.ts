@@ -55,24 +55,24 @@ export class AgentWatchdog {
     // Timer work: the owner alone declares agents lost, from where every node says they are.
     if (this.stopped || !cluster.isOwner) return;
     try {
-      for (const ps of await servers.overdue(clock.now())) {
+      for (const processServer of await servers.overdue(clock.now())) {
         // A silent agent is dropped and declared lost in the same tick: its jobs become Unknown at most one
         // watchdog tick (1 s) after AgentTimeout has passed since it was last heard of (docs/architecture.md §7).
-        if (hub.isConnected(ps)) {
-          servers.disconnected(ps, hub.lastSeen(ps));
-          hub.disconnect(ps);
+        if (hub.isConnected(processServer)) {
+          servers.disconnected(processServer, hub.lastSeen(processServer));
+          hub.disconnect(processServer);
         } else {
-          cluster.tell({ k: 'disconnect', processServer: ps });
-          await cluster.forgetAgent(ps);
+          cluster.tell({ k: 'disconnect', processServer });
+          await cluster.forgetAgent(processServer);
         }
         // The process server shows Unknown before its jobs do, so a client that sees the jobs sees why.
-        servers.lost(ps);
+        servers.lost(processServer);
         await this.options.refreshServers();
         const n = await this.options.loop.mutate(async (tx, effects, kernel) => {
           await cluster.fence(tx);
-          return applyAgentLost(kernel, tx, ps, clock.now(), effects);
+          return applyAgentLost(kernel, tx, processServer, clock.now(), effects);
         });
-        if (n > 0) logger.warn({ processServer: ps, jobs: n }, 'agent lost: its jobs are Unknown');
+        if (n > 0) logger.warn({ processServer, jobs: n }, 'agent lost: its jobs are Unknown');
       }
       // Every 5 s: such attempts are rare, and waiting jobs are read to find them.
       if (++this.ticks % 5 === 0) await this.settleOrphans();
@@ -90,8 +90,8 @@ export class AgentWatchdog {
     const { store, clock, cluster, hub } = this.options;
     const now = clock.now();
     const remote = cluster.remoteAgents();
-    const holder = (ps: string) =>
-      hub.instanceOf(ps) ?? remote.find((a) => a.processServer === ps && a.alive)?.instance;
+    const holder = (processServer: string) =>
+      hub.instanceOf(processServer) ?? remote.find((a) => a.processServer === processServer && a.alive)?.instance;
     const timeouts = new Map<string, number>();
     const orphans: Array<{ jobId: number; attempt: number; instance: string }> = [];
     for (const job of await store.jobs.listByStatus(['Dispatched', 'Assigned'], { limit: 1000 })) {

@@ -35,7 +35,7 @@ export class AlertWorker {
   private again = false;
   private stopped = false;
 
-  constructor(o: {
+  constructor(options: {
     store: Store;
     clock: Clock;
     logger: Logger;
@@ -44,12 +44,12 @@ export class AlertWorker {
     mayRun?: () => boolean;
     mutate: (fn: (tx: Store) => Promise<void>) => Promise<void>;
   }) {
-    this.mayRun = o.mayRun ?? (() => true);
-    this.store = o.store;
-    this.clock = o.clock;
-    this.logger = o.logger;
-    this.senders = o.senders;
-    this.mutate = o.mutate;
+    this.mayRun = options.mayRun ?? (() => true);
+    this.store = options.store;
+    this.clock = options.clock;
+    this.logger = options.logger;
+    this.senders = options.senders;
+    this.mutate = options.mutate;
   }
 
   start(): void {

@@ -48,7 +48,7 @@ export interface ClusterOptions {
  */
 export class Cluster {
   readonly id: string;
-  private readonly o: ClusterOptions | undefined;
+  private readonly options: ClusterOptions | undefined;
   private readonly leaseMs: number;
   private readonly wall: () => number;
   private handlers: ClusterHandlers | undefined;
@@ -66,7 +66,7 @@ export class Cluster {
 
   private constructor(id: string, options: ClusterOptions | undefined) {
     this.id = id;
-    this.o = options;
+    this.options = options;
     this.leaseMs = options?.leaseMs ?? DEFAULT_LEASE_MS;
     this.wall = options?.wallClock ?? Date.now;
     this.startedAt = this.wall();
@@ -83,7 +83,7 @@ export class Cluster {
   }
 
   get shared(): boolean {
-    return this.o !== undefined;
+    return this.options !== undefined;
   }
 
   /** Whether other nodes are alive (their heartbeat within the lease time). */
@@ -93,7 +93,7 @@ export class Cluster {
 
   /** This node runs the timers: alone, or holding an unexpired lease. */
   get isOwner(): boolean {
-    return this.o === undefined || (this.token !== undefined && this.wall() < this.ownedUntil);
+    return this.options === undefined || (this.token !== undefined && this.wall() < this.ownedUntil);
   }
 
   /**
@@ -106,28 +106,28 @@ export class Cluster {
 
   /** Reads every node's agents again (told that one came or went). */
   async reloadPresence(): Promise<void> {
-    if (this.o && this.channel) this.presence = await this.o.store.cluster.agents();
+    if (this.options && this.channel) this.presence = await this.options.store.cluster.agents();
   }
 
   /** The timer owner declared this agent lost: its presence goes, so it is not declared lost again. */
   async forgetAgent(processServer: string): Promise<void> {
-    const o = this.o;
-    if (!o) return;
+    const options = this.options;
+    if (!options) return;
     const row = this.presence.find((a) => a.processServer === processServer && a.node !== this.id);
-    if (row) await o.store.cluster.dropAgent(processServer, row.node);
+    if (row) await options.store.cluster.dropAgent(processServer, row.node);
     this.presence = this.presence.filter((a) => a !== row);
   }
 
   /** Beats once (taking the lease when free) and then every second. */
   async start(handlers: ClusterHandlers): Promise<void> {
     this.handlers = handlers;
-    if (!this.o) {
+    if (!this.options) {
       handlers.takeover();
       return;
     }
     // Rows of this node's agents from before a restart: it holds no connection yet (docs/architecture.md §16, claimAgent).
-    for (const a of await this.o.store.cluster.agents())
-      if (a.node === this.id) await this.o.store.cluster.dropAgent(a.processServer, this.id);
+    for (const a of await this.options.store.cluster.agents())
+      if (a.node === this.id) await this.options.store.cluster.dropAgent(a.processServer, this.id);
     await this.beat();
     this.timer = setInterval(() => {
       this.beating ??= this.beat().finally(() => {
@@ -143,14 +143,14 @@ export class Cluster {
     clearInterval(this.timer);
     await this.beating;
     await this.flush();
-    const o = this.o;
-    if (!o) return;
+    const options = this.options;
+    if (!options) return;
     await this.channel?.close();
     try {
-      if (this.token !== undefined) await o.store.cluster.releaseLease(TIMER_LEASE, this.id);
-      await o.store.cluster.removeNode(this.id);
+      if (this.token !== undefined) await options.store.cluster.releaseLease(TIMER_LEASE, this.id);
+      await options.store.cluster.removeNode(this.id);
     } catch (err) {
-      o.logger.warn({ err }, 'could not leave the cluster cleanly; other nodes will see this node stop beating');
+      options.logger.warn({ err }, 'could not leave the cluster cleanly; other nodes will see this node stop beating');
     }
   }
 
@@ -159,11 +159,11 @@ export class Cluster {
    * timer owner sees it when told.
    */
   async agentsChanged(gone?: string): Promise<void> {
-    const o = this.o;
-    if (!o || !this.handlers) return;
+    const options = this.options;
+    if (!options || !this.handlers) return;
     // Dropped even while alone: the row of a claim (claimAgent) must not outlive the connection.
-    if (gone !== undefined) await o.store.cluster.dropAgent(gone, this.id);
-    if (this.channel) await o.store.cluster.putAgents(this.id, this.handlers.agents());
+    if (gone !== undefined) await options.store.cluster.dropAgent(gone, this.id);
+    if (this.channel) await options.store.cluster.putAgents(this.id, this.handlers.agents());
   }
 
   /**
@@ -172,9 +172,9 @@ export class Cluster {
    * the holder, and the agent is refused.
    */
   async claimAgent(processServer: string, instance: string, seenAt: number): Promise<AgentPresence | undefined> {
-    const o = this.o;
-    if (!o) return undefined;
-    const holder = await o.store.cluster.claimAgent(
+    const options = this.options;
+    if (!options) return undefined;
+    const holder = await options.store.cluster.claimAgent(
       { processServer, node: this.id, instance, seenAt, ready: false },
       this.wall() - this.leaseMs,
     );
@@ -187,11 +187,11 @@ export class Cluster {
    * before this node starts a local agent of its own.
    */
   async heldElsewhere(processServer: string): Promise<string | undefined> {
-    const o = this.o;
-    if (!o) return undefined;
+    const options = this.options;
+    if (!options) return undefined;
     const aliveAfter = this.wall() - this.leaseMs;
-    const alive = new Set((await o.store.cluster.nodes()).filter((n) => n.seenAt > aliveAfter).map((n) => n.id));
-    const row = (await o.store.cluster.agents()).find((a) => a.processServer === processServer);
+    const alive = new Set((await options.store.cluster.nodes()).filter((n) => n.seenAt > aliveAfter).map((n) => n.id));
+    const row = (await options.store.cluster.agents()).find((a) => a.processServer === processServer);
     return row && row.node !== this.id && alive.has(row.node) ? row.node : undefined;
   }
 
@@ -200,14 +200,14 @@ export class Cluster {
    * PostgreSQL) keeps a takeover waiting until the transaction ends. Nothing to check for a node alone.
    */
   async fence(tx: Store): Promise<void> {
-    if (!this.o) return;
+    if (!this.options) return;
     if (this.token === undefined) throw new Error('this node does not hold the timer lease');
     await tx.cluster.fence(TIMER_LEASE, this.id, this.token, this.wall());
   }
 
   /** Tells the other nodes, if any; sent together once the current turn of the event loop ends. */
   tell(message: ClusterMessage): void {
-    if (!this.o || !this.hasPeers || this.stopped) return;
+    if (!this.options || !this.hasPeers || this.stopped) return;
     this.outbox.push(message);
     if (this.flushing) return;
     this.flushing = true;
@@ -220,24 +220,26 @@ export class Cluster {
     const channel = this.channel;
     if (messages.length === 0 || !channel) return;
     const { payloads, tooLarge } = pack(this.id, messages);
-    for (const m of tooLarge) this.o?.logger.warn({ kind: m.k }, 'cluster message too large to send; left out');
+    for (const m of tooLarge) this.options?.logger.warn({ kind: m.k }, 'cluster message too large to send; left out');
     for (const p of payloads)
-      await channel.notify(p).catch((err: unknown) => this.o?.logger.warn({ err }, 'could not tell the other nodes'));
+      await channel
+        .notify(p)
+        .catch((err: unknown) => this.options?.logger.warn({ err }, 'could not tell the other nodes'));
   }
 
   private async beat(): Promise<void> {
-    const o = this.o;
+    const options = this.options;
     const h = this.handlers;
-    if (!o || !h || this.stopped) return;
+    if (!options || !h || this.stopped) return;
     const sent = this.wall();
     try {
-      const c = o.store.cluster;
+      const c = options.store.cluster;
       const me: ClusterNode = {
         id: this.id,
-        version: o.version,
+        version: options.version,
         startedAt: this.startedAt,
         seenAt: sent,
-        address: o.address,
+        address: options.address,
       };
       await c.beat(me);
       const nodes = await c.nodes();
@@ -258,9 +260,10 @@ export class Cluster {
       // Counted from before the statement was sent: the database's expiry is later than ours, never earlier.
       this.ownedUntil = token === undefined ? 0 : until;
       if (token !== undefined && !was) {
-        o.logger.info({ node: this.id, token }, 'this node runs the timers');
+        options.logger.info({ node: this.id, token }, 'this node runs the timers');
         h.takeover();
-      } else if (token === undefined && was) o.logger.warn({ node: this.id }, 'this node no longer runs the timers');
+      } else if (token === undefined && was)
+        options.logger.warn({ node: this.id }, 'this node no longer runs the timers');
       if (joined) h.resync();
       if (this.isOwner)
         for (const n of nodes)
@@ -269,14 +272,14 @@ export class Cluster {
             await c.removeNode(n.id);
           }
     } catch (err) {
-      o.logger.warn({ err }, 'cluster heartbeat failed');
+      options.logger.warn({ err }, 'cluster heartbeat failed');
     }
   }
 
   private async openChannel(): Promise<void> {
-    const o = this.o;
-    const channel = o?.store.openChannel();
-    if (!o || !channel) return;
+    const options = this.options;
+    const channel = options?.store.openChannel();
+    if (!options || !channel) return;
     await channel.listen(
       (payload) => this.receive(payload),
       () => this.handlers?.resync(),
@@ -292,7 +295,7 @@ export class Cluster {
       try {
         this.handlers?.message(m);
       } catch (err) {
-        this.o?.logger.warn({ err, kind: m.k }, 'cluster message not handled');
+        this.options?.logger.warn({ err, kind: m.k }, 'cluster message not handled');
       }
     }
   }

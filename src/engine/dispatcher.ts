@@ -16,11 +16,11 @@ import type { SecretOpener } from '../security/secret-box.ts';
 import { listAllObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import { isOpen, nextChange } from '../domain/time-window.ts';
-import { asks, startAsking } from './ask.ts';
+import { asks, startAsking } from './question-jobs.ts';
 import { startChain } from './chains.ts';
 import { CREDENTIAL_PASSWORD, CREDENTIAL_USER, CredentialResolver, type OpenCredential } from './credentials.ts';
 import { consumeEvent } from './events.ts';
-import { type GateView, Gates } from './gates.ts';
+import { type GateView, Gates } from './window-and-lock-gates.ts';
 import { type Effects, type Kernel, move } from './kernel.ts';
 import { submitNextOccurrence } from './recurrences.ts';
 
@@ -138,12 +138,12 @@ export function runMessage(job: JobRecord, credential?: OpenCredential): ServerM
  * Returns whether another pass may find more to do.
  */
 export async function dispatchPass(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   ctx: DispatchContext,
   clock: () => number,
   runNow: ReadonlySet<number>,
-  fx: Effects,
+  effects: Effects,
   sweepOverdue = false,
 ): Promise<{ more: boolean; started: number[] }> {
   await tx.jobs.lockDispatch();
@@ -152,15 +152,15 @@ export async function dispatchPass(
   const now = clock();
   const due = await tx.jobs.dueScheduled(now, PROMOTIONS_PER_PASS);
   for (const j of due) {
-    if ((await submitNextOccurrence(k, tx, j, now, fx)) === 'skip') {
+    if ((await submitNextOccurrence(kernel, tx, j, now, effects)) === 'skip') {
       move(j, 'Skipped', now).runEnd = now;
-    } else await k.settle(tx, j, now, fx);
+    } else await kernel.settle(tx, j, now, effects);
   }
   await tx.jobs.updateMany(due);
 
-  const gates = new Gates(k, tx, now, fx);
+  const gates = new Gates(kernel, tx, now, effects);
   if (sweepOverdue) await gates.sweepOverdue();
-  const state = await loadDispatchState(tx, ctx, now, gates, fx.wakeAt);
+  const state = await loadDispatchState(tx, ctx, now, gates, effects.wakeAt);
   const urgent = runNow.size === 0 ? [] : (await tx.jobs.getMany([...runNow])).filter((j) => j.status === 'Queued');
   // Counting the jobs that hold slots reads every one of them (B11: with many running jobs this blocked the event loop
   // at every pass as they ended); most passes, e.g. after a job ended, find nothing Queued, so they skip it.
@@ -181,8 +181,8 @@ export async function dispatchPass(
     if (found && !found.ok) {
       // It never starts: no lock or event taken; a recurrence it belongs to goes on.
       delete job.data.runNow;
-      await submitNextOccurrence(k, tx, job, now, fx);
-      await k.finish(tx, job, { status: 'Error', notes: [found.note] }, now, fx);
+      await submitNextOccurrence(kernel, tx, job, now, effects);
+      await kernel.finish(tx, job, { status: 'Error', notes: [found.note] }, now, effects);
       changed.delete(job.jobId);
       continue;
     }
@@ -195,16 +195,16 @@ export async function dispatchPass(
     job.modificationTime = at;
     delete job.data.runNow;
     delete job.data.windowClosesAt;
-    await submitNextOccurrence(k, tx, job, now, fx); // started early (runnow, release): its successor is due now too
+    await submitNextOccurrence(kernel, tx, job, now, effects); // started early (runnow, release): its successor is due now too
     for (const w of job.data.spec.waitEvents ?? [])
-      if (w.clears) await consumeEvent(k, tx, w.event, job.jobId, now, fx);
+      if (w.clears) await consumeEvent(kernel, tx, w.event, job.jobId, now, effects);
     if (a.processServer === SYSTEM_SERVER) {
       move(job, 'Running', at).runStart = at;
       if (job.data.spec.type === 'JobChain') chains.push(job);
       else if (asks(job)) asking.push(job);
       else {
         if (ctx.node !== undefined) job.data.runNode = ctx.node;
-        fx.startSystem.push(job);
+        effects.startSystem.push(job);
       }
     } else {
       move(job, 'Dispatched', at).attempt += 1;
@@ -212,14 +212,18 @@ export async function dispatchPass(
       if (instance !== undefined) job.data.agentInstance = instance;
       else delete job.data.agentInstance;
       const message = runMessage(job, found?.ok ? found.credential : undefined);
-      fx.messages.push({ processServer: a.processServer, message, ...(instance !== undefined ? { instance } : {}) });
+      effects.messages.push({
+        processServer: a.processServer,
+        message,
+        ...(instance !== undefined ? { instance } : {}),
+      });
     }
     changed.set(job.jobId, job);
   }
   gates.settleContenders();
   await tx.jobs.updateMany([...changed.values()]);
-  for (const chain of chains) await startChain(k, tx, chain, now, fx);
-  for (const job of asking) await startAsking(k, tx, job, now, fx);
+  for (const chain of chains) await startChain(kernel, tx, chain, now, effects);
+  for (const job of asking) await startAsking(kernel, tx, job, now, effects);
   const more = due.length === PROMOTIONS_PER_PASS || (capped && plan.length > 0);
   return { more, started: plan.map((a) => a.jobId) };
 }

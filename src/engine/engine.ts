@@ -12,14 +12,16 @@ import { AgentRouting } from './agent-routing.ts';
 import { AgentWatchdog } from './agent-watchdog.ts';
 import { type AlertSenders, AlertWorker } from './alert-worker.ts';
 import { AlertSources, answerAlertReply, onJobStatusChanges, onServerStatus } from './alerts.ts';
-import { answerAsking, closeQuestion } from './ask.ts';
-import { answerStep, cancelTree, createChainJobs, killTree, onCallFinal } from './chains.ts';
+import { answerAsking, closeQuestion } from './question-jobs.ts';
+import { answerStep, onCallFinal } from './chains.ts';
+import { createChainJobs } from './chain-creation.ts';
+import { cancelTree, killTree } from './chain-closing.ts';
 import { Cluster } from './cluster.ts';
 import { ClusterInbox } from './cluster-inbox.ts';
 import type { Effects } from './effects.ts';
 import { EventActions } from './event-actions.ts';
 import { raiseOnFinal } from './events.ts';
-import { releaseLocks } from './gates.ts';
+import { releaseLocks } from './window-and-lock-gates.ts';
 import type { JobFileStore } from './job-files.ts';
 import { JobPurge } from './job-purge.ts';
 import { Kernel } from './kernel.ts';
@@ -262,7 +264,7 @@ export class Engine {
    * agent connected to any live node counts as connected (docs/architecture.md §16): that node dispatches to it.
    */
   waits(): WaitExplainer {
-    const agentReady = (ps: string) => this.routing.view().isReady(ps);
+    const agentReady = (processServer: string) => this.routing.view().isReady(processServer);
     return new WaitExplainer(this.options.store, this.options.clock.now(), { agentReady });
   }
 

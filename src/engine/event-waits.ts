@@ -11,13 +11,20 @@ type Rec = Record<string, unknown>;
  * once all their events are raised (a job waits for an event only once), and definitions that wait for it with
  * AutoSubmit Always (or OnlyOne, when none of their jobs has reached Running yet) are submitted.
  */
-export async function onEventRaised(k: Kernel, tx: Store, definition: string, now: number, fx: Effects): Promise<void> {
+export async function onEventRaised(
+  kernel: Kernel,
+  tx: Store,
+  definition: string,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   const waiting = await tx.jobs.listByStatus(['EventWait'], { limit: 100_000 });
   const moving = waiting.filter((j) => (j.data.spec.waitEvents ?? []).some((w) => w.event === definition));
-  for (const j of moving) await k.settle(tx, j, now, fx);
+  for (const j of moving) await kernel.settle(tx, j, now, effects);
   const moved = moving.filter((j) => j.status !== 'EventWait');
   if (moved.length > 0) await tx.jobs.updateMany(moved);
-  for (const d of await autoSubmitters(tx, definition)) await autoSubmit(k, tx, d.object, d.mode, definition, now, fx);
+  for (const d of await autoSubmitters(tx, definition))
+    await autoSubmit(kernel, tx, d.object, d.mode, definition, now, effects);
 }
 
 /** Definitions that wait for `event` with AutoSubmit other than Never. */
@@ -31,13 +38,13 @@ async function autoSubmitters(tx: Store, event: string): Promise<Array<{ object:
 }
 
 async function autoSubmit(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   definition: StoredObject,
   mode: string,
   event: string,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   if (mode === 'OnlyOne') {
     const notStarted = await tx.jobs.listByStatus([...INITIAL, ...PENDING], { definition: definition.key, limit: 1 });
@@ -56,7 +63,7 @@ async function autoSubmit(
   } catch {
     return; // a mandatory parameter without a default: it cannot be submitted unattended
   }
-  const job = await k.submit(
+  const job = await kernel.submit(
     tx,
     {
       definition,
@@ -69,7 +76,7 @@ async function autoSubmit(
       submittedBy: 'system',
     },
     now,
-    fx,
+    effects,
   );
   job.data.notes.push(`Submitted when event ${event} was raised (AutoSubmit ${mode})`);
   await tx.jobs.updateMany([job]);

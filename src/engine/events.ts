@@ -55,12 +55,12 @@ async function nextSequence(events: EventStore, definitionKey: string): Promise<
 
 /** Raises an event of the definition: Raised when none is, else Pending behind the Raised one. */
 export async function raiseEvent(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   definitionKey: string,
   by: RaiseBy,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<EventRecord> {
   const def = await tx.getObject('EventDefinition', definitionKey);
   if (!def) throw notFound('EventDefinition', definitionKey);
@@ -87,7 +87,7 @@ export async function raiseEvent(
   };
   await tx.events.insert(event);
   if (!raised) return event;
-  await onEventRaised(k, tx, def.key, now, fx);
+  await onEventRaised(kernel, tx, def.key, now, effects);
   // What the jobs released by it did to the event (a job may consume it) is part of the answer.
   return (await tx.events.get(event.eventId)) ?? event;
 }
@@ -104,11 +104,17 @@ async function markCleared(tx: Store, event: EventRecord, comment: string | null
 }
 
 /** The oldest Pending event of the definition becomes Raised, if there is one. */
-async function promoteNext(k: Kernel, tx: Store, definitionKey: string, now: number, fx: Effects): Promise<void> {
+async function promoteNext(
+  kernel: Kernel,
+  tx: Store,
+  definitionKey: string,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   const [next] = await tx.events.pending(definitionKey, 1);
   if (!next) return;
   await tx.events.update({ ...next, status: 'Raised' });
-  await onEventRaised(k, tx, definitionKey, now, fx);
+  await onEventRaised(kernel, tx, definitionKey, now, effects);
 }
 
 /**
@@ -116,31 +122,31 @@ async function promoteNext(k: Kernel, tx: Store, definitionKey: string, now: num
  * one. 409 when it is Cleared already.
  */
 export async function clearEvent(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   event: EventRecord,
   by: ClearBy,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<EventRecord> {
   if (event.status === 'Cleared') throw conflict(`${businessKey('Event', event.eventId)} is already Cleared`);
   const def = await tx.getObject('EventDefinition', event.definition);
   const cleared = await markCleared(tx, event, commentFor(def, by.comment, by.clearer, 'Clear'), by.clearer, now);
-  if (event.status === 'Raised') await promoteNext(k, tx, event.definition, now, fx);
+  if (event.status === 'Raised') await promoteNext(kernel, tx, event.definition, now, effects);
   return cleared;
 }
 
 /** Clears the Raised event of the definition (promoting the next Pending one); undefined when none is Raised. */
 export async function clearRaised(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   definitionKey: string,
   by: ClearBy,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<EventRecord | undefined> {
   const raised = await tx.events.raised(definitionKey);
-  return raised ? clearEvent(k, tx, raised, by, now, fx) : undefined;
+  return raised ? clearEvent(kernel, tx, raised, by, now, effects) : undefined;
 }
 
 /** Clears every Pending event of the definition, oldest first; the Raised one stays. */
@@ -171,30 +177,30 @@ export async function isRaised(tx: Store, definitionKey: string): Promise<boolea
  * default clear comment). Nothing happens when none is Raised.
  */
 export function consumeEvent(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   definitionKey: string,
   jobId: number,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<EventRecord | undefined> {
-  return clearRaised(k, tx, definitionKey, { clearer: `Job:${jobId}` }, now, fx);
+  return clearRaised(kernel, tx, definitionKey, { clearer: `Job:${jobId}` }, now, effects);
 }
 
 const DEFAULT_RAISE_COMMENT = 'Event raised by process:${jobid} (${jobdescription}) going to status ${jobstatus}';
 
 /** Reaction to a final status: the definition's RaiseEvents for that status, with their comments substituted. */
 export async function raiseOnFinal(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   { job, status }: { job: JobRecord; status: JobStatus },
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   for (const r of job.data.spec.raiseEvents ?? [])
     if (r.status === status) {
       const comment = raiseComment(r.comment ?? DEFAULT_RAISE_COMMENT, job, status);
-      await raiseEvent(k, tx, r.event, { comment, raiser: `Job:${job.jobId}` }, now, fx);
+      await raiseEvent(kernel, tx, r.event, { comment, raiser: `Job:${job.jobId}` }, now, effects);
     }
 }
 

@@ -6,7 +6,7 @@ import type { WindowSpec } from '../domain/time-window.ts';
 import { loopYielder } from '../loop-yield.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
-import { loadFrame } from './frames.ts';
+import { loadFrame } from './submit-frames.ts';
 import { MISFIRE_GRACE_MS } from './recurrences.ts';
 import { loadWindow } from './windows.ts';
 
@@ -293,7 +293,7 @@ class Objects {
     return cached(this.frames, `${key}|${zone}`, () => loadFrame(this.store, key, zone));
   }
 
-  /** The windows a job waits for: its own (gates.ts) and its queue's (dispatcher.ts); one array per combination. */
+  /** The windows a job waits for: its own (window-and-lock-gates.ts) and its queue's (dispatcher.ts); one array per combination. */
   gatesOf(job: JobRecord): Promise<WindowSpec[]> {
     const key = job.data.spec.timeWindow ?? '';
     const zone = job.data.spec.windowZone ?? job.data.zone;

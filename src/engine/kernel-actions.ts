@@ -16,11 +16,11 @@ import { move, onAgent } from './status-move.ts';
 
 /** The kernel's transitions an action runs (see Kernel). */
 export interface KernelTransitions {
-  finish(tx: Store, job: JobRecord, outcome: FinalOutcome, now: number, fx: Effects): Promise<void>;
-  settle(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void>;
-  rerun(tx: Store, job: JobRecord, now: number, fx: Effects, options: RerunOptions): Promise<JobRecord>;
+  finish(tx: Store, job: JobRecord, outcome: FinalOutcome, now: number, effects: Effects): Promise<void>;
+  settle(tx: Store, job: JobRecord, now: number, effects: Effects): Promise<void>;
+  rerun(tx: Store, job: JobRecord, now: number, effects: Effects, options: RerunOptions): Promise<JobRecord>;
   /** Runs the reactions that cancel or kill a job's children. */
-  emitTree(kind: 'cancelTree' | 'killTree', tx: Store, job: JobRecord, now: number, fx: Effects): Promise<unknown>;
+  emitTree(kind: 'cancelTree' | 'killTree', tx: Store, job: JobRecord, now: number, effects: Effects): Promise<unknown>;
 }
 
 export class KernelActions {
@@ -37,33 +37,39 @@ export class KernelActions {
     action: KernelAction,
     options: ActOptions,
     now: number,
-    fx: Effects,
+    effects: Effects,
   ): Promise<JobRecord> {
     switch (action) {
       case 'cancel':
-        await this.cancel(tx, job, options.cancelRecurrence === true, now, fx);
+        await this.cancel(tx, job, options.cancelRecurrence === true, now, effects);
         return job;
       case 'kill':
-        await this.kill(tx, job, now, fx);
+        await this.kill(tx, job, now, effects);
         return job;
       case 'unknown':
-        if (job.processServer === SYSTEM_SERVER) fx.stopSystem.push(job.jobId);
-        else if (onAgent(job) && !isFinal(job.status)) this.abandon(job, fx);
-        await this.kernel.finish(tx, job, { status: 'Unknown', notes: [`Set Unknown by ${options.user}`] }, now, fx);
+        if (job.processServer === SYSTEM_SERVER) effects.stopSystem.push(job.jobId);
+        else if (onAgent(job) && !isFinal(job.status)) this.abandon(job, effects);
+        await this.kernel.finish(
+          tx,
+          job,
+          { status: 'Unknown', notes: [`Set Unknown by ${options.user}`] },
+          now,
+          effects,
+        );
         return job;
       case 'hold':
         return this.save(tx, job, 'Held', now);
       case 'release':
-        await this.kernel.settle(tx, job, now, fx);
+        await this.kernel.settle(tx, job, now, effects);
         await tx.jobs.updateMany([job]);
         return job;
       case 'runnow':
         job.data.runNow = true;
-        fx.runNow.push(job.jobId);
-        fx.dispatch = true;
-        return this.save(tx, job, 'Queued', now, fx);
+        effects.runNow.push(job.jobId);
+        effects.dispatch = true;
+        return this.save(tx, job, 'Queued', now, effects);
       case 'restart':
-        return this.kernel.rerun(tx, job, now, fx, {
+        return this.kernel.rerun(tx, job, now, effects, {
           keepPlace: false,
           submittedBy: options.user,
           starts: 0,
@@ -75,8 +81,8 @@ export class KernelActions {
           await tx.jobs.updateMany([job]);
           return job;
         }
-        if (onAgent(job) && !job.data.scriptEnded) this.abandon(job, fx);
-        await this.kernel.finish(tx, job, { status: options.status }, now, fx);
+        if (onAgent(job) && !job.data.scriptEnded) this.abandon(job, effects);
+        await this.kernel.finish(tx, job, { status: options.status }, now, effects);
         return job;
       case 'disable':
         return this.save(tx, job, 'Disabled', now);
@@ -85,25 +91,25 @@ export class KernelActions {
     }
   }
 
-  private abandon(job: JobRecord, fx: Effects): void {
-    fx.messages.push({
+  private abandon(job: JobRecord, effects: Effects): void {
+    effects.messages.push({
       processServer: job.processServer as string,
       message: { type: 'abandon', jobId: job.jobId, attempt: job.attempt },
     });
   }
 
-  private async save(tx: Store, job: JobRecord, status: JobStatus, now: number, fx?: Effects): Promise<JobRecord> {
+  private async save(tx: Store, job: JobRecord, status: JobStatus, now: number, effects?: Effects): Promise<JobRecord> {
     move(job, status, now);
     await tx.jobs.updateMany([job]);
-    if (fx && status === 'Queued') fx.dispatch = true;
-    if (fx && status === 'Scheduled') fx.wakeAt.push(job.requestedStart);
+    if (effects && status === 'Queued') effects.dispatch = true;
+    if (effects && status === 'Scheduled') effects.wakeAt.push(job.requestedStart);
     return job;
   }
 
-  private async cancel(tx: Store, job: JobRecord, recurrence: boolean, now: number, fx: Effects): Promise<void> {
+  private async cancel(tx: Store, job: JobRecord, recurrence: boolean, now: number, effects: Effects): Promise<void> {
     // Cancel reaches a chain's (or step's) children, none of which has started.
-    if (hasChildren(job)) await this.kernel.emitTree('cancelTree', tx, job, now, fx);
-    await this.kernel.finish(tx, job, { status: 'Canceled' }, now, fx);
+    if (hasChildren(job)) await this.kernel.emitTree('cancelTree', tx, job, now, effects);
+    await this.kernel.finish(tx, job, { status: 'Canceled' }, now, effects);
     if (!recurrence || job.jobGroup === null) return;
     const cancelable = PENDING.filter((s) => actionApplies('cancel', s));
     for (const other of await tx.jobs.listByStatus(cancelable, { jobGroup: job.jobGroup, limit: 10_000 }))
@@ -112,21 +118,21 @@ export class KernelActions {
         other,
         { status: 'Canceled', notes: [`Recurrence canceled with Job:${job.jobId}`] },
         now,
-        fx,
+        effects,
       );
   }
 
-  private async kill(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+  private async kill(tx: Store, job: JobRecord, now: number, effects: Effects): Promise<void> {
     if (hasChildren(job)) {
-      await this.kernel.emitTree('killTree', tx, job, now, fx);
+      await this.kernel.emitTree('killTree', tx, job, now, effects);
       return;
     }
     if (job.processServer === SYSTEM_SERVER || job.data.scriptEnded) {
-      fx.stopSystem.push(job.jobId);
-      await this.kernel.finish(tx, job, { status: 'Killed' }, now, fx);
+      effects.stopSystem.push(job.jobId);
+      await this.kernel.finish(tx, job, { status: 'Killed' }, now, effects);
       return;
     }
-    fx.messages.push({
+    effects.messages.push({
       processServer: job.processServer as string,
       message: { type: 'kill', jobId: job.jobId, attempt: job.attempt },
     });

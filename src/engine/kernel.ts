@@ -9,7 +9,7 @@ import { businessKey } from '../model/keys.ts';
 import type { Store } from '../store/store.ts';
 import type { Effects } from './effects.ts';
 import { chainStructure, list } from './definition-snapshot.ts';
-import { loadFrame } from './frames.ts';
+import { loadFrame } from './submit-frames.ts';
 import { KernelActions } from './kernel-actions.ts';
 import type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
 import { move } from './status-move.ts';
@@ -23,7 +23,7 @@ export type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts
 
 /**
  * The lifecycle kernel (docs/architecture.md §6a): every job is created, moved on and ended here, inside the
- * caller's transaction (`tx`, `now`, and the effects `fx` carried out after the commit). Its entry points are
+ * caller's transaction (`tx`, `now`, and the `effects` carried out after the commit). Its entry points are
  * `submit`, `act` (a person's action), `finish` (a report: an agent's, a System job's, a reply), `settle` (a job
  * leaves its initial or held state) and `answer` (a reply reaches its sender); the dispatcher (tick) and the agent
  * reports call them too. What else follows from a transition — a chain's next step, events, recurrences, locks,
@@ -31,7 +31,7 @@ export type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts
  */
 
 /** A reaction: runs inside the transaction of the transition it reacts to. */
-export type Reaction<E> = (k: Kernel, tx: Store, event: E, now: number, fx: Effects) => Promise<unknown>;
+export type Reaction<E> = (kernel: Kernel, tx: Store, event: E, now: number, effects: Effects) => Promise<unknown>;
 
 export interface Reactions {
   /** A job was submitted or rerun and its row written (a chain makes its step and call jobs). */
@@ -72,10 +72,10 @@ export class Kernel {
     };
     this.serial = serial;
     this.actions = new KernelActions({
-      finish: (tx, job, outcome, now, fx) => this.finish(tx, job, outcome, now, fx),
-      settle: (tx, job, now, fx) => this.settle(tx, job, now, fx),
-      rerun: (tx, job, now, fx, options) => this.rerun(tx, job, now, fx, options),
-      emitTree: (kind, tx, job, now, fx) => this.emit(kind, tx, job, now, fx),
+      finish: (tx, job, outcome, now, effects) => this.finish(tx, job, outcome, now, effects),
+      settle: (tx, job, now, effects) => this.settle(tx, job, now, effects),
+      rerun: (tx, job, now, effects, options) => this.rerun(tx, job, now, effects, options),
+      emitTree: (kind, tx, job, now, effects) => this.emit(kind, tx, job, now, effects),
     });
   }
 
@@ -94,11 +94,11 @@ export class Kernel {
     tx: Store,
     event: Parameters<Reactions[K][number]>[2],
     now: number,
-    fx: Effects,
+    effects: Effects,
   ): Promise<boolean> {
     let taken = false;
     for (const r of this.reactions[kind] as Reaction<typeof event>[])
-      if ((await r(this, tx, event, now, fx)) === true) taken = true;
+      if ((await r(this, tx, event, now, effects)) === true) taken = true;
     return taken;
   }
 
@@ -106,7 +106,7 @@ export class Kernel {
   async insert(
     tx: Store,
     job: Omit<JobRecord, 'jobId' | 'uniqueId'>,
-    fx: Effects,
+    effects: Effects,
     ownGroup = false,
     /** A chain job's steps and handlers, kept apart from its row. */
     structure?: ChainStructure,
@@ -118,8 +118,8 @@ export class Kernel {
     if (ownGroup) record.jobGroup = record.jobId;
     await tx.jobs.insert(record);
     if (structure) await tx.jobs.putChainStructure(record, structure);
-    if (record.status === 'Queued') fx.dispatch = true;
-    if (record.status === 'Scheduled') fx.wakeAt.push(record.requestedStart);
+    if (record.status === 'Queued') effects.dispatch = true;
+    if (record.status === 'Scheduled') effects.wakeAt.push(record.requestedStart);
     return record;
   }
 
@@ -127,7 +127,7 @@ export class Kernel {
    * Creates a job (and, through the reactions, a chain's step and call jobs) in the caller's transaction. Shared by
    * submit, resubmit, chains and auto-submit on events.
    */
-  async submit(tx: Store, n: NewJob, now: number, fx: Effects): Promise<JobRecord> {
+  async submit(tx: Store, n: NewJob, now: number, effects: Effects): Promise<JobRecord> {
     const d = n.definition.data;
     // A chain, or a job that waits for events, is created in the serial loop: an event raised at the same moment
     // is then seen either by the submit or by the release of waiting jobs.
@@ -147,13 +147,13 @@ export class Kernel {
     }
     if (n.initialStatus === undefined) {
       if (n.hold) job.status = 'Held';
-      else await this.settle(tx, job as JobRecord, now, fx);
+      else await this.settle(tx, job as JobRecord, now, effects);
     }
-    const record = await this.insert(tx, job, fx, recurrence !== undefined, structure);
-    await this.emit('created', tx, record, now, fx);
+    const record = await this.insert(tx, job, effects, recurrence !== undefined, structure);
+    await this.emit('created', tx, record, now, effects);
     // A recurrence whose first occurrence is now: its successor is due now too (later ones: when they come).
     if (record.data.recurrence && record.status !== 'Scheduled' && record.status !== 'Held') {
-      await this.emit('due', tx, record, now, fx);
+      await this.emit('due', tx, record, now, effects);
       await tx.jobs.updateMany([record]);
     }
     return record;
@@ -180,11 +180,11 @@ export class Kernel {
    * (QueueHeld); then it is Queued and the dispatcher checks the rest (windows now, locks, limits).
    * Sets `job.status`; the caller writes the job.
    */
-  async settle(tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+  async settle(tx: Store, job: JobRecord, now: number, effects: Effects): Promise<void> {
     job.modificationTime = now;
     if (job.requestedStart > now) {
       move(job, 'Scheduled', now);
-      fx.wakeAt.push(job.requestedStart);
+      effects.wakeAt.push(job.requestedStart);
       return;
     }
     for (const w of job.data.spec.waitEvents ?? [])
@@ -203,11 +203,11 @@ export class Kernel {
     }
     const queue = await tx.getObject('Queue', job.queue);
     move(job, queue?.data.Held === true ? 'QueueHeld' : 'Queued', now);
-    if (job.status === 'Queued') fx.dispatch = true;
+    if (job.status === 'Queued') effects.dispatch = true;
     // Still waiting when the opening it waits for is over → overdue (the dispatcher looks then).
     if (deadline !== undefined) {
       job.data.windowClosesAt = deadline;
-      fx.overdueAt.push(deadline);
+      effects.overdueAt.push(deadline);
     }
   }
 
@@ -218,7 +218,7 @@ export class Kernel {
    * recurrence's group); an operator's restart makes a job of its own; a recurrence's occurrence stays in its group.
    * A chain's copy gets new step and call jobs.
    */
-  async rerun(tx: Store, job: JobRecord, now: number, fx: Effects, options: RerunOptions): Promise<JobRecord> {
+  async rerun(tx: Store, job: JobRecord, now: number, effects: Effects, options: RerunOptions): Promise<JobRecord> {
     const { copy, place } = rerunCopy(job, now, options);
     // The copy's history starts with where it came from; a user's restart keeps naming the user.
     const outer = tx.jobs.currentCause();
@@ -231,12 +231,12 @@ export class Kernel {
       detail,
     };
     const next = await tx.jobs.withCause(cause, async () => {
-      await this.settle(tx, copy as JobRecord, now, fx);
+      await this.settle(tx, copy as JobRecord, now, effects);
       const structure = place?.structure ? await tx.jobs.chainStructure(job) : undefined;
-      return this.insert(tx, copy, fx, false, structure);
+      return this.insert(tx, copy, effects, false, structure);
     });
     // Its chain's step jobs are created as on submit.
-    await this.emit('created', tx, next, now, fx);
+    await this.emit('created', tx, next, now, effects);
     return next;
   }
 
@@ -246,7 +246,7 @@ export class Kernel {
    * to a final status run (events raised, locks released, a recurrence ended, a question closed) and, when nothing
    * restarts it, those to a settled job (a chain call's step moves on).
    */
-  async finish(tx: Store, job: JobRecord, outcome: FinalOutcome, now: number, fx: Effects): Promise<void> {
+  async finish(tx: Store, job: JobRecord, outcome: FinalOutcome, now: number, effects: Effects): Promise<void> {
     move(job, outcome.status, now);
     job.runEnd = outcome.runEnd ?? now;
     if (outcome.returnCode !== undefined) job.returnCode = outcome.returnCode;
@@ -263,26 +263,26 @@ export class Kernel {
       job.data.operatorMessage = messageId;
       move(job, 'ConsoleRestart', now);
     } else if (decision === 'restart') {
-      const next = await this.rerun(tx, job, now, fx, { keepPlace: true, starts: job.starts + 1 });
+      const next = await this.rerun(tx, job, now, effects, { keepPlace: true, starts: job.starts + 1 });
       job.data.notes.push(`Ended ${outcome.status}; restarted as Job:${next.jobId}`);
     }
     await tx.jobs.updateMany([job]);
-    if (spec.keepJobs !== null) fx.purge.set(job.definition, spec.keepJobs);
-    fx.dispatch = true;
-    await this.emit('final', tx, { job, status: outcome.status }, now, fx);
-    if (decision === 'none') await this.emit('settled', tx, job, now, fx);
+    if (spec.keepJobs !== null) effects.purge.set(job.definition, spec.keepJobs);
+    effects.dispatch = true;
+    await this.emit('final', tx, { job, status: outcome.status }, now, effects);
+    if (decision === 'none') await this.emit('settled', tx, job, now, effects);
   }
 
   /** A reply reached its sender; returns whether something was waiting for it. */
-  async answer(tx: Store, a: Omit<Answer, 'job'>, now: number, fx: Effects): Promise<boolean> {
+  async answer(tx: Store, a: Omit<Answer, 'job'>, now: number, effects: Effects): Promise<boolean> {
     const sender = /^Job:(\d+)$/.exec(a.sender);
     const job = sender ? await tx.jobs.get(Number(sender[1])) : undefined;
     if (sender && (job === undefined || job.data.operatorMessage !== a.message)) return false;
     if (job?.status === 'ConsoleRestart') {
-      await this.answerRestart(tx, job, a.reply === 'Restart', a.user, now, fx);
+      await this.answerRestart(tx, job, a.reply === 'Restart', a.user, now, effects);
       return true;
     }
-    return this.emit('answered', tx, { ...a, ...(job ? { job } : {}) }, now, fx);
+    return this.emit('answered', tx, { ...a, ...(job ? { job } : {}) }, now, effects);
   }
 
   /** Ends a job in ConsoleRestart with the final status it reached, after the operator's reply. */
@@ -292,18 +292,18 @@ export class Kernel {
     restart: boolean,
     user: string,
     now: number,
-    fx: Effects,
+    effects: Effects,
   ): Promise<void> {
     const status = job.data.pendingFinal ?? 'Error';
     delete job.data.pendingFinal;
     move(job, status, now);
     if (restart) {
-      const next = await this.rerun(tx, job, now, fx, { keepPlace: true, submittedBy: user, starts: 0 });
+      const next = await this.rerun(tx, job, now, effects, { keepPlace: true, submittedBy: user, starts: 0 });
       job.data.notes.push(`${user} replied Restart; restarted as Job:${next.jobId}`);
     } else job.data.notes.push(`${user} replied NoRestart`);
     await tx.jobs.updateMany([job]);
-    if (job.data.spec.keepJobs !== null) fx.purge.set(job.definition, job.data.spec.keepJobs);
-    if (!restart) await this.emit('settled', tx, job, now, fx);
+    if (job.data.spec.keepJobs !== null) effects.purge.set(job.definition, job.data.spec.keepJobs);
+    if (!restart) await this.emit('settled', tx, job, now, effects);
   }
 
   /**
@@ -322,8 +322,8 @@ export class Kernel {
   }
 
   /** Deletes jobs (final ones) and, after the commit, their files. */
-  async remove(tx: Store, jobIds: number[], fx: Effects): Promise<void> {
+  async remove(tx: Store, jobIds: number[], effects: Effects): Promise<void> {
     await tx.jobs.delete(jobIds);
-    fx.removeFiles.push(...jobIds);
+    effects.removeFiles.push(...jobIds);
   }
 }

@@ -2,7 +2,7 @@ import type { JobRecord } from '../domain/job.ts';
 import { nextOccurrence, occurrencesBetween } from '../domain/recurrence.ts';
 import type { Store } from '../store/store.ts';
 import type { JobStatus } from '../model/fields.ts';
-import { loadFrame } from './frames.ts';
+import { loadFrame } from './submit-frames.ts';
 import type { Effects, Kernel } from './kernel.ts';
 import { loadWindow } from './windows.ts';
 
@@ -22,11 +22,11 @@ const RUN_ALL_CAP = 1000;
  * policy Skip says this late job does not run.
  */
 export async function submitNextOccurrence(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   job: JobRecord,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<'run' | 'skip'> {
   const r = job.data.recurrence;
   if (!r || r.next || job.jobGroup === null) return 'run';
@@ -47,27 +47,27 @@ export async function submitNextOccurrence(
     if (policy === 'Skip') verdict = 'skip';
     if (policy === 'RunAll')
       for (const t of occurrencesBetween(frame, r.anchor, r.occurrence, now, RUN_ALL_CAP, jobWindow))
-        if (t > r.occurrence && t <= now) await submitOccurrence(k, tx, job, t, true, now, fx);
+        if (t > r.occurrence && t <= now) await submitOccurrence(kernel, tx, job, t, true, now, effects);
   }
   const next = nextOccurrence(frame, r.anchor, after, jobWindow);
-  if (next !== undefined) await submitOccurrence(k, tx, job, next, false, now, fx);
+  if (next !== undefined) await submitOccurrence(kernel, tx, job, next, false, now, effects);
   return verdict;
 }
 
 /** A job of the recurrence for occurrence `t`, copied from `job`; never two for one occurrence. */
 async function submitOccurrence(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   job: JobRecord,
   t: number,
   missed: boolean,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   const group = job.jobGroup as number;
   if (await tx.jobs.groupHasStart(group, t)) return;
   const r = job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
-  await k.rerun(tx, job, now, fx, {
+  await kernel.rerun(tx, job, now, effects, {
     keepPlace: false,
     starts: 0,
     at: t,
@@ -78,11 +78,11 @@ async function submitOccurrence(
 
 /** Reaction to a final status: StopSubmitFrame / RestartNoResubmit cancel the recurrence's pending jobs. */
 export async function endRecurrence(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   { job, status }: { job: JobRecord; status: JobStatus },
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   const action = job.data.spec.restart[status];
   if (job.jobGroup === null || (action !== 'StopSubmitFrame' && action !== 'RestartNoResubmit')) return;
@@ -92,11 +92,11 @@ export async function endRecurrence(
   });
   for (const other of pending)
     if (other.jobId !== job.jobId)
-      await k.finish(
+      await kernel.finish(
         tx,
         other,
         { status: 'Canceled', notes: [`Recurrence ended by Job:${job.jobId} (${job.status})`] },
         now,
-        fx,
+        effects,
       );
 }

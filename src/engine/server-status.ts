@@ -25,12 +25,12 @@ export function agentViewOf(
 ): AgentView {
   const byServer = new Map(remote.map((a) => [a.processServer, a]));
   return {
-    isReady: (ps) => {
-      if (local.isConnected(ps)) return local.isReady(ps);
-      const r = byServer.get(ps);
+    isReady: (processServer) => {
+      if (local.isConnected(processServer)) return local.isReady(processServer);
+      const r = byServer.get(processServer);
       return r?.alive === true && r.ready;
     },
-    lastSeen: (ps) => local.lastSeen(ps) ?? byServer.get(ps)?.seenAt,
+    lastSeen: (processServer) => local.lastSeen(processServer) ?? byServer.get(processServer)?.seenAt,
   };
 }
 
@@ -64,18 +64,19 @@ export class ServerStatusKeeper {
     this.startedAt = now;
   }
 
-  connected(ps: string): void {
-    this.awaySince.delete(ps);
-    this.declaredLost.delete(ps);
+  connected(processServer: string): void {
+    this.awaySince.delete(processServer);
+    this.declaredLost.delete(processServer);
   }
 
   /** The agent went away at `at` (a silent agent: when it was last heard of); the earliest such time counts. */
-  disconnected(ps: string, at = this.clock.now()): void {
-    if (!this.awaySince.has(ps) || (this.awaySince.get(ps) as number) > at) this.awaySince.set(ps, at);
+  disconnected(processServer: string, at = this.clock.now()): void {
+    if (!this.awaySince.has(processServer) || (this.awaySince.get(processServer) as number) > at)
+      this.awaySince.set(processServer, at);
   }
 
-  lost(ps: string): void {
-    this.declaredLost.add(ps);
+  lost(processServer: string): void {
+    this.declaredLost.add(processServer);
   }
 
   /** Agents silent (connected) or away (with jobs, or after having been connected) beyond their timeout. */
@@ -102,11 +103,11 @@ export class ServerStatusKeeper {
   }
 
   /** When the AgentTimeout in force was first read (-Infinity for the first reading of a server). */
-  private timeoutSince(ps: string, ms: number, now: number): number {
-    const known = this.timeouts.get(ps);
+  private timeoutSince(processServer: string, ms: number, now: number): number {
+    const known = this.timeouts.get(processServer);
     if (known?.ms === ms) return known.since;
     const since = known === undefined ? Number.NEGATIVE_INFINITY : now;
-    this.timeouts.set(ps, { ms, since });
+    this.timeouts.set(processServer, { ms, since });
     return since;
   }
 

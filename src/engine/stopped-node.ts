@@ -8,12 +8,12 @@ import type { Effects, Kernel } from './kernel.ts';
  * state is its children's, which survive in the database: it carries on. Returns how many ended.
  */
 export async function endJobsOfStoppedNode(
-  k: Kernel,
+  kernel: Kernel,
   tx: Store,
   ranThere: (job: JobRecord) => boolean,
   note: string,
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<number> {
   let ended = 0;
   for (const job of await tx.jobs.listByStatus(['Running', 'Killing'], {
@@ -21,7 +21,7 @@ export async function endJobsOfStoppedNode(
     limit: 100_000,
   }))
     if (!job.data.chain?.structure && ranThere(job)) {
-      await k.finish(tx, job, { status: 'Unknown', notes: [note] }, now, fx);
+      await kernel.finish(tx, job, { status: 'Unknown', notes: [note] }, now, effects);
       ended += 1;
     }
   return ended;

@@ -13,7 +13,7 @@ const RETRY_MS = 2000;
 /**
  * Jobs the server runs itself on GLOBAL.System (docs/architecture.md §7). They need no OS process: System_Sleep is a timer.
  * Chains are run by chains.ts (they only wait for their children), and jobs that ask people (System_OperatorMessage,
- * UserMessage) by ask.ts. Capabilities outside the engine (imports) register a runner for their definition; a System
+ * UserMessage) by question-jobs.ts. Capabilities outside the engine (imports) register a runner for their definition; a System
  * job nobody runs ends in Error saying so, rather than waiting forever.
  */
 export class SystemJobs {

@@ -4,7 +4,7 @@ import { isFinal, OCCUPYING } from '../domain/job-status.ts';
 import { type FormatDate, plannerReason, reason, type WaitReason, windowReason } from '../domain/wait-reasons.ts';
 import type { Store } from '../store/store.ts';
 import { candidateOf, type DispatchContext, loadDispatchState } from './dispatcher.ts';
-import { type GateBlocker, GateView } from './gates.ts';
+import { type GateBlocker, GateView } from './window-and-lock-gates.ts';
 
 /** A job's status changes a few dozen times at most; hold/release loops are capped here. */
 const MAX_HISTORY = 10_000;

@@ -100,8 +100,8 @@ export class WakeUps {
           kernel,
           tx,
           {
-            agentReady: (ps) => agents.isReady(ps),
-            agentInstance: (ps) => agents.instanceOf(ps),
+            agentReady: (processServer) => agents.isReady(processServer),
+            agentInstance: (processServer) => agents.instanceOf(processServer),
             secrets,
             ...(node === undefined ? {} : { node }),
           },

@@ -7,11 +7,11 @@ import { MessageService, replyBody } from './messages.ts';
 export class Alerts extends MessageService {
   protected readonly kind = 'Alert' as const;
 
-  async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
-    const id = await this.authorizeReply(p, idText);
+  async reply(principal: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
+    const id = await this.authorizeReply(principal, idText);
     const response = normalizeReply(replyBody(this.kind, body).Response as string);
     if (response === '') throw invalid('Field "Response" must not be empty');
-    await this.engine.mutate(async (tx, fx, k) => {
+    await this.engine.mutate(async (tx, effects, kernel) => {
       const alert = await tx.getObject('Alert', String(id));
       if (!alert) throw notFound('Alert', id);
       const expression = (alert.data.ReplyExpression as string | null) ?? 'Acknowledge';
@@ -19,10 +19,10 @@ export class Alerts extends MessageService {
       if (matches === 'timeout')
         throw invalid(`Field "Response": the reply expression ${expression} took too long to match`);
       if (!matches) throw invalid(`Field "Response": "${response}" does not match the reply expression ${expression}`);
-      const answer = { sender: `Alert:${id}`, reply: response, user: p.user };
-      if (!(await k.answer(tx, answer, this.clock.now(), fx)))
+      const answer = { sender: `Alert:${id}`, reply: response, user: principal.user };
+      if (!(await kernel.answer(tx, answer, this.clock.now(), effects)))
         throw conflict(`Alert:${id} is ${String(alert.data.Status)} already`);
     });
-    return this.get(p, String(id));
+    return this.get(principal, String(id));
   }
 }

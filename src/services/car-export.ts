@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { type CarSource, carChunks, type PackedEntry, packEntry } from '../car/archive.ts';
+import { type CarSource, carChunks, type PackedEntry, packEntry } from '../car/archive-writer.ts';
 import { EXPORT_INFO, exportInfoXml, libraryEntryName, objectEntryName } from '../car/layout.ts';
 import { objectToXml } from '../car/object-xml.ts';
 import type { TypeName } from '../model/fields.ts';
@@ -30,20 +30,20 @@ const PACKED_BUDGET = 32 * 1024 * 1024;
  * sorted, timestamps fixed, and export-info's date is the newest modification time among the objects.
  */
 export class CarExporter {
-  private readonly d: CarExportDeps;
+  private readonly deps: CarExportDeps;
 
   constructor(deps: CarExportDeps) {
-    this.d = deps;
+    this.deps = deps;
   }
 
   /** The objects named; with `references`, also every object they refer to, and theirs in turn. */
   async exportMany(
-    p: Principal,
+    principal: Principal,
     roots: ReadonlyArray<{ type: TypeName; key: string }>,
     options: { references: boolean },
   ): Promise<Buffer> {
     const parts: Buffer[] = [];
-    for await (const part of await this.exportStream(p, roots, options)) parts.push(part);
+    for await (const part of await this.exportStream(principal, roots, options)) parts.push(part);
     return Buffer.concat(parts);
   }
 
@@ -57,14 +57,14 @@ export class CarExporter {
    * instead cost much more CPU (measured: bench/README.md).
    */
   async exportStream(
-    p: Principal,
+    principal: Principal,
     roots: ReadonlyArray<{ type: TypeName; key: string }>,
     options: { references: boolean },
   ): Promise<AsyncGenerator<Buffer>> {
     const seen = new Map<string, { type: TypeName; key: string; packed: PackedEntry | undefined }>();
     let newest = 0;
     let kept = 0;
-    const budget = this.d.packedBudget ?? PACKED_BUDGET;
+    const budget = this.deps.packedBudget ?? PACKED_BUDGET;
     const pause = loopYielder();
     const queue = [...roots];
     for (let i = 0; i < queue.length; i++) {
@@ -74,7 +74,7 @@ export class CarExporter {
       const canonical = parseKey(type.key, next.key)?.key ?? next.key;
       const label = businessKey(type.name, canonical);
       if (seen.has(label)) continue;
-      const { object, data } = await this.d.objects.read(p, type, canonical);
+      const { object, data } = await this.deps.objects.read(principal, type, canonical);
       const packed = kept < budget ? await packEntry(Buffer.from(objectToXml(type, data))) : undefined;
       kept += packed?.packed.length ?? 0;
       seen.set(label, { type: type.name, key: object.key, packed });
@@ -84,7 +84,7 @@ export class CarExporter {
       if (
         twin &&
         (twin.when?.(data) ?? true) &&
-        (twin.needsIt || (await this.d.store.getObject(twin.type, object.key)))
+        (twin.needsIt || (await this.deps.store.getObject(twin.type, object.key)))
       )
         queue.push({ type: twin.type, key: object.key });
       if (options.references)
@@ -96,20 +96,21 @@ export class CarExporter {
       const type = requireType(o.type);
       sources.push({
         name: objectEntryName(o.type, o.key),
-        data: async () => o.packed ?? Buffer.from(objectToXml(type, (await this.d.objects.read(p, type, o.key)).data)),
+        data: async () =>
+          o.packed ?? Buffer.from(objectToXml(type, (await this.deps.objects.read(principal, type, o.key)).data)),
       });
       const files = type.traits.files;
       if (files)
-        for (const f of await this.d.store.blobs.list(files, o.key))
+        for (const f of await this.deps.store.blobs.list(files, o.key))
           sources.push({
             name: libraryEntryName(o.key, f.name),
-            data: () => this.d.store.blobs.get(files, o.key, f.name),
+            data: () => this.deps.store.blobs.get(files, o.key, f.name),
           });
     }
     const info = exportInfoXml({
       sourceSystem: hostname(),
-      sourceAddress: this.d.sourceAddress,
-      user: p.user,
+      sourceAddress: this.deps.sourceAddress,
+      user: principal.user,
       date: formatInstant(newest, 'UTC'),
     });
     sources.push({ name: EXPORT_INFO, data: () => Buffer.from(info) });

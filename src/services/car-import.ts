@@ -54,52 +54,52 @@ export interface ImportServiceDeps {
  * is submitted in the same transaction; the job (import-job.ts) does the import, all or nothing.
  */
 export class ImportService {
-  private readonly d: ImportServiceDeps;
+  private readonly deps: ImportServiceDeps;
 
   constructor(deps: ImportServiceDeps) {
-    this.d = deps;
+    this.deps = deps;
   }
 
   get gate(): ImportGate {
-    return this.d.gate;
+    return this.deps.gate;
   }
 
   /**
    * The right to import at all (Submit on System_Import_Archive, else 403): both interfaces check it before they
    * read an archive (docs/architecture.md §10), and `start` again.
    */
-  authorize(p: Principal): void {
+  authorize(principal: Principal): void {
     const definitionKey = parseKey('partitioned', IMPORT_DEFINITION) as NonNullable<ReturnType<typeof parseKey>>;
-    if (!can(p, 'JobDefinition', definitionKey.partition, 'Submit'))
+    if (!can(principal, 'JobDefinition', definitionKey.partition, 'Submit'))
       throw forbidden(
         `You need the Submit privilege on ${businessKey('JobDefinition', IMPORT_DEFINITION)} to import archives`,
       );
   }
 
-  async start(p: Principal, bytes: Buffer, request: ImportRequest): Promise<JobRecord> {
-    this.authorize(p);
-    const ruleSet = await this.checkRuleSet(p, request.ruleSet);
-    const parameters = this.parameters(p, { ...request, ruleSet });
+  async start(principal: Principal, bytes: Buffer, request: ImportRequest): Promise<JobRecord> {
+    this.authorize(principal);
+    const ruleSet = await this.checkRuleSet(principal, request.ruleSet);
+    const parameters = this.parameters(principal, { ...request, ruleSet });
     if (bytes.length === 0) throw invalid('The body is empty: send the CAR file');
     // Every entry is inflated and checked, but only the manifest and the signature are kept meanwhile.
     const entries = await readCar(bytes, {}, { retain: (name) => name === MANIFEST || name === SIGNATURE_ENTRY });
     const layout = readLayout(entries);
     // Keys are read only for a signed archive, so a trusted-keys problem cannot stop unsigned imports.
     const isSigned = entries.some((e) => e.name === SIGNATURE_ENTRY);
-    const signature = verifyEntries(entries, isSigned ? await this.d.trustedKeys() : []);
+    const signature = verifyEntries(entries, isSigned ? await this.deps.trustedKeys() : []);
     if (request.signed && !signature.signed)
       throw unprocessable('The archive is not signed (X-Vendor-Signed-Car is true)');
     if (layout.objects.length === 0 && layout.libraryFiles.length === 0)
       throw unprocessable('The archive holds no objects');
     const description =
       request.description ?? layout.manifestName ?? `Import definitions from: ${request.fileName ?? DEFAULT_CAR_NAME}`;
-    return this.d.engine.submit(async (tx, fx, k) => {
+    return this.deps.engine.submit(async (tx, effects, kernel) => {
       const definition = await tx.getObject('JobDefinition', IMPORT_DEFINITION);
       if (!definition) throw new Error(`${IMPORT_DEFINITION} is missing`);
-      const created = await this.d.jobs.createFrom(
+      const created = await this.deps.jobs.createFrom(
         tx,
-        k,
-        p,
+        kernel,
+        principal,
         definition,
         {
           parameters,
@@ -110,7 +110,7 @@ export class ImportService {
           holdOnSubmit: false,
           submitFrame: undefined,
         },
-        fx,
+        effects,
       );
       await keepArchive(tx, created.jobId, bytes, created.creationTime);
       return created;
@@ -121,7 +121,7 @@ export class ImportService {
   async waitForEnd(jobId: number): Promise<JobRecord> {
     let delay = 10;
     for (;;) {
-      const job = await this.d.store.jobs.get(jobId);
+      const job = await this.deps.store.jobs.get(jobId);
       if (!job) throw new Error(`import job ${jobId} disappeared`);
       if (isFinal(job.status)) return job;
       await new Promise((r) => setTimeout(r, delay));
@@ -129,7 +129,7 @@ export class ImportService {
     }
   }
 
-  private parameters(p: Principal, r: ImportRequest): Array<{ Name: string; InValueString: string }> {
+  private parameters(principal: Principal, r: ImportRequest): Array<{ Name: string; InValueString: string }> {
     const out: Array<{ Name: string; InValueString: string }> = [];
     const fileName = r.fileName ?? DEFAULT_CAR_NAME;
     if (fileName.length > 255 || [...fileName].some((c) => c < ' ' || c === '\x7f'))
@@ -138,7 +138,7 @@ export class ImportService {
     if (r.targetPartition !== undefined) {
       if (!NAME_PATTERN.test(r.targetPartition))
         throw invalid(`TargetPartition "${r.targetPartition}" is not a partition name (letters, digits and _)`);
-      if (!can(p, 'Partition', r.targetPartition, 'View'))
+      if (!can(principal, 'Partition', r.targetPartition, 'View'))
         throw invalid(`Partition ${r.targetPartition} does not exist`);
       out.push({ Name: 'TargetPartition', InValueString: r.targetPartition });
     }
@@ -153,12 +153,12 @@ export class ImportService {
   }
 
   /** The rule set's canonical key; 400 when it does not exist or cannot be seen. */
-  private async checkRuleSet(p: Principal, key: string | undefined): Promise<string | undefined> {
+  private async checkRuleSet(principal: Principal, key: string | undefined): Promise<string | undefined> {
     if (key === undefined) return undefined;
     const parsed = parseKey('partitioned', key);
     const found =
-      parsed && can(p, 'ImportRuleSet', parsed.partition, 'View')
-        ? await this.d.store.getObject('ImportRuleSet', parsed.key)
+      parsed && can(principal, 'ImportRuleSet', parsed.partition, 'View')
+        ? await this.deps.store.getObject('ImportRuleSet', parsed.key)
         : undefined;
     if (!found || !parsed)
       throw invalid(`Import rule set ${businessKey('ImportRuleSet', parsed?.key ?? key)} does not exist`);

@@ -16,7 +16,7 @@ import type { Store } from '../store/store.ts';
 export async function checkCredentialUse(
   tx: Store,
   data: Record<string, unknown>,
-  p: Principal | undefined,
+  principal: Principal | undefined,
 ): Promise<string | undefined> {
   const name = data.Credential;
   if (typeof name !== 'string' || name === '') return undefined;
@@ -25,7 +25,7 @@ export async function checkCredentialUse(
     return `Field "Credential": "${name}" is neither a Credential key <partition>.<name> nor a VirtualUser name`;
   if (!name.includes('.')) return undefined;
   const shared = key.partition === data.Partition || key.partition === 'GLOBAL';
-  const visible = shared || !p || can(p, 'Credential', key.partition, 'View');
+  const visible = shared || !principal || can(principal, 'Credential', key.partition, 'View');
   if (visible && (await tx.getObject('Credential', key.key))) return undefined;
   return `Field "Credential": ${businessKey('Credential', key.key)} does not exist`;
 }

@@ -55,58 +55,62 @@ export function parseCommentBody(body: unknown, field: 'RaiserComment' | 'Cleare
  * or clear. Every change runs in the engine's loop, since a raise may release waiting jobs.
  */
 export class EventService {
-  private readonly d: EventServiceDeps;
+  private readonly deps: EventServiceDeps;
 
   constructor(deps: EventServiceDeps) {
-    this.d = deps;
+    this.deps = deps;
   }
 
-  async get(p: Principal, eventIdText: string): Promise<Record<string, unknown>> {
-    return this.render(await this.visibleEvent(p, eventIdText));
+  async get(principal: Principal, eventIdText: string): Promise<Record<string, unknown>> {
+    return this.render(await this.visibleEvent(principal, eventIdText));
   }
 
   /** `POST /Event/<partition>.<definition>`. */
-  async raise(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
-    const key = await this.controlledDefinition(p, definitionText, 'raise its events');
+  async raise(principal: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
+    const key = await this.controlledDefinition(principal, definitionText, 'raise its events');
     const comment = parseCommentBody(body, 'RaiserComment');
-    const by = { comment, raiser: `User:${p.user}`, zone: this.d.defaultTimeZone };
-    const event = await this.d.engine.events.raise(key, by, userCause(p, 'raise', `Raised an event of ${key}`));
+    const by = { comment, raiser: `User:${principal.user}`, zone: this.deps.defaultTimeZone };
+    const event = await this.deps.engine.events.raise(
+      key,
+      by,
+      userCause(principal, 'raise', `Raised an event of ${key}`),
+    );
     return this.render(event);
   }
 
   /** Clears the Raised event of a definition; 409 when none is Raised. */
-  async clearRaised(p: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
-    const key = await this.controlledDefinition(p, definitionText, 'clear its events');
-    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    return this.render(await this.d.engine.events.clearRaised(key, by));
+  async clearRaised(principal: Principal, definitionText: string, body: unknown): Promise<Record<string, unknown>> {
+    const key = await this.controlledDefinition(principal, definitionText, 'clear its events');
+    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${principal.user}` };
+    return this.render(await this.deps.engine.events.clearRaised(key, by));
   }
 
   /** Clears the Pending events of a definition (possibly none). */
   async clearAllPending(
-    p: Principal,
+    principal: Principal,
     definitionText: string,
     body: unknown,
   ): Promise<{ Cleared: Record<string, unknown>[] }> {
-    const key = await this.controlledDefinition(p, definitionText, 'clear its events');
-    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    const events = await this.d.engine.events.clearAllPending(key, by);
+    const key = await this.controlledDefinition(principal, definitionText, 'clear its events');
+    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${principal.user}` };
+    const events = await this.deps.engine.events.clearAllPending(key, by);
     return { Cleared: events.map((e) => this.render(e)) };
   }
 
   /** `POST /Event/<event_id>/clear`; 409 when it is Cleared already. */
-  async clear(p: Principal, eventIdText: string, body: unknown): Promise<Record<string, unknown>> {
-    const seen = await this.authorizeClear(p, eventIdText);
-    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${p.user}` };
-    return this.render(await this.d.engine.events.clearEvent(seen.eventId, by));
+  async clear(principal: Principal, eventIdText: string, body: unknown): Promise<Record<string, unknown>> {
+    const seen = await this.authorizeClear(principal, eventIdText);
+    const by = { comment: parseCommentBody(body, 'ClearerComment'), clearer: `User:${principal.user}` };
+    return this.render(await this.deps.engine.events.clearEvent(seen.eventId, by));
   }
 
   /**
    * The checks of clearing one event that need no body (docs/architecture.md §10): the event exists and its
    * definition's partition is visible (else 404), Control on it (else 403). Run before the body is read, and again.
    */
-  async authorizeClear(p: Principal, eventIdText: string): Promise<EventRecord> {
-    const seen = await this.visibleEvent(p, eventIdText);
-    if (!can(p, 'EventDefinition', seen.partition, 'Control'))
+  async authorizeClear(principal: Principal, eventIdText: string): Promise<EventRecord> {
+    const seen = await this.visibleEvent(principal, eventIdText);
+    if (!can(principal, 'EventDefinition', seen.partition, 'Control'))
       throw forbidden(
         `You need the Control privilege on ${businessKey('EventDefinition', seen.definition)} to clear ${businessKey('Event', seen.eventId)}`,
       );
@@ -114,11 +118,11 @@ export class EventService {
   }
 
   /** The event, when it exists and the caller may view its definition's partition; else 404. */
-  private async visibleEvent(p: Principal, eventIdText: string): Promise<EventRecord> {
+  private async visibleEvent(principal: Principal, eventIdText: string): Promise<EventRecord> {
     const parsed = parseKey('eventId', eventIdText);
     if (!parsed) throw notFound('Event', eventIdText);
-    const event = await this.d.engine.store.events.get(parsed.key);
-    if (!event || !can(p, 'EventDefinition', event.partition, 'View')) throw notFound('Event', parsed.key);
+    const event = await this.deps.engine.store.events.get(parsed.key);
+    if (!event || !can(principal, 'EventDefinition', event.partition, 'View')) throw notFound('Event', parsed.key);
     return event;
   }
 
@@ -126,19 +130,19 @@ export class EventService {
    * The canonical key of a definition that exists and that the caller may see (else 404) and control (else 403):
    * the checks of a raise or a clear by definition that need no body, run before it is read and again.
    */
-  async controlledDefinition(p: Principal, text: string, what: string): Promise<string> {
+  async controlledDefinition(principal: Principal, text: string, what: string): Promise<string> {
     const parsed = parseKey('partitioned', text);
-    if (!parsed || !can(p, 'EventDefinition', parsed.partition, 'View'))
+    if (!parsed || !can(principal, 'EventDefinition', parsed.partition, 'View'))
       throw notFound('EventDefinition', parsed?.key ?? text);
-    if (!(await this.d.engine.store.getObject('EventDefinition', parsed.key)))
+    if (!(await this.deps.engine.store.getObject('EventDefinition', parsed.key)))
       throw notFound('EventDefinition', parsed.key);
     const name = businessKey('EventDefinition', parsed.key);
-    if (!can(p, 'EventDefinition', parsed.partition, 'Control'))
+    if (!can(principal, 'EventDefinition', parsed.partition, 'Control'))
       throw forbidden(`You need the Control privilege on ${name} to ${what}`);
     return parsed.key;
   }
 
   private render(e: EventRecord): Record<string, unknown> {
-    return renderEvent(e, this.d.defaultTimeZone);
+    return renderEvent(e, this.deps.defaultTimeZone);
   }
 }

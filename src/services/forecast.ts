@@ -51,26 +51,26 @@ export interface ForecastItem {
 }
 
 export class ForecastService {
-  private readonly d: { store: Store; clock: Clock; defaultTimeZone: string };
+  private readonly deps: { store: Store; clock: Clock; defaultTimeZone: string };
 
   constructor(deps: { store: Store; clock: Clock; defaultTimeZone: string }) {
-    this.d = deps;
+    this.deps = deps;
   }
 
-  async page(p: Principal, query: unknown): Promise<ForecastAnswer> {
+  async page(principal: Principal, query: unknown): Promise<ForecastAnswer> {
     const values = readParams(query, FORECAST_PARAMS);
-    const { from, until } = queryRange(values, this.d.defaultTimeZone);
+    const { from, until } = queryRange(values, this.deps.defaultTimeZone);
     const limit = readLimit(values);
     const afterText = values.get('After');
     const after = afterText === undefined || afterText === '' ? undefined : decodeCursor(afterText);
     const definition = keyValue(values, 'JobDefinition');
     const queue = keyValue(values, 'Queue');
-    const partitions = partitionsToRead(partitionsWith(p, 'Job', ['View']), partitionValue(values));
+    const partitions = partitionsToRead(partitionsWith(principal, 'Job', ['View']), partitionValue(values));
     if (partitions?.length === 0) return { items: [], next: null };
-    const { entries, more } = await forecastPage(this.d.store, {
+    const { entries, more } = await forecastPage(this.deps.store, {
       from,
       until,
-      now: this.d.clock.now(),
+      now: this.deps.clock.now(),
       limit,
       ...(after ? { after } : {}),
       ...(definition !== undefined ? { definition } : {}),

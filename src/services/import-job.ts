@@ -53,19 +53,19 @@ class NoLongerRunning extends Error {}
  * server stopped ends Unknown and its transaction never committed). The job's stdout.log lists what was created,
  * changed, left unchanged, skipped or refused.
  */
-export function importRunner(d: ImportJobDeps): SystemRunner {
-  return (job: JobRecord) => d.gate.run(() => runImport(d, job));
+export function importRunner(deps: ImportJobDeps): SystemRunner {
+  return (job: JobRecord) => deps.gate.run(() => runImport(deps, job));
 }
 
-async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
+async function runImport(deps: ImportJobDeps, job: JobRecord): Promise<void> {
   const log = new ImportLog(job);
   try {
-    const p = await d.principalOf(job.submittedBy);
+    const p = await deps.principalOf(job.submittedBy);
     if (!p) throw forbidden(`User ${job.submittedBy} no longer exists or is disabled`);
-    const bytes = await keptArchive(d.store, job.jobId);
+    const bytes = await keptArchive(deps.store, job.jobId);
     if (!bytes) throw invalid('The archive of this import is gone (it was imported or discarded before)');
-    const plan = await planImport(d, job, p, bytes, log);
-    const results = await d.engine.mutate(async (tx, fx, k) => {
+    const plan = await planImport(deps, job, p, bytes, log);
+    const results = await deps.engine.mutate(async (tx, effects, kernel) => {
       const current = await tx.jobs.get(job.jobId);
       if (current?.status !== 'Running') throw new NoLongerRunning();
       const done: Array<{ type: TypeName; result: ImportOutcome }> = [];
@@ -77,7 +77,7 @@ async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
         try {
           done.push({
             type: o.type,
-            result: await d.objects.importObject(tx, p, requireType(o.type), o.key, o.body),
+            result: await deps.objects.importObject(tx, p, requireType(o.type), o.key, o.body),
           });
         } catch (e) {
           log.refused(businessKey(o.type, o.key), e);
@@ -85,22 +85,28 @@ async function runImport(d: ImportJobDeps, job: JobRecord): Promise<void> {
         }
       }
       for (const r of done) log.outcome(businessKey(r.type, r.result.after.key), r.result.outcome);
-      await writeLibraryFiles(tx, p, plan.libraryFiles, d.clock.now(), log);
+      await writeLibraryFiles(tx, p, plan.libraryFiles, deps.clock.now(), log);
       await tx.blobs.delete('archive', String(job.jobId));
       const summary = log.summary('Completed');
-      await attachLog(d, tx, job.jobId, log);
-      await k.finish(tx, current, { status: 'Completed', returnCode: 0, notes: [summary] }, d.clock.now(), fx);
+      await attachLog(deps, tx, job.jobId, log);
+      await kernel.finish(
+        tx,
+        current,
+        { status: 'Completed', returnCode: 0, notes: [summary] },
+        deps.clock.now(),
+        effects,
+      );
       return done;
     });
     const pause = loopYielder();
     for (const r of results) {
       await pause();
-      await d.objects.importCommitted(requireType(r.type), r.result);
+      await deps.objects.importCommitted(requireType(r.type), r.result);
     }
   } catch (e) {
     if (!(e instanceof MillraceError) && !(e instanceof NoLongerRunning))
-      d.logger.error({ err: e, jobId: job.jobId }, 'import failed');
-    await fail(d, job, log, e);
+      deps.logger.error({ err: e, jobId: job.jobId }, 'import failed');
+    await fail(deps, job, log, e);
   }
 }
 
@@ -111,9 +117,9 @@ interface ImportPlan {
 
 /** Everything that needs no transaction: reading, parsing, rules, field checks, host-name checks. */
 async function planImport(
-  d: ImportJobDeps,
+  deps: ImportJobDeps,
   job: JobRecord,
-  p: Principal,
+  principal: Principal,
   bytes: Buffer,
   log: ImportLog,
 ): Promise<ImportPlan> {
@@ -148,8 +154,8 @@ async function planImport(
     },
   );
   const ruleSetKey = param('ImportRuleSet');
-  const ruleSet = ruleSetKey ? await d.store.getObject('ImportRuleSet', ruleSetKey) : undefined;
-  if (ruleSetKey && (!ruleSet || !can(p, 'ImportRuleSet', ruleSet.partition, 'View')))
+  const ruleSet = ruleSetKey ? await deps.store.getObject('ImportRuleSet', ruleSetKey) : undefined;
+  if (ruleSetKey && (!ruleSet || !can(principal, 'ImportRuleSet', ruleSet.partition, 'View')))
     throw invalid(`Import rule set ${businessKey('ImportRuleSet', ruleSetKey)} does not exist`);
   const rules = rulesOf(
     ruleSet?.data,
@@ -168,7 +174,7 @@ async function planImport(
   for (const o of imported) {
     await pause();
     try {
-      await d.objects.precheckImport(requireType(o.type), o.key, o.body);
+      await deps.objects.precheckImport(requireType(o.type), o.key, o.body);
     } catch (e) {
       log.refused(businessKey(o.type, o.key), e);
     }
@@ -255,7 +261,7 @@ async function dependencyOrder<T extends { type: TypeName; key: string; body: Re
 /** Library files go into the database with the objects (a Library's Files are read from them). */
 async function writeLibraryFiles(
   tx: Store,
-  p: Principal,
+  principal: Principal,
   files: ImportPlan['libraryFiles'],
   now: number,
   log: ImportLog,
@@ -264,8 +270,8 @@ async function writeLibraryFiles(
     const library = await tx.getObject('Library', f.library);
     const label = businessKey('Library', f.library);
     try {
-      if (!library || !can(p, 'Library', library.partition, 'View')) throw invalid(`${label} does not exist`);
-      if (!can(p, 'Library', library.partition, 'Edit'))
+      if (!library || !can(principal, 'Library', library.partition, 'View')) throw invalid(`${label} does not exist`);
+      if (!can(principal, 'Library', library.partition, 'Edit'))
         throw forbidden(`You need the Edit privilege to change ${label}`);
     } catch (e) {
       log.refused(`${label} file ${f.file}`, e);
@@ -276,9 +282,9 @@ async function writeLibraryFiles(
   }
 }
 
-async function attachLog(d: ImportJobDeps, tx: Store, jobId: number, log: ImportLog): Promise<void> {
+async function attachLog(deps: ImportJobDeps, tx: Store, jobId: number, log: ImportLog): Promise<void> {
   const text = Buffer.from(log.text());
-  await d.engine.files.replace(jobId, 'stdout.log', text);
+  await deps.engine.files.replace(jobId, 'stdout.log', text);
   const existing = (await tx.jobs.listFiles(jobId)).find((f) => f.name === 'stdout.log');
   if (existing) {
     await tx.jobs.updateFiles([{ ...existing, size: text.length }]);
@@ -299,21 +305,21 @@ async function attachLog(d: ImportJobDeps, tx: Store, jobId: number, log: Import
 }
 
 /** Ends the job in Error with the log, and drops the archive; nothing of it was imported. */
-async function fail(d: ImportJobDeps, job: JobRecord, log: ImportLog, e: unknown): Promise<void> {
+async function fail(deps: ImportJobDeps, job: JobRecord, log: ImportLog, e: unknown): Promise<void> {
   const notPermitted = e instanceof MillraceError && e.status === 403;
   if (!(e instanceof ImportRefused) && !(e instanceof NoLongerRunning) && log.refusals === 0) log.refused('archive', e);
-  await d.engine.mutate(async (tx, fx, k) => {
+  await deps.engine.mutate(async (tx, effects, kernel) => {
     await tx.blobs.delete('archive', String(job.jobId));
     const current = await tx.jobs.get(job.jobId);
     if (current?.status !== 'Running') return;
     const summary = log.summary('Error');
-    await attachLog(d, tx, job.jobId, log);
-    await k.finish(
+    await attachLog(deps, tx, job.jobId, log);
+    await kernel.finish(
       tx,
       current,
       { status: 'Error', returnCode: notPermitted ? IMPORT_NOT_PERMITTED : IMPORT_REFUSED, notes: [summary] },
-      d.clock.now(),
-      fx,
+      deps.clock.now(),
+      effects,
     );
   });
 }

@@ -53,11 +53,11 @@ function parseProperties(body: unknown, defaultZone: string): Properties {
  * of process properties, applied in the same transaction (see domain/process-properties.ts).
  */
 export class JobActions {
-  private readonly d: JobServiceDeps;
+  private readonly deps: JobServiceDeps;
   private readonly jobs: JobService;
 
   constructor(deps: JobServiceDeps, jobs: JobService) {
-    this.d = deps;
+    this.deps = deps;
     this.jobs = jobs;
   }
 
@@ -66,12 +66,12 @@ export class JobActions {
    * it (else 404) and holds the privileges the action table names (else 403). The JSON interface runs them before
    * it reads the body, and `act` again. Returns the job as it was read.
    */
-  async authorize(p: Principal, idText: string, action: JobAction | 'delete'): Promise<JobRecord> {
-    const seen = await this.jobs.find(p, idText);
+  async authorize(principal: Principal, idText: string, action: JobAction | 'delete'): Promise<JobRecord> {
+    const seen = await this.jobs.find(principal, idText);
     const privileges = action === 'delete' ? DELETE_PRIVILEGES : jobAction(action).privileges;
     for (const { type, privilege } of privileges)
       this.jobs.require(
-        p,
+        principal,
         type,
         seen.partition,
         privilege,
@@ -82,64 +82,65 @@ export class JobActions {
 
   /** Returns the job after the action, or the new job for the actions that create one (`created`). */
   async act(
-    p: Principal,
+    principal: Principal,
     idText: string,
     action: JobAction,
     body: unknown,
     query: Record<string, unknown>,
   ): Promise<{ job: Record<string, unknown>; created: boolean }> {
     const spec = jobAction(action);
-    const seen = await this.authorize(p, idText, action);
+    const seen = await this.authorize(principal, idText, action);
     // A resubmit body may be the job as GET renders it: what is not a submit field must be as it is.
     if (spec.body === 'submit' && isPlainObject(body) && Object.keys(body).some((k) => !SUBMIT_FIELDS.has(k))) {
-      const current = await this.jobs.get(p, idText);
+      const current = await this.jobs.get(principal, idText);
       body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && Object.hasOwn(current, k));
     }
-    const submit = spec.body === 'submit' ? parseSubmitBody(body, this.d.defaultTimeZone) : undefined;
+    const submit = spec.body === 'submit' ? parseSubmitBody(body, this.deps.defaultTimeZone) : undefined;
     // Process properties are applied with the action.
-    const properties = spec.body === 'properties' ? parseProperties(body, this.d.defaultTimeZone) : undefined;
-    const completion = spec.body === 'completion' ? parseCompletion(body, this.d.defaultTimeZone) : undefined;
-    const now = () => this.d.clock.now();
-    const result = await this.d.engine.mutate(
-      async (tx, fx, k) => {
+    const properties = spec.body === 'properties' ? parseProperties(body, this.deps.defaultTimeZone) : undefined;
+    const completion = spec.body === 'completion' ? parseCompletion(body, this.deps.defaultTimeZone) : undefined;
+    const now = () => this.deps.clock.now();
+    const result = await this.deps.engine.mutate(
+      async (tx, effects, kernel) => {
         let job = await tx.jobs.get(seen.jobId);
         if (!job) throw notFound('Job', seen.jobId);
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
-        if (properties) job = await this.applyProperties(tx, p, job, action, properties, now(), fx);
+        if (properties) job = await this.applyProperties(tx, principal, job, action, properties, now(), effects);
         // An action with a submit body is a submit: a new job from this one (resubmit).
-        if (!isKernelAction(action)) return this.resubmit(tx, k, p, job, submit as NonNullable<typeof submit>, fx);
+        if (!isKernelAction(action))
+          return this.resubmit(tx, kernel, principal, job, submit as NonNullable<typeof submit>, effects);
         const status = completion ? this.updateJob(job, completion) : undefined;
-        return k.act(
+        return kernel.act(
           tx,
           job,
           action,
           {
-            user: p.user,
+            user: principal.user,
             cancelRecurrence: query.cancelRecurrence === 'true',
             ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
             ...(status ? { status } : {}),
           },
           now(),
-          fx,
+          effects,
         );
       },
-      userCause(p, action),
+      userCause(principal, action),
     );
     return {
-      job: renderJob(result, spec.creates ? [] : await this.d.store.jobs.listFiles(result.jobId)),
+      job: renderJob(result, spec.creates ? [] : await this.deps.store.jobs.listFiles(result.jobId)),
       created: spec.creates,
     };
   }
 
   /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */
-  async delete(p: Principal, idText: string): Promise<void> {
-    const seen = await this.authorize(p, idText, 'delete');
-    await this.d.engine.mutate(async (tx, fx, k) => {
+  async delete(principal: Principal, idText: string): Promise<void> {
+    const seen = await this.authorize(principal, idText, 'delete');
+    await this.deps.engine.mutate(async (tx, effects, kernel) => {
       const job = await tx.jobs.get(seen.jobId);
       if (!job) throw notFound('Job', seen.jobId);
       if (!isFinal(job.status))
         throw conflict(`Job:${job.jobId} is ${job.status}; only a job in a final status can be deleted`);
-      await k.remove(tx, [job.jobId], fx);
+      await kernel.remove(tx, [job.jobId], effects);
     });
   }
 
@@ -150,12 +151,12 @@ export class JobActions {
    */
   private async applyProperties(
     tx: Store,
-    p: Principal,
+    principal: Principal,
     job: JobRecord,
     action: JobAction,
     properties: Properties,
     now: number,
-    fx: Effects,
+    effects: Effects,
   ): Promise<JobRecord> {
     const { given, options } = properties;
     if (given.length === 0) return job;
@@ -173,12 +174,12 @@ export class JobActions {
           if (options.priority !== undefined) target.priority = options.priority;
           break;
         case 'Queue':
-          if (options.queue !== undefined) target.queue = (await this.jobs.queue(tx, p, options.queue)).key;
+          if (options.queue !== undefined) target.queue = (await this.jobs.queue(tx, principal, options.queue)).key;
           break;
         case 'RequestedStartTime':
           if (options.requestedStart) {
             target.requestedStart = options.requestedStart.ms;
-            if (target.status === 'Scheduled') fx.wakeAt.push(target.requestedStart);
+            if (target.status === 'Scheduled') effects.wakeAt.push(target.requestedStart);
           }
           break;
         case 'JobParameters':
@@ -191,17 +192,17 @@ export class JobActions {
           break;
       }
     if (action !== 'restart') target.modificationTime = now;
-    fx.dispatch = true;
+    effects.dispatch = true;
     return target;
   }
 
   private async resubmit(
     tx: Store,
-    k: Kernel,
-    p: Principal,
+    kernel: Kernel,
+    principal: Principal,
     job: JobRecord,
     options: SubmitOptions,
-    fx: Effects,
+    effects: Effects,
   ): Promise<JobRecord> {
     const definition = await tx.getObject('JobDefinition', job.definition);
     if (!definition) throw conflict(`The definition ${job.definition} of Job:${job.jobId} no longer exists`);
@@ -209,8 +210,8 @@ export class JobActions {
     const parameters = resubmitParameters(job.data.parameters, options.parameters, job.definition, zone);
     return this.jobs.createFrom(
       tx,
-      k,
-      p,
+      kernel,
+      principal,
       definition,
       {
         ...options,
@@ -218,7 +219,7 @@ export class JobActions {
         priority: options.priority ?? job.priority,
         description: options.description === undefined ? job.description : options.description,
       },
-      fx,
+      effects,
       parameters,
     );
   }

@@ -36,35 +36,35 @@ export function parseJobId(text: string, type = 'Job'): number {
  * definition (View to read, Control to act, Delete to delete), Submit on the definition to submit.
  */
 export class JobService {
-  private readonly d: JobServiceDeps;
+  private readonly deps: JobServiceDeps;
 
   constructor(deps: JobServiceDeps) {
-    this.d = deps;
+    this.deps = deps;
   }
 
   /**
    * The checks of a submit that need no body (docs/architecture.md §10): View on the definition's partition (else
    * 404), Submit (else 403). The JSON interface runs them before it reads the body, and `submit` again.
    */
-  authorizeSubmit(p: Principal, definitionKey: string): ParsedKey {
+  authorizeSubmit(principal: Principal, definitionKey: string): ParsedKey {
     const parsed = parseKey('partitioned', definitionKey);
-    if (!parsed || !can(p, 'JobDefinition', parsed.partition, 'View'))
+    if (!parsed || !can(principal, 'JobDefinition', parsed.partition, 'View'))
       throw notFound('JobDefinition', parsed?.key ?? definitionKey);
-    if (!can(p, 'JobDefinition', parsed.partition, 'Submit'))
+    if (!can(principal, 'JobDefinition', parsed.partition, 'Submit'))
       throw forbidden(`You need the Submit privilege to submit ${businessKey('JobDefinition', parsed.key)}`);
     return parsed;
   }
 
-  async submit(p: Principal, definitionKey: string, body: unknown): Promise<Record<string, unknown>> {
-    const parsed = this.authorizeSubmit(p, definitionKey);
-    const options = parseSubmitBody(body, this.d.defaultTimeZone);
-    const job = await this.d.engine.submit(
-      async (tx, fx, k) => {
+  async submit(principal: Principal, definitionKey: string, body: unknown): Promise<Record<string, unknown>> {
+    const parsed = this.authorizeSubmit(principal, definitionKey);
+    const options = parseSubmitBody(body, this.deps.defaultTimeZone);
+    const job = await this.deps.engine.submit(
+      async (tx, effects, kernel) => {
         const definition = await tx.getObject('JobDefinition', parsed.key);
         if (!definition) throw notFound('JobDefinition', parsed.key);
-        return this.createFrom(tx, k, p, definition, options, fx);
+        return this.createFrom(tx, kernel, principal, definition, options, effects);
       },
-      userCause(p, 'submit'),
+      userCause(principal, 'submit'),
     );
     return renderJob(job, []);
   }
@@ -72,17 +72,17 @@ export class JobService {
   /** A new job of `definition` with `options` applied; shared by submit and resubmit. */
   async createFrom(
     tx: Store,
-    k: Kernel,
-    p: Principal,
+    kernel: Kernel,
+    principal: Principal,
     definition: StoredObject,
     options: SubmitOptions,
-    fx: Effects,
+    effects: Effects,
     parameters?: JobRecord['data']['parameters'],
   ): Promise<JobRecord> {
     const d = definition.data;
-    const queue = await this.queue(tx, p, options.queue ?? (d.DefaultQueue as string));
-    const now = this.d.clock.now();
-    const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.d.defaultTimeZone;
+    const queue = await this.queue(tx, principal, options.queue ?? (d.DefaultQueue as string));
+    const now = this.deps.clock.now();
+    const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.deps.defaultTimeZone;
     const params =
       parameters ??
       buildJobParameters(
@@ -94,13 +94,13 @@ export class JobService {
     let frame: string | undefined;
     if (options.submitFrame !== undefined) {
       const frameKey = parseKey('partitioned', options.submitFrame);
-      if (!frameKey || !can(p, 'SubmitFrame', frameKey.partition, 'View'))
+      if (!frameKey || !can(principal, 'SubmitFrame', frameKey.partition, 'View'))
         throw invalid(
           `Field "SubmitFrame": ${businessKey('SubmitFrame', frameKey?.key ?? options.submitFrame)} does not exist`,
         );
       frame = frameKey.key;
     }
-    return k.submit(
+    return kernel.submit(
       tx,
       {
         definition,
@@ -111,17 +111,17 @@ export class JobService {
         parameters: params,
         hold: options.holdOnSubmit ?? d.HoldOnSubmit === true,
         description: options.description ?? null,
-        submittedBy: p.user,
+        submittedBy: principal.user,
         ...(frame !== undefined ? { submitFrame: frame } : {}),
       },
       now,
-      fx,
+      effects,
     );
   }
 
-  async get(p: Principal, idText: string): Promise<Record<string, unknown>> {
-    const job = await this.find(p, idText);
-    this.requireReferencesVisible(p, job);
+  async get(principal: Principal, idText: string): Promise<Record<string, unknown>> {
+    const job = await this.find(principal, idText);
+    this.requireReferencesVisible(principal, job);
     const rendered = renderJob(job, await this.filesWithLiveSizes(job));
     const waiting = await this.unservedNote(job);
     if (waiting) rendered.JobNotes = [...(rendered.JobNotes as string[]), waiting];
@@ -134,16 +134,16 @@ export class JobService {
    */
   private async unservedNote(job: JobRecord): Promise<string | undefined> {
     if (job.status !== 'Queued') return undefined;
-    const queue = await this.d.store.getObject('Queue', job.queue);
+    const queue = await this.deps.store.getObject('Queue', job.queue);
     if (!queue) return undefined;
-    if ((await this.d.store.referrerKeys(queue.uniqueId, 'QueueProvider', 'Queue')).length > 0) return undefined;
+    if ((await this.deps.store.referrerKeys(queue.uniqueId, 'QueueProvider', 'Queue')).length > 0) return undefined;
     return `Waiting: no process server serves ${businessKey('Queue', job.queue)}; add a QueueProvider linking one to it`;
   }
 
   /** GET /Job/<id>/history: the job's status changes, oldest first (the privileges of GET /Job/<id>). */
-  async history(p: Principal, idText: string): Promise<{ items: Record<string, unknown>[] }> {
-    const job = await this.find(p, idText);
-    const entries = await this.d.store.jobs.history(job.jobId, MAX_HISTORY);
+  async history(principal: Principal, idText: string): Promise<{ items: Record<string, unknown>[] }> {
+    const job = await this.find(principal, idText);
+    const entries = await this.deps.store.jobs.history(job.jobId, MAX_HISTORY);
     return {
       items: entries.map((e) => ({
         Time: formatInstant(e.time, job.data.zone),
@@ -160,12 +160,12 @@ export class JobService {
    * `GET /Job`: the jobs the caller may view (View on Job in their partition, filtered in SQL so pages stay full
    * and nothing tells of hidden jobs), newest first, a page at a time after the cursor; each as `get` renders it.
    */
-  async list(p: Principal, query: unknown): Promise<ListAnswer> {
+  async list(principal: Principal, query: unknown): Promise<ListAnswer> {
     const values = readParams(query, JOB_LIST_PARAMS);
-    const { partition, ...filter } = parseJobFilter(values, this.d.defaultTimeZone);
+    const { partition, ...filter } = parseJobFilter(values, this.deps.defaultTimeZone);
     const page = readPage(values, 'j');
-    const partitions = partitionsToRead(partitionsWith(p, 'Job', ['View']), partition);
-    const jobs = await this.d.store.jobs.listJobs({
+    const partitions = partitionsToRead(partitionsWith(principal, 'Job', ['View']), partition);
+    const jobs = await this.deps.store.jobs.listJobs({
       ...filter,
       ...(partitions !== undefined ? { partitions } : {}),
       ...(page.after !== undefined ? { beforeJobId: Number(page.after) } : {}),
@@ -176,7 +176,7 @@ export class JobService {
       page.fields === undefined ||
       page.fields.trim() === '' ||
       page.fields.split(',').some((f) => f.trim().toLowerCase() === 'jobfiles');
-    const files = wantsFiles ? await this.d.store.jobs.listFilesOfJobs(shown.map((j) => j.jobId)) : [];
+    const files = wantsFiles ? await this.deps.store.jobs.listFilesOfJobs(shown.map((j) => j.jobId)) : [];
     const filesOf = new Map<number, JobFileRecord[]>();
     for (const f of files) {
       const own = filesOf.get(f.jobId);
@@ -193,63 +193,70 @@ export class JobService {
   }
 
   /** GET /Job/<id> shows the job's definition, queue and process server: 403 unless the caller may view each. */
-  requireReferencesVisible(p: Principal, job: JobRecord): void {
+  requireReferencesVisible(principal: Principal, job: JobRecord): void {
     for (const [type, key] of [
       ['JobDefinition', job.definition],
       ['Queue', job.queue],
       ['ProcessServer', job.processServer],
     ] as const) {
       const partition = key === null ? undefined : parseKey('partitioned', key)?.partition;
-      if (partition !== undefined && !can(p, type, partition, 'View'))
+      if (partition !== undefined && !can(principal, type, partition, 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(type, key as string)}`);
     }
   }
 
   /** A job the caller may see, else 404 exactly as for a missing one. */
-  async find(p: Principal, idText: string): Promise<JobRecord> {
+  async find(principal: Principal, idText: string): Promise<JobRecord> {
     const id = parseJobId(idText);
-    const job = await this.d.store.jobs.get(id);
-    if (!job || !can(p, 'Job', job.partition, 'View')) throw notFound('Job', id);
+    const job = await this.deps.store.jobs.get(id);
+    if (!job || !can(principal, 'Job', job.partition, 'View')) throw notFound('Job', id);
     return job;
   }
 
   /** The queue a job goes into: it must exist, be visible, and take the caller's submits. */
-  async queue(tx: Store, p: Principal, key: string): Promise<StoredObject> {
+  async queue(tx: Store, principal: Principal, key: string): Promise<StoredObject> {
     const queueKey = parseKey('partitioned', key);
     if (!queueKey) throw invalid(`Field "Queue": "${key}" is not a queue key`);
-    const queue = can(p, 'Queue', queueKey.partition, 'View') ? await tx.getObject('Queue', queueKey.key) : undefined;
+    const queue = can(principal, 'Queue', queueKey.partition, 'View')
+      ? await tx.getObject('Queue', queueKey.key)
+      : undefined;
     if (!queue) throw invalid(`Field "Queue": ${businessKey('Queue', queueKey.key)} does not exist`);
-    this.require(p, 'Queue', queueKey.partition, 'Submit', `submit into ${businessKey('Queue', queueKey.key)}`);
+    this.require(principal, 'Queue', queueKey.partition, 'Submit', `submit into ${businessKey('Queue', queueKey.key)}`);
     return queue;
   }
 
-  require(p: Principal, type: string, partition: string, privilege: Privilege, what: string): void {
-    if (!can(p, type, partition, privilege)) throw forbidden(`You need the ${privilege} privilege to ${what}`);
+  require(principal: Principal, type: string, partition: string, privilege: Privilege, what: string): void {
+    if (!can(principal, type, partition, privilege)) throw forbidden(`You need the ${privilege} privilege to ${what}`);
   }
 
   /** A running job's output grows: its sizes come from the disk until the job reports its final sizes. */
   private async filesWithLiveSizes(job: JobRecord): Promise<JobFileRecord[]> {
-    return this.liveSizes(job, await this.d.store.jobs.listFiles(job.jobId));
+    return this.liveSizes(job, await this.deps.store.jobs.listFiles(job.jobId));
   }
 
   private async liveSizes(job: JobRecord, files: JobFileRecord[]): Promise<JobFileRecord[]> {
     if (job.runEnd !== null || files.length === 0) return files;
     return Promise.all(
-      files.map(async (f) => ({ ...f, size: Math.max(f.size, await this.d.engine.files.size(job.jobId, f.name)) })),
+      files.map(async (f) => ({ ...f, size: Math.max(f.size, await this.deps.engine.files.size(job.jobId, f.name)) })),
     );
   }
 
   openFile(file: JobFileRecord, start: number, end: number) {
-    return this.d.engine.files.read(file.jobId, file.name, start, end);
+    return this.deps.engine.files.read(file.jobId, file.name, start, end);
   }
 
   /** The file and its current size, for GET /JobFile/<uniqueId>/content. */
-  async file(p: Principal, idText: string): Promise<{ file: JobFileRecord; size: number }> {
+  async file(principal: Principal, idText: string): Promise<{ file: JobFileRecord; size: number }> {
     const id = parseJobId(idText, 'JobFile');
-    const file = await this.d.store.jobs.getFile(id);
-    const job = file ? await this.d.store.jobs.get(file.jobId) : undefined;
-    if (!file || !job || !can(p, 'JobFile', job.partition, 'View') || !can(p, 'Job', job.partition, 'View'))
+    const file = await this.deps.store.jobs.getFile(id);
+    const job = file ? await this.deps.store.jobs.get(file.jobId) : undefined;
+    if (
+      !file ||
+      !job ||
+      !can(principal, 'JobFile', job.partition, 'View') ||
+      !can(principal, 'Job', job.partition, 'View')
+    )
       throw notFound('JobFile', id);
-    return { file, size: await this.d.engine.files.size(file.jobId, file.name) };
+    return { file, size: await this.deps.engine.files.size(file.jobId, file.name) };
   }
 }

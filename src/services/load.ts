@@ -36,7 +36,7 @@ export class LoadReport {
     this.isConnected = isConnected;
   }
 
-  async of(p: Principal): Promise<{ queues: QueueLoad[]; processServers: ProcessServerLoad[] }> {
+  async of(principal: Principal): Promise<{ queues: QueueLoad[]; processServers: ProcessServerLoad[] }> {
     const byQueue = new Map<string, number>();
     const byServer = new Map<string, number>();
     for (const c of await this.store.jobs.countActive(OCCUPYING)) {
@@ -46,7 +46,7 @@ export class LoadReport {
     const text = (v: unknown) => (typeof v === 'string' ? v : null);
     const num = (v: unknown) => (typeof v === 'number' ? v : null);
     const queues = (await this.store.listObjects('Queue', { limit: 10_000 }))
-      .filter((q) => can(p, 'Queue', q.partition, 'View'))
+      .filter((q) => can(principal, 'Queue', q.partition, 'View'))
       .map((q) => ({
         key: q.key,
         Description: text(q.data.Description),
@@ -55,7 +55,7 @@ export class LoadReport {
         running: byQueue.get(q.key) ?? 0,
       }));
     const processServers = (await this.store.listObjects('ProcessServer', { limit: 10_000 }))
-      .filter((s) => can(p, 'ProcessServer', s.partition, 'View'))
+      .filter((s) => can(principal, 'ProcessServer', s.partition, 'View'))
       .map((s) => ({
         key: s.key,
         Description: text(s.data.Description),

@@ -31,13 +31,13 @@ export type MessageKind = 'OperatorMessage' | 'UserMessage' | 'Alert';
 
 export async function readMessage(
   store: Store,
-  p: Principal,
+  principal: Principal,
   kind: MessageKind,
   idText: string,
 ): Promise<Record<string, unknown>> {
   const id = parseJobId(idText, kind);
   const m = await store.getObject(kind, String(id));
-  if (!m || !can(p, kind, m.partition, 'View')) throw notFound(kind, id);
+  if (!m || !can(principal, kind, m.partition, 'View')) throw notFound(kind, id);
   return renderMessage(kind, m);
 }
 
@@ -76,18 +76,23 @@ export function inboxParams(kind: MessageKind): readonly ListParam[] {
  * An inbox: the messages (or alerts) of `kind` the caller may view, newest first, a page after the cursor. User
  * messages are those the caller may answer: the Reply privilege too, and named among the participants.
  */
-export async function listMessages(store: Store, p: Principal, kind: MessageKind, query: unknown): Promise<ListAnswer> {
+export async function listMessages(
+  store: Store,
+  principal: Principal,
+  kind: MessageKind,
+  query: unknown,
+): Promise<ListAnswer> {
   const values = readParams(query, inboxParams(kind));
   const page = readPage(values, 'm');
   const f = INBOX_FILTERS[kind];
   const chosen = listValue(values, f.param);
   const privileges = kind === 'UserMessage' ? (['View', 'Reply'] as const) : (['View'] as const);
-  const partitions = partitionsToRead(partitionsWith(p, kind, privileges), partitionValue(values));
+  const partitions = partitionsToRead(partitionsWith(principal, kind, privileges), partitionValue(values));
   const found = await store.listRecentObjects(kind, {
     ...(partitions !== undefined ? { partitions } : {}),
     ...(page.after !== undefined ? { beforeId: Number(page.after) } : {}),
     ...(chosen ? { fieldIn: [{ field: f.field, values: oneOf(f.param, chosen, f.allowed).flatMap(f.stored) }] } : {}),
-    ...(kind === 'UserMessage' ? { participant: { user: p.user, roles: p.roles } } : {}),
+    ...(kind === 'UserMessage' ? { participant: { user: principal.user, roles: principal.roles } } : {}),
     limit: page.limit + 1,
   });
   const shown = found.slice(0, page.limit);
@@ -99,11 +104,17 @@ export async function listMessages(store: Store, p: Principal, kind: MessageKind
 }
 
 /** The id of a message the caller may reply to: 404 when it cannot see it, 403 without the Reply privilege. */
-export async function visibleForReply(store: Store, p: Principal, kind: MessageKind, idText: string): Promise<number> {
+export async function visibleForReply(
+  store: Store,
+  principal: Principal,
+  kind: MessageKind,
+  idText: string,
+): Promise<number> {
   const id = parseJobId(idText, kind);
   const m = await store.getObject(kind, String(id));
-  if (!m || !can(p, kind, m.partition, 'View')) throw notFound(kind, id);
-  if (!can(p, kind, m.partition, 'Reply')) throw forbidden(`You need the Reply privilege to reply to ${kind}:${id}`);
+  if (!m || !can(principal, kind, m.partition, 'View')) throw notFound(kind, id);
+  if (!can(principal, kind, m.partition, 'Reply'))
+    throw forbidden(`You need the Reply privilege to reply to ${kind}:${id}`);
   return id;
 }
 
@@ -123,21 +134,21 @@ export abstract class MessageService {
     this.clock = clock;
   }
 
-  get(p: Principal, idText: string): Promise<Record<string, unknown>> {
-    return readMessage(this.engine.store, p, this.kind, idText);
+  get(principal: Principal, idText: string): Promise<Record<string, unknown>> {
+    return readMessage(this.engine.store, principal, this.kind, idText);
   }
 
-  list(p: Principal, query: unknown): Promise<ListAnswer> {
-    return listMessages(this.engine.store, p, this.kind, query);
+  list(principal: Principal, query: unknown): Promise<ListAnswer> {
+    return listMessages(this.engine.store, principal, this.kind, query);
   }
 
   /**
    * The checks of a reply that need no body (docs/architecture.md §10): the message exists and is visible (else
    * 404), Reply on it (else 403). The JSON interface runs them before it reads the body; `reply` runs them again.
    */
-  authorizeReply(p: Principal, idText: string): Promise<number> {
-    return visibleForReply(this.engine.store, p, this.kind, idText);
+  authorizeReply(principal: Principal, idText: string): Promise<number> {
+    return visibleForReply(this.engine.store, principal, this.kind, idText);
   }
 
-  abstract reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>>;
+  abstract reply(principal: Principal, idText: string, body: unknown): Promise<Record<string, unknown>>;
 }

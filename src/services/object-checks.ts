@@ -47,7 +47,7 @@ export async function checkObject(
   typeName: TypeName,
   key: string,
   data: Rec,
-  p?: Principal,
+  principal?: Principal,
 ): Promise<string | undefined> {
   switch (typeName) {
     case 'JobChain':
@@ -55,7 +55,7 @@ export async function checkObject(
     case 'JobDefinition':
       return (
         (await checkChainDefinition(tx, key, data)) ??
-        (await checkCredentialUse(tx, data, p)) ??
+        (await checkCredentialUse(tx, data, principal)) ??
         (await checkParticipants(tx, data))
       );
     case 'TimeWindow':

@@ -43,7 +43,7 @@ export class ObjectImporter {
    */
   async importObject(
     tx: Store,
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     key: string,
     body: Record<string, unknown>,
@@ -55,11 +55,11 @@ export class ObjectImporter {
     const partitionType = partitionOf(type);
     const what = businessKey(type.name, parsed.key);
     if (!current) {
-      if (!can(p, type.name, parsed.partition, 'Create'))
+      if (!can(principal, type.name, parsed.partition, 'Create'))
         throw forbidden(`You need the Create privilege to create ${what}`);
       if (partitionType && !(await tx.getObject('Partition', parsed.partition)))
         throw invalid(`Partition ${parsed.partition} does not exist`);
-      return { outcome: 'created', after: await insertNew(this.deps, tx, p, type, parsed, values) };
+      return { outcome: 'created', after: await insertNew(this.deps, tx, principal, type, parsed, values) };
     }
     // Read-only state (a process server's status, an alert source's Enabled) and secrets stay as they are.
     const merged = { ...current.data };
@@ -67,10 +67,10 @@ export class ObjectImporter {
       if (!f.readOnly && !f.derived && f.kind.kind !== 'secret' && f.name in values) merged[f.name] = values[f.name];
     if (isDeepStrictEqual(merged, current.data)) return { outcome: 'unchanged', before: current, after: current };
     if (current.protection === 'locked') return { outcome: 'kept', before: current, after: current };
-    if (!can(p, type.name, parsed.partition, 'View') || !can(p, type.name, parsed.partition, 'Edit'))
+    if (!can(principal, type.name, parsed.partition, 'View') || !can(principal, type.name, parsed.partition, 'Edit'))
       throw forbidden(`You need the Edit privilege to change ${what}`);
-    const refs = await resolveReferences(tx, p, type, merged, current.uniqueId);
-    await checkWithOthers(tx, p, type, parsed.key, merged);
+    const refs = await resolveReferences(tx, principal, type, merged, current.uniqueId);
+    await checkWithOthers(tx, principal, type, parsed.key, merged);
     const next = { ...current, data: merged, modificationTime: this.deps.clock.now() };
     await tx.updateObject(next, refs);
     return { outcome: 'changed', before: current, after: next };

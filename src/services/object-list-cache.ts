@@ -24,10 +24,15 @@ export class ObjectListCache {
    * `variant` (the caller's query). Validated by the store's data version, as the object read cache; off where the
    * store has none (PostgreSQL).
    */
-  async cachedList(p: Principal, type: ObjectType, variant: string, build: () => Promise<Buffer>): Promise<Buffer> {
+  async cachedList(
+    principal: Principal,
+    type: ObjectType,
+    variant: string,
+    build: () => Promise<Buffer>,
+  ): Promise<Buffer> {
     const version = this.store.dataVersion(); // read before the data it validates
     if (version === undefined) return build();
-    const partitions = partitionsWith(p, type.name, ['View']);
+    const partitions = partitionsWith(principal, type.name, ['View']);
     const key = `${type.name}\0${partitions ? [...partitions].sort().join(',') : '*'}\0${variant}`;
     const hit = this.lists.get(key);
     this.dropList(key);

@@ -69,13 +69,13 @@ export class ObjectReader {
    * The scripts the caller may view (the XML interface's `scripts`): objects of the types with the `script` trait
    * (libraries, definitions whose type runs a script) for which it holds.
    */
-  async scripts(p: Principal): Promise<Array<{ type: TypeName; key: string; description: unknown }>> {
+  async scripts(principal: Principal): Promise<Array<{ type: TypeName; key: string; description: unknown }>> {
     const found: Array<{ type: TypeName; key: string; description: unknown }> = [];
     const pause = loopYielder(); // thousands of scripts must not hold the event loop (scripts-get, scripts-list)
     for (const type of definitionTypes())
       for await (const o of type.traits.script ? allObjects(this.deps.store, type.name) : []) {
         await pause();
-        if (!can(p, type.name, o.partition, 'View') || o.protection !== null) continue;
+        if (!can(principal, type.name, o.partition, 'View') || o.protection !== null) continue;
         if (type.traits.script?.(o.data)) found.push({ type: type.name, key: o.key, description: o.data.Description });
       }
     return found;
@@ -86,20 +86,21 @@ export class ObjectReader {
    * it as is. An entry is valid while the store's data version is unchanged, so a read never returns data older
    * than the last committed write; privileges are checked on every call, cached or not.
    */
-  async getText(p: Principal, type: ObjectType, pathKey: string): Promise<string> {
-    return (await this.readEntry(p, type, pathKey)).text;
+  async getText(principal: Principal, type: ObjectType, pathKey: string): Promise<string> {
+    return (await this.readEntry(principal, type, pathKey)).text;
   }
 
   /** The object as the XML interface's `object` answers it, read through the same cache and privileges as getText. */
-  async getXml(p: Principal, type: ObjectType, pathKey: string): Promise<string> {
-    const entry = await this.readEntry(p, type, pathKey);
+  async getXml(principal: Principal, type: ObjectType, pathKey: string): Promise<string> {
+    const entry = await this.readEntry(principal, type, pathKey);
     entry.xml ??= objectToXml(type, entry.stored);
     return entry.xml;
   }
 
-  private async readEntry(p: Principal, type: ObjectType, pathKey: string): Promise<ReadEntry> {
+  private async readEntry(principal: Principal, type: ObjectType, pathKey: string): Promise<ReadEntry> {
     const parsed = parseKey(type.key, pathKey);
-    if (!parsed || !can(p, type.name, parsed.partition, 'View')) throw notFound(type.name, parsed?.key ?? pathKey);
+    if (!parsed || !can(principal, type.name, parsed.partition, 'View'))
+      throw notFound(type.name, parsed?.key ?? pathKey);
     const version = this.deps.store.dataVersion(); // read before the data it validates
     const cacheKey = `${type.name}:${parsed.key}`;
     let entry = version === undefined ? undefined : this.reads.get(cacheKey);
@@ -123,7 +124,7 @@ export class ObjectReader {
       }
     }
     for (const r of entry.refs)
-      if (!can(p, r.type, r.partition, 'View'))
+      if (!can(principal, r.type, r.partition, 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(r.type, r.key)}`);
     return entry;
   }
@@ -132,12 +133,12 @@ export class ObjectReader {
    * `GET /<Type>`: the objects of a definition type the caller may view (View in their partition, filtered in
    * SQL), in business-key order, a page at a time after the cursor; each as GET of one renders it.
    */
-  async list(p: Principal, type: ObjectType, query: unknown): Promise<ListAnswer> {
+  async list(principal: Principal, type: ObjectType, query: unknown): Promise<ListAnswer> {
     const values = readParams(query, OBJECT_LIST_PARAMS);
     const page = readPage(values, 'k');
     const search = searchValue(values);
     const partition = partitionValue(values);
-    const objects = await this.listStored(p, type, {
+    const objects = await this.listStored(principal, type, {
       ...(partition !== undefined ? { partition } : {}),
       ...(search !== undefined ? { search } : {}),
       ...(page.after !== undefined ? { afterKey: page.after } : {}),
@@ -152,12 +153,12 @@ export class ObjectReader {
 
   /** The stored objects of `type` the caller may view, in key order (`list` and `allVisible`). */
   private listStored(
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     options: { partition?: string; search?: string; afterKey?: string; limit: number },
   ): Promise<StoredObject[]> {
     const { partition, ...rest } = options;
-    const partitions = partitionsToRead(partitionsWith(p, type.name, ['View']), partition);
+    const partitions = partitionsToRead(partitionsWith(principal, type.name, ['View']), partition);
     return this.deps.store.listObjects(type.name, { ...rest, ...(partitions !== undefined ? { partitions } : {}) });
   }
 
@@ -166,8 +167,8 @@ export class ObjectReader {
    * rows (key, partition, protection, Description), since parsing each object's whole data only for its
    * description was most of a list's cost.
    */
-  async *visibleSummaries(p: Principal, type: ObjectType): AsyncGenerator<ObjectSummary[]> {
-    const partitions = partitionsWith(p, type.name, ['View']);
+  async *visibleSummaries(principal: Principal, type: ObjectType): AsyncGenerator<ObjectSummary[]> {
+    const partitions = partitionsWith(principal, type.name, ['View']);
     let afterKey: string | undefined;
     for (;;) {
       const page = await this.deps.store.listObjectSummaries(type.name, {
@@ -186,14 +187,14 @@ export class ObjectReader {
    * privilege rules as `getText` (404 unless viewable; 403 naming a referenced object the caller cannot view).
    */
   async read(
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     pathKey: string,
   ): Promise<{ object: StoredObject; data: Record<string, unknown> }> {
-    const { object } = await this.find(p, type, pathKey);
+    const { object } = await this.find(principal, type, pathKey);
     const data = await this.withDerived(type, object);
     for (const r of collectReferences(type.fields, data))
-      if (!isOwnPartition(r) && !can(p, r.type, referencePartition(r), 'View'))
+      if (!isOwnPartition(r) && !can(principal, r.type, referencePartition(r), 'View'))
         throw forbidden(`You need the View privilege on the referenced object ${businessKey(r.type, r.key)}`);
     const zone = this.deps.defaultTimeZone;
     return {
@@ -210,14 +211,14 @@ export class ObjectReader {
    * The files owned by objects the caller may view (types with the `files` trait: libraries), named
    * `<owner key>/<file>`: the XML interface's api-libs.
    */
-  async ownedFiles(p: Principal): Promise<Array<{ name: string; data: Buffer }>> {
+  async ownedFiles(principal: Principal): Promise<Array<{ name: string; data: Buffer }>> {
     const entries: Array<{ name: string; data: Buffer }> = [];
     for (const type of definitionTypes()) {
       const kind = type.traits.files;
       if (!kind) continue;
       for (const f of await this.deps.store.blobs.list(kind)) {
         const partition = parseKey(type.key, f.owner)?.partition ?? '';
-        if (!can(p, type.name, partition, 'View')) continue;
+        if (!can(principal, type.name, partition, 'View')) continue;
         const data = await this.deps.store.blobs.get(kind, f.owner, f.name);
         if (data) entries.push({ name: `${f.owner}/${f.name}`, data });
       }
@@ -226,9 +227,14 @@ export class ObjectReader {
   }
 
   /** Parses the key and reads the object; 404 when it is malformed, missing or not visible. */
-  async find(p: Principal, type: ObjectType, pathKey: string): Promise<{ parsed: ParsedKey; object: StoredObject }> {
+  async find(
+    principal: Principal,
+    type: ObjectType,
+    pathKey: string,
+  ): Promise<{ parsed: ParsedKey; object: StoredObject }> {
     const parsed = parseKey(type.key, pathKey);
-    if (!parsed || !can(p, type.name, parsed.partition, 'View')) throw notFound(type.name, parsed?.key ?? pathKey);
+    if (!parsed || !can(principal, type.name, parsed.partition, 'View'))
+      throw notFound(type.name, parsed?.key ?? pathKey);
     const object = await this.deps.store.getObject(type.name, parsed.key);
     if (!object) throw notFound(type.name, parsed.key);
     return { parsed, object };

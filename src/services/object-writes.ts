@@ -38,11 +38,18 @@ export class ObjectWriter {
    * The checks of a create that need no body (docs/architecture.md §10): the key, View on its partition (else 404),
    * Create (else 403). The JSON interface runs them before it reads the body, and `create` again.
    */
-  authorizeCreate(p: Principal, type: ObjectType, pathKey: string): ParsedKey {
+  authorizeCreate(principal: Principal, type: ObjectType, pathKey: string): ParsedKey {
     const parsed = parseKey(type.key, pathKey);
     if (!parsed) throw invalid(`"${pathKey}" is not a ${type.name} key: ${keyForm(type)}`);
-    if (!can(p, type.name, parsed.partition, 'View')) throw notFound(partitionOf(type) ?? type.name, parsed.partition);
-    requirePrivilege(p, type, parsed.partition, 'Create', `create a ${type.name} in partition ${parsed.partition}`);
+    if (!can(principal, type.name, parsed.partition, 'View'))
+      throw notFound(partitionOf(type) ?? type.name, parsed.partition);
+    requirePrivilege(
+      principal,
+      type,
+      parsed.partition,
+      'Create',
+      `create a ${type.name} in partition ${parsed.partition}`,
+    );
     return parsed;
   }
 
@@ -51,19 +58,24 @@ export class ObjectWriter {
    * it (else 404), and holds `privilege` (else 403). Run before the body is read, and again by the operation.
    */
   async authorizeChange(
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     pathKey: string,
     privilege: 'Edit' | 'Delete' | 'Control',
     what: string,
   ): Promise<ParsedKey> {
-    const { parsed } = await this.reader.find(p, type, pathKey);
-    requirePrivilege(p, type, parsed.partition, privilege, `${what} ${businessKey(type.name, parsed.key)}`);
+    const { parsed } = await this.reader.find(principal, type, pathKey);
+    requirePrivilege(principal, type, parsed.partition, privilege, `${what} ${businessKey(type.name, parsed.key)}`);
     return parsed;
   }
 
-  async create(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
-    const parsed = this.authorizeCreate(p, type, pathKey);
+  async create(
+    principal: Principal,
+    type: ObjectType,
+    pathKey: string,
+    body: unknown,
+  ): Promise<Record<string, unknown>> {
+    const parsed = this.authorizeCreate(principal, type, pathKey);
     const partitionType = partitionOf(type);
     const given = dropServerOwned(type, body ?? {}, undefined, businessKey(type.name, parsed.key));
     const values = validateObjectBody(type, given, validateOptions(this.deps, 'create'));
@@ -76,7 +88,7 @@ export class ObjectWriter {
         throw notFound('Partition', parsed.partition);
       if (await tx.getObject(type.name, parsed.key))
         throw conflict(`Object ${businessKey(type.name, parsed.key)} already exists`);
-      return insertNew(this.deps, tx, p, type, parsed, values);
+      return insertNew(this.deps, tx, principal, type, parsed, values);
     });
     await this.deps.onChange?.(type.name, undefined, created);
     return this.reader.rendered(type, created);
@@ -87,7 +99,7 @@ export class ObjectWriter {
    * the object meanwhile becomes the change it now is.
    */
   async put(
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     pathKey: string,
     body: unknown,
@@ -95,20 +107,27 @@ export class ObjectWriter {
     const parsed = parseKey(type.key, pathKey);
     const exists = async () =>
       parsed !== undefined && (await this.deps.store.getObject(type.name, parsed.key)) !== undefined;
-    if (await exists()) return { saved: await this.update(p, type, pathKey, body), created: false };
+    if (await exists()) return { saved: await this.update(principal, type, pathKey, body), created: false };
     try {
-      return { saved: await this.create(p, type, pathKey, body), created: true };
+      return { saved: await this.create(principal, type, pathKey, body), created: true };
     } catch (e) {
       if (e instanceof MillraceError && e.status === 409 && (await exists()))
-        return { saved: await this.update(p, type, pathKey, body), created: false };
+        return { saved: await this.update(principal, type, pathKey, body), created: false };
       throw e;
     }
   }
 
-  async update(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
-    const parsed = await this.authorizeChange(p, type, pathKey, 'Edit', 'change');
+  async update(
+    principal: Principal,
+    type: ObjectType,
+    pathKey: string,
+    body: unknown,
+  ): Promise<Record<string, unknown>> {
+    const parsed = await this.authorizeChange(principal, type, pathKey, 'Edit', 'change');
     // A body copied from GET: its server-owned fields must be as they are now (else someone changed the object).
-    const current = namesServerOwned(type, body) ? JSON.parse(await this.reader.getText(p, type, pathKey)) : undefined;
+    const current = namesServerOwned(type, body)
+      ? JSON.parse(await this.reader.getText(principal, type, pathKey))
+      : undefined;
     const given = dropServerOwned(type, body ?? {}, current, businessKey(type.name, parsed.key));
     const values = validateObjectBody(type, given, validateOptions(this.deps, 'update'));
     applyIdentity(type, parsed, values);
@@ -123,8 +142,8 @@ export class ObjectWriter {
       if (current.protection === 'locked' && !onlyTunableChanged(type.name, parsed.key, current.data, merged))
         throw conflict(`${businessKey(type.name, parsed.key)} is built in and cannot be changed`);
       checkRules(type, merged);
-      const refs = await resolveReferences(tx, p, type, merged, current.uniqueId);
-      await checkWithOthers(tx, p, type, parsed.key, merged);
+      const refs = await resolveReferences(tx, principal, type, merged, current.uniqueId);
+      await checkWithOthers(tx, principal, type, parsed.key, merged);
       const next = { ...current, data: merged, modificationTime: this.deps.clock.now() };
       await tx.updateObject(next, refs);
       return next;
@@ -138,12 +157,12 @@ export class ObjectWriter {
    * with the Control privilege, leaving the definition and its modification time alone. Answers the object.
    */
   async setEnabled(
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     pathKey: string,
     enabled: boolean,
   ): Promise<Record<string, unknown>> {
-    const parsed = await this.authorizeChange(p, type, pathKey, 'Control', enabled ? 'enable' : 'disable');
+    const parsed = await this.authorizeChange(principal, type, pathKey, 'Control', enabled ? 'enable' : 'disable');
     let before: StoredObject | undefined;
     const after = await this.deps.store.transaction(async (tx) => {
       const current = await tx.getObject(type.name, parsed.key);
@@ -157,8 +176,8 @@ export class ObjectWriter {
     return this.reader.rendered(type, after);
   }
 
-  async delete(p: Principal, type: ObjectType, pathKey: string): Promise<void> {
-    const parsed = await this.authorizeChange(p, type, pathKey, 'Delete', 'delete');
+  async delete(principal: Principal, type: ObjectType, pathKey: string): Promise<void> {
+    const parsed = await this.authorizeChange(principal, type, pathKey, 'Delete', 'delete');
     const deleted = await this.deps.store.transaction((tx) => deleteStoredObject(tx, type, parsed));
     await this.deps.onChange?.(type.name, deleted, undefined);
   }

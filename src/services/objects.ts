@@ -20,9 +20,9 @@ export { type ObjectServiceDeps, SYSTEM_PRINCIPAL } from './object-write-steps.t
  * xml-put names its object in the body: before the body is read, only the right to store some object can be checked
  * (Create or Edit on a definition type in some partition, else 403); `ObjectService.put` then checks the object's own.
  */
-export function authorizeStore(p: Principal): void {
+export function authorizeStore(principal: Principal): void {
   const storable = (type: string) => type === '*' || getType(type)?.storage === 'definition';
-  const holds = p.grants.some(
+  const holds = principal.grants.some(
     (g) => storable(g.type) && (g.privileges.includes('Create') || g.privileges.includes('Edit')),
   );
   if (!holds) throw forbidden('You need the Create or Edit privilege on an object type to store objects');
@@ -48,89 +48,94 @@ export class ObjectService {
     this.importer = new ObjectImporter(deps);
   }
 
-  scripts(p: Principal): Promise<Array<{ type: TypeName; key: string; description: unknown }>> {
-    return this.reader.scripts(p);
+  scripts(principal: Principal): Promise<Array<{ type: TypeName; key: string; description: unknown }>> {
+    return this.reader.scripts(principal);
   }
 
-  getText(p: Principal, type: ObjectType, pathKey: string): Promise<string> {
-    return this.reader.getText(p, type, pathKey);
+  getText(principal: Principal, type: ObjectType, pathKey: string): Promise<string> {
+    return this.reader.getText(principal, type, pathKey);
   }
 
-  getXml(p: Principal, type: ObjectType, pathKey: string): Promise<string> {
-    return this.reader.getXml(p, type, pathKey);
+  getXml(principal: Principal, type: ObjectType, pathKey: string): Promise<string> {
+    return this.reader.getXml(principal, type, pathKey);
   }
 
-  list(p: Principal, type: ObjectType, query: unknown): Promise<ListAnswer> {
-    return this.reader.list(p, type, query);
+  list(principal: Principal, type: ObjectType, query: unknown): Promise<ListAnswer> {
+    return this.reader.list(principal, type, query);
   }
 
-  cachedList(p: Principal, type: ObjectType, variant: string, build: () => Promise<Buffer>): Promise<Buffer> {
-    return this.listCache.cachedList(p, type, variant, build);
+  cachedList(principal: Principal, type: ObjectType, variant: string, build: () => Promise<Buffer>): Promise<Buffer> {
+    return this.listCache.cachedList(principal, type, variant, build);
   }
 
-  visibleSummaries(p: Principal, type: ObjectType): AsyncGenerator<ObjectSummary[]> {
-    return this.reader.visibleSummaries(p, type);
+  visibleSummaries(principal: Principal, type: ObjectType): AsyncGenerator<ObjectSummary[]> {
+    return this.reader.visibleSummaries(principal, type);
   }
 
   read(
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     pathKey: string,
   ): Promise<{ object: StoredObject; data: Record<string, unknown> }> {
-    return this.reader.read(p, type, pathKey);
+    return this.reader.read(principal, type, pathKey);
   }
 
-  ownedFiles(p: Principal): Promise<Array<{ name: string; data: Buffer }>> {
-    return this.reader.ownedFiles(p);
+  ownedFiles(principal: Principal): Promise<Array<{ name: string; data: Buffer }>> {
+    return this.reader.ownedFiles(principal);
   }
 
-  authorizeCreate(p: Principal, type: ObjectType, pathKey: string): ParsedKey {
-    return this.writer.authorizeCreate(p, type, pathKey);
+  authorizeCreate(principal: Principal, type: ObjectType, pathKey: string): ParsedKey {
+    return this.writer.authorizeCreate(principal, type, pathKey);
   }
 
   authorizeChange(
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     pathKey: string,
     privilege: 'Edit' | 'Delete' | 'Control',
     what: string,
   ): Promise<ParsedKey> {
-    return this.writer.authorizeChange(p, type, pathKey, privilege, what);
+    return this.writer.authorizeChange(principal, type, pathKey, privilege, what);
   }
 
-  create(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
-    return this.writer.create(p, type, pathKey, body);
+  create(principal: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
+    return this.writer.create(principal, type, pathKey, body);
   }
 
   put(
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     pathKey: string,
     body: unknown,
   ): Promise<{ saved: Record<string, unknown>; created: boolean }> {
-    return this.writer.put(p, type, pathKey, body);
+    return this.writer.put(principal, type, pathKey, body);
   }
 
-  update(p: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
-    return this.writer.update(p, type, pathKey, body);
+  update(principal: Principal, type: ObjectType, pathKey: string, body: unknown): Promise<Record<string, unknown>> {
+    return this.writer.update(principal, type, pathKey, body);
   }
 
-  setEnabled(p: Principal, type: ObjectType, pathKey: string, enabled: boolean): Promise<Record<string, unknown>> {
-    return this.writer.setEnabled(p, type, pathKey, enabled);
+  setEnabled(
+    principal: Principal,
+    type: ObjectType,
+    pathKey: string,
+    enabled: boolean,
+  ): Promise<Record<string, unknown>> {
+    return this.writer.setEnabled(principal, type, pathKey, enabled);
   }
 
-  delete(p: Principal, type: ObjectType, pathKey: string): Promise<void> {
-    return this.writer.delete(p, type, pathKey);
+  delete(principal: Principal, type: ObjectType, pathKey: string): Promise<void> {
+    return this.writer.delete(principal, type, pathKey);
   }
 
   importObject(
     tx: Store,
-    p: Principal,
+    principal: Principal,
     type: ObjectType,
     key: string,
     body: Record<string, unknown>,
   ): Promise<ImportOutcome> {
-    return this.importer.importObject(tx, p, type, key, body);
+    return this.importer.importObject(tx, principal, type, key, body);
   }
 
   precheckImport(type: ObjectType, key: string, body: Record<string, unknown>): Promise<void> {

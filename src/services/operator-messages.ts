@@ -13,12 +13,12 @@ import { userCause } from './user-cause.ts';
 export class OperatorMessages extends MessageService {
   protected readonly kind = 'OperatorMessage' as const;
 
-  async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
-    const id = await this.authorizeReply(p, idText);
+  async reply(principal: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
+    const id = await this.authorizeReply(principal, idText);
     const reply = normalizeReply(replyBody(this.kind, body).Reply as string);
     if (reply === '') throw invalid('Field "Reply" must not be empty');
     await this.engine.mutate(
-      async (tx, fx, k) => {
+      async (tx, effects, kernel) => {
         const m = await tx.getObject('OperatorMessage', String(id));
         if (!m) throw notFound('OperatorMessage', id);
         if (m.data.ReplyStatus !== 'Required')
@@ -36,13 +36,18 @@ export class OperatorMessages extends MessageService {
           ReplyStatus: 'Replied',
           Reply: reply,
           ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
-          ReplyUser: p.user,
+          ReplyUser: principal.user,
         });
         // The reply reaches what sent the message: a waiting job, a chain step, an alert (kernel reactions).
-        await k.answer(tx, { sender: String(m.data.SenderObject ?? ''), message: id, reply, user: p.user }, now, fx);
+        await kernel.answer(
+          tx,
+          { sender: String(m.data.SenderObject ?? ''), message: id, reply, user: principal.user },
+          now,
+          effects,
+        );
       },
-      userCause(p, 'reply', `Reply to OperatorMessage:${id}`),
+      userCause(principal, 'reply', `Reply to OperatorMessage:${id}`),
     );
-    return this.get(p, String(id));
+    return this.get(principal, String(id));
   }
 }

@@ -12,11 +12,11 @@ export type ProcessServerAction = (typeof PROCESS_SERVER_ACTIONS)[number];
  * The checks of an action that need no body (docs/architecture.md §10): View on the process server's partition
  * (else 404), Control (else 403). The JSON interface runs them before it reads a body, and the action again.
  */
-export function authorizeProcessServerAction(p: Principal, pathKey: string, action: string): ParsedKey {
+export function authorizeProcessServerAction(principal: Principal, pathKey: string, action: string): ParsedKey {
   const parsed = parseKey('partitioned', pathKey);
-  if (!parsed || !can(p, 'ProcessServer', parsed.partition, 'View'))
+  if (!parsed || !can(principal, 'ProcessServer', parsed.partition, 'View'))
     throw notFound('ProcessServer', parsed?.key ?? pathKey);
-  if (!can(p, 'ProcessServer', parsed.partition, 'Control'))
+  if (!can(principal, 'ProcessServer', parsed.partition, 'Control'))
     throw forbidden(`You need the Control privilege to ${action} ${businessKey('ProcessServer', parsed.key)}`);
   return parsed;
 }
@@ -27,11 +27,11 @@ export function authorizeProcessServerAction(p: Principal, pathKey: string, acti
  */
 export async function processServerAction(
   deps: { store: Store; engine: Engine },
-  p: Principal,
+  principal: Principal,
   pathKey: string,
   action: ProcessServerAction,
 ): Promise<void> {
-  const parsed = authorizeProcessServerAction(p, pathKey, action);
+  const parsed = authorizeProcessServerAction(principal, pathKey, action);
   if (parsed.key === SYSTEM_SERVER && action === 'stop')
     throw conflict("GLOBAL.System runs the server's own jobs and cannot be stopped");
   await deps.store.transaction(async (tx) => {

@@ -5,10 +5,10 @@ import { MessageService, replyBody } from './messages.ts';
 import { userCause } from './user-cause.ts';
 
 /** Whether the caller is one of the participants: named as a user, or holding a role written `role:<name>`. */
-export function isParticipant(p: Principal, participants: readonly string[]): boolean {
+export function isParticipant(principal: Principal, participants: readonly string[]): boolean {
   return participants.some((who) => {
     const role = /^role:(.+)$/i.exec(who);
-    return role ? p.roles.includes(role[1] as string) : who === p.user;
+    return role ? principal.roles.includes(role[1] as string) : who === principal.user;
   });
 }
 
@@ -21,24 +21,24 @@ export class UserMessages extends MessageService {
   protected readonly kind = 'UserMessage' as const;
 
   /** Also only its participants may reply (checked again in the reply's transaction). */
-  override async authorizeReply(p: Principal, idText: string): Promise<number> {
-    const id = await super.authorizeReply(p, idText);
+  override async authorizeReply(principal: Principal, idText: string): Promise<number> {
+    const id = await super.authorizeReply(principal, idText);
     const m = await this.engine.store.getObject('UserMessage', String(id));
-    if (m && !isParticipant(p, (m.data.Participants as string[] | null) ?? []))
+    if (m && !isParticipant(principal, (m.data.Participants as string[] | null) ?? []))
       throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
     return id;
   }
 
-  async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
-    const id = await this.authorizeReply(p, idText);
+  async reply(principal: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
+    const id = await this.authorizeReply(principal, idText);
     const b = replyBody(this.kind, body);
     const comment = (b.ReplyComment as string | null | undefined) ?? null;
     const asked = (b.Response as string).trim();
     await this.engine.mutate(
-      async (tx, fx, k) => {
+      async (tx, effects, kernel) => {
         const m = await tx.getObject('UserMessage', String(id));
         if (!m) throw notFound('UserMessage', id);
-        if (!isParticipant(p, (m.data.Participants as string[] | null) ?? []))
+        if (!isParticipant(principal, (m.data.Participants as string[] | null) ?? []))
           throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
         if (m.data.Status !== 'ManualTask') throw conflict(`UserMessage:${id} is answered already (${m.data.Status})`);
         const responses = (m.data.Responses as UserMessageSpec['Responses'] | null) ?? [];
@@ -53,25 +53,25 @@ export class UserMessages extends MessageService {
           Status: chosen.Status,
           Response: chosen.Response,
           ReplyComment: comment,
-          ReplyUser: p.user,
+          ReplyUser: principal.user,
           ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
         });
         const job = await tx.jobs.get(Number(m.data.Job));
         if (job?.status === 'Console' && job.data.userMessage === id)
-          await k.finish(
+          await kernel.finish(
             tx,
             job,
             {
               status: chosen.Status,
               returnCode: chosen.ReturnCode,
-              notes: [`${p.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`],
+              notes: [`${principal.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`],
             },
             now,
-            fx,
+            effects,
           );
       },
-      userCause(p, 'reply', `Reply to UserMessage:${id}`),
+      userCause(principal, 'reply', `Reply to UserMessage:${id}`),
     );
-    return this.get(p, String(id));
+    return this.get(principal, String(id));
   }
 }

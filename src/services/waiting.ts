@@ -27,24 +27,24 @@ export interface WaitingAnswer {
  * the job, 403 without View on its definition, queue or process server).
  */
 export class WaitingService {
-  private readonly d: WaitingServiceDeps;
+  private readonly deps: WaitingServiceDeps;
 
   constructor(deps: WaitingServiceDeps) {
-    this.d = deps;
+    this.deps = deps;
   }
 
-  async one(p: Principal, idText: string): Promise<WaitingAnswer> {
-    const job = await this.d.jobs.find(p, idText);
-    this.d.jobs.requireReferencesVisible(p, job);
-    return answer(job, await this.d.engine.waits().reasons(job, dateIn(job)));
+  async one(principal: Principal, idText: string): Promise<WaitingAnswer> {
+    const job = await this.deps.jobs.find(principal, idText);
+    this.deps.jobs.requireReferencesVisible(principal, job);
+    return answer(job, await this.deps.engine.waits().reasons(job, dateIn(job)));
   }
 
   /** The jobs of `Jobs` (comma-separated ids) the caller may view, each with its reasons; one look at the state. */
-  async many(p: Principal, query: unknown): Promise<{ items: Array<{ Job: number } & WaitingAnswer> }> {
+  async many(principal: Principal, query: unknown): Promise<{ items: Array<{ Job: number } & WaitingAnswer> }> {
     const ids = parseJobIds(query);
-    const jobs = (await this.d.store.jobs.getMany(ids)).filter((j) => this.mayView(p, j));
+    const jobs = (await this.deps.store.jobs.getMany(ids)).filter((j) => this.mayView(principal, j));
     const byId = new Map(jobs.map((j) => [j.jobId, j]));
-    const waits = this.d.engine.waits();
+    const waits = this.deps.engine.waits();
     const items: Array<{ Job: number } & WaitingAnswer> = [];
     for (const id of ids) {
       const job = byId.get(id);
@@ -54,10 +54,10 @@ export class WaitingService {
   }
 
   /** What `one` would answer rather than refuse (404 or 403): such jobs are left out of a batch. */
-  private mayView(p: Principal, job: JobRecord): boolean {
-    if (!can(p, 'Job', job.partition, 'View')) return false;
+  private mayView(principal: Principal, job: JobRecord): boolean {
+    if (!can(principal, 'Job', job.partition, 'View')) return false;
     try {
-      this.d.jobs.requireReferencesVisible(p, job);
+      this.deps.jobs.requireReferencesVisible(principal, job);
       return true;
     } catch {
       return false;

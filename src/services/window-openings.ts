@@ -34,10 +34,10 @@ export class WindowOpenings {
   }
 
   /** The open intervals of window `pathKey` within [From, Until), clipped to it, in order. */
-  async openings(p: Principal, pathKey: string, query: unknown): Promise<{ items: Opening[] }> {
+  async openings(principal: Principal, pathKey: string, query: unknown): Promise<{ items: Opening[] }> {
     const type = requireType('TimeWindow');
     // Read as GET reads it: 404 unless the caller may view it, 403 naming a referenced window it may not view.
-    await this.deps.objects.getText(p, type, pathKey);
+    await this.deps.objects.getText(principal, type, pathKey);
     const range = queryRange(readParams(query, OPENINGS_PARAMS), this.deps.defaultTimeZone);
     const key = parseKey(type.key, pathKey)?.key ?? pathKey;
     const window = await loadWindow(this.deps.store, key, 'UTC');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
@@ -16,7 +16,8 @@ import { KyselyEventStore } from './kysely-events.ts';
 import { ChainStructureCache } from './kysely-chain-structures.ts';
 import { KyselyJobStore } from './kysely-jobs.ts';
 import type { Database } from './tables.ts';
-import { containsPattern, jsonText, likeLower, stringField } from './sql-text.ts';
+import { KyselyAccounts } from './kysely-accounts.ts';
+import { KyselyObjects, type ObjectRow } from './kysely-objects.ts';
 import type {
   ApiKey,
   CommitListener,
@@ -34,52 +35,6 @@ import type {
   StoredObject,
   User,
 } from './store.ts';
-
-type ObjectRow = Database['objects'];
-
-/** Run for every submit: SQL text, as the job statements (kysely-job-statements.ts). SQLite's ids come from a row. */
-const NEXT_UNIQUE_IDS = `update "sequences" set "value" = "value" + ? where "name" = 'unique_id' returning "value"`;
-const GET_OBJECT = {
-  sqlite: 'select * from "objects" where "type" = ? and "key" = ?',
-  postgres: 'select * from "objects" where "type" = $1 and "key" = $2',
-};
-
-const toObject = (r: ObjectRow): StoredObject => ({
-  uniqueId: Number(r.unique_id),
-  type: r.type as TypeName,
-  key: r.key,
-  partition: r.partition,
-  data: JSON.parse(r.data) as Record<string, unknown>,
-  protection: r.protection as Protection | null,
-  creationTime: Number(r.creation_time),
-  modificationTime: Number(r.modification_time),
-});
-
-const toUser = (r: Database['users']): User => ({
-  name: r.name,
-  passwordHash: r.password_hash,
-  roles: JSON.parse(r.roles) as string[],
-  disabled: Number(r.disabled) !== 0,
-  creationTime: Number(r.creation_time),
-});
-
-const toRole = (r: Database['roles']): Role => ({
-  name: r.name,
-  description: r.description,
-  grants: JSON.parse(r.grants) as Role['grants'],
-  builtin: Number(r.builtin) !== 0,
-});
-
-const toApiKey = (r: Database['api_keys']): ApiKey => ({
-  id: r.id,
-  userName: r.user_name,
-  keyHash: r.key_hash,
-  description: r.description,
-  creationTime: Number(r.creation_time),
-  expiryTime: Number(r.expiry_time),
-  lastUsedTime: r.last_used_time === null ? null : Number(r.last_used_time),
-  revokedTime: r.revoked_time === null ? null : Number(r.revoked_time),
-});
 
 /**
  * Shared by a store and its transactions: counts committed object writes for `dataVersion`, and holds the hook
@@ -123,11 +78,10 @@ export class KyselyStore implements Store {
   private readonly options: KyselyStoreOptions;
   private readonly counter: WriteCounter;
   private readonly txState: TxState | undefined;
-  /**
-   * In a transaction: the object rows it read (null: none), until it writes an object. The submits sharing a
-   * transaction (engine/group-commit.ts) read the same definition and queue; each caller still gets its own copy.
-   */
+  /** In a transaction: the object rows it read (see ObjectRowsContext.readRows). */
   private readonly objectRows: Map<string, ObjectRow | null> | undefined;
+  private readonly objects: KyselyObjects;
+  private readonly accounts: KyselyAccounts;
   /** Chain structures read lately (shared with this store's transactions). */
   private readonly structures: ChainStructureCache;
   /** Jobs and job files, in the same database (and transaction) as this store. */
@@ -164,6 +118,12 @@ export class KyselyStore implements Store {
     this.jobFileChunks = new KyselyJobFileChunks(db);
     this.authFailures = new KyselyAuthFailures(db);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
+    this.objects = new KyselyObjects(db, dialect, {
+      readRows: this.objectRows,
+      wrote: () => this.wrote(),
+      watch: (change) => this.watch(change),
+    });
+    this.accounts = new KyselyAccounts(db, (work) => this.transaction((tx) => work((tx as KyselyStore).db)));
   }
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
@@ -209,22 +169,6 @@ export class KyselyStore implements Store {
     return pending();
   }
 
-  async countObjectsByField(type: TypeName, field: string): Promise<{ value: string | null; count: number }[]> {
-    // A literal, not a parameter: PostgreSQL groups by an expression only when it is the selected one verbatim.
-    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(field)) throw new Error(`not a field name: ${field}`);
-    const value =
-      this.dialect === 'postgres'
-        ? sql<string | null>`(data::jsonb ->> ${sql.lit(field)})`
-        : sql<string | null>`json_extract(data, ${sql.lit(`$.${field}`)})`;
-    const rows = await this.db
-      .selectFrom('objects')
-      .select([value.as('value'), sql<number>`count(*)`.as('n')])
-      .where('type', '=', type)
-      .groupBy(value)
-      .execute();
-    return rows.map((r) => ({ value: r.value === null ? null : String(r.value), count: Number(r.n) }));
-  }
-
   openChannel(): Channel | undefined {
     return this.options.openChannel?.();
   }
@@ -265,286 +209,109 @@ export class KyselyStore implements Store {
     else this.counter.writes += 1;
   }
 
-  async nextUniqueIds(count: number): Promise<number[]> {
-    if (count < 1) return [];
-    if (this.dialect === 'postgres') {
-      const r = await sql<{
-        id: number;
-      }>`select nextval('unique_id_seq') as id from generate_series(1, ${count})`.execute(this.db);
-      return r.rows.map((row) => Number(row.id));
-    }
-    const query = CompiledQuery.raw(NEXT_UNIQUE_IDS, [count]);
-    const row = (await this.db.executeQuery<{ value: number }>(query)).rows[0];
-    if (!row) throw new Error('the unique_id sequence is missing');
-    const last = Number(row.value);
-    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+  // The object rows and the accounts live in their own rooms (kysely-objects.ts, kysely-accounts.ts); the Store
+  // interface keeps them flat, so these only pass the call on.
+  countObjectsByField(type: TypeName, field: string): Promise<{ value: string | null; count: number }[]> {
+    return this.objects.countObjectsByField(type, field);
   }
 
-  async getObject(type: TypeName, key: string): Promise<StoredObject | undefined> {
-    const id = `${type}\0${key}`;
-    let row = this.objectRows?.get(id);
-    if (row === undefined) {
-      const query = CompiledQuery.raw(GET_OBJECT[this.dialect], [type, key]);
-      row = (await this.db.executeQuery<ObjectRow>(query)).rows[0] ?? null;
-      this.objectRows?.set(id, row);
-    }
-    return row ? toObject(row) : undefined;
+  nextUniqueIds(count: number): Promise<number[]> {
+    return this.objects.nextUniqueIds(count);
   }
 
-  async listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]> {
-    let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
-    if (options.partitions?.length === 0) return [];
-    if (options.partition !== undefined) q = q.where('partition', '=', options.partition);
-    if (options.partitions !== undefined) q = q.where('partition', 'in', [...options.partitions]);
-    if (options.afterKey !== undefined) q = q.where('key', '>', options.afterKey);
-    if (options.search !== undefined) {
-      const pattern = containsPattern(options.search);
-      const description = jsonText(this.dialect, 'Description');
-      q = q.where(({ or }) =>
-        or([likeLower(sql`key`, pattern), likeLower(sql`coalesce(${description}, '')`, pattern)]),
-      );
-    }
-    const rows = await q.orderBy('key').limit(options.limit).execute();
-    return rows.map(toObject);
+  getObject(type: TypeName, key: string): Promise<StoredObject | undefined> {
+    return this.objects.getObject(type, key);
   }
 
-  async listObjectSummaries(
+  listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]> {
+    return this.objects.listObjects(type, options);
+  }
+
+  listObjectSummaries(
     type: TypeName,
     options: Pick<ListOptions, 'partitions' | 'afterKey' | 'limit'>,
   ): Promise<ObjectSummary[]> {
-    if (options.partitions?.length === 0) return [];
-    let q = this.db
-      .selectFrom('objects')
-      .select(['key', 'partition', 'protection', stringField(this.dialect, 'Description').as('description')])
-      .where('type', '=', type);
-    if (options.partitions !== undefined) q = q.where('partition', 'in', [...options.partitions]);
-    if (options.afterKey !== undefined) q = q.where('key', '>', options.afterKey);
-    const rows = await q.orderBy('key').limit(options.limit).execute();
-    return rows.map((r) => ({
-      key: r.key,
-      partition: r.partition,
-      protection: r.protection as Protection | null,
-      description: r.description ?? null,
-    }));
+    return this.objects.listObjectSummaries(type, options);
   }
 
-  async listRecentObjects(type: TypeName, o: RecentListOptions): Promise<StoredObject[]> {
-    if (o.partitions?.length === 0) return [];
-    let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
-    if (o.partitions !== undefined) q = q.where('partition', 'in', [...o.partitions]);
-    if (o.beforeId !== undefined) q = q.where('unique_id', '<', o.beforeId);
-    for (const { field, values } of o.fieldIn ?? []) {
-      if (values.length === 0) return [];
-      q = q.where(jsonText(this.dialect, field), 'in', [...values]);
-    }
-    if (o.participant) q = q.where(this.participates(o.participant.user, o.participant.roles));
-    const rows = await q.orderBy('unique_id', 'desc').limit(o.limit).execute();
-    return rows.map(toObject);
+  listRecentObjects(type: TypeName, options: RecentListOptions): Promise<StoredObject[]> {
+    return this.objects.listRecentObjects(type, options);
   }
 
-  /** `Participants` (a JSON list) names `user`, or `role:<r>` (any case of `role:`) for one of `roles`. */
-  private participates(user: string, roles: readonly string[]) {
-    const role = (v: RawBuilder<unknown>) =>
-      roles.length === 0
-        ? sql``
-        : sql` or (lower(substr(${v}, 1, 5)) = 'role:' and substr(${v}, 6) in (${sql.join(roles.map((r) => sql`${r}`))}))`;
-    if (this.dialect === 'postgres') {
-      const v = sql`p.v`;
-      return sql<boolean>`exists (select 1 from jsonb_array_elements_text(case when jsonb_typeof(objects.data::jsonb -> 'Participants') = 'array' then objects.data::jsonb -> 'Participants' else '[]'::jsonb end) as p(v) where ${v} = ${user}${role(v)})`;
-    }
-    const v = sql`p.value`;
-    return sql<boolean>`exists (select 1 from json_each(objects.data, '$.Participants') as p where ${v} = ${user}${role(v)})`;
+  insertObject(object: StoredObject, refs: ObjectRef[]): Promise<void> {
+    return this.objects.insertObject(object, refs);
   }
 
-  private async writeRefs(fromId: number, refs: ObjectRef[]): Promise<void> {
-    await this.db.deleteFrom('object_refs').where('from_id', '=', fromId).execute();
-    if (refs.length > 0)
-      await this.db
-        .insertInto('object_refs')
-        .values(refs.map((r) => ({ from_id: fromId, path: r.path, to_id: r.toId })))
-        .execute();
+  updateObject(object: StoredObject, refs: ObjectRef[]): Promise<void> {
+    return this.objects.updateObject(object, refs);
   }
 
-  async insertObject(o: StoredObject, refs: ObjectRef[]): Promise<void> {
-    await this.db
-      .insertInto('objects')
-      .values({
-        unique_id: o.uniqueId,
-        type: o.type,
-        key: o.key,
-        partition: o.partition,
-        data: JSON.stringify(o.data),
-        protection: o.protection,
-        creation_time: o.creationTime,
-        modification_time: o.modificationTime,
-      })
-      .execute();
-    await this.writeRefs(o.uniqueId, refs);
-    this.wrote();
-    this.watch({ type: o.type, key: o.key, partition: o.partition, data: o.data, created: true });
+  patchObjectData(uniqueId: number, data: Record<string, unknown>): Promise<void> {
+    return this.objects.patchObjectData(uniqueId, data);
   }
 
-  async updateObject(o: StoredObject, refs: ObjectRef[]): Promise<void> {
-    await this.db
-      .updateTable('objects')
-      .set({ data: JSON.stringify(o.data), protection: o.protection, modification_time: o.modificationTime })
-      .where('unique_id', '=', o.uniqueId)
-      .execute();
-    await this.writeRefs(o.uniqueId, refs);
-    this.wrote();
-    this.watch({ type: o.type, key: o.key, partition: o.partition, data: o.data, created: false });
+  setProtection(uniqueId: number, protection: Protection | null): Promise<void> {
+    return this.objects.setProtection(uniqueId, protection);
   }
 
-  async patchObjectData(uniqueId: number, data: Record<string, unknown>): Promise<void> {
-    const row = await this.db
-      .updateTable('objects')
-      .set({ data: JSON.stringify(data) })
-      .where('unique_id', '=', uniqueId)
-      .returning(['type', 'key', 'partition'])
-      .executeTakeFirst();
-    this.wrote();
-    if (row) this.watch({ type: row.type as TypeName, key: row.key, partition: row.partition, data, created: false });
+  deleteObject(uniqueId: number): Promise<void> {
+    return this.objects.deleteObject(uniqueId);
   }
 
-  async setProtection(uniqueId: number, protection: Protection | null): Promise<void> {
-    await this.db.updateTable('objects').set({ protection }).where('unique_id', '=', uniqueId).execute();
-    this.wrote();
+  findReferrer(uniqueId: number): Promise<{ type: TypeName; key: string; path: string } | undefined> {
+    return this.objects.findReferrer(uniqueId);
   }
 
-  async deleteObject(uniqueId: number): Promise<void> {
-    await this.db.deleteFrom('object_refs').where('from_id', '=', uniqueId).execute();
-    await this.db.deleteFrom('objects').where('unique_id', '=', uniqueId).execute();
-    this.wrote();
+  referrerKeys(uniqueId: number, type: TypeName, path: string): Promise<string[]> {
+    return this.objects.referrerKeys(uniqueId, type, path);
   }
 
-  async findReferrer(uniqueId: number): Promise<{ type: TypeName; key: string; path: string } | undefined> {
-    const row = await this.db
-      .selectFrom('object_refs as r')
-      .innerJoin('objects as o', 'o.unique_id', 'r.from_id')
-      .select(['o.type', 'o.key', 'r.path'])
-      .where('r.to_id', '=', uniqueId)
-      .where('r.from_id', '<>', uniqueId)
-      .orderBy('o.type')
-      .orderBy('o.key')
-      .limit(1)
-      .executeTakeFirst();
-    return row ? { type: row.type as TypeName, key: row.key, path: row.path } : undefined;
+  getUser(name: string): Promise<User | undefined> {
+    return this.accounts.getUser(name);
   }
 
-  async referrerKeys(uniqueId: number, type: TypeName, path: string): Promise<string[]> {
-    const rows = await this.db
-      .selectFrom('object_refs as r')
-      .innerJoin('objects as o', 'o.unique_id', 'r.from_id')
-      .select('o.key')
-      .where('r.to_id', '=', uniqueId)
-      .where('r.path', '=', path)
-      .where('o.type', '=', type)
-      .orderBy('o.key')
-      .execute();
-    return rows.map((r) => r.key);
+  listUsers(): Promise<User[]> {
+    return this.accounts.listUsers();
   }
 
-  async getUser(name: string): Promise<User | undefined> {
-    const row = await this.db.selectFrom('users').selectAll().where('name', '=', name).executeTakeFirst();
-    return row ? toUser(row) : undefined;
+  upsertUser(user: User): Promise<void> {
+    return this.accounts.upsertUser(user);
   }
 
-  async listUsers(): Promise<User[]> {
-    return (await this.db.selectFrom('users').selectAll().orderBy('name').execute()).map(toUser);
+  getRole(name: string): Promise<Role | undefined> {
+    return this.accounts.getRole(name);
   }
 
-  async upsertUser(u: User): Promise<void> {
-    const values = {
-      name: u.name,
-      password_hash: u.passwordHash,
-      roles: JSON.stringify(u.roles),
-      disabled: u.disabled ? 1 : 0,
-      creation_time: u.creationTime,
-    };
-    await this.db
-      .insertInto('users')
-      .values(values)
-      .onConflict((oc) =>
-        oc.column('name').doUpdateSet({
-          password_hash: values.password_hash,
-          roles: values.roles,
-          disabled: values.disabled,
-        }),
-      )
-      .execute();
+  listRoles(): Promise<Role[]> {
+    return this.accounts.listRoles();
   }
 
-  async getRole(name: string): Promise<Role | undefined> {
-    const row = await this.db.selectFrom('roles').selectAll().where('name', '=', name).executeTakeFirst();
-    return row ? toRole(row) : undefined;
+  upsertRole(role: Role): Promise<void> {
+    return this.accounts.upsertRole(role);
   }
 
-  async listRoles(): Promise<Role[]> {
-    return (await this.db.selectFrom('roles').selectAll().orderBy('name').execute()).map(toRole);
+  deleteRole(name: string): Promise<void> {
+    return this.accounts.deleteRole(name);
   }
 
-  async upsertRole(r: Role): Promise<void> {
-    const values = {
-      name: r.name,
-      description: r.description,
-      grants: JSON.stringify(r.grants),
-      builtin: r.builtin ? 1 : 0,
-    };
-    await this.db
-      .insertInto('roles')
-      .values(values)
-      .onConflict((oc) => oc.column('name').doUpdateSet({ description: values.description, grants: values.grants }))
-      .execute();
+  getApiKeyByHash(keyHash: string): Promise<ApiKey | undefined> {
+    return this.accounts.getApiKeyByHash(keyHash);
   }
 
-  async deleteRole(name: string): Promise<void> {
-    await this.db.deleteFrom('roles').where('name', '=', name).execute();
+  listApiKeys(userName?: string): Promise<ApiKey[]> {
+    return this.accounts.listApiKeys(userName);
   }
 
-  async getApiKeyByHash(keyHash: string): Promise<ApiKey | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
-    return row ? toApiKey(row) : undefined;
+  insertApiKey(key: ApiKey): Promise<void> {
+    return this.accounts.insertApiKey(key);
   }
 
-  async listApiKeys(userName?: string): Promise<ApiKey[]> {
-    let q = this.db.selectFrom('api_keys').selectAll();
-    if (userName !== undefined) q = q.where('user_name', '=', userName);
-    return (await q.orderBy('creation_time').orderBy('id').execute()).map(toApiKey);
+  revokeApiKey(id: string, at: number): Promise<boolean> {
+    return this.accounts.revokeApiKey(id, at);
   }
 
-  async insertApiKey(k: ApiKey): Promise<void> {
-    await this.db
-      .insertInto('api_keys')
-      .values({
-        id: k.id,
-        user_name: k.userName,
-        key_hash: k.keyHash,
-        description: k.description,
-        creation_time: k.creationTime,
-        expiry_time: k.expiryTime,
-        last_used_time: k.lastUsedTime,
-        revoked_time: k.revokedTime,
-      })
-      .execute();
-  }
-
-  async revokeApiKey(id: string, at: number): Promise<boolean> {
-    const r = await this.db
-      .updateTable('api_keys')
-      .set({ revoked_time: at })
-      .where('id', '=', id)
-      .where('revoked_time', 'is', null)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
-  }
-
-  async touchApiKeys(uses: ReadonlyArray<{ id: string; at: number }>): Promise<void> {
-    if (uses.length === 0) return;
-    await this.transaction(async (tx) => {
-      const db = (tx as KyselyStore).db;
-      for (const u of uses)
-        await db.updateTable('api_keys').set({ last_used_time: u.at }).where('id', '=', u.id).execute();
-    });
+  touchApiKeys(uses: ReadonlyArray<{ id: string; at: number }>): Promise<void> {
+    return this.accounts.touchApiKeys(uses);
   }
 
   async getMeta(name: string): Promise<string | undefined> {

@@ -125,7 +125,18 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
   served.set('/Job/:key/history', new Set(['GET']));
   served.set('/JobFile/:key/content', new Set(['GET']));
   served.set('/ProcessServer/:key/:action', new Set(['PUT']));
-  const jobKey = key('The numeric jobId');
+  // In this order: the description document lists the paths as they were registered.
+  registerSubmitRoutes(app, deps);
+  registerJobReadRoutes(app, deps);
+  registerJobActionRoutes(app, deps);
+  registerJobFileRoutes(app, deps);
+  registerProcessServerRoutes(app, deps);
+}
+
+const JOB_KEY = key('The numeric jobId');
+
+/** POST /Job/<definition> and its spelling with the `submit` action. */
+function registerSubmitRoutes(app: FastifyInstance, deps: JobRouteDeps): void {
   const submit = async (req: FastifyRequest<Req>, reply: FastifyReply) =>
     reply
       .code(201)
@@ -166,11 +177,15 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       return submit(req, reply);
     },
   });
+}
+
+/** A job and its history. */
+function registerJobReadRoutes(app: FastifyInstance, deps: JobRouteDeps): void {
   app.get<Req>('/Job/:key', {
     schema: {
       tags: ['Job'],
       summary: 'Read a job',
-      params: jobKey,
+      params: JOB_KEY,
       response: { 200: JOB, ...errorResponses(401, 403, 404) },
     },
     handler: (req) => deps.jobs.get(req.principal, req.params.key),
@@ -179,11 +194,15 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     schema: {
       tags: ['Job'],
       summary: "A job's status changes, oldest first, each with its time and cause",
-      params: jobKey,
+      params: JOB_KEY,
       response: { 200: HISTORY, ...errorResponses(401, 403, 404) },
     },
     handler: (req) => deps.jobs.history(req.principal, req.params.key),
   });
+}
+
+/** Resubmit, every action of the table, and delete. */
+function registerJobActionRoutes(app: FastifyInstance, deps: JobRouteDeps): void {
   const act = async (req: FastifyRequest<Req>, reply: FastifyReply, action: JobAction) => {
     const { job, created } = await deps.actions.act(req.principal, req.params.key, action, req.body, req.query);
     return reply.code(created ? 201 : 200).send(job);
@@ -193,7 +212,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     schema: {
       tags: ['Job'],
       summary: 'Resubmit: a new job copied from this one, with the body applied',
-      params: jobKey,
+      params: JOB_KEY,
       body: RESUBMIT_BODY,
       response: { 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },
@@ -221,7 +240,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     schema: {
       tags: ['Job'],
       summary: 'Delete a job in a final status, with its files',
-      params: jobKey,
+      params: JOB_KEY,
       response: { 204: { type: 'null', description: 'Deleted; no body' }, ...errorResponses(401, 403, 404, 409) },
     },
     handler: async (req, reply) => {
@@ -229,6 +248,10 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
       return reply.code(204).send();
     },
   });
+}
+
+/** A job file's contents, whole or by range, and its HEAD. */
+function registerJobFileRoutes(app: FastifyInstance, deps: JobRouteDeps): void {
   app.get<Req>('/JobFile/:key/content', {
     schema: {
       tags: ['JobFile'],
@@ -249,6 +272,10 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, serv
     schema: { hide: true },
     handler: async (req, reply) => sendJobFileHead(reply, await deps.jobs.file(req.principal, req.params.key)),
   });
+}
+
+/** A process server's start, stop and restart. */
+function registerProcessServerRoutes(app: FastifyInstance, deps: JobRouteDeps): void {
   app.put<Req>('/ProcessServer/:key/:action', {
     preParsing: authorizeFirst((req) =>
       authorizeProcessServerAction(req.principal, keyOf(req), processServerActionOf(req)),

@@ -1,7 +1,8 @@
 // The XML interface's routes that import an archive (a CAR file, or a JAR into a library) as a
 // System_Import_Archive job, answering at once or when the job ends (docs/architecture.md §2, §10).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { readCar, writeCar } from '../../car/archive.ts';
+import { readCar } from '../../car/archive.ts';
+import { writeCar } from '../../car/archive-writer.ts';
 import { libraryEntryName } from '../../car/layout.ts';
 import { invalid, MillraceError } from '../../errors.ts';
 import { businessKey, parseKey } from '../../model/keys.ts';

@@ -1,6 +1,6 @@
 // The XML interface's routes about the server itself rather than one object: a job's file, the interface's own
 // description, the version and the library files (docs/architecture.md §2).
-import { writeCar } from '../../car/archive.ts';
+import { writeCar } from '../../car/archive-writer.ts';
 import { invalid } from '../../errors.ts';
 import { sendJobFile } from '../job-file-content.ts';
 import { params } from './request-reading.ts';

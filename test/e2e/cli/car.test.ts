@@ -14,7 +14,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { readCar, writeCar } from '../../../src/car/archive.ts';
+import { readCar } from '../../../src/car/archive.ts';
+import { writeCar } from '../../../src/car/archive-writer.ts';
 import { type CliResult, runCli } from '../../helpers/cli.ts';
 
 /**

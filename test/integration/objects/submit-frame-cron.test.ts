@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { loadFrame } from '../../../src/engine/frames.ts';
+import { loadFrame } from '../../../src/engine/submit-frames.ts';
 import { backends } from '../../helpers/backends.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 

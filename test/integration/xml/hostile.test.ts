@@ -3,7 +3,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { writeCar } from '../../../src/car/archive.ts';
+import { writeCar } from '../../../src/car/archive-writer.ts';
 import { definitionTypes } from '../../../src/model/registry.ts';
 import { listAllObjects } from '../../../src/store/all-objects.ts';
 import { backends } from '../../helpers/backends.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { readCar, writeCar } from '../../../src/car/archive.ts';
+import { readCar } from '../../../src/car/archive.ts';
+import { writeCar } from '../../../src/car/archive-writer.ts';
 import { DEFAULTS } from '../../../src/config/config.ts';
 import { IMPORT_REQUESTS_AT_ONCE } from '../../../src/services/import-gate.ts';
 import { backends } from '../../helpers/backends.ts';

@@ -4,7 +4,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { crc32, deflateRawSync } from 'node:zlib';
-import { CAR_LIMITS, type CarEntry, carChunks, readCar, writeCar } from '../../../src/car/archive.ts';
+import { CAR_LIMITS, type CarEntry, readCar } from '../../../src/car/archive.ts';
+import { carChunks, writeCar } from '../../../src/car/archive-writer.ts';
 import { MillraceError } from '../../../src/errors.ts';
 import { ROOT } from '../../helpers/cli.ts';
 import { type CraftEntry, craftZip, EMPTY_ZIP, zeroBomb } from '../../helpers/zip-craft.ts';
@@ -225,7 +226,7 @@ describe('CAR archives: writing', () => {
 
   it('writes 1980-01-01 00:00, mode 0644, deflate and no comment in every time zone', async () => {
     const script = `
-      const { writeCar } = await import(${JSON.stringify(new URL('../../../src/car/archive.ts', import.meta.url).href)});
+      const { writeCar } = await import(${JSON.stringify(new URL('../../../src/car/archive-writer.ts', import.meta.url).href)});
       const { createHash } = await import('node:crypto');
       const bytes = await writeCar([{ name: 'a.xml', data: Buffer.from('<a/>') }, { name: 'b/c.xml', data: Buffer.from('c') }]);
       process.stdout.write(createHash('sha256').update(bytes).digest('hex') + ' ' + bytes.toString('base64'));`;

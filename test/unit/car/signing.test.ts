@@ -4,7 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { type CarEntry, readCar, writeCar } from '../../../src/car/archive.ts';
+import { type CarEntry, readCar } from '../../../src/car/archive.ts';
+import { writeCar } from '../../../src/car/archive-writer.ts';
 import {
   generateSigningKey,
   keyIdOf,

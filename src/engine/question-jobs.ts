@@ -35,10 +35,16 @@ export function jobVariables(job: JobRecord): Record<string, string> {
 }
 
 /** Starts an asking job (just set Running on GLOBAL.System): sends its message and parks it in Console. */
-export async function startAsking(k: Kernel, tx: Store, job: JobRecord, now: number, fx: Effects): Promise<void> {
+export async function startAsking(
+  kernel: Kernel,
+  tx: Store,
+  job: JobRecord,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   const problem = job.data.spec.type === 'UserMessage' ? await askUsers(tx, job, now) : await askOperator(tx, job, now);
   if (problem) {
-    await k.finish(tx, job, { status: 'Error', returnCode: null, notes: [problem] }, now, fx);
+    await kernel.finish(tx, job, { status: 'Error', returnCode: null, notes: [problem] }, now, effects);
     return;
   }
   job.status = 'Console';
@@ -134,16 +140,22 @@ export async function closeQuestion(
 }
 
 /** Reaction to a reply: a System_OperatorMessage job completes with the reply as its Out parameter. */
-export async function answerAsking(k: Kernel, tx: Store, a: Answer, now: number, fx: Effects): Promise<boolean> {
+export async function answerAsking(
+  kernel: Kernel,
+  tx: Store,
+  a: Answer,
+  now: number,
+  effects: Effects,
+): Promise<boolean> {
   const job = a.job;
   if (job?.status !== 'Console' || job.definition !== OPERATOR_MESSAGE_DEFINITION) return false;
   applyOutText(job.data.parameters, { Reply: a.reply }, job.data.zone);
-  await k.finish(
+  await kernel.finish(
     tx,
     job,
     { status: 'Completed', returnCode: 0, notes: [`${a.user} replied ${JSON.stringify(a.reply)}`] },
     now,
-    fx,
+    effects,
   );
   return true;
 }

@@ -88,8 +88,8 @@ export class GateView {
  * definition's ActWhenOverdue (or its queue's Overdue) applies. A lock held by a running job sends it to LockWait.
  */
 export class Gates extends GateView {
-  private readonly k: Kernel;
-  private readonly fx: Effects;
+  private readonly kernel: Kernel;
+  private readonly effects: Effects;
   /** Locks claimed by candidates earlier in this pass: one job per lock per pass. */
   private readonly claimed = new Set<string>();
   /** Candidates that lost a lock to an earlier candidate of this pass. */
@@ -97,10 +97,10 @@ export class Gates extends GateView {
   /** Jobs whose row changed (status, or the end of their window's opening noted). */
   readonly changed = new Map<number, JobRecord>();
 
-  constructor(k: Kernel, tx: Store, now: number, fx: Effects) {
+  constructor(kernel: Kernel, tx: Store, now: number, effects: Effects) {
     super(tx, now);
-    this.k = k;
-    this.fx = fx;
+    this.kernel = kernel;
+    this.effects = effects;
   }
 
   /** Whether the candidate may be planned now. */
@@ -132,15 +132,15 @@ export class Gates extends GateView {
     if (verdict.open) return true;
     const opens = verdict.opens;
     if (opens === undefined) {
-      await this.k.finish(
+      await this.kernel.finish(
         this.tx,
         job,
         { status: 'Never', notes: [`Its time window ${key} does not open within two years`] },
         this.now,
-        this.fx,
+        this.effects,
       );
       this.changed.delete(job.jobId);
-    } else this.fx.wakeAt.push(opens);
+    } else this.effects.wakeAt.push(opens);
     return false;
   }
 
@@ -158,7 +158,7 @@ export class Gates extends GateView {
       const end = openingEnd(w, this.now);
       if (end !== undefined) {
         job.data.windowClosesAt = end;
-        this.fx.overdueAt.push(end);
+        this.effects.overdueAt.push(end);
         this.changed.set(job.jobId, job);
       }
     }
@@ -179,7 +179,7 @@ export class Gates extends GateView {
       if (w) await this.checkOverdue(job, w);
       else this.changed.set(job.jobId, job);
     }
-    if (later < Number.POSITIVE_INFINITY) this.fx.overdueAt.push(later);
+    if (later < Number.POSITIVE_INFINITY) this.effects.overdueAt.push(later);
   }
 
   /** The job waited through an opening of its window without starting. */
@@ -193,17 +193,17 @@ export class Gates extends GateView {
     const event = job.data.spec.overdueEvent;
     if (event)
       await raiseEvent(
-        this.k,
+        this.kernel,
         this.tx,
         event,
         { comment: `Job:${job.jobId} (${job.definition}) is overdue`, raiser: `Job:${job.jobId}` },
         this.now,
-        this.fx,
+        this.effects,
       );
     if (action === 'Overdue') job.status = 'Overdue';
     else if (action === 'Held') job.status = 'Held';
     else if (action === 'Canceled') {
-      await this.k.finish(this.tx, job, { status: 'Canceled' }, this.now, this.fx);
+      await this.kernel.finish(this.tx, job, { status: 'Canceled' }, this.now, this.effects);
       this.changed.delete(job.jobId);
     }
   }
@@ -231,7 +231,7 @@ export async function releaseLocks(
   tx: Store,
   { job }: { job: JobRecord; status: JobStatus },
   now: number,
-  fx: Effects,
+  effects: Effects,
 ): Promise<void> {
   const locks = job.data.spec.locks ?? [];
   if (locks.length === 0) return;
@@ -240,6 +240,6 @@ export async function releaseLocks(
   for (const j of moving) move(j, 'Queued', now);
   if (moving.length > 0) {
     await tx.jobs.updateMany(moving);
-    fx.dispatch = true;
+    effects.dispatch = true;
   }
 }

@@ -1,0 +1,75 @@
+// A step of createServer (main.ts): the HTTP app over the services built before it.
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/config.ts';
+import { buildApp } from '../http/app.ts';
+import { LoadReport } from '../services/load.ts';
+import { Sessions } from '../services/sessions.ts';
+import { requireType } from '../model/registry.ts';
+import { EventService } from '../services/events.ts';
+import { WaitingService } from '../services/waiting.ts';
+import { WindowOpenings } from '../services/window-openings.ts';
+import { Alerts } from '../services/alerts.ts';
+import { OperatorMessages } from '../services/operator-messages.ts';
+import { UserMessages } from '../services/user-messages.ts';
+import { processServerAction } from '../services/process-servers.ts';
+import { ForecastService } from '../services/forecast.ts';
+import { VERSION, VERSION_STRING } from '../version.ts';
+import type { ServerBase } from './open-data.ts';
+import type { ServerCore } from './core-services.ts';
+import type { JobWork } from './job-work.ts';
+import type { LiveParts } from './live-feed.ts';
+
+/** The HTTP app serving both interfaces, the dashboard and the operations routes over the services. */
+export function buildHttpApp(
+  config: Config,
+  base: ServerBase,
+  core: ServerCore,
+  work: JobWork,
+  live: LiveParts,
+  stopping: () => boolean,
+): Promise<FastifyInstance> {
+  const { store, clock, logger } = base;
+  const { engine, objects, auth } = core;
+  const { jobs } = work;
+  const processServer = requireType('ProcessServer');
+  return buildApp({
+    ops: {
+      store,
+      engineRunning: () => engine.running,
+      stopping,
+      diskFull: () => base.diskFull.reason(),
+      ...(live.metrics ? { metrics: live.metrics } : {}),
+      ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
+    },
+    config,
+    logger,
+    auth,
+    objects,
+    jobs: {
+      jobs,
+      actions: work.actions,
+      waiting: new WaitingService({ store, engine, jobs }),
+      processServerAction: (principal, key, action) => processServerAction({ store, engine }, principal, key, action),
+      processServerText: (principal, key) => objects.getText(principal, processServer, key),
+    },
+    messages: {
+      operator: new OperatorMessages(engine, clock),
+      user: new UserMessages(engine, clock),
+      alerts: new Alerts(engine, clock),
+      objects,
+    },
+    events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
+    imports: work.imports,
+    forecast: new ForecastService({ store, clock, defaultTimeZone: config.defaultTimeZone }),
+    feed: live.feed,
+    exporter: work.exporter,
+    windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),
+    store,
+    dashboard: {
+      sessions: new Sessions(auth, clock),
+      load: new LoadReport(store, (ps) => engine.hub.isConnected(ps)),
+    },
+    version: VERSION,
+    versionString: VERSION_STRING,
+  });
+}

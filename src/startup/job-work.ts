@@ -1,0 +1,51 @@
+// A step of createServer (main.ts): the job services and CAR import and export.
+import { join } from 'node:path';
+import type { Config } from '../config/config.ts';
+import { JobActions } from '../services/job-actions.ts';
+import { JobService } from '../services/jobs.ts';
+import { loadTrustedKeys } from '../car/signing.ts';
+import { CarExporter } from '../services/car-export.ts';
+import { IMPORT_DEFINITION, ImportService } from '../services/car-import.ts';
+import { IMPORT_REQUESTS_AT_ONCE, ImportGate } from '../services/import-gate.ts';
+import { importRunner } from '../services/import-job.ts';
+import type { ServerBase } from './open-data.ts';
+import type { ServerCore } from './core-services.ts';
+
+/** The job services and CAR import and export, with the engine's runner for import jobs. */
+export interface JobWork {
+  jobs: JobService;
+  actions: JobActions;
+  imports: ImportService;
+  exporter: CarExporter;
+}
+
+export function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWork {
+  const { store, clock, logger } = base;
+  const { engine, objects, auth } = core;
+  const jobDeps = { store, clock, engine, defaultTimeZone: config.defaultTimeZone };
+  const jobs = new JobService(jobDeps);
+  const actions = new JobActions(jobDeps, jobs);
+  // The global bound on import memory: archive requests (body ≤ 64 MiB, checked one entry at a time) and import
+  // jobs (the archive inflated, ≤ 512 MiB, and parsed) each take a slot of their own gate.
+  const imports = new ImportService({
+    gate: new ImportGate(IMPORT_REQUESTS_AT_ONCE, config.limits.importQueue),
+    store,
+    engine,
+    jobs,
+    trustedKeys: () => loadTrustedKeys([join(config.dataDir, 'trusted-keys'), ...config.trustedKeys]),
+  });
+  engine.registerSystemRunner(
+    IMPORT_DEFINITION,
+    importRunner({
+      store,
+      engine,
+      objects,
+      clock,
+      logger,
+      gate: new ImportGate(config.limits.importConcurrency, 0),
+      principalOf: (user) => auth.principalOf(user),
+    }),
+  );
+  const exporter = new CarExporter({ store, objects, sourceAddress: core.address });
+  return { jobs, actions, imports, exporter };
+}

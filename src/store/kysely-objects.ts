@@ -1,0 +1,264 @@
+// The object rows and their references (docs/architecture.md §3), apart from the store's transaction plumbing:
+// one implementation for both dialects, used by KyselyStore for itself and for each of its transactions.
+import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import type { TypeName } from '../model/fields.ts';
+import type { Database } from './tables.ts';
+import { containsPattern, jsonText, likeLower, stringField } from './sql-text.ts';
+import type {
+  ListOptions,
+  ObjectChange,
+  ObjectRef,
+  ObjectSummary,
+  Protection,
+  RecentListOptions,
+  StoredObject,
+} from './store.ts';
+
+export type ObjectRow = Database['objects'];
+
+const toObject = (r: ObjectRow): StoredObject => ({
+  uniqueId: Number(r.unique_id),
+  type: r.type as TypeName,
+  key: r.key,
+  partition: r.partition,
+  data: JSON.parse(r.data) as Record<string, unknown>,
+  protection: r.protection as Protection | null,
+  creationTime: Number(r.creation_time),
+  modificationTime: Number(r.modification_time),
+});
+
+/** Run for every submit: SQL text, as the job statements (kysely-job-statements.ts). SQLite's ids come from a row. */
+const NEXT_UNIQUE_IDS = `update "sequences" set "value" = "value" + ? where "name" = 'unique_id' returning "value"`;
+const GET_OBJECT = {
+  sqlite: 'select * from "objects" where "type" = ? and "key" = ?',
+  postgres: 'select * from "objects" where "type" = $1 and "key" = $2',
+};
+
+/** What the object rows share with the store that holds them. */
+export interface ObjectRowsContext {
+  /**
+   * In a transaction: the object rows it read (null: none), until it writes an object. The submits sharing a
+   * transaction (engine/group-commit.ts) read the same definition and queue; each caller still gets its own copy.
+   */
+  readRows: Map<string, ObjectRow | null> | undefined;
+  /** Told of every write: it counts writes for the read cache and forgets `readRows`. */
+  wrote: () => void;
+  /** Told of every write with what changed, for the commit listener. */
+  watch: (change: ObjectChange) => void;
+}
+
+/** Objects and their references in one Kysely database or transaction. */
+export class KyselyObjects {
+  private readonly db: Kysely<Database>;
+  private readonly dialect: 'sqlite' | 'postgres';
+  private readonly readRows: ObjectRowsContext['readRows'];
+  private readonly wrote: () => void;
+  private readonly watch: (change: ObjectChange) => void;
+
+  constructor(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', context: ObjectRowsContext) {
+    this.db = db;
+    this.dialect = dialect;
+    this.readRows = context.readRows;
+    this.wrote = context.wrote;
+    this.watch = context.watch;
+  }
+
+  async countObjectsByField(type: TypeName, field: string): Promise<{ value: string | null; count: number }[]> {
+    // A literal, not a parameter: PostgreSQL groups by an expression only when it is the selected one verbatim.
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(field)) throw new Error(`not a field name: ${field}`);
+    const value =
+      this.dialect === 'postgres'
+        ? sql<string | null>`(data::jsonb ->> ${sql.lit(field)})`
+        : sql<string | null>`json_extract(data, ${sql.lit(`$.${field}`)})`;
+    const rows = await this.db
+      .selectFrom('objects')
+      .select([value.as('value'), sql<number>`count(*)`.as('n')])
+      .where('type', '=', type)
+      .groupBy(value)
+      .execute();
+    return rows.map((r) => ({ value: r.value === null ? null : String(r.value), count: Number(r.n) }));
+  }
+
+  async nextUniqueIds(count: number): Promise<number[]> {
+    if (count < 1) return [];
+    if (this.dialect === 'postgres') {
+      const r = await sql<{
+        id: number;
+      }>`select nextval('unique_id_seq') as id from generate_series(1, ${count})`.execute(this.db);
+      return r.rows.map((row) => Number(row.id));
+    }
+    const query = CompiledQuery.raw(NEXT_UNIQUE_IDS, [count]);
+    const row = (await this.db.executeQuery<{ value: number }>(query)).rows[0];
+    if (!row) throw new Error('the unique_id sequence is missing');
+    const last = Number(row.value);
+    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+  }
+
+  async getObject(type: TypeName, key: string): Promise<StoredObject | undefined> {
+    const id = `${type}\0${key}`;
+    let row = this.readRows?.get(id);
+    if (row === undefined) {
+      const query = CompiledQuery.raw(GET_OBJECT[this.dialect], [type, key]);
+      row = (await this.db.executeQuery<ObjectRow>(query)).rows[0] ?? null;
+      this.readRows?.set(id, row);
+    }
+    return row ? toObject(row) : undefined;
+  }
+
+  async listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]> {
+    let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
+    if (options.partitions?.length === 0) return [];
+    if (options.partition !== undefined) q = q.where('partition', '=', options.partition);
+    if (options.partitions !== undefined) q = q.where('partition', 'in', [...options.partitions]);
+    if (options.afterKey !== undefined) q = q.where('key', '>', options.afterKey);
+    if (options.search !== undefined) {
+      const pattern = containsPattern(options.search);
+      const description = jsonText(this.dialect, 'Description');
+      q = q.where(({ or }) =>
+        or([likeLower(sql`key`, pattern), likeLower(sql`coalesce(${description}, '')`, pattern)]),
+      );
+    }
+    const rows = await q.orderBy('key').limit(options.limit).execute();
+    return rows.map(toObject);
+  }
+
+  async listObjectSummaries(
+    type: TypeName,
+    options: Pick<ListOptions, 'partitions' | 'afterKey' | 'limit'>,
+  ): Promise<ObjectSummary[]> {
+    if (options.partitions?.length === 0) return [];
+    let q = this.db
+      .selectFrom('objects')
+      .select(['key', 'partition', 'protection', stringField(this.dialect, 'Description').as('description')])
+      .where('type', '=', type);
+    if (options.partitions !== undefined) q = q.where('partition', 'in', [...options.partitions]);
+    if (options.afterKey !== undefined) q = q.where('key', '>', options.afterKey);
+    const rows = await q.orderBy('key').limit(options.limit).execute();
+    return rows.map((r) => ({
+      key: r.key,
+      partition: r.partition,
+      protection: r.protection as Protection | null,
+      description: r.description ?? null,
+    }));
+  }
+
+  async listRecentObjects(type: TypeName, options: RecentListOptions): Promise<StoredObject[]> {
+    if (options.partitions?.length === 0) return [];
+    let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
+    if (options.partitions !== undefined) q = q.where('partition', 'in', [...options.partitions]);
+    if (options.beforeId !== undefined) q = q.where('unique_id', '<', options.beforeId);
+    for (const { field, values } of options.fieldIn ?? []) {
+      if (values.length === 0) return [];
+      q = q.where(jsonText(this.dialect, field), 'in', [...values]);
+    }
+    if (options.participant) q = q.where(this.participates(options.participant.user, options.participant.roles));
+    const rows = await q.orderBy('unique_id', 'desc').limit(options.limit).execute();
+    return rows.map(toObject);
+  }
+
+  /** `Participants` (a JSON list) names `user`, or `role:<r>` (any case of `role:`) for one of `roles`. */
+  private participates(user: string, roles: readonly string[]) {
+    const role = (v: RawBuilder<unknown>) =>
+      roles.length === 0
+        ? sql``
+        : sql` or (lower(substr(${v}, 1, 5)) = 'role:' and substr(${v}, 6) in (${sql.join(roles.map((r) => sql`${r}`))}))`;
+    if (this.dialect === 'postgres') {
+      const v = sql`p.v`;
+      return sql<boolean>`exists (select 1 from jsonb_array_elements_text(case when jsonb_typeof(objects.data::jsonb -> 'Participants') = 'array' then objects.data::jsonb -> 'Participants' else '[]'::jsonb end) as p(v) where ${v} = ${user}${role(v)})`;
+    }
+    const v = sql`p.value`;
+    return sql<boolean>`exists (select 1 from json_each(objects.data, '$.Participants') as p where ${v} = ${user}${role(v)})`;
+  }
+
+  private async writeRefs(fromId: number, refs: ObjectRef[]): Promise<void> {
+    await this.db.deleteFrom('object_refs').where('from_id', '=', fromId).execute();
+    if (refs.length > 0)
+      await this.db
+        .insertInto('object_refs')
+        .values(refs.map((r) => ({ from_id: fromId, path: r.path, to_id: r.toId })))
+        .execute();
+  }
+
+  async insertObject(object: StoredObject, refs: ObjectRef[]): Promise<void> {
+    await this.db
+      .insertInto('objects')
+      .values({
+        unique_id: object.uniqueId,
+        type: object.type,
+        key: object.key,
+        partition: object.partition,
+        data: JSON.stringify(object.data),
+        protection: object.protection,
+        creation_time: object.creationTime,
+        modification_time: object.modificationTime,
+      })
+      .execute();
+    await this.writeRefs(object.uniqueId, refs);
+    this.wrote();
+    this.watch({ type: object.type, key: object.key, partition: object.partition, data: object.data, created: true });
+  }
+
+  async updateObject(object: StoredObject, refs: ObjectRef[]): Promise<void> {
+    await this.db
+      .updateTable('objects')
+      .set({
+        data: JSON.stringify(object.data),
+        protection: object.protection,
+        modification_time: object.modificationTime,
+      })
+      .where('unique_id', '=', object.uniqueId)
+      .execute();
+    await this.writeRefs(object.uniqueId, refs);
+    this.wrote();
+    this.watch({ type: object.type, key: object.key, partition: object.partition, data: object.data, created: false });
+  }
+
+  async patchObjectData(uniqueId: number, data: Record<string, unknown>): Promise<void> {
+    const row = await this.db
+      .updateTable('objects')
+      .set({ data: JSON.stringify(data) })
+      .where('unique_id', '=', uniqueId)
+      .returning(['type', 'key', 'partition'])
+      .executeTakeFirst();
+    this.wrote();
+    if (row) this.watch({ type: row.type as TypeName, key: row.key, partition: row.partition, data, created: false });
+  }
+
+  async setProtection(uniqueId: number, protection: Protection | null): Promise<void> {
+    await this.db.updateTable('objects').set({ protection }).where('unique_id', '=', uniqueId).execute();
+    this.wrote();
+  }
+
+  async deleteObject(uniqueId: number): Promise<void> {
+    await this.db.deleteFrom('object_refs').where('from_id', '=', uniqueId).execute();
+    await this.db.deleteFrom('objects').where('unique_id', '=', uniqueId).execute();
+    this.wrote();
+  }
+
+  async findReferrer(uniqueId: number): Promise<{ type: TypeName; key: string; path: string } | undefined> {
+    const row = await this.db
+      .selectFrom('object_refs as r')
+      .innerJoin('objects as o', 'o.unique_id', 'r.from_id')
+      .select(['o.type', 'o.key', 'r.path'])
+      .where('r.to_id', '=', uniqueId)
+      .where('r.from_id', '<>', uniqueId)
+      .orderBy('o.type')
+      .orderBy('o.key')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? { type: row.type as TypeName, key: row.key, path: row.path } : undefined;
+  }
+
+  async referrerKeys(uniqueId: number, type: TypeName, path: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('object_refs as r')
+      .innerJoin('objects as o', 'o.unique_id', 'r.from_id')
+      .select('o.key')
+      .where('r.to_id', '=', uniqueId)
+      .where('r.path', '=', path)
+      .where('o.type', '=', type)
+      .orderBy('o.key')
+      .execute();
+    return rows.map((r) => r.key);
+  }
+}
