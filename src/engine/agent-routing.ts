@@ -131,7 +131,7 @@ export class AgentRouting {
         );
         return;
       case 'started':
-        void loop.report((tx) => applyStarted(tx, ps, message, now())).catch(failed);
+        void loop.report((tx, effects) => applyStarted(tx, ps, message, now(), effects)).catch(failed);
         return;
       case 'output':
         await this.options.files
