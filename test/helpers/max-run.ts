@@ -24,7 +24,3 @@ export async function maxRunPids(dir: string, jobId: number): Promise<number[]> 
   for (const pid of pids) if (!processRuns(pid)) throw new Error(`process ${pid} of Job:${jobId} is not running`);
   return pids;
 }
-
-/** Epoch ms of a date as the JSON interface writes it in UTC (`2026/11/21 09:30:00,000 UTC`). */
-export const epochOf = (date: string): number =>
-  Date.parse(date.replace(/^(\d{4})\/(\d\d)\/(\d\d) (\S+),(\d{3}) UTC$/, '$1-$2-$3T$4.$5Z'));

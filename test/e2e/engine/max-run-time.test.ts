@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import { epochOf, maxRunPids, overrunScript } from '../../helpers/max-run.ts';
+import { utcMillis as epochOf } from '../../helpers/jobs.ts';
+import { maxRunPids, overrunScript } from '../../helpers/max-run.ts';
 import { processRuns, until } from '../../helpers/processes.ts';
 import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
