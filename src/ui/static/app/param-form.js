@@ -5,13 +5,16 @@
  */
 import { h } from './dom.js';
 
+/** MaxRunTime: whole seconds up to a year (docs/architecture.md §6b). */
+const MAX_RUN_TIME = 31_536_000;
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const DATE =
   /^(\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}(:\d{2}(,\d{1,3})?)?( \S+)?|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?(\[\S+\])?)$/;
 
 /**
  * `params`: the definition's Parameters; `values`: starting values by name (a resubmitted job's In values).
- * `onSubmit(body)` gets `{JobParameters, Description?, Queue?, HoldOnSubmit?}` and may throw an error to show.
+ * `onSubmit(body)` gets `{JobParameters, Description?, Queue?, HoldOnSubmit?, MaxRunTime?}` and may throw an error to
+ * show.
  */
 export function parameterForm({ params, values = {}, submitLabel, onSubmit, extra = true }) {
   const inputs = [];
@@ -46,6 +49,12 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
   const description = h('input', { id: 'submit-description', name: 'Description', maxlength: 255 });
   const queue = h('input', { id: 'submit-queue', name: 'Queue', placeholder: 'default queue' });
   const hold = h('input', { id: 'submit-hold', type: 'checkbox', name: 'HoldOnSubmit' });
+  const maxRun = h('input', {
+    id: 'submit-maxruntime',
+    name: 'MaxRunTime',
+    inputmode: 'numeric',
+    placeholder: "the definition's limit",
+  });
   if (extra)
     fields.append(
       h('label', { for: 'submit-description' }, 'Description'),
@@ -54,6 +63,8 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
       queue,
       h('label', { for: 'submit-hold' }, 'Hold on submit'),
       h('div', {}, hold),
+      h('label', { for: 'submit-maxruntime' }, 'Max run time (s)'),
+      maxRun,
     );
   const button = h('button', { type: 'submit', id: 'submit-button' }, submitLabel);
   const form = h('form', { class: 'param-form', novalidate: true }, fields, h('div', {}, button), error);
@@ -76,14 +87,18 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
         ]);
       else JobParameters.push({ Name: p.Name, InValueString: v });
     }
+    const limit = extra ? maxRun.value.trim() : '';
+    maxRun.classList.remove('invalid');
+    if (limit !== '' && !(/^\d+$/.test(limit) && Number(limit) >= 1 && Number(limit) <= MAX_RUN_TIME))
+      problems.push([maxRun, `Max run time must be whole seconds from 1 to ${MAX_RUN_TIME}, not "${limit}".`]);
     for (const [input] of problems) input.classList.add('invalid');
-    return { problems: problems.map(([, m]) => m), JobParameters };
+    return { problems: problems.map(([, m]) => m), JobParameters, limit };
   }
 
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     error.textContent = '';
-    const { problems, JobParameters } = check();
+    const { problems, JobParameters, limit } = check();
     if (problems.length > 0) {
       error.textContent = problems.join(' ');
       return;
@@ -93,6 +108,7 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
       if (description.value.trim()) body.Description = description.value.trim();
       if (queue.value.trim()) body.Queue = queue.value.trim();
       if (hold.checked) body.HoldOnSubmit = true;
+      if (limit !== '') body.MaxRunTime = Number(limit);
     }
     button.disabled = true;
     try {
