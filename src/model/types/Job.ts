@@ -170,6 +170,13 @@ const FIELDS: ReadonlyArray<[Field, Read]> = [
     field('UserMessage', int(1), { ...ro, description: 'The id of the user message the job waits for a reply to.' }),
     (j) => waitsFor(j, ['Console'], j.data.userMessage),
   ],
+  [
+    field('MaxRunTime', int(1, MAX_RUN_TIME_LIMIT), {
+      ...ro,
+      description: "Seconds it may run before it is killed: its submit's, its chain's or its definition's MaxRunTime.",
+    }),
+    (j) => (j.data.chain?.step ? null : (j.data.spec.maxRunTime ?? null)),
+  ],
   [field('CreationTime', date(), ro), (j) => at(j, j.creationTime)],
   [field('LastModificationTime', date(), ro), (j) => at(j, j.modificationTime)],
 ];

@@ -125,6 +125,8 @@ for (const backend of backends()) {
         return items[0]?.jobId;
       });
       const pids = await maxRunPids(dir, call);
+      assert.equal((await get(`/Job/${chain}`)).json.MaxRunTime, 2, "the chain job shows its JobChain's limit");
+      assert.equal((await get(`/Job/${call}`)).json.MaxRunTime, null, 'its call has none of its own');
       await assertKilledAtLimit(chain, 2);
       assert.equal((await waitForJob(get, call)).Status, 'Killed');
       await assertGone(pids);

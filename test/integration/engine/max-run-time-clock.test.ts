@@ -41,6 +41,7 @@ for (const backend of backends()) {
     test('the engine wakes when the limit falls due and kills the job then, not a moment before', async () => {
       const { jobId } = await submitSleep(t, HOUR, { MaxRunTime: 60 });
       const running = await waitForStatus(t, jobId, 'Running');
+      assert.equal(running.MaxRunTime, 60, 'the job shows the limit its submit gave');
       const due = utcMillis(running.RunStart) + 60_000;
       assert.equal(t.server.engine.nextWakeAt, due);
       clock.set(due - 1);
