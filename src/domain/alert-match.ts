@@ -26,6 +26,8 @@ const UNIT_MS = { Seconds: 1000, Minutes: 60_000, Hours: 3_600_000, Days: 86_400
 
 export interface JobAlertStatus {
   Status: string;
+  /** Only a change with this job-history cause (e.g. `maxruntime`); none: whatever the cause. */
+  Cause?: string | null;
   DelayAmount: number | null;
   DelayUnits: keyof typeof UNIT_MS | null;
   Message: string | null;
@@ -38,11 +40,15 @@ export function jobKind(job: JobRecord): 'AppliesToChains' | 'AppliesToSteps' | 
   return 'AppliesToProcesses';
 }
 
-/** The entry of `source` (a JobDefinitionAlertSource's data) for `job` reaching `status`, or undefined. */
+/**
+ * The entry of `source` (a JobDefinitionAlertSource's data) for `job` reaching `status` with the history cause
+ * `cause`, or undefined: an entry naming that cause before one naming none.
+ */
 export function jobSourceEntry(
   source: Record<string, unknown>,
   job: JobRecord,
   status: string,
+  cause?: string | null,
 ): JobAlertStatus | undefined {
   if (source.Enabled === false || source[jobKind(job)] !== true) return undefined;
   const dot = job.definition.indexOf('.');
@@ -50,8 +56,11 @@ export function jobSourceEntry(
   const name = job.definition.slice(dot + 1);
   if (!globMatch(String(source.NamePattern ?? '*'), name)) return undefined;
   if (!globMatch(String(source.PartitionPattern ?? '*'), partition)) return undefined;
-  return ((source.Statuses as JobAlertStatus[] | null) ?? []).find((s) => s.Status === status);
+  const entries = ((source.Statuses as JobAlertStatus[] | null) ?? []).filter((s) => s.Status === status);
+  return entries.find((s) => isSet(s.Cause) && s.Cause === cause) ?? entries.find((s) => !isSet(s.Cause));
 }
+
+const isSet = (v: unknown): boolean => v !== null && v !== undefined;
 
 export function delayMs(entry: JobAlertStatus): number {
   return (entry.DelayAmount ?? 0) * UNIT_MS[entry.DelayUnits ?? 'Minutes'];

@@ -1,6 +1,7 @@
 import type { JobStatus } from './job-status.ts';
 import { isFinal } from './job-status.ts';
 import type { JobRecord } from './job.ts';
+import { MAX_RUN_TIME_CAUSE, maxRunDetail } from './max-run-time.ts';
 
 /**
  * The engine's reason for a status change nobody set a cause for, told by the change itself: the transition and
@@ -45,6 +46,9 @@ export function engineCause(job: JobRecord, from: JobStatus | null, to: JobStatu
   if (to === 'Queued') return RELEASED_FROM[from] ?? { cause: 'engine', detail: null };
   const wait = WAITS[to];
   if (wait) return wait;
+  // Killed at its limit: the end tells why as the kill did, so an alert source can match it (max-run-time.ts).
+  if (to === 'Killed' && job.data.overrun !== undefined)
+    return { cause: MAX_RUN_TIME_CAUSE, detail: maxRunDetail(job.jobId, job.data.overrun) };
   if (isFinal(to) || to === 'ConsoleRestart') {
     const note = job.data.notes.at(-1) ?? null;
     if (job.returnCode !== null && ps !== null && (from === 'Running' || from === 'Killing' || from === 'Dispatched'))

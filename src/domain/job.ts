@@ -49,6 +49,8 @@ export interface JobSpec {
   credential?: string | null;
   /** A UserMessage job's question, answers and participants, as the definition had them at submit. */
   userMessage?: UserMessageSpec | null;
+  /** Seconds it may stay active before it is killed (MaxRunTime: the definition's, a chain's, or the submit's). */
+  maxRunTime?: number | null;
 }
 
 export interface UserMessageSpec {
@@ -165,6 +167,8 @@ export interface JobData {
    * spool after a restart: a job is that instance's, not only its process server's (docs/architecture.md §16).
    */
   agentInstance?: string;
+  /** Killed for running past its MaxRunTime (these seconds): its end is recorded with that cause. */
+  overrun?: number;
 }
 
 export interface JobRecord {

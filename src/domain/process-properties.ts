@@ -15,7 +15,8 @@ export type ProcessProperty =
   | 'Queue'
   | 'JobParameters'
   | 'HoldOnSubmit'
-  | 'SubmitFrame';
+  | 'SubmitFrame'
+  | 'MaxRunTime';
 
 /** A job not yet handed to a process server: what it will run with (queue, start, priority, In values) may change. */
 const NOT_STARTED = new Set<JobStatus>([...INITIAL, ...PENDING.filter((s) => s !== 'Dispatched' && s !== 'Assigned')]);
@@ -30,7 +31,7 @@ export function unchangeableReason(
   status: JobStatus,
   action: string,
 ): string | undefined {
-  if (field === 'HoldOnSubmit' || field === 'SubmitFrame')
+  if (field === 'HoldOnSubmit' || field === 'SubmitFrame' || field === 'MaxRunTime')
     return `Field "${field}" is given at submit; the ${action} action cannot change it`;
   if (field === 'Description' || action === 'restart' || NOT_STARTED.has(status)) return undefined;
   return `Field "${field}" cannot be changed while Job:${jobId} is ${status}`;

@@ -7,6 +7,7 @@ import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
 import { isSafeFileName } from './job-files.ts';
 import { type Effects, type Kernel, move } from './kernel.ts';
+import { wakeAtLimit } from './max-run-time.ts';
 
 /**
  * What the server does with an agent's messages, inside a transaction. A report is applied only when it is for
@@ -24,8 +25,9 @@ const STANDARD_FILES: ReadonlyArray<Pick<JobFileRecord, 'name' | 'fileOrder' | '
   { name: 'stderr.log', fileOrder: 2, type: 'Log' },
 ];
 
-async function markRunning(tx: Store, job: JobRecord, startTime: number, now: number): Promise<void> {
+async function markRunning(tx: Store, job: JobRecord, startTime: number, now: number, effects: Effects): Promise<void> {
   move(job, 'Running', now).runStart = startTime;
+  wakeAtLimit(job, effects);
   const existing = await tx.jobs.listFiles(job.jobId);
   const missing = STANDARD_FILES.filter((f) => !existing.some((e) => e.name === f.name));
   const ids = await tx.nextUniqueIds(missing.length);
@@ -63,7 +65,7 @@ export async function applyHello(
         changed.push(job);
       }
       if (job.status === 'Dispatched' || job.status === 'Assigned') {
-        await markRunning(tx, job, a.startTime ?? now, now);
+        await markRunning(tx, job, a.startTime ?? now, now, effects);
         if (!other) changed.push(job);
       } else if (job.status === 'Killing') {
         effects.messages.push({ processServer, message: { type: 'kill', jobId: job.jobId, attempt: job.attempt } });
@@ -90,10 +92,10 @@ export async function applyHello(
       effects.messages.push({ processServer, message: { type: 'abandon', jobId: a.jobId, attempt: a.attempt } });
 }
 
-export async function applyStarted(tx: Store, processServer: string, m: StartedMessage, now: number): Promise<void> {
+export async function applyStarted(tx: Store, processServer: string, m: StartedMessage, now: number, effects: Effects): Promise<void> {
   const job = await tx.jobs.get(m.jobId);
   if (!isCurrent(job, processServer, m.attempt) || (job.status !== 'Dispatched' && job.status !== 'Assigned')) return;
-  await markRunning(tx, job, m.startTime, now);
+  await markRunning(tx, job, m.startTime, now, effects);
   await tx.jobs.updateMany([job]);
 }
 

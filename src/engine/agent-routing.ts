@@ -132,7 +132,7 @@ export class AgentRouting {
         );
         return;
       case 'started':
-        void loop.report((tx) => applyStarted(tx, processServer, message, now())).catch(failed);
+        void loop.report((tx, effects) => applyStarted(tx, processServer, message, now(), effects)).catch(failed);
         return;
       case 'output':
         await this.options.files

@@ -47,20 +47,20 @@ export async function onJobStatusChanges(
   if (all.length === 0) return false;
   let planned = false;
   const later: Array<Omit<AlertWorkItem, 'attempts' | 'state' | 'lastError'>> = [];
-  for (const { job, from, to } of changes)
+  for (const { job, from, to, entry: change } of changes)
     for (const source of all) {
-      const entry = jobSourceEntry(source.data, job, to);
+      const entry = jobSourceEntry(source.data, job, to, change.cause);
       if (!entry) continue;
       const delay = delayMs(entry);
       planned = true;
-      if (delay === 0) await raiseJobAlert(tx, source, entry, job, from, now);
+      if (delay === 0) await raiseJobAlert(tx, source, entry, job, from, change.cause, now);
       else
         later.push({
           id: 0,
           kind: 'check',
           dueAt: now + delay,
           alertId: null,
-          data: { jobId: job.jobId, status: to, from, source: source.key },
+          data: { jobId: job.jobId, status: to, from, source: source.key, cause: change.cause },
         });
     }
   if (later.length > 0) {
@@ -72,12 +72,12 @@ export async function onJobStatusChanges(
 
 /** A delayed check came due: the alert is raised only if the job is still in the status, and the source still on. */
 export async function runCheck(tx: Store, item: AlertWorkItem, now: number): Promise<void> {
-  const d = item.data as { jobId: number; status: string; from: string | null; source: string };
+  const d = item.data as { jobId: number; status: string; from: string | null; source: string; cause?: string };
   const job = await tx.jobs.get(d.jobId);
   const source = await tx.getObject('JobDefinitionAlertSource', d.source);
   if (!job || !source || job.status !== d.status) return;
-  const entry = jobSourceEntry(source.data, job, d.status);
-  if (entry) await raiseJobAlert(tx, source, entry, job, d.from, now);
+  const entry = jobSourceEntry(source.data, job, d.status, d.cause);
+  if (entry) await raiseJobAlert(tx, source, entry, job, d.from, d.cause ?? '', now);
 }
 
 function raiseJobAlert(
@@ -86,6 +86,7 @@ function raiseJobAlert(
   entry: JobAlertStatus,
   job: JobRecord,
   from: string | null,
+  cause: string,
   now: number,
 ) {
   const vars = {
@@ -97,6 +98,7 @@ function raiseJobAlert(
     returncode: job.returnCode === null ? '' : String(job.returnCode),
     oldStatus: from ?? '',
     newStatus: entry.Status,
+    cause,
     alertSource: source.key,
   };
   return raiseAlert(

@@ -61,6 +61,7 @@ export async function createStepJobs(
           raiseEvents: [],
           locks: [],
           timeWindow: null,
+          maxRunTime: null,
         },
         chain: { step: { index, runs } },
       },

@@ -43,7 +43,14 @@ export function specOf(definition: StoredObject, windowOverride?: string | null)
     misfire: (d.MisfirePolicy as MisfirePolicy | null) ?? 'RunOnce',
     credential: (d.Credential as string | null) ?? null,
     userMessage: (d.UserMessage as UserMessageSpec | null) ?? null,
+    maxRunTime: (d.MaxRunTime as number | null) ?? null,
   };
+}
+
+/** A chain's own MaxRunTime (its JobChain's), which comes before its definition's; null when it has none. */
+export async function chainMaxRunTime(tx: Store, definition: StoredObject): Promise<number | null> {
+  const chain = await tx.getObject('JobChain', definition.key);
+  return (chain?.data.MaxRunTime as number | null | undefined) ?? null;
 }
 
 /** The structure a chain job keeps (its JobChain as it is now); 400 when the chain has no JobChain or nests too deep. */

@@ -22,6 +22,7 @@ import { CREDENTIAL_PASSWORD, CREDENTIAL_USER, CredentialResolver, type OpenCred
 import { consumeEvent } from './events.ts';
 import { type GateView, Gates } from './window-and-lock-gates.ts';
 import { type Effects, type Kernel, move } from './kernel.ts';
+import { wakeAtLimit } from './max-run-time.ts';
 import { submitNextOccurrence } from './recurrences.ts';
 
 /** Jobs read per lane and pass at most; another pass follows at once when a lane was read that far. */
@@ -200,6 +201,7 @@ export async function dispatchPass(
       if (w.clears) await consumeEvent(kernel, tx, w.event, job.jobId, now, effects);
     if (a.processServer === SYSTEM_SERVER) {
       move(job, 'Running', at).runStart = at;
+      wakeAtLimit(job, effects);
       if (job.data.spec.type === 'JobChain') chains.push(job);
       else if (asks(job)) asking.push(job);
       else {

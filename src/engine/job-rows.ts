@@ -44,7 +44,10 @@ export function newJobRow(n: NewJob, start: number, recurrence: RecurrenceInfo |
       zone: n.zone,
       parameters: n.parameters,
       notes: [],
-      spec: specOf(n.definition, n.timeWindow),
+      spec: {
+        ...specOf(n.definition, n.timeWindow),
+        ...(n.maxRunTime !== undefined ? { maxRunTime: n.maxRunTime } : {}),
+      },
       ...(n.chain ? { chain: n.chain } : {}),
       ...(recurrence ? { recurrence } : {}),
     },

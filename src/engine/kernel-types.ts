@@ -47,6 +47,8 @@ export interface NewJob {
   submitFrame?: string;
   /** How deep a chain job is nested in other chains (0 for a chain submitted by itself). */
   chainDepth?: number;
+  /** The submit's MaxRunTime (seconds), in place of the definition's and its chain's. */
+  maxRunTime?: number;
 }
 
 /** What an action needs besides the job: who acts, and the options of cancel and restart. */

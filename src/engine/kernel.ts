@@ -8,7 +8,7 @@ import type { JobStatus } from '../model/fields.ts';
 import { businessKey } from '../model/keys.ts';
 import type { Store } from '../store/store.ts';
 import type { Effects } from './effects.ts';
-import { chainStructure, list } from './definition-snapshot.ts';
+import { chainMaxRunTime, chainStructure, list } from './definition-snapshot.ts';
 import { loadFrame } from './submit-frames.ts';
 import { KernelActions } from './kernel-actions.ts';
 import type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
@@ -144,6 +144,8 @@ export class Kernel {
     if (job.data.spec.type === 'JobChain') {
       structure = await chainStructure(tx, n.definition, n.chainDepth ?? 0);
       job.data.chain = { ...job.data.chain, structure: { depth: n.chainDepth ?? 0 } };
+      if (n.maxRunTime === undefined)
+        job.data.spec.maxRunTime = (await chainMaxRunTime(tx, n.definition)) ?? job.data.spec.maxRunTime ?? null;
     }
     if (n.initialStatus === undefined) {
       if (n.hold) job.status = 'Held';

@@ -5,6 +5,7 @@ import type { Clock } from '../time/clock.ts';
 import { dispatchPass } from './dispatcher.ts';
 import { type Effects, newEffects } from './effects.ts';
 import type { Kernel } from './kernel.ts';
+import { killOverrunJobs } from './max-run-time.ts';
 import type { SerialLoop } from './serial-loop.ts';
 
 export interface WakeUpsOptions {
@@ -66,7 +67,8 @@ export class WakeUps {
   }
 
   /**
-   * Looks at the time now: due Scheduled jobs move on and time windows that opened or closed are seen. The timer
+   * Looks at the time now: due Scheduled jobs move on, jobs past their MaxRunTime are killed and time windows that
+   * opened or closed are seen. The timer
    * calls it; tests in virtual time call it after moving the clock.
    */
   tick(): Promise<void> {
@@ -77,11 +79,13 @@ export class WakeUps {
       this.wakeAtMs = Number.POSITIVE_INFINITY;
     }
     return loop
-      .mutate(async (tx, effects) => {
+      .mutate(async (tx, effects, kernel) => {
         // The first start after now, not the first of all: the ones due now are promoted by this pass, and a later
         // one whose wake-up an earlier one replaced would otherwise wait for some other wake-up.
         const next = await tx.jobs.nextScheduledStart(clock.now());
         if (next !== undefined) effects.wakeAt.push(next);
+        // Jobs past their MaxRunTime are killed; the next limit to fall due wakes it again (§6b).
+        await killOverrunJobs(kernel, tx, clock.now(), effects);
         effects.dispatch = true;
       })
       .then(() => loop.idle());

@@ -109,6 +109,7 @@ export class ImportService {
           description: description.slice(0, 255),
           holdOnSubmit: false,
           submitFrame: undefined,
+          maxRunTime: undefined,
         },
         effects,
       );

@@ -31,6 +31,8 @@ export interface SubmitOptions {
   holdOnSubmit: boolean | undefined;
   /** A recurrence: the job is submitted again at each occurrence of this SubmitFrame. */
   submitFrame: string | undefined;
+  /** Seconds the job may run before it is killed; undefined: the definition's (or its chain's) MaxRunTime. */
+  maxRunTime: number | undefined;
 }
 
 const orUndefined = <T>(v: unknown): T | undefined => (v === null || v === undefined ? undefined : (v as T));
@@ -51,6 +53,7 @@ export function parseSubmitBody(
     description: v.Description as string | null | undefined,
     holdOnSubmit: orUndefined<boolean>(v.HoldOnSubmit),
     submitFrame: orUndefined<string>(v.SubmitFrame),
+    maxRunTime: orUndefined<number>(v.MaxRunTime),
   };
 }
 

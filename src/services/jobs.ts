@@ -113,6 +113,7 @@ export class JobService {
         description: options.description ?? null,
         submittedBy: principal.user,
         ...(frame !== undefined ? { submitFrame: frame } : {}),
+        ...(options.maxRunTime !== undefined ? { maxRunTime: options.maxRunTime } : {}),
       },
       now,
       effects,

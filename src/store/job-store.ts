@@ -113,6 +113,10 @@ export interface JobStore {
   dueScheduled(now: number, limit: number): Promise<JobRecord[]>;
   /** Earliest RequestedStartTime of a Scheduled job (later than `after` when given), or undefined. */
   nextScheduledStart(after?: number): Promise<number | undefined>;
+  /** Active jobs whose MaxRunTime fell due by `now`, earliest first (index jobs_max_run_due, migration 0015). */
+  dueMaxRun(now: number, limit: number): Promise<JobRecord[]>;
+  /** The earliest instant after `after` at which an active job's MaxRunTime falls due, or undefined. */
+  nextMaxRunDue(after?: number): Promise<number | undefined>;
   /** Some job that refers to a definition, queue or process server, for the delete check. */
   anyReferring(column: 'definition' | 'queue' | 'processServer', key: string): Promise<number | undefined>;
   /** Finished jobs of a definition beyond the newest `keep`, at most `limit`. */

@@ -38,6 +38,31 @@ export async function nextScheduledStart(db: Db, after?: number): Promise<number
   return (await q.executeTakeFirst())?.t;
 }
 
+/**
+ * Jobs whose MaxRunTime fell due by `now`, earliest first: the partial index jobs_max_run_due (max_run_due, job_id),
+ * which holds only the active jobs with a limit (migration 0015).
+ */
+export const dueMaxRun = (db: Db, now: number, limit: number): Promise<JobRow[]> =>
+  db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('max_run_due', 'is not', null)
+    .where('max_run_due', '<=', now)
+    .orderBy('max_run_due')
+    .orderBy('job_id')
+    .limit(limit)
+    .execute();
+
+/** The earliest MaxRunTime still to fall due (after `after`): index jobs_max_run_due alone. */
+export async function nextMaxRunDue(db: Db, after?: number): Promise<number | null | undefined> {
+  let q = db
+    .selectFrom('jobs')
+    .select(sql<number | null>`min(max_run_due)`.as('t'))
+    .where('max_run_due', 'is not', null);
+  if (after !== undefined) q = q.where('max_run_due', '>', after);
+  return (await q.executeTakeFirst())?.t;
+}
+
 /** Jobs per queue, process server and status, of the given statuses: index jobs_dispatch (leads with status). */
 export const countActive = (db: Db, statuses: readonly JobStatus[]) =>
   db

@@ -1,5 +1,6 @@
 import type { JobStatus } from '../model/fields.ts';
 import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
+import { maxRunDue } from '../domain/max-run-time.ts';
 import type { Database } from './tables.ts';
 
 /**
@@ -62,6 +63,7 @@ export const toRow = (j: JobRecord): JobRow => ({
   creation_time: j.creationTime,
   modification_time: j.modificationTime,
   definition_type: j.data.spec.type,
+  max_run_due: maxRunDue(j),
 });
 
 export const toFile = (r: Database['job_files']): JobFileRecord => ({
@@ -100,6 +102,7 @@ export const COLUMNS = [
   'creation_time',
   'modification_time',
   'definition_type',
+  'max_run_due',
 ] as const satisfies ReadonlyArray<keyof JobRow>;
 
 /** What an update writes: every column but the ids and what never changes after the insert. */
@@ -134,4 +137,5 @@ export const PG_TYPE: Record<(typeof COLUMNS)[number], 'bigint' | 'integer' | 't
   creation_time: 'bigint',
   modification_time: 'bigint',
   definition_type: 'text',
+  max_run_due: 'bigint',
 };

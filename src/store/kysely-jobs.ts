@@ -142,7 +142,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertMany(jobs: readonly JobRecord[]): Promise<void> {
-    // 23 parameters a row: 400 rows stay under SQLite's and PostgreSQL's limits on parameters per statement.
+    // 25 parameters a row: 400 rows stay under SQLite's and PostgreSQL's limits on parameters per statement.
     for (let from = 0; from < jobs.length; from += 400)
       await this.db
         .insertInto('jobs')
@@ -260,6 +260,15 @@ export class KyselyJobStore implements JobStore {
 
   async nextScheduledStart(after?: number): Promise<number | undefined> {
     const t = await queries.nextScheduledStart(this.db, after);
+    return t === null || t === undefined ? undefined : Number(t);
+  }
+
+  async dueMaxRun(now: number, limit: number): Promise<JobRecord[]> {
+    return (await queries.dueMaxRun(this.db, now, limit)).map(this.load);
+  }
+
+  async nextMaxRunDue(after?: number): Promise<number | undefined> {
+    const t = await queries.nextMaxRunDue(this.db, after);
     return t === null || t === undefined ? undefined : Number(t);
   }
 

@@ -70,6 +70,11 @@ export interface JobTables {
      * kept as a column so that the dispatcher reads queued jobs by queue and type from the index (benchmark B2 in bench/README.md).
      */
     definition_type: string;
+    /**
+     * Migration 0015: when an active job's MaxRunTime falls due (epoch ms), derived from the job at every write
+     * (domain/max-run-time.ts); null without a limit. Index jobs_max_run_due holds only the non-null ones.
+     */
+    max_run_due: number | null;
   };
   /** Migration 0009: a chain job's steps and handlers as JSON, written once at its submit. */
   chain_structures: {

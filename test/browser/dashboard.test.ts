@@ -179,6 +179,28 @@ describe('dashboard in Chromium', { skip }, () => {
     await page.locator('pre.log[data-file="stdout.log"]').filter({ hasText: 'rows=7 target=warehouse' }).waitFor();
   });
 
+  test("the submit form's max run time: a bad value submits nothing; a limit kills the job when it is reached", async () => {
+    await t.req('POST', '/JobDefinition/Stuck', { body: { JobDefinitionType: 'BASH', Script: 'sleep 600' } });
+    await page.goto(`${ui}/#/definition/GLOBAL.Stuck`);
+    await page.locator('#submit-maxruntime').waitFor();
+    await page.fill('#submit-maxruntime', '0');
+    await page.click('#submit-button');
+    await page
+      .locator('#form-error')
+      .filter({ hasText: 'Max run time must be whole seconds from 1 to 31536000, not "0".' })
+      .waitFor();
+    assert.deepEqual((await get('/Job?JobDefinition=GLOBAL.Stuck')).json.items, [], 'nothing was submitted');
+
+    await page.fill('#submit-maxruntime', '2');
+    await page.click('#submit-button');
+    await page.waitForURL(/#\/job\/\d+$/);
+    const jobId = Number(page.url().split('/').pop());
+    assert.equal((await waitForJob(get, jobId)).Status, 'Killed');
+    const items = (await get(`/Job/${jobId}/history`)).json.items as Array<{ Cause: string; Detail: string }>;
+    assert.equal(items.at(-1)?.Cause, 'maxruntime');
+    assert.equal(items.at(-1)?.Detail, `Job:${jobId} ran past its MaxRunTime of 2 s`);
+  });
+
   test('shows a chain as its steps and calls, updating live', async () => {
     const sleep = (ms: number) => ({
       JobDefinition: 'GLOBAL.System_Sleep',

@@ -21,6 +21,7 @@ import {
   HANDLED_FINAL_STATUSES,
 } from '../fields.ts';
 import type { JobFileRecord, JobRecord } from '../../domain/job.ts';
+import { MAX_RUN_TIME_LIMIT } from '../../domain/max-run-time.ts';
 import { defineForm, defineType } from '../object-type.ts';
 
 /**
@@ -78,6 +79,10 @@ const SUBMIT_FIELDS = [
   field('SubmitFrame', ref('SubmitFrame'), {
     description: 'A recurrence: the job is submitted again at each occurrence of this SubmitFrame.',
   }),
+  field('MaxRunTime', int(1, MAX_RUN_TIME_LIMIT), {
+    description:
+      "Seconds the job may run before it is killed (cause maxruntime). Default: the definition's MaxRunTime.",
+  }),
 ];
 
 /** The Job's request bodies (docs/architecture.md §12); the action table names which one an action takes. */
@@ -85,7 +90,7 @@ const forms = {
   submit: defineForm('JobSubmit', 'Every field is optional (docs/architecture.md §12).', SUBMIT_FIELDS),
   properties: defineForm(
     'JobProcessProperties',
-    "Process properties applied with the action, every field optional; restart applies them to the new job. A field that cannot change in the job's status is 400 naming it; HoldOnSubmit and SubmitFrame are given at submit only.",
+    "Process properties applied with the action, every field optional; restart applies them to the new job. A field that cannot change in the job's status is 400 naming it; HoldOnSubmit, SubmitFrame and MaxRunTime are given at submit only.",
     SUBMIT_FIELDS,
   ),
   completion: defineForm(
@@ -164,6 +169,13 @@ const FIELDS: ReadonlyArray<[Field, Read]> = [
   [
     field('UserMessage', int(1), { ...ro, description: 'The id of the user message the job waits for a reply to.' }),
     (j) => waitsFor(j, ['Console'], j.data.userMessage),
+  ],
+  [
+    field('MaxRunTime', int(1, MAX_RUN_TIME_LIMIT), {
+      ...ro,
+      description: "Seconds it may run before it is killed: its submit's, its chain's or its definition's MaxRunTime.",
+    }),
+    (j) => (j.data.chain?.step ? null : (j.data.spec.maxRunTime ?? null)),
   ],
   [field('CreationTime', date(), ro), (j) => at(j, j.creationTime)],
   [field('LastModificationTime', date(), ro), (j) => at(j, j.modificationTime)],

@@ -12,7 +12,9 @@ import {
   string,
   timezone,
 } from '../fields.ts';
+import { MAX_RUN_TIME_LIMIT } from '../../domain/max-run-time.ts';
 import { defineType } from '../object-type.ts';
+import { MAX_RUN_TIME_TEXT } from './JobDefinition.ts';
 
 /**
  * The steps of a chain. A chain is a JobDefinition with JobDefinitionType `JobChain` plus this object of the same
@@ -183,6 +185,9 @@ export default defineType({
     field('StatusHandlers', list(statusHandler, 10), {
       default: [],
       description: "Chain-wide handlers, consulted after the step's own and before the default behaviour.",
+    }),
+    field('MaxRunTime', int(1, MAX_RUN_TIME_LIMIT), {
+      description: `${MAX_RUN_TIME_TEXT} Kills what runs in the chain; set here, it comes before the chain definition's.`,
     }),
   ],
   rules,

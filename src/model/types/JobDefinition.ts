@@ -12,6 +12,7 @@ import {
   text,
   timezone,
 } from '../fields.ts';
+import { MAX_RUN_TIME_LIMIT } from '../../domain/max-run-time.ts';
 import { defineType } from '../object-type.ts';
 import { AGENT_DEFINITION_TYPES, DEFINITION_TYPES } from './ProcessServer.ts';
 
@@ -26,6 +27,10 @@ export const RESTART_ACTIONS = [
 
 /** `0`, `0,3-5,100-`, `-5,40-90`: return codes (and ranges, open at the top) that mean Completed. */
 export const RETURN_CODE_MAP = /^-?\d{1,10}(--?\d{1,10}|-)?(,-?\d{1,10}(--?\d{1,10}|-)?)*$/;
+
+/** MaxRunTime of a definition, a chain and a submit (docs/architecture.md §6b). */
+export const MAX_RUN_TIME_TEXT =
+  'Seconds a job may run (from its start, while Running, Waiting or Console) before it is killed as by the kill action, ending Killed with cause maxruntime; empty: no limit.';
 
 const parameter = record(
   field('Name', name(), { required: true }),
@@ -155,6 +160,7 @@ export default defineType({
     }),
     field('UserMessage', userMessage, { description: 'For a UserMessage definition: what it asks and whom.' }),
     field('KeepJobs', int(0, 1_000_000), { description: 'Keep this many finished jobs; empty keeps them all.' }),
+    field('MaxRunTime', int(1, MAX_RUN_TIME_LIMIT), { description: MAX_RUN_TIME_TEXT }),
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Submit'],
   rules,

@@ -8,6 +8,10 @@ const status = record(
   field('DelayAmount', int(0, 1_000_000), { default: 0, description: 'Alert only if still in the status after this.' }),
   field('DelayUnits', oneOf('Seconds', 'Minutes', 'Hours', 'Days'), { default: 'Minutes' }),
   field('Message', string(1000), { description: 'Overrides the default alert text for this status.' }),
+  field('Cause', string(80), {
+    description:
+      'Alert only when the job history records this cause for the change (e.g. maxruntime: killed for running past its MaxRunTime); empty: any cause.',
+  }),
 );
 
 const APPLIES_TO = ['AppliesToChains', 'AppliesToSteps', 'AppliesToProcesses'];
@@ -33,8 +37,10 @@ export default defineType({
     if (statuses.length === 0) return 'Field "Statuses" must hold at least one status';
     const seen = new Set<unknown>();
     for (const [i, s] of statuses.entries()) {
-      if (seen.has(s.Status)) return `Field "Statuses[${i}].Status": ${s.Status} is listed twice`;
-      seen.add(s.Status);
+      const entry = `${s.Status} ${s.Cause ?? ''}`;
+      if (seen.has(entry))
+        return `Field "Statuses[${i}].Status": ${s.Status}${s.Cause ? ` with Cause ${s.Cause}` : ''} is listed twice`;
+      seen.add(entry);
     }
     if (!APPLIES_TO.some((f) => v[f] === true))
       return `Field "AppliesToProcesses": at least one of ${APPLIES_TO.join(', ')} must be true`;

@@ -47,6 +47,20 @@ describe('millrace client commands against a running server', () => {
     await t.close();
   });
 
+  test('submit --max-run-time limits the job: --wait ends Killed, exit 1; a bad value is refused', SLOW, async () => {
+    await postCreated(t, '/JobDefinition/GLOBAL.Stuck', { JobDefinitionType: 'BASH', Script: 'sleep 600' });
+    const [stuck, bad] = await Promise.all([
+      cli(['job', 'submit', 'Stuck', '--max-run-time', '2', '--wait'], env),
+      cli(['job', 'submit', 'Stuck', '--max-run-time', 'soon'], env),
+    ]);
+    assert.equal(stuck.code, 1, stuck.stdout + stuck.stderr);
+    const id = Number(/^Job (\d+) Killed/m.exec(stuck.stdout)?.[1]);
+    const history = (await t.req('GET', `/Job/${id}/history`)).json.items as Array<{ Cause: string }>;
+    assert.equal(history.at(-1)?.Cause, 'maxruntime');
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /400 .*MaxRunTime/);
+  });
+
   test(
     'submit --wait exits 0 for Completed and with the return code for Error; a wrong key is one line, exit 1; login saves a profile (mode 0600)',
     SLOW,

@@ -58,3 +58,20 @@ test('a process server source matches name and partition globs and the statuses 
   assert.ok(!serverSourceMatches(s, 'OTHER.Agent_7', 'Unknown'));
   assert.ok(!serverSourceMatches({ ...s, Enabled: false }, 'GLOBAL.Agent_7', 'Unknown'));
 });
+
+test('a status entry naming a Cause matches only a change with that history cause, before an entry naming none', () => {
+  const killed = (Message: string, Cause?: string) => ({
+    Status: 'Killed',
+    DelayAmount: 0,
+    DelayUnits: null,
+    Message,
+    Cause,
+  });
+  const onlyLimit = source({ Statuses: [killed('too long', 'maxruntime')] });
+  assert.equal(jobSourceEntry(onlyLimit, job('GLOBAL.LoadSales'), 'Killed', 'maxruntime')?.Message, 'too long');
+  assert.equal(jobSourceEntry(onlyLimit, job('GLOBAL.LoadSales'), 'Killed', 'kill'), undefined);
+  assert.equal(jobSourceEntry(onlyLimit, job('GLOBAL.LoadSales'), 'Killed'), undefined);
+  const both = source({ Statuses: [killed('killed'), killed('too long', 'maxruntime')] });
+  assert.equal(jobSourceEntry(both, job('GLOBAL.LoadSales'), 'Killed', 'maxruntime')?.Message, 'too long');
+  assert.equal(jobSourceEntry(both, job('GLOBAL.LoadSales'), 'Killed', 'kill')?.Message, 'killed');
+});

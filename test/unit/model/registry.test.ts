@@ -247,7 +247,20 @@ test('TimeWindow times are 24-hour, and only an Until may be 24:00', () => {
 test('a JobDefinitionAlertSource needs a name pattern and at least one status', () => {
   const key = { Partition: 'GLOBAL', Name: 'Failures' };
   const v = create('JobDefinitionAlertSource', { ...key, NamePattern: 'Load_*', Statuses: [{ Status: 'Error' }] });
-  assert.deepEqual(v.Statuses, [{ Status: 'Error', DelayAmount: 0, DelayUnits: 'Minutes', Message: null }]);
+  assert.deepEqual(v.Statuses, [
+    { Status: 'Error', DelayAmount: 0, DelayUnits: 'Minutes', Message: null, Cause: null },
+  ]);
+  const killed = [{ Status: 'Killed' }, { Status: 'Killed', Cause: 'maxruntime' }];
+  const both = create('JobDefinitionAlertSource', { ...key, NamePattern: '*', Statuses: killed });
+  assert.deepEqual(
+    (both.Statuses as Array<{ Cause: string | null }>).map((s) => s.Cause),
+    [null, 'maxruntime'],
+  );
+  rejects(
+    'JobDefinitionAlertSource',
+    { ...key, NamePattern: '*', Statuses: [...killed, { Status: 'Killed', Cause: 'maxruntime' }] },
+    /^Field "Statuses\[2\].Status": Killed with Cause maxruntime is listed twice/,
+  );
   rejects(
     'JobDefinitionAlertSource',
     { ...key, NamePattern: 'Load_*' },

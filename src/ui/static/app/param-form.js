@@ -9,17 +9,20 @@ import { errorText } from './format.js';
 /** @typedef {{ Name: string, InValueString: string }} ParameterValue */
 /**
  * What the form hands to `onSubmit`: a submit body of the JSON interface.
- * @typedef {{ JobParameters: ParameterValue[], Description?: string, Queue?: string, HoldOnSubmit?: boolean }}
+ * @typedef {{ JobParameters: ParameterValue[], Description?: string, Queue?: string, HoldOnSubmit?: boolean,
+ *   MaxRunTime?: number }}
  *   SubmitBody
  */
 
+/** MaxRunTime: whole seconds up to a year (docs/architecture.md §6b). */
+const MAX_RUN_TIME = 31_536_000;
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const DATE =
   /^(\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}(:\d{2}(,\d{1,3})?)?( \S+)?|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?(\[\S+\])?)$/;
 
 /**
  * `params`: the definition's Parameters; `values`: starting values by name (a resubmitted job's In values).
- * `onSubmit(body)` gets `{JobParameters, Description?, Queue?, HoldOnSubmit?}` and may throw an error to show.
+ * `onSubmit(body)` gets `{JobParameters, Description?, Queue?, HoldOnSubmit?, MaxRunTime?}` and may throw an error to show.
  * `extra`: whether the form also asks for a description, a queue and holding on submit.
  * @param {{ params: DefinitionParameter[] | null | undefined, values?: Record<string, string | number>,
  *   submitLabel: string, onSubmit: (body: SubmitBody) => Promise<void>, extra?: boolean }} options
@@ -58,6 +61,12 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
   const description = h('input', { id: 'submit-description', name: 'Description', maxlength: 255 });
   const queue = h('input', { id: 'submit-queue', name: 'Queue', placeholder: 'default queue' });
   const hold = h('input', { id: 'submit-hold', type: 'checkbox', name: 'HoldOnSubmit' });
+  const maxRun = h('input', {
+    id: 'submit-maxruntime',
+    name: 'MaxRunTime',
+    inputmode: 'numeric',
+    placeholder: "the definition's limit",
+  });
   if (extra)
     fields.append(
       h('label', { for: 'submit-description' }, 'Description'),
@@ -66,6 +75,8 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
       queue,
       h('label', { for: 'submit-hold' }, 'Hold on submit'),
       h('div', {}, hold),
+      h('label', { for: 'submit-maxruntime' }, 'Max run time (s)'),
+      maxRun,
     );
   const button = h('button', { type: 'submit', id: 'submit-button' }, submitLabel);
   const form = h('form', { class: 'param-form', novalidate: true }, fields, h('div', {}, button), error);
@@ -90,14 +101,18 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
         ]);
       else JobParameters.push({ Name: p.Name, InValueString: v });
     }
+    const limit = extra ? maxRun.value.trim() : '';
+    maxRun.classList.remove('invalid');
+    if (limit !== '' && !(/^\d+$/.test(limit) && Number(limit) >= 1 && Number(limit) <= MAX_RUN_TIME))
+      problems.push([maxRun, `Max run time must be whole seconds from 1 to ${MAX_RUN_TIME}, not "${limit}".`]);
     for (const [input] of problems) input.classList.add('invalid');
-    return { problems: problems.map(([, m]) => m), JobParameters };
+    return { problems: problems.map(([, m]) => m), JobParameters, limit };
   }
 
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     error.textContent = '';
-    const { problems, JobParameters } = check();
+    const { problems, JobParameters, limit } = check();
     if (problems.length > 0) {
       error.textContent = problems.join(' ');
       return;
@@ -108,6 +123,7 @@ export function parameterForm({ params, values = {}, submitLabel, onSubmit, extr
       if (description.value.trim()) body.Description = description.value.trim();
       if (queue.value.trim()) body.Queue = queue.value.trim();
       if (hold.checked) body.HoldOnSubmit = true;
+      if (limit !== '') body.MaxRunTime = Number(limit);
     }
     button.disabled = true;
     try {
