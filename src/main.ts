@@ -52,6 +52,8 @@ import { CarExporter } from './services/car-export.ts';
 import { IMPORT_DEFINITION, ImportService } from './services/car-import.ts';
 import { IMPORT_REQUESTS_AT_ONCE, ImportGate } from './services/import-gate.ts';
 import { discardFinishedArchives, importRunner } from './services/import-job.ts';
+import { BACKUP_DEFINITION, backupRunner } from './services/backup-job.ts';
+import { markServer } from './backup/server-pid.ts';
 
 export interface ServerOptions {
   clock?: Clock;
@@ -116,6 +118,7 @@ interface ServerBase {
   diskFull: DiskFullWatch;
   store: Store;
   secrets: SecretBox;
+  unmarkServer: () => void;
 }
 
 /** Creates the data folder, opens the store (watching its disk) and loads the secret key. */
@@ -146,7 +149,9 @@ async function openData(config: Config, options: ServerOptions): Promise<ServerB
       : () => store.probeSpace(),
   );
   const secrets = SecretBox.load(config.dataDir, env.MILLRACE_SECRET_KEY);
-  return { clock, logger, env, nodeId, diskFull, store, secrets };
+  // Tells `millrace migrate` and `restore --force` that a server uses the folder (removed by close).
+  const unmarkServer = markServer(config.dataDir);
+  return { clock, logger, env, nodeId, diskFull, store, secrets, unmarkServer };
 }
 
 /** The services every other part uses: accounts, sign-in, the cluster, the engine and the object service. */
@@ -246,6 +251,18 @@ function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWo
     jobs,
     trustedKeys: () => loadTrustedKeys([join(config.dataDir, 'trusted-keys'), ...config.trustedKeys]),
   });
+  engine.registerSystemRunner(
+    BACKUP_DEFINITION,
+    backupRunner({
+      store,
+      engine,
+      clock,
+      version: VERSION,
+      dataDir: config.dataDir,
+      postgres: store.dialect === 'postgres',
+      ...(config.jobFilesDir ? { jobFiles: config.jobFilesDir } : {}),
+    }),
+  );
   engine.registerSystemRunner(
     IMPORT_DEFINITION,
     importRunner({
@@ -394,6 +411,7 @@ async function startServer(
       await auth.flushUses().catch(() => {});
       metrics?.close();
       await store.close();
+      base.unmarkServer();
       // Whoever stops the server next (a supervisor, a test removing the data folder) finds the agent gone too.
       await agentLeft;
     },

@@ -81,7 +81,7 @@ export function compareNames(a: string, b: string): number {
 }
 
 /** Why `name` (already decoded) could escape a folder or mean different files on different systems; else undefined. */
-function nameProblem(name: string): string | undefined {
+export function nameProblem(name: string): string | undefined {
   if (name === '') return 'is empty';
   if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) return `is longer than ${MAX_NAME_BYTES} bytes`;
   for (let i = 0; i < name.length; i++) {
