@@ -103,7 +103,8 @@ describe('millrace backup and restore', () => {
   test('restore refuses a flipped byte and a newer version in one line each, and changes nothing', async () => {
     assert.ok(existsSync(archive), 'the archive of the test before');
     const bytes = await readFile(archive);
-    bytes[Math.floor(bytes.length / 2)] ^= 0x01;
+    const middle = Math.floor(bytes.length / 2);
+    bytes[middle] = (bytes[middle] as number) ^ 0x01;
     const flipped = join(dir, 'flipped.zip');
     await writeFile(flipped, bytes);
     const target = join(dir, 'target');
