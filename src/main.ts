@@ -261,6 +261,7 @@ function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWo
       dataDir: config.dataDir,
       postgres: store.dialect === 'postgres',
       ...(config.jobFilesDir ? { jobFiles: config.jobFilesDir } : {}),
+      principalOf: (user) => auth.principalOf(user),
     }),
   );
   engine.registerSystemRunner(

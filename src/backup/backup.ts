@@ -49,7 +49,7 @@ export async function createBackup(o: BackupOptions): Promise<BackupSummary> {
     const skipped = { count: 0 };
     for await (const f of dataFiles(o.dataDir, o.jobFiles, skipped)) {
       try {
-        files.push({ name: f.name, ...(await zip.add(f.name, f.open())) });
+        files.push({ name: f.name, ...(await zip.add(f.name, await f.open())) });
       } catch (err) {
         // A job file removed meanwhile (its job purged) is left out; anything else stops the backup.
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;

@@ -1,5 +1,5 @@
-import { createReadStream, existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { open, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { nameProblem } from '../car/archive.ts';
@@ -14,10 +14,25 @@ import { nameProblem } from '../car/archive.ts';
 export interface DataFile {
   /** The entry's name in the archive (`/`-separated). */
   name: string;
-  open(): Readable;
+  /** The content: read whole when small, else a stream (a job's output may be large). */
+  open(): Promise<Buffer | Readable>;
 }
 
-const fileAt = (name: string, path: string): DataFile => ({ name, open: () => createReadStream(path) });
+const WHOLE = 1024 * 1024;
+
+/** Opened before anything is written, so a file removed meanwhile (its job purged) fails here or not at all. */
+const fileAt = (name: string, path: string): DataFile => ({
+  name,
+  async open() {
+    const handle = await open(path, 'r');
+    if ((await handle.stat()).size > WHOLE) return handle.createReadStream();
+    try {
+      return await handle.readFile();
+    } finally {
+      await handle.close();
+    }
+  },
+});
 
 /** Every regular file under `root`, named `<prefix>/<relative path>`; symbolic links are not followed. */
 async function* tree(root: string, prefix: string): AsyncGenerator<DataFile> {

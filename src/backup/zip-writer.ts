@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { once } from 'node:events';
-import { crc32, constants, createDeflateRaw } from 'node:zlib';
+import { promisify } from 'node:util';
+import { constants, crc32, createDeflateRaw, deflateRaw, deflateRawSync } from 'node:zlib';
 
 /**
  * A zip file written as a stream, one entry at a time, for backup archives (docs/architecture.md §17). Unlike a
@@ -17,6 +18,11 @@ const DOS_DATE = (1 << 5) | 1;
 const MADE_BY_UNIX = 0x031e;
 const REGULAR_0600 = (0o100000 | 0o600) * 0x10000;
 const MAX32 = 0xffffffff;
+const OPTIONS = { level: constants.Z_BEST_SPEED };
+/** Entries up to this size are deflated synchronously: a thread-pool round trip costs more. */
+const SMALL = 64 * 1024;
+const TINY = 256;
+const deflateRawAsync = promisify(deflateRaw);
 
 const u16 = (n: number) => {
   const b = Buffer.alloc(2);
@@ -36,6 +42,8 @@ const u64 = (n: number) => {
 
 interface Written {
   name: Buffer;
+  /** 0 stored, 8 deflated. */
+  method: number;
   crc: number;
   packed: number;
   size: number;
@@ -57,17 +65,22 @@ export class ZipWriter {
     if (!this.out.write(chunk)) await once(this.out, 'drain');
   }
 
-  /** Adds one entry whose content is read from `source` (a file stream or a buffer); answers its size and SHA-256. */
+  /**
+   * Adds one entry: a buffer (deflated at once) or a stream (deflated as it is read, never held whole); answers
+   * its size and SHA-256.
+   */
   async add(name: string, source: Readable | Buffer): Promise<{ size: number; sha256: string }> {
     const nameBytes = Buffer.from(name, 'utf8');
     const offset = this.offset;
+    // A few bytes are stored as they are: deflating them costs more than it saves.
+    const method = Buffer.isBuffer(source) && source.length <= TINY ? 0 : 8;
     // Sizes and CRC are 0 here: they follow the data, in the descriptor (flag bit 3).
     await this.write(
       Buffer.concat([
         u32(0x04034b50),
         u16(45),
         u16(UTF8_AND_DESCRIPTOR),
-        u16(8),
+        u16(method),
         u16(0),
         u16(DOS_DATE),
         u32(0),
@@ -78,21 +91,42 @@ export class ZipWriter {
         nameBytes,
       ]),
     );
+    const hash = createHash('sha256');
+    const { crc, size, packed } = Buffer.isBuffer(source)
+      ? await this.packed(source, hash)
+      : await this.streamed(source, hash);
+    const large = size >= MAX32 || packed >= MAX32;
+    const sizes = large ? [u64(packed), u64(size)] : [u32(packed), u32(size)];
+    await this.write(Buffer.concat([u32(0x08074b50), u32(crc), ...sizes]));
+    this.entries.push({ name: nameBytes, method, crc, packed, size, offset });
+    return { size, sha256: hash.digest('hex') };
+  }
+
+  /** A small entry in one call: a zlib stream per entry costs more than deflating it (job files are mostly small). */
+  private async packed(data: Buffer, hash: Hash): Promise<{ crc: number; size: number; packed: number }> {
+    hash.update(data);
+    const out =
+      data.length <= TINY
+        ? data
+        : data.length <= SMALL
+          ? deflateRawSync(data, OPTIONS)
+          : await deflateRawAsync(data, OPTIONS);
+    await this.write(out);
+    return { crc: crc32(data), size: data.length, packed: out.length };
+  }
+
+  private async streamed(source: Readable, hash: Hash): Promise<{ crc: number; size: number; packed: number }> {
     let crc = 0;
     let size = 0;
     let packed = 0;
-    const deflate = createDeflateRaw({ level: constants.Z_BEST_SPEED });
+    const deflate = createDeflateRaw(OPTIONS);
     const pumped = (async () => {
       for await (const chunk of deflate as AsyncIterable<Buffer>) {
         packed += chunk.length;
         await this.write(chunk);
       }
     })();
-    const input: Iterable<Buffer> | AsyncIterable<Buffer> = Buffer.isBuffer(source)
-      ? [source]
-      : (source as AsyncIterable<Buffer>);
-    const hash = createHash('sha256');
-    for await (const chunk of input) {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
       hash.update(chunk);
       crc = crc32(chunk, crc);
       size += chunk.length;
@@ -100,11 +134,7 @@ export class ZipWriter {
     }
     deflate.end();
     await pumped;
-    const large = size >= MAX32 || packed >= MAX32;
-    const sizes = large ? [u64(packed), u64(size)] : [u32(packed), u32(size)];
-    await this.write(Buffer.concat([u32(0x08074b50), u32(crc), ...sizes]));
-    this.entries.push({ name: nameBytes, crc, packed, size, offset });
-    return { size, sha256: hash.digest('hex') };
+    return { crc, size, packed };
   }
 
   /** Writes the central directory and closes the file. */
@@ -172,7 +202,7 @@ function centralRecord(e: Written): Buffer {
     u16(MADE_BY_UNIX),
     u16(45),
     u16(UTF8_AND_DESCRIPTOR),
-    u16(8),
+    u16(e.method),
     u16(0),
     u16(DOS_DATE),
     u32(e.crc),

@@ -4,6 +4,7 @@ import { createBackup } from '../backup/backup.ts';
 import type { JobRecord } from '../domain/job.ts';
 import type { Engine, SystemRunner } from '../engine/engine.ts';
 import type { FinalOutcome } from '../engine/kernel.ts';
+import { can, type Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -20,6 +21,8 @@ export interface BackupJobDeps {
   dataDir: string;
   postgres: boolean;
   jobFiles?: string;
+  /** The submitting user's privileges, read when the job runs. */
+  principalOf(user: string): Promise<Principal | null>;
 }
 
 /** `millrace-backup-20261126-132500-000.zip`: the job's time in UTC, so the names sort as the archives were made. */
@@ -50,6 +53,12 @@ export function backupRunner(d: BackupJobDeps): SystemRunner {
 }
 
 async function runBackup(d: BackupJobDeps, job: JobRecord, lines: string[]): Promise<string> {
+  // The archive holds the secret key: only who may change the stored secrets may have one written.
+  const p = await d.principalOf(job.submittedBy);
+  if (!p || !can(p, 'Credential', 'GLOBAL', 'Edit'))
+    throw new Error(
+      `${job.submittedBy} may not back up the server: that needs the Edit privilege on Credential in GLOBAL`,
+    );
   const param = (name: string) => job.data.parameters.find((p) => p.Name === name);
   const folder = param('TargetFolder')?.InValueString ?? '';
   if (!isAbsolute(folder)) throw new Error(`TargetFolder must be an absolute path, not ${JSON.stringify(folder)}`);

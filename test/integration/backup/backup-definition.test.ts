@@ -73,6 +73,22 @@ for (const backend of backends()) {
       assert.match(content.body, /^removed .*090200-000\.zip$/m);
     });
 
+    test('an operator without Edit on credentials may submit it, but the job refuses to write the secret key', async () => {
+      const key = await t.keyWithRoles('night-operator', ['Operator']);
+      const job = await submit(
+        t,
+        'GLOBAL.System_Backup',
+        { JobParameters: [{ Name: 'TargetFolder', InValueString: join(target, 'operator') }] },
+        key,
+      );
+      const done = await waitForStatus(t, job.jobId, 'Error');
+      assert.match(JSON.stringify(done), /night-operator may not back up the server: that needs the Edit privilege/);
+      assert.deepEqual(
+        (await readdir(target)).filter((n) => n === 'operator'),
+        [],
+      );
+    });
+
     test('a relative target folder ends the job in Error, saying why, and writes nothing', async () => {
       const job = await submit(t, 'GLOBAL.System_Backup', {
         JobParameters: [{ Name: 'TargetFolder', InValueString: 'backups' }],
