@@ -105,6 +105,7 @@ async function copyTable(source: BetterSqlite3.Database, target: PgTarget, table
   let after = -1;
   let copied = 0;
   let inserted = 0;
+  let saidAt = performance.now();
   for (;;) {
     const rows = page.all(after, limit) as unknown[][];
     if (rows.length === 0) break;
@@ -115,7 +116,12 @@ async function copyTable(source: BetterSqlite3.Database, target: PgTarget, table
       rows.map((r) => r.slice(1)),
     );
     copied += rows.length;
-    o.say(`${table}: ${copied} rows read, ${inserted} written`);
+    // Progress at most once a second (and the table's last line below): a large table has thousands of batches.
+    if (performance.now() - saidAt >= 1000) {
+      o.say(`${table}: ${copied} rows read, ${inserted} written`);
+      saidAt = performance.now();
+    }
   }
+  o.say(`${table}: ${copied} rows read, ${inserted} written (done)`);
   await target.followSerials(table, columns);
 }
