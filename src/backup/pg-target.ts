@@ -38,7 +38,10 @@ export class PgTarget {
     return r.rows[0]?.value;
   }
 
-  /** Inserts rows, leaving out those whose key (or another unique value) is there already: a rerun resumes. */
+  /**
+   * Inserts rows, leaving out those whose key (or another unique value) is there already: a rerun resumes. Ids are
+   * kept also in an identity column a later migration may declare (`overriding system value`).
+   */
   async insert(table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<number> {
     if (rows.length === 0) return 0;
     const values: unknown[] = [];
@@ -49,7 +52,7 @@ export class PgTarget {
       });
       return `(${marks.join(', ')})`;
     });
-    const text = `insert into ${ident(table)} (${columns.map(ident).join(', ')}) values ${tuples.join(', ')} on conflict do nothing`;
+    const text = `insert into ${ident(table)} (${columns.map(ident).join(', ')}) overriding system value values ${tuples.join(', ')} on conflict do nothing`;
     return (await this.client.query(text, values)).rowCount ?? 0;
   }
 
