@@ -69,5 +69,7 @@ export function checkManifest(text: string, version: string, known: readonly str
     throw new Error(
       `the archive's database has migrations this Millrace ${version} does not know: ${unknown.join(', ')}`,
     );
+  if (m.database === 'sqlite' && !m.files.some((f) => f.name === DATABASE_ENTRY))
+    throw new Error('the archive is damaged: it lists no database');
   return m;
 }

@@ -11,7 +11,7 @@ const manifest = (over: Record<string, unknown> = {}) =>
     database: 'sqlite',
     migrations: ['0001_a', '0002_b'],
     jobFiles: 'folder',
-    files: [],
+    files: [{ name: 'millrace.sqlite', size: 4096, sha256: '0'.repeat(64) }],
     ...over,
   });
 
@@ -40,6 +40,7 @@ describe('backup manifest', () => {
       /migrations this Millrace 0\.1\.0 does not know: 0016_later/,
     );
     refused('{"format": 1, "millraceV', /^the archive is damaged: its manifest is not readable$/);
+    refused(manifest({ files: [] }), /^the archive is damaged: it lists no database$/);
   });
 });
 

@@ -23,7 +23,7 @@ async function archive(file: string, files: Record<string, Buffer>): Promise<voi
     format: BACKUP_FORMAT,
     millraceVersion: '0.1.0',
     createdAt: new Date(0).toISOString(),
-    database: 'sqlite',
+    database: 'millrace.sqlite' in files ? 'sqlite' : 'postgres',
     migrations: [],
     jobFiles: 'folder',
     files: listed,
