@@ -13,6 +13,10 @@ const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Regist
   { commands: ['serve'], load: async () => (await import('./serve.ts')).registerServe },
   { commands: ['apikey', 'user'], load: async () => (await import('./accounts.ts')).registerAccountCommands },
   { commands: ['secrets'], load: async () => (await import('./secrets.ts')).registerSecretCommands },
+  {
+    commands: ['backup', 'restore', 'migrate'],
+    load: async () => (await import('./backup.ts')).registerBackupCommands,
+  },
   { commands: ['car'], load: async () => (await import('./car.ts')).registerCarCommands },
   {
     commands: ['login', 'job', 'def', 'queue', 'server', 'msg', 'alert', 'apply'],

@@ -97,6 +97,21 @@ export const BUILTIN_OBJECTS: readonly Builtin[] = [
       Description: 'Rule-set parameters, p1=v1,p2=v2',
     },
   ]),
+  systemDefinition('System_Backup', "Backs up the server's data folder (millrace backup) and keeps the last copies", [
+    {
+      Name: 'TargetFolder',
+      Direction: 'In',
+      DataType: 'String',
+      Description: 'Absolute path of the folder on the server that receives the archives',
+    },
+    {
+      Name: 'Keep',
+      Direction: 'In',
+      DataType: 'Number',
+      DefaultValue: '7',
+      Description: 'How many archives to keep in the folder (the oldest go)',
+    },
+  ]),
 ];
 
 /**

@@ -1,18 +1,18 @@
 // The second step of createServer (main.ts): the services every other part uses (accounts, sign-in, the
 // cluster, the engine with its job files and alert deliveries, the object service).
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { sendMail } from '../alerts/mail.ts';
+import { loadWebhookSecret, postWebhook } from '../alerts/webhook.ts';
 import { type Config, interfacePaths } from '../config/config.ts';
+import type { AlertSenders } from '../engine/alert-worker.ts';
 import { Cluster } from '../engine/cluster.ts';
-import { Engine } from '../engine/engine.ts';
 import { type DiskFullWatch, folderProbe, watchedJobFiles } from '../engine/disk-full.ts';
+import { Engine } from '../engine/engine.ts';
 import { DatabaseJobFiles, DiskJobFiles, type JobFileStore } from '../engine/job-files.ts';
 import { AccountService } from '../services/accounts.ts';
 import { Authenticator } from '../services/auth.ts';
-import { SharedFailureCounts } from '../services/shared-failure-counts.ts';
 import { ObjectService } from '../services/objects.ts';
-import { loadWebhookSecret, postWebhook } from '../alerts/webhook.ts';
-import { sendMail } from '../alerts/mail.ts';
-import type { AlertSenders } from '../engine/alert-worker.ts';
+import { SharedFailureCounts } from '../services/shared-failure-counts.ts';
 import type { Store } from '../store/store.ts';
 import { VERSION } from '../version.ts';
 import type { ServerBase } from './open-data.ts';

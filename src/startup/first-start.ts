@@ -5,8 +5,8 @@ import { ensureLocalSecret, LOCAL_SERVER, writeLocalSecret } from '../engine/loc
 import type { SecretBox } from '../security/secret-box.ts';
 import { ensureBuiltinObjects, type FirstStartCredentials, initialiseAdmin } from '../services/bootstrap.ts';
 import type { Store } from '../store/store.ts';
-import type { ServerBase } from './open-data.ts';
 import type { ServerCore } from './core-services.ts';
+import type { ServerBase } from './open-data.ts';
 
 /** The first start's admin, the built-in objects, and whether this node's local agent is the one that serves. */
 export async function bootstrap(

@@ -2,22 +2,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.ts';
 import { buildApp } from '../http/app.ts';
-import { LoadReport } from '../services/load.ts';
-import { Sessions } from '../services/sessions.ts';
 import { requireType } from '../model/registry.ts';
+import { Alerts } from '../services/alerts.ts';
 import { EventService } from '../services/events.ts';
+import { ForecastService } from '../services/forecast.ts';
+import { LoadReport } from '../services/load.ts';
+import { OperatorMessages } from '../services/operator-messages.ts';
+import { processServerAction } from '../services/process-servers.ts';
+import { Sessions } from '../services/sessions.ts';
+import { UserMessages } from '../services/user-messages.ts';
 import { WaitingService } from '../services/waiting.ts';
 import { WindowOpenings } from '../services/window-openings.ts';
-import { Alerts } from '../services/alerts.ts';
-import { OperatorMessages } from '../services/operator-messages.ts';
-import { UserMessages } from '../services/user-messages.ts';
-import { processServerAction } from '../services/process-servers.ts';
-import { ForecastService } from '../services/forecast.ts';
 import { VERSION, VERSION_STRING } from '../version.ts';
-import type { ServerBase } from './open-data.ts';
 import type { ServerCore } from './core-services.ts';
 import type { JobWork } from './job-work.ts';
 import type { LiveParts } from './live-feed.ts';
+import type { ServerBase } from './open-data.ts';
 
 /** The HTTP app serving both interfaces, the dashboard and the operations routes over the services. */
 export function buildHttpApp(

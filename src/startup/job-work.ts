@@ -1,15 +1,17 @@
 // A step of createServer (main.ts): the job services and CAR import and export.
 import { join } from 'node:path';
-import type { Config } from '../config/config.ts';
-import { JobActions } from '../services/job-actions.ts';
-import { JobService } from '../services/jobs.ts';
 import { loadTrustedKeys } from '../car/signing.ts';
+import type { Config } from '../config/config.ts';
+import { BACKUP_DEFINITION, backupRunner } from '../services/backup-job.ts';
 import { CarExporter } from '../services/car-export.ts';
 import { IMPORT_DEFINITION, ImportService } from '../services/car-import.ts';
 import { IMPORT_REQUESTS_AT_ONCE, ImportGate } from '../services/import-gate.ts';
 import { importRunner } from '../services/import-job.ts';
-import type { ServerBase } from './open-data.ts';
+import { JobActions } from '../services/job-actions.ts';
+import { JobService } from '../services/jobs.ts';
+import { VERSION } from '../version.ts';
 import type { ServerCore } from './core-services.ts';
+import type { ServerBase } from './open-data.ts';
 
 /** The job services and CAR import and export, with the engine's runner for import jobs. */
 export interface JobWork {
@@ -34,6 +36,19 @@ export function buildJobWork(config: Config, base: ServerBase, core: ServerCore)
     jobs,
     trustedKeys: () => loadTrustedKeys([join(config.dataDir, 'trusted-keys'), ...config.trustedKeys]),
   });
+  engine.registerSystemRunner(
+    BACKUP_DEFINITION,
+    backupRunner({
+      store,
+      engine,
+      clock,
+      version: VERSION,
+      dataDir: config.dataDir,
+      postgres: store.dialect === 'postgres',
+      ...(config.jobFilesDir ? { jobFiles: config.jobFilesDir } : {}),
+      principalOf: (user) => auth.principalOf(user),
+    }),
+  );
   engine.registerSystemRunner(
     IMPORT_DEFINITION,
     importRunner({

@@ -1,10 +1,11 @@
 // A step of createServer (main.ts): the live feed and the metrics.
-import { Metrics } from '../metrics/metrics.ts';
+
 import type { Config } from '../config/config.ts';
 import { Feed } from '../feed/feed.ts';
 import { FEED_OBJECT_TYPES } from '../feed/feed-events.ts';
-import type { ServerBase } from './open-data.ts';
+import { Metrics } from '../metrics/metrics.ts';
 import type { ServerCore } from './core-services.ts';
+import type { ServerBase } from './open-data.ts';
 
 /** The live feed (fed by every commit, and by other nodes' commits) and the metrics, when asked for. */
 export interface LiveParts {

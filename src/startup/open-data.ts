@@ -2,10 +2,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { createLogger } from '../log/logger.ts';
+import { markServer } from '../backup/server-pid.ts';
 import type { Config } from '../config/config.ts';
 import { nodeIdentity } from '../engine/cluster.ts';
 import { DiskFullWatch, folderProbe } from '../engine/disk-full.ts';
+import { createLogger } from '../log/logger.ts';
 import { SecretBox } from '../security/secret-box.ts';
 import { openStore } from '../store/open.ts';
 import type { Store } from '../store/store.ts';
@@ -22,6 +23,8 @@ export interface ServerBase {
   diskFull: DiskFullWatch;
   store: Store;
   secrets: SecretBox;
+  /** Removes the mark that a server uses the data folder (`millrace migrate` and `restore --force` look for it). */
+  unmarkServer: () => void;
 }
 
 /** Creates the data folder, opens the store (watching its disk) and loads the secret key. */
@@ -52,5 +55,7 @@ export async function openData(config: Config, options: ServerOptions): Promise<
       : () => store.probeSpace(),
   );
   const secrets = SecretBox.load(config.dataDir, env.MILLRACE_SECRET_KEY);
-  return { clock, logger, env, nodeId, diskFull, store, secrets };
+  // Tells `millrace migrate` and `restore --force` that a server uses the folder (removed by close).
+  const unmarkServer = markServer(config.dataDir);
+  return { clock, logger, env, nodeId, diskFull, store, secrets, unmarkServer };
 }

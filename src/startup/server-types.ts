@@ -4,12 +4,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Engine } from '../engine/engine.ts';
 import type { LocalAgent } from '../engine/local-agent.ts';
+import type { Feed } from '../feed/feed.ts';
 import type { AccountService } from '../services/accounts.ts';
 import type { Authenticator } from '../services/auth.ts';
 import type { FirstStartCredentials } from '../services/bootstrap.ts';
 import type { JobService } from '../services/jobs.ts';
 import type { ObjectService } from '../services/objects.ts';
-import type { Feed } from '../feed/feed.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 

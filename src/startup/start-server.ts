@@ -2,10 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import { startRuntimeStats } from '../runtime-stats.ts';
 import { discardFinishedArchives } from '../services/import-job.ts';
-import type { MillraceServer } from './server-types.ts';
-import type { ServerBase } from './open-data.ts';
 import type { ServerCore } from './core-services.ts';
 import type { LiveParts } from './live-feed.ts';
+import type { ServerBase } from './open-data.ts';
+import type { MillraceServer } from './server-types.ts';
 
 /**
  * Starts the engine on the built app, then the periodic work (API key uses recorded every 30 s, the runtime stats
@@ -59,6 +59,7 @@ export async function startServer(
       await auth.flushUses().catch(() => {});
       metrics?.close();
       await store.close();
+      base.unmarkServer();
       // Whoever stops the server next (a supervisor, a test removing the data folder) finds the agent gone too.
       await agentLeft;
     },
