@@ -44,16 +44,18 @@ const GET_OBJECT = {
   postgres: 'select * from "objects" where "type" = $1 and "key" = $2',
 };
 
-const toObject = (r: ObjectRow): StoredObject => ({
-  uniqueId: Number(r.unique_id),
-  type: r.type as TypeName,
-  key: r.key,
-  partition: r.partition,
-  data: JSON.parse(r.data) as Record<string, unknown>,
-  protection: r.protection as Protection | null,
-  creationTime: Number(r.creation_time),
-  modificationTime: Number(r.modification_time),
-});
+/** A row read for objects of type `T` (the query's `type`); its data was validated against T's fields when written. */
+const toObject = <T extends TypeName>(r: ObjectRow): StoredObject<T> =>
+  ({
+    uniqueId: Number(r.unique_id),
+    type: r.type,
+    key: r.key,
+    partition: r.partition,
+    data: JSON.parse(r.data),
+    protection: r.protection as Protection | null,
+    creationTime: Number(r.creation_time),
+    modificationTime: Number(r.modification_time),
+  }) as StoredObject<T>;
 
 const toUser = (r: Database['users']): User => ({
   name: r.name,
@@ -280,7 +282,7 @@ export class KyselyStore implements Store {
     return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   }
 
-  async getObject(type: TypeName, key: string): Promise<StoredObject | undefined> {
+  async getObject<T extends TypeName>(type: T, key: string): Promise<StoredObject<T> | undefined> {
     const id = `${type}\0${key}`;
     let row = this.objectRows?.get(id);
     if (row === undefined) {
@@ -288,10 +290,10 @@ export class KyselyStore implements Store {
       row = (await this.db.executeQuery<ObjectRow>(query)).rows[0] ?? null;
       this.objectRows?.set(id, row);
     }
-    return row ? toObject(row) : undefined;
+    return row ? toObject<T>(row) : undefined;
   }
 
-  async listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]> {
+  async listObjects<T extends TypeName>(type: T, options: ListOptions): Promise<StoredObject<T>[]> {
     let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
     if (options.partitions?.length === 0) return [];
     if (options.partition !== undefined) q = q.where('partition', '=', options.partition);
@@ -305,7 +307,7 @@ export class KyselyStore implements Store {
       );
     }
     const rows = await q.orderBy('key').limit(options.limit).execute();
-    return rows.map(toObject);
+    return rows.map((r) => toObject<T>(r));
   }
 
   async listObjectSummaries(
@@ -328,7 +330,7 @@ export class KyselyStore implements Store {
     }));
   }
 
-  async listRecentObjects(type: TypeName, o: RecentListOptions): Promise<StoredObject[]> {
+  async listRecentObjects<T extends TypeName>(type: T, o: RecentListOptions): Promise<StoredObject<T>[]> {
     if (o.partitions?.length === 0) return [];
     let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
     if (o.partitions !== undefined) q = q.where('partition', 'in', [...o.partitions]);
@@ -339,7 +341,7 @@ export class KyselyStore implements Store {
     }
     if (o.participant) q = q.where(this.participates(o.participant.user, o.participant.roles));
     const rows = await q.orderBy('unique_id', 'desc').limit(o.limit).execute();
-    return rows.map(toObject);
+    return rows.map((r) => toObject<T>(r));
   }
 
   /** `Participants` (a JSON list) names `user`, or `role:<r>` (any case of `role:`) for one of `roles`. */

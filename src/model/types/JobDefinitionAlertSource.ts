@@ -10,7 +10,7 @@ const status = record(
   field('Message', string(1000), { description: 'Overrides the default alert text for this status.' }),
 );
 
-const APPLIES_TO = ['AppliesToChains', 'AppliesToSteps', 'AppliesToProcesses'];
+const APPLIES_TO = ['AppliesToChains', 'AppliesToSteps', 'AppliesToProcesses'] as const;
 
 export default defineType({
   name: 'JobDefinitionAlertSource',
@@ -29,7 +29,7 @@ export default defineType({
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Control'],
   rules: (v) => {
-    const statuses = (v.Statuses as Array<Record<string, unknown>> | null) ?? [];
+    const statuses = v.Statuses ?? [];
     if (statuses.length === 0) return 'Field "Statuses" must hold at least one status';
     const seen = new Set<unknown>();
     for (const [i, s] of statuses.entries()) {
