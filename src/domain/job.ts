@@ -51,10 +51,11 @@ export interface JobSpec {
   userMessage?: UserMessageSpec | null;
 }
 
+/** As the definition stores it: a response's Status and ReturnCode may be null (their declared defaults apply). */
 export interface UserMessageSpec {
   Text: string;
-  Responses: Array<{ Response: string; Status: 'Completed' | 'Error'; ReturnCode: number }>;
-  Participants: string[];
+  Responses?: Array<{ Response: string; Status?: 'Completed' | 'Error' | null; ReturnCode?: number | null }> | null;
+  Participants?: string[] | null;
 }
 
 export type OverdueAction = 'Scheduled' | 'Overdue' | 'Canceled' | 'Held';

@@ -19,6 +19,7 @@ import { buildJobParameters, currentValue, type DefinitionParameter, setMappedVa
 import { isOpen } from '../domain/time-window.ts';
 import { emptyRecord } from '../domain/own.ts';
 import { loopYielder } from '../loop-yield.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
 import type { Answer, Effects, Kernel } from './kernel.ts';
@@ -124,8 +125,8 @@ async function createCallJob(
     tx,
     {
       definition,
-      queue: call.Queue ?? (d.DefaultQueue as string),
-      priority: call.Priority ?? (d.Priority as number | null) ?? 50,
+      queue: call.Queue ?? d.DefaultQueue ?? fieldDefault('JobDefinition', 'DefaultQueue'),
+      priority: call.Priority ?? d.Priority ?? fieldDefault('JobDefinition', 'Priority'),
       zone: chain.data.zone,
       parameters: buildJobParameters(declared, undefined, definition.key, chain.data.zone),
       hold: false,

@@ -69,8 +69,8 @@ export async function loadDispatchState(
     });
   }
   const providers: ProviderState[] = (await listAllObjects(tx, 'QueueProvider')).map((p) => ({
-    queue: p.data.Queue as string,
-    processServer: p.data.ProcessServer as string,
+    queue: p.data.Queue,
+    processServer: p.data.ProcessServer,
     held: p.data.Held === true,
     executionSize: num(p.data.ExecutionSize),
     holdLevel: num(p.data.HoldLevel),
@@ -84,7 +84,7 @@ export async function loadDispatchState(
       key: s.key,
       available,
       ...(available ? {} : { down: started ? 'AgentDisconnected' : 'ProcessServerStopped' }),
-      definitionTypes: (s.data.DefinitionTypes as string[] | null) ?? [],
+      definitionTypes: s.data.DefinitionTypes ?? [],
       executionSize: num(s.data.ExecutionSize),
     });
   }
@@ -93,14 +93,14 @@ export async function loadDispatchState(
 
 /** The queue's window when it is closed now, and when it opens (its next change). */
 async function closedQueueWindow(
-  q: StoredObject,
+  q: StoredObject<'Queue'>,
   now: number,
   gates: GateView,
   wakeAt: number[],
 ): Promise<QueueState['closed']> {
-  const key = q.data.TimeWindow as string | null;
+  const key = q.data.TimeWindow;
   if (!key) return undefined;
-  const w = await gates.window(key, (q.data.QueueTimeZone as string | null) ?? 'UTC');
+  const w = await gates.window(key, q.data.QueueTimeZone ?? 'UTC');
   if (!w) return undefined;
   const change = nextChange(w, now);
   if (change !== undefined) wakeAt.push(change);

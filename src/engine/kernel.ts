@@ -8,7 +8,7 @@ import type { JobStatus } from '../model/fields.ts';
 import { businessKey } from '../model/keys.ts';
 import type { Store } from '../store/store.ts';
 import type { Effects } from './effects.ts';
-import { chainStructure, list } from './definition-snapshot.ts';
+import { chainStructure } from './definition-snapshot.ts';
 import { loadFrame } from './frames.ts';
 import { KernelActions } from './kernel-actions.ts';
 import type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
@@ -131,7 +131,7 @@ export class Kernel {
     const d = n.definition.data;
     // A chain, or a job that waits for events, is created in the serial loop: an event raised at the same moment
     // is then seen either by the submit or by the release of waiting jobs.
-    if (!this.serial && (d.JobDefinitionType === 'JobChain' || list(d.WaitEvents).length > 0))
+    if (!this.serial && (d.JobDefinitionType === 'JobChain' || (d.WaitEvents ?? []).length > 0))
       throw new NeedsSerialLoop();
     let start = n.requestedStart ?? now;
     let recurrence: RecurrenceInfo | undefined;
@@ -165,8 +165,8 @@ export class Kernel {
     const frame = await loadFrame(tx, key, n.zone);
     if (!frame) throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', key)} does not exist`);
     const d = n.definition.data;
-    const windowKey = d.TimeWindow as string | null;
-    const jobWindow = windowKey ? await loadWindow(tx, windowKey, (d.TimeZone as string | null) ?? n.zone) : undefined;
+    const windowKey = d.TimeWindow;
+    const jobWindow = windowKey ? await loadWindow(tx, windowKey, d.TimeZone ?? n.zone) : undefined;
     const first = firstOccurrence(frame, start, jobWindow);
     if (first === undefined)
       throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', key)} never fires after the requested start`);

@@ -1,3 +1,4 @@
+import { fieldDefault } from '../model/data.ts';
 import { OCCUPYING } from '../domain/job-status.ts';
 import type { AgentPresence } from '../store/cluster-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
@@ -85,7 +86,7 @@ export class ServerStatusKeeper {
     const result: string[] = [];
     for (const ps of await this.store.listObjects('ProcessServer', { limit: 10_000 })) {
       if (ps.key === SYSTEM_SERVER) continue;
-      const timeout = ((ps.data.AgentTimeout as number | null) ?? 60) * 1000;
+      const timeout = (ps.data.AgentTimeout ?? fieldDefault('ProcessServer', 'AgentTimeout')) * 1000;
       const changedAt = this.timeoutSince(ps.key, timeout, now);
       // A changed timeout counts from when it was seen: the agent beat at its old pace until it was told the new one.
       const last = hub.lastSeen(ps.key);
@@ -130,7 +131,7 @@ export class ServerStatusKeeper {
         const current = await tx.getObject('ProcessServer', ps.key);
         if (!current || current.data.Status === status) return;
         await tx.patchObjectData(current.uniqueId, { ...current.data, Status: status });
-        await this.onChange(tx, current, (current.data.Status as string | null) ?? null, status);
+        await this.onChange(tx, current, current.data.Status ?? null, status);
       });
     }
   }

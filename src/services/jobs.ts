@@ -3,6 +3,7 @@ import { buildJobParameters, type DefinitionParameter } from '../domain/paramete
 import type { Engine } from '../engine/engine.ts';
 import type { Effects, Kernel } from '../engine/kernel.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { Privilege } from '../model/fields.ts';
 import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
@@ -74,15 +75,19 @@ export class JobService {
     tx: Store,
     k: Kernel,
     p: Principal,
-    definition: StoredObject,
+    definition: StoredObject<'JobDefinition'>,
     options: SubmitOptions,
     fx: Effects,
     parameters?: JobRecord['data']['parameters'],
   ): Promise<JobRecord> {
     const d = definition.data;
-    const queue = await this.queue(tx, p, options.queue ?? (d.DefaultQueue as string));
+    const queue = await this.queue(
+      tx,
+      p,
+      options.queue ?? d.DefaultQueue ?? fieldDefault('JobDefinition', 'DefaultQueue'),
+    );
     const now = this.d.clock.now();
-    const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.d.defaultTimeZone;
+    const zone = options.requestedStart?.zone ?? d.TimeZone ?? this.d.defaultTimeZone;
     const params =
       parameters ??
       buildJobParameters(
@@ -105,7 +110,7 @@ export class JobService {
       {
         definition,
         queue: queue.key,
-        priority: options.priority ?? (d.Priority as number | null) ?? 50,
+        priority: options.priority ?? d.Priority ?? fieldDefault('JobDefinition', 'Priority'),
         requestedStart: options.requestedStart?.ms ?? now,
         zone,
         parameters: params,
@@ -214,7 +219,7 @@ export class JobService {
   }
 
   /** The queue a job goes into: it must exist, be visible, and take the caller's submits. */
-  async queue(tx: Store, p: Principal, key: string): Promise<StoredObject> {
+  async queue(tx: Store, p: Principal, key: string): Promise<StoredObject<'Queue'>> {
     const queueKey = parseKey('partitioned', key);
     if (!queueKey) throw invalid(`Field "Queue": "${key}" is not a queue key`);
     const queue = can(p, 'Queue', queueKey.partition, 'View') ? await tx.getObject('Queue', queueKey.key) : undefined;

@@ -1,5 +1,5 @@
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
-import type { UserMessageSpec } from '../domain/job.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody } from './messages.ts';
 import { userCause } from './user-cause.ts';
@@ -24,7 +24,7 @@ export class UserMessages extends MessageService {
   override async authorizeReply(p: Principal, idText: string): Promise<number> {
     const id = await super.authorizeReply(p, idText);
     const m = await this.engine.store.getObject('UserMessage', String(id));
-    if (m && !isParticipant(p, (m.data.Participants as string[] | null) ?? []))
+    if (m && !isParticipant(p, m.data.Participants ?? []))
       throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
     return id;
   }
@@ -38,11 +38,11 @@ export class UserMessages extends MessageService {
       async (tx, fx, k) => {
         const m = await tx.getObject('UserMessage', String(id));
         if (!m) throw notFound('UserMessage', id);
-        if (!isParticipant(p, (m.data.Participants as string[] | null) ?? []))
+        if (!isParticipant(p, m.data.Participants ?? []))
           throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
         if (m.data.Status !== 'ManualTask') throw conflict(`UserMessage:${id} is answered already (${m.data.Status})`);
-        const responses = (m.data.Responses as UserMessageSpec['Responses'] | null) ?? [];
-        const chosen = responses.find((r) => r.Response.toLowerCase() === asked.toLowerCase());
+        const responses = m.data.Responses ?? [];
+        const chosen = responses.find((r) => r.Response?.toLowerCase() === asked.toLowerCase());
         if (!chosen)
           throw invalid(
             `Field "Response": "${asked}" is not one of the responses offered (${responses.map((r) => r.Response).join(', ')})`,
@@ -54,7 +54,7 @@ export class UserMessages extends MessageService {
           Response: chosen.Response,
           ReplyComment: comment,
           ReplyUser: p.user,
-          ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
+          ReplyTime: { ms: now, zone: m.data.CreationTime?.zone ?? 'UTC' },
         });
         const job = await tx.jobs.get(Number(m.data.Job));
         if (job?.status === 'Console' && job.data.userMessage === id)
@@ -62,7 +62,7 @@ export class UserMessages extends MessageService {
             tx,
             job,
             {
-              status: chosen.Status,
+              status: chosen.Status ?? fieldDefault('JobDefinition', 'UserMessage', 'Responses', 'Status'),
               returnCode: chosen.ReturnCode,
               notes: [`${p.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`],
             },
