@@ -1,5 +1,6 @@
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody } from './messages.ts';
 
@@ -14,7 +15,7 @@ export class Alerts extends MessageService {
     await this.engine.mutate(async (tx, fx, k) => {
       const alert = await tx.getObject('Alert', String(id));
       if (!alert) throw notFound('Alert', id);
-      const expression = (alert.data.ReplyExpression as string | null) ?? 'Acknowledge';
+      const expression = alert.data.ReplyExpression ?? fieldDefault('ProcessServerAlertSource', 'ReplyExpression');
       const matches = replyMatches(expression, response);
       if (matches === 'timeout')
         throw invalid(`Field "Response": the reply expression ${expression} took too long to match`);
