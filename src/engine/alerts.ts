@@ -1,4 +1,10 @@
-import { delayMs, type JobAlertStatus, jobSourceEntry, serverSourceMatches } from '../domain/alert-match.ts';
+import {
+  type AlertSourceDefaults,
+  delayMs,
+  type JobAlertStatus,
+  jobSourceEntry,
+  serverSourceMatches,
+} from '../domain/alert-match.ts';
 import type { JobRecord } from '../domain/job.ts';
 import { substitute } from '../domain/substitute.ts';
 import { isOpen } from '../domain/time-window.ts';
@@ -20,6 +26,13 @@ import { loadWindow } from './windows.ts';
 
 /** The reply that acknowledges an alert: what alert sources accept by default. */
 export const DEFAULT_ALERT_REPLY = fieldDefault('ProcessServerAlertSource', 'ReplyExpression');
+/** What the alert sources' declarations give a field left empty. */
+export const SOURCE_DEFAULTS: AlertSourceDefaults = {
+  NamePattern: fieldDefault('ProcessServerAlertSource', 'NamePattern'),
+  PartitionPattern: fieldDefault('JobDefinitionAlertSource', 'PartitionPattern'),
+  DelayAmount: fieldDefault('JobDefinitionAlertSource', 'Statuses', 'DelayAmount'),
+  DelayUnits: fieldDefault('JobDefinitionAlertSource', 'Statuses', 'DelayUnits'),
+};
 const OPEN_STATUSES = new Set(['NotAcknowledged', 'Escalated']);
 
 const DEFAULT_JOB_TEXT = 'Job:${jobid} (${jobdefinition}) went from ${oldStatus} to ${newStatus}';
@@ -51,9 +64,9 @@ export async function onJobStatusChanges(
   const later: Array<Omit<AlertWorkItem, 'attempts' | 'state' | 'lastError'>> = [];
   for (const { job, from, to } of changes)
     for (const source of all) {
-      const entry = jobSourceEntry(source.data, job, to);
+      const entry = jobSourceEntry(source.data, job, to, SOURCE_DEFAULTS);
       if (!entry) continue;
-      const delay = delayMs(entry);
+      const delay = delayMs(entry, SOURCE_DEFAULTS);
       planned = true;
       if (delay === 0) await raiseJobAlert(tx, source, entry, job, from, now);
       else
@@ -78,7 +91,7 @@ export async function runCheck(tx: Store, item: AlertWorkItem, now: number): Pro
   const job = await tx.jobs.get(d.jobId);
   const source = await tx.getObject('JobDefinitionAlertSource', d.source);
   if (!job || !source || job.status !== d.status) return;
-  const entry = jobSourceEntry(source.data, job, d.status);
+  const entry = jobSourceEntry(source.data, job, d.status, SOURCE_DEFAULTS);
   if (entry) await raiseJobAlert(tx, source, entry, job, d.from, now);
 }
 
@@ -125,7 +138,7 @@ export async function onServerStatus(
   now: number,
 ): Promise<void> {
   for await (const source of allObjects(tx, 'ProcessServerAlertSource')) {
-    if (!serverSourceMatches(source.data, server.key, to)) continue;
+    if (!serverSourceMatches(source.data, server.key, to, SOURCE_DEFAULTS)) continue;
     const windowKey = source.data.TimeWindow;
     const zone = source.data.TimeZone ?? 'UTC';
     if (windowKey) {

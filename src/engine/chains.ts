@@ -309,7 +309,9 @@ async function holds(
   if (pre.TimeWindow) {
     const window = await loadWindow(tx, pre.TimeWindow, pre.TimeZone ?? chain.data.zone);
     const open = window !== undefined && isOpen(window, now);
-    return (pre.TimeWindowStatus ?? 'Open') === 'Open' ? open : !open;
+    return (pre.TimeWindowStatus ?? fieldDefault('JobChain', 'Steps', 'Precondition', 'TimeWindowStatus')) === 'Open'
+      ? open
+      : !open;
   }
   if (pre.Expression) {
     const values = emptyRecord<string | number | null>();

@@ -1,4 +1,5 @@
 import { type LookupAll, resolveWebhookTarget } from '../alerts/ssrf.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { TypeName } from '../model/fields.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
@@ -107,7 +108,8 @@ class Reader {
 }
 
 type Direction = 'In' | 'Out' | 'InOut';
-const directionOf = (p: Rec): Direction => (p.Direction as Direction | undefined) ?? 'In';
+const directionOf = (p: Rec): Direction =>
+  (p.Direction as Direction | undefined) ?? fieldDefault('JobDefinition', 'Parameters', 'Direction');
 const findParameter = (def: Rec | undefined, name: unknown, directions: readonly Direction[]): Rec | undefined =>
   items(def?.Parameters).find((p) => p.Name === name && directions.includes(directionOf(p)));
 

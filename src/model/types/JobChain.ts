@@ -1,4 +1,5 @@
 import { parseCondition } from '../../domain/chain-logic.ts';
+import { SYSTEM_QUEUE } from '../../domain/job.ts';
 import {
   bool,
   field,
@@ -191,7 +192,7 @@ export default defineType({
     twin: {
       type: 'JobDefinition',
       needsIt: true,
-      madeWith: { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' },
+      madeWith: { JobDefinitionType: 'JobChain', DefaultQueue: SYSTEM_QUEUE },
     },
   },
 });
