@@ -40,16 +40,16 @@ function declaredDefaults(): Map<string, Set<string | number | boolean>> {
   return found;
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const literal = (v: string | number | boolean) =>
-  typeof v === 'string' ? `(['"\`])${escape(v)}\\1` : `${escape(String(v))}(?![\\w.])`;
+  typeof v === 'string' ? `(['"\`])${escapeRegExp(v)}\\1` : `${escapeRegExp(String(v))}(?![\\w.])`;
 
 /** The places in `text` where a field is read and followed, in the same expression, by `?? <its default>`. */
 export function restatedDefaults(text: string, defaults = declaredDefaults()): string[] {
   const hits: string[] = [];
   for (const [name, values] of defaults)
     for (const v of values) {
-      const pattern = new RegExp(`\\b${escape(name)}\\b[^;\\n]*?\\?\\?\\s*${literal(v)}`, 'g');
+      const pattern = new RegExp(`\\b${escapeRegExp(name)}\\b[^;\\n]*?\\?\\?\\s*${literal(v)}`, 'g');
       for (const m of text.matchAll(pattern)) hits.push(m[0]);
     }
   return hits;
