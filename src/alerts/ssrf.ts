@@ -1,5 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { classifyIp, type Ip, type IpRange, inRange, parseIp, parseRange, unmap } from './ip.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * Webhook targets (OWASP API7, SSRF): a webhook may only reach public http(s) servers, unless the operator lists
@@ -156,7 +157,7 @@ export async function resolveWebhookTarget(
       const p = addressProblem(u, list, address, 'resolves to');
       if (p) return { problem: p };
     }
-  const first = found[0] as { address: string };
+  const first = itemAt(found, 0);
   const ip = parseIp(first.address);
   if (!ip) return { problem: `Webhook address ${shown(u)} resolves to ${first.address}, which is not an IP address` };
   return { address: first.address, family: ip.family };

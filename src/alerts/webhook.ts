@@ -5,6 +5,7 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { join } from 'node:path';
 import { type LookupAll, resolveWebhookTarget } from './ssrf.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * Webhook delivery. Each POST carries a JSON body and two headers that let the receiver check it came from this
@@ -26,7 +27,7 @@ export const MAX_DELIVERY_ATTEMPTS = 8;
 /** How long to wait before the next attempt, after `attempt` (1-based) attempts failed. */
 export function retryDelayMs(attempt: number): number {
   const i = Math.min(Math.max(Math.floor(attempt), 1), RETRY_DELAYS_MS.length) - 1;
-  return RETRY_DELAYS_MS[i] as number;
+  return itemAt(RETRY_DELAYS_MS, i);
 }
 
 export function signWebhook(secret: string, timestamp: string | number, body: string): string {

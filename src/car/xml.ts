@@ -17,6 +17,7 @@
  */
 import { codePointText, NOT_XML_CHAR } from '../domain/characters.ts';
 import { invalid, tooLarge } from '../errors.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 export interface XmlElement {
   name: string;
@@ -381,7 +382,7 @@ export function serializeXml(root: XmlElement): string {
     out.push(`${open}>\n`);
     stack.push({ el, depth, path, close: true });
     for (let i = el.children.length - 1; i >= 0; i--) {
-      const child = el.children[i] as XmlElement;
+      const child = itemAt(el.children, i);
       stack.push({ el: child, depth: depth + 1, path: `${path}/${child.name}`, close: false });
     }
   }

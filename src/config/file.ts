@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, type ConfigFile, type FileValue, OPTIONS } from './options.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * Reads the configuration file (`.toml`, or `.yaml`/`.yml`): a `[serve]` and an `[agent]` section holding options
@@ -116,7 +117,7 @@ function tomlLine(text: string, section: string | undefined, key: string): numbe
   const lines = text.split(/\r?\n/);
   let current: string | undefined;
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
+    const line = itemAt(lines, i);
     const header = /^\s*\[\s*["']?([^\]"']+)["']?\s*\]/.exec(line);
     if (header) {
       current = header[1]?.trim();

@@ -4,6 +4,7 @@ import { isPlainObject } from './json.ts';
 import { emptyRecord } from './own.ts';
 import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../time/date-format.ts';
 import type { JobParameter } from './job.ts';
+import { itemAt } from './item-at.ts';
 
 /**
  * Job parameters (docs/architecture.md §7, §12): checked against the definition at submit, turned into environment variables
@@ -87,7 +88,7 @@ export function buildJobParameters(
   zone: string,
 ): JobParameter[] {
   const result = declared.map((p) => emptyParameter(p, definitionKey));
-  const byName = new Map(result.map((r, i) => [r.Name, { param: declared[i] as DefinitionParameter, job: r }]));
+  const byName = new Map(result.map((r, i) => [r.Name, { param: itemAt(declared, i), job: r }]));
   const given = new Set<string>();
   if (items !== undefined && items !== null) {
     if (!Array.isArray(items)) throw invalid('Field "JobParameters" must be a list of parameters');
@@ -110,7 +111,7 @@ export function buildJobParameters(
       if (values.length === 0) continue;
       if (entry.param.Direction === 'Out')
         throw invalid(`${at}: parameter ${name} is an Out parameter and takes no value`);
-      setIn(entry.job, convert(entry.param, item[values[0] as string], zone, at));
+      setIn(entry.job, convert(entry.param, item[itemAt(values, 0)], zone, at));
     }
   }
   for (const { param, job } of byName.values()) {
@@ -157,7 +158,7 @@ export function resubmitParameters(
   checkOutValues(original, items, definitionKey);
   const result = buildJobParameters(declared, items, definitionKey, zone);
   for (const [i, p] of result.entries()) {
-    const before = original[i] as JobParameter;
+    const before = itemAt(original, i);
     if (p.InValueString === null && p.InValueNumber === null && p.InValueDate === null) {
       p.InValueString = before.InValueString;
       p.InValueNumber = before.InValueNumber;

@@ -7,6 +7,7 @@ import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
 import { isSafeFileName } from './job-files.ts';
 import { type Effects, type Kernel, move } from './kernel.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * What the server does with an agent's messages, inside a transaction. A report is applied only when it is for
@@ -30,7 +31,7 @@ async function markRunning(tx: Store, job: JobRecord, startTime: number, now: nu
   const missing = STANDARD_FILES.filter((f) => !existing.some((e) => e.name === f.name));
   const ids = await tx.nextUniqueIds(missing.length);
   await tx.jobs.insertFiles(
-    missing.map((f, i) => ({ ...f, uniqueId: ids[i] as number, jobId: job.jobId, format: 'text/plain', size: 0 })),
+    missing.map((f, i) => ({ ...f, uniqueId: itemAt(ids, i), jobId: job.jobId, format: 'text/plain', size: 0 })),
   );
 }
 
@@ -122,7 +123,7 @@ async function recordFiles(tx: Store, job: JobRecord, files: FinishedMessage['fi
   }
   await tx.jobs.updateFiles(updates);
   const ids = await tx.nextUniqueIds(added.length);
-  await tx.jobs.insertFiles(added.map((f, i) => ({ ...f, uniqueId: ids[i] as number })));
+  await tx.jobs.insertFiles(added.map((f, i) => ({ ...f, uniqueId: itemAt(ids, i) })));
 }
 
 function outcomeOf(job: JobRecord, m: FinishedMessage): { status: JobStatus; note?: string } {

@@ -16,6 +16,7 @@ import type { Store, StoredObject } from '../store/store.ts';
 import type { Answer, Kernel } from './kernel.ts';
 import { insertOperatorMessage } from './operator-message.ts';
 import { loadWindow } from './windows.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * Alerts: alert sources say when one is raised, escalations say who receives it, how long to wait
@@ -80,7 +81,7 @@ export async function onJobStatusChanges(
     }
   if (later.length > 0) {
     const ids = await tx.nextUniqueIds(later.length);
-    await tx.alertWork.add(later.map((w, i) => ({ ...w, id: ids[i] as number })));
+    await tx.alertWork.add(later.map((w, i) => ({ ...w, id: itemAt(ids, i) })));
   }
   return planned;
 }
@@ -276,7 +277,7 @@ async function planDeliveries(
     work.push({ id: 0, kind: 'escalate', dueAt: escalatesAt, alertId, data: { from: escalation.key } });
   if (work.length === 0) return;
   const ids = await tx.nextUniqueIds(work.length);
-  await tx.alertWork.add(work.map((w, i) => ({ ...w, id: ids[i] as number })));
+  await tx.alertWork.add(work.map((w, i) => ({ ...w, id: itemAt(ids, i) })));
 }
 
 /** Nobody acknowledged the alert in time: it moves to the next escalation, whose recipients hear of it. */

@@ -25,6 +25,7 @@ import type { Store } from '../store/store.ts';
 import type { Answer, Effects, Kernel } from './kernel.ts';
 import { createOperatorMessage } from './operator-message.ts';
 import { loadWindow } from './windows.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * Chains at run time (docs/architecture.md §3). Submitting a chain creates the chain job, its step jobs and their
@@ -57,7 +58,7 @@ export async function createStepJobs(
   runs = 0,
 ): Promise<JobRecord> {
   const structure = await structureOf(tx, chain);
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   const stepJob = await k.insert(
     tx,
     {
@@ -188,7 +189,7 @@ async function startStep(
     await endChain(k, tx, chain, 'Completed', now, fx);
     return;
   }
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   let stepJob = newestBySlot(await tx.jobs.listChildren(chain.jobId), stepSlot).get(index);
   if (stepJob && isFinal(stepJob.status) && (stepJob.data.chain?.step?.runs ?? 0) === 0) {
     // Ended before it ran (canceled by hand): the handlers decide as if its calls had ended so.
@@ -403,7 +404,7 @@ async function stepDone(k: Kernel, tx: Store, stepJob: JobRecord, now: number, f
   if (chain?.status !== 'Waiting') return;
   const structure = await structureOf(tx, chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   const outcomes = await stepOutcomes(tx, stepJob, step);
   await applyDecision(k, tx, chain, index, stepJob, decide(outcomes, step, structure), now, fx, outcomes);
 }
@@ -420,7 +421,7 @@ async function applyDecision(
   outcomes: CallOutcome[] = [asOutcome(stepJob.status)],
 ): Promise<void> {
   const structure = await structureOf(tx, chain);
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   const running = !isFinal(stepJob.status);
   if (running && (decision.action === 'RestartStep' || decision.action === 'RestartFromError')) {
     const runs = (stepJob.data.chain?.step?.runs ?? 1) + 1;
@@ -532,7 +533,7 @@ async function settleStepRequest(
   if (!chain) return;
   const structure = await structureOf(tx, chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   const outcomes = await stepOutcomes(tx, stepJob, step);
   stepJob.status = 'Waiting';
   stepJob.data.notes.push(`${user} replied ${restart ? 'Restart' : 'NoRestart'}`);

@@ -6,6 +6,7 @@ import type { ObjectType } from '../../model/object-type.ts';
 import { allTypes, getType, keyShapeOf } from '../../model/registry.ts';
 import { collectReferences } from '../../model/validate.ts';
 import { formatInstant, parseDate } from '../../time/date-format.ts';
+import { itemAt } from '../../domain/item-at.ts';
 
 /**
  * Jobs as code, the pure part: objects described in files (`{Type, Key, …fields}`), their wanted state filled in
@@ -253,11 +254,10 @@ export function applyOrder(manifests: readonly Manifest[]): Manifest[] {
   while (out.length < manifests.length) {
     let next: number | undefined;
     for (let i = 0; i < manifests.length; i++) {
-      if (done.has(i) || [...(waitingFor[i] as Set<number>)].some((j) => !done.has(j))) continue;
+      if (done.has(i) || [...itemAt(waitingFor, i)].some((j) => !done.has(j))) continue;
       const better =
         next === undefined ||
-        (rank.get((manifests[i] as Manifest).type.name) as number) <
-          (rank.get((manifests[next] as Manifest).type.name) as number);
+        (rank.get(itemAt(manifests, i).type.name) as number) < (rank.get(itemAt(manifests, next).type.name) as number);
       if (better) next = i;
     }
     if (next === undefined) {
@@ -265,7 +265,7 @@ export function applyOrder(manifests: readonly Manifest[]): Manifest[] {
       throw new Error(`these objects refer to each other in a circle: ${stuck.join(', ')}`);
     }
     done.add(next);
-    out.push(manifests[next] as Manifest);
+    out.push(itemAt(manifests, next));
   }
   return out;
 }
