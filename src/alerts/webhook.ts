@@ -6,6 +6,7 @@ import type { LookupFunction } from 'node:net';
 import { join } from 'node:path';
 import { type LookupAll, resolveWebhookTarget } from './ssrf.ts';
 import { itemAt } from '../domain/item-at.ts';
+import { errorCode } from '../errors.ts';
 
 /**
  * Webhook delivery. Each POST carries a JSON body and two headers that let the receiver check it came from this
@@ -61,7 +62,7 @@ export function loadWebhookSecret(dataDir: string, env: NodeJS.ProcessEnv = proc
     writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
     chmodSync(file, 0o600);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    if (errorCode(e) !== 'EEXIST') throw e;
   }
   const secret = readFileSync(file, 'utf8').trim();
   if (secret === '') throw new Error(`${file} is empty; delete it to have a new webhook secret generated`);

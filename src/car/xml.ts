@@ -189,7 +189,7 @@ class Parser {
         );
       if (m[3] !== undefined) parts.push(PREDEFINED[m[3]] as string);
       else {
-        const n = m[1] !== undefined ? Number.parseInt(m[1], 10) : Number.parseInt(m[2] as string, 16);
+        const n = m[1] !== undefined ? Number.parseInt(m[1], 10) : Number.parseInt(itemAt(m, 2), 16);
         if (!isXmlCodePoint(n))
           this.fail(offset + amp, `character reference ${m[0]} names a character XML cannot carry`);
         parts.push(String.fromCodePoint(n));

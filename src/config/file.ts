@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, type ConfigFile, type FileValue, OPTIONS } from './options.ts';
 import { itemAt } from '../domain/item-at.ts';
+import { errorCode } from '../errors.ts';
 
 /**
  * Reads the configuration file (`.toml`, or `.yaml`/`.yml`): a `[serve]` and an `[agent]` section holding options
@@ -15,7 +16,7 @@ export async function readConfigFile(path: string, command: Command): Promise<Co
   try {
     text = readFileSync(full, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read the configuration file ${full}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    throw new Error(`cannot read the configuration file ${full}: ${String(errorCode(err) ?? err)}`);
   }
   const entries = /\.ya?ml$/i.test(full) ? await yamlEntries(full, text) : await tomlEntries(full, text);
   const values = new Map<string, FileValue>();

@@ -338,6 +338,6 @@ async function answerAlert(
 /** Reaction to a reply whose sender is an alert (its operator message, or the alert itself): see answerAlert. */
 export async function answerAlertReply(_k: Kernel, tx: Store, a: Answer, now: number): Promise<boolean> {
   const sender = /^Alert:(\d+)$/.exec(a.sender);
-  const alert = sender ? await tx.getObject('Alert', sender[1] as string) : undefined;
+  const alert = sender ? await tx.getObject('Alert', itemAt(sender, 1)) : undefined;
   return alert ? answerAlert(tx, alert, a.reply, a.user, now) : false;
 }

@@ -26,6 +26,7 @@ import type { Answer, Effects, Kernel } from './kernel.ts';
 import { createOperatorMessage } from './operator-message.ts';
 import { loadWindow } from './windows.ts';
 import { itemAt } from '../domain/item-at.ts';
+import { errorMessage } from '../errors.ts';
 
 /**
  * Chains at run time (docs/architecture.md §3). Submitting a chain creates the chain job, its step jobs and their
@@ -320,7 +321,7 @@ async function holds(
     try {
       return evalCondition(parseCondition(pre.Expression), values);
     } catch (e) {
-      chain.data.notes.push(`Precondition ${JSON.stringify(pre.Expression)}: ${(e as Error).message}`);
+      chain.data.notes.push(`Precondition ${JSON.stringify(pre.Expression)}: ${errorMessage(e)}`);
       return false;
     }
   }

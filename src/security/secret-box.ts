@@ -3,6 +3,7 @@ import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Key, type Keyring, newKey, parseKeyring, readKeyring, toKey } from './keyring.ts';
 import { itemAt } from '../domain/item-at.ts';
+import { errorCode } from '../errors.ts';
 
 /** The key file in the data folder. */
 export const keyFile = (dataDir: string): string => join(dataDir, 'secret.key');
@@ -46,7 +47,7 @@ export class SecretBox implements SecretOpener {
         chmodSync(file, 0o600);
       } catch (err) {
         // Another process made it first: use theirs.
-        if ((err as { code?: string }).code !== 'EEXIST') throw err;
+        if (errorCode(err) !== 'EEXIST') throw err;
       }
     }
     const stamp = stampOf(file);

@@ -3,12 +3,13 @@ import { fieldDefault } from '../model/data.ts';
 import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody } from './messages.ts';
 import { userCause } from './user-cause.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /** Whether the caller is one of the participants: named as a user, or holding a role written `role:<name>`. */
 export function isParticipant(p: Principal, participants: readonly string[]): boolean {
   return participants.some((who) => {
     const role = /^role:(.+)$/i.exec(who);
-    return role ? p.roles.includes(role[1] as string) : who === p.user;
+    return role ? p.roles.includes(itemAt(role, 1)) : who === p.user;
   });
 }
 

@@ -6,6 +6,7 @@ import type { BlobStore } from './blob-store.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
+import { errorCode } from '../errors.ts';
 
 /**
  * The persistence contract. The services and the engine depend on this interface only; one Kysely
@@ -238,7 +239,7 @@ export interface Channel {
 
 /** True when a write failed because a unique key exists already (both dialects). */
 export function isUniqueViolation(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
+  const code = errorCode(e);
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
@@ -247,7 +248,7 @@ const CONNECTION_LOST =
 
 /** True when the database cannot be reached or is busy; the interfaces answer 503 with Retry-After. */
 export function isDatabaseUnavailable(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
+  const code = errorCode(e);
   // node-postgres names a connection lost under a statement, or one no longer usable, only in its message.
   if (code === undefined && e instanceof Error && CONNECTION_LOST.test(e.message)) return true;
   return (
@@ -274,9 +275,9 @@ export function isDatabaseUnavailable(e: unknown): boolean {
  * (an I/O error while its file system had no space left). The interfaces answer 503 naming the full disk.
  */
 export function isDiskFull(e: unknown): boolean {
-  const x = e as { code?: unknown; diskFull?: unknown } | null;
-  if (x?.diskFull === true) return true;
-  return typeof x?.code === 'string' && DISK_FULL_CODES.has(x.code);
+  if (typeof e === 'object' && e !== null && 'diskFull' in e && e.diskFull === true) return true;
+  const code = errorCode(e);
+  return typeof code === 'string' && DISK_FULL_CODES.has(code);
 }
 const DISK_FULL_CODES = new Set(['SQLITE_FULL', '53100', 'ENOSPC', 'EDQUOT']);
 

@@ -7,6 +7,7 @@ import { allTypes, getType, keyShapeOf } from '../../model/registry.ts';
 import { collectReferences } from '../../model/validate.ts';
 import { formatInstant, parseDate } from '../../time/date-format.ts';
 import { itemAt } from '../../domain/item-at.ts';
+import { errorMessage } from '../../errors.ts';
 
 /**
  * Jobs as code, the pure part: objects described in files (`{Type, Key, …fields}`), their wanted state filled in
@@ -154,7 +155,7 @@ export function parseFile(text: string, file: string): Manifest[] {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      throw new Error(`${file}: ${(err as Error).message}`);
+      throw new Error(`${file}: ${errorMessage(err)}`);
     }
     docs.push({ value, at: file });
   } else {

@@ -14,6 +14,7 @@ import {
   timezone,
 } from '../fields.ts';
 import { defineType } from '../object-type.ts';
+import { errorMessage } from '../../errors.ts';
 
 /**
  * The steps of a chain. A chain is a JobDefinition with JobDefinitionType `JobChain` plus this object of the same
@@ -105,7 +106,7 @@ function checkPrecondition(p: unknown, at: string): string | undefined {
     try {
       parseCondition(pre.Expression);
     } catch (e) {
-      return `Field "${at}.Expression": ${(e as Error).message}`;
+      return `Field "${at}.Expression": ${errorMessage(e)}`;
     }
   }
   return undefined;
