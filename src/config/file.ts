@@ -91,7 +91,7 @@ async function tomlEntries(path: string, text: string): Promise<Entry[]> {
   const { parse, TomlError } = await import('smol-toml');
   let doc: Record<string, unknown>;
   try {
-    doc = parse(text) as Record<string, unknown>;
+    doc = parse(text);
   } catch (err) {
     if (err instanceof TomlError) throw new Error(`${path} line ${err.line}: ${err.message.split('\n')[0]}`);
     throw err;

@@ -47,7 +47,9 @@ export function stepStatus(calls: readonly CallOutcome[]): StepStatus {
 function fires(h: Handler, calls: readonly CallOutcome[]): boolean {
   if (h.Status === 'Otherwise') return true;
   if (h.Status === 'Completed') return calls.every((c) => DONE.has(c));
-  return (SEVERITY as readonly string[]).includes(h.Status) && (calls as readonly string[]).includes(h.Status);
+  const severities: readonly string[] = SEVERITY;
+  const outcomes: readonly string[] = calls;
+  return severities.includes(h.Status) && outcomes.includes(h.Status);
 }
 
 /** The first handler of one list that fires: specific statuses in list order, then Otherwise. */
@@ -321,8 +323,8 @@ function compare(op: ComparisonOperator, a: Value, b: Value): boolean {
   const an = typeof a === 'number' ? a : numeric(a);
   const bn = typeof b === 'number' ? b : numeric(b);
   const asNumbers = (typeof a === 'number' || typeof b === 'number') && an !== undefined && bn !== undefined;
-  const x = asNumbers ? (an as number) : String(a);
-  const y = asNumbers ? (bn as number) : String(b);
+  const x = asNumbers ? an : String(a);
+  const y = asNumbers ? bn : String(b);
   switch (op) {
     case '==':
       return x === y;

@@ -371,10 +371,17 @@ async function applyMappings(
 const decide = (outcomes: CallOutcome[], step: ChainStepSpec, structure: Structure): StepDecision =>
   decideStep(outcomes, step.StatusHandlers ?? [], structure.handlers);
 
-const asOutcome = (s: JobStatus): CallOutcome =>
-  (['Completed', 'Error', 'Killed', 'Canceled', 'Unknown', 'Ignored', 'Skipped'] as JobStatus[]).includes(s)
-    ? (s as CallOutcome)
-    : 'Error';
+const CALL_OUTCOMES: readonly JobStatus[] = [
+  'Completed',
+  'Error',
+  'Killed',
+  'Canceled',
+  'Unknown',
+  'Ignored',
+  'Skipped',
+];
+const isOutcome = (s: JobStatus): s is CallOutcome & JobStatus => CALL_OUTCOMES.includes(s);
+const asOutcome = (s: JobStatus): CallOutcome => (isOutcome(s) ? s : 'Error');
 
 /** The outcome of each call of the step: its newest job's status (a call that could not be created: Error). */
 async function stepOutcomes(tx: Store, stepJob: JobRecord, step: ChainStepSpec): Promise<CallOutcome[]> {

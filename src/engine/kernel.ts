@@ -81,7 +81,8 @@ export class Kernel {
 
   /** Registers a reaction (at engine construction); reactions of a kind run in the order they were registered. */
   on<K extends keyof Reactions>(kind: K, reaction: Reactions[K][number]): void {
-    (this.reactions[kind] as unknown[]).push(reaction);
+    const list: unknown[] = this.reactions[kind];
+    list.push(reaction);
   }
 
   /** The same kernel for a transaction outside the serial loop. */

@@ -58,7 +58,7 @@ export function readProfiles(path: string): ProfileFile {
   if (!existsSync(path)) return { profiles: emptyRecord() };
   let doc: Record<string, unknown>;
   try {
-    doc = parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    doc = parse(readFileSync(path, 'utf8'));
   } catch (err) {
     throw new Error(`${path}: ${errorMessage(err).split('\n')[0]}`);
   }

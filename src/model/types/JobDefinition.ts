@@ -160,6 +160,6 @@ export default defineType({
   rules,
   traits: {
     twin: { type: 'JobChain', needsIt: false, when: (d) => d.JobDefinitionType === 'JobChain' },
-    script: (d) => (AGENT_DEFINITION_TYPES as readonly unknown[]).includes(d.JobDefinitionType),
+    script: (d) => AGENT_DEFINITION_TYPES.some((t) => t === d.JobDefinitionType),
   },
 });
