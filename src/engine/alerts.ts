@@ -186,7 +186,9 @@ interface NewAlert {
 /** Stores an alert and its operator message, and plans its deliveries and its escalation. */
 async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> {
   const escalation = await chooseEscalation(tx, a.source, a.vars);
-  const [alertId, messageId] = (await tx.nextUniqueIds(2)) as [number, number];
+  const ids = await tx.nextUniqueIds(2);
+  const alertId = itemAt(ids, 0);
+  const messageId = itemAt(ids, 1);
   await insertOperatorMessage(
     tx,
     {

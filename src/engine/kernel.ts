@@ -16,6 +16,7 @@ import { move } from './status-move.ts';
 import { newJobRow, type RerunOptions, rerunCopy } from './job-rows.ts';
 import { createOperatorMessage } from './operator-message.ts';
 import { loadWindow } from './windows.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 export type { Effects } from './effects.ts';
 export { move } from './status-move.ts';
@@ -112,9 +113,9 @@ export class Kernel {
     /** A chain job's steps and handlers, kept apart from its row. */
     structure?: ChainStructure,
   ): Promise<JobRecord> {
-    const [uniqueId] = await tx.nextUniqueIds(1);
-    const [jobId] = await tx.jobs.nextJobIds(1);
-    const record: JobRecord = { ...job, jobId: jobId as number, uniqueId: uniqueId as number };
+    const uniqueId = itemAt(await tx.nextUniqueIds(1), 0);
+    const jobId = itemAt(await tx.jobs.nextJobIds(1), 0);
+    const record: JobRecord = { ...job, jobId, uniqueId };
     // The first job of a recurrence names its JobGroup after itself.
     if (ownGroup) record.jobGroup = record.jobId;
     await tx.jobs.insert(record);
@@ -137,7 +138,7 @@ export class Kernel {
     let start = n.requestedStart ?? now;
     let recurrence: RecurrenceInfo | undefined;
     if (n.submitFrame !== undefined) {
-      start = await this.firstOccurrence(tx, n, start);
+      start = await this.firstOccurrence(tx, n, n.submitFrame, start);
       recurrence = { frame: n.submitFrame, anchor: start, occurrence: start };
     }
     const job = newJobRow(n, start, recurrence, now);
@@ -161,8 +162,7 @@ export class Kernel {
   }
 
   /** The first occurrence of the SubmitFrame at or after `start` within the definition's window; 400 when none. */
-  private async firstOccurrence(tx: Store, n: NewJob, start: number): Promise<number> {
-    const key = n.submitFrame as string;
+  private async firstOccurrence(tx: Store, n: NewJob, key: string, start: number): Promise<number> {
     const frame = await loadFrame(tx, key, n.zone);
     if (!frame) throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', key)} does not exist`);
     const d = n.definition.data;

@@ -72,7 +72,8 @@ export class ServerStatusKeeper {
 
   /** The agent went away at `at` (a silent agent: when it was last heard of); the earliest such time counts. */
   disconnected(ps: string, at = this.clock.now()): void {
-    if (!this.awaySince.has(ps) || (this.awaySince.get(ps) as number) > at) this.awaySince.set(ps, at);
+    const since = this.awaySince.get(ps);
+    if (since === undefined || since > at) this.awaySince.set(ps, at);
   }
 
   lost(ps: string): void {
