@@ -23,7 +23,7 @@ export interface DefinitionParameter {
 type Value = string | number | ZonedInstant;
 
 /** Converts a given value to the parameter's data type, or explains why it cannot. */
-function convert(p: DefinitionParameter, given: unknown, zone: string, at: string): Value {
+function convert(p: Pick<DefinitionParameter, 'Name' | 'DataType'>, given: unknown, zone: string, at: string): Value {
   switch (p.DataType) {
     case 'String':
       if (typeof given === 'string') {
@@ -220,9 +220,10 @@ export function applyOutText(params: JobParameter[], out: Record<string, string>
   const notes: string[] = [];
   for (const p of params) {
     if (p.Direction === 'In' || !Object.hasOwn(out, p.Name)) continue;
-    const text = out[p.Name] as string;
+    const text = out[p.Name];
+    if (text === undefined) continue;
     try {
-      setOut(p, convert(p as unknown as DefinitionParameter, text, zone, 'Out value'));
+      setOut(p, convert(p, text, zone, 'Out value'));
     } catch {
       notes.push(`Out parameter ${p.Name}: ${JSON.stringify(text.slice(0, 100))} is not a ${p.DataType}`);
     }
@@ -247,7 +248,7 @@ export function applyOutItems(params: JobParameter[], items: unknown, zone: stri
     const v = item.OutValue;
     if (v !== null && typeof v !== 'string' && typeof v !== 'number')
       throw invalid(`${at}.OutValue must be a string or a number`);
-    updates.push([p, v === null || v === undefined ? null : convert(p as unknown as DefinitionParameter, v, zone, at)]);
+    updates.push([p, v === null || v === undefined ? null : convert(p, v, zone, at)]);
   }
   for (const [p, v] of updates) setOut(p, v);
 }
@@ -262,5 +263,5 @@ export function currentValue(p: JobParameter): string | number | null {
 
 /** Sets a parameter's In value from a mapped value (a chain mapping), converted to its data type; null clears it. */
 export function setMappedValue(p: JobParameter, value: string | number | null, zone: string): void {
-  setIn(p, value === null ? null : convert(p as unknown as DefinitionParameter, value, zone, 'Mapped value'));
+  setIn(p, value === null ? null : convert(p, value, zone, 'Mapped value'));
 }
