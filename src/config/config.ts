@@ -259,7 +259,7 @@ export async function loadServeConfig(
   env: NodeJS.ProcessEnv = process.env,
   given?: (name: string) => boolean,
 ): Promise<Config> {
-  const path = (flags.config as string | undefined) ?? (env[CONFIG_ENV] || undefined);
+  const path = (typeof flags.config === 'string' ? flags.config : undefined) ?? (env[CONFIG_ENV] || undefined);
   const file = path ? await readConfigFile(path, 'serve') : undefined;
   return loadConfig(flags, env, file, given);
 }

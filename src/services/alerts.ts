@@ -10,7 +10,7 @@ export class Alerts extends MessageService {
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await this.authorizeReply(p, idText);
-    const response = normalizeReply(replyBody(this.kind, body).Response as string);
+    const response = normalizeReply(String(replyBody(this.kind, body).Response));
     if (response === '') throw invalid('Field "Response" must not be empty');
     await this.engine.mutate(async (tx, fx, k) => {
       const alert = await tx.getObject('Alert', String(id));

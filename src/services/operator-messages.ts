@@ -15,7 +15,7 @@ export class OperatorMessages extends MessageService {
 
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await this.authorizeReply(p, idText);
-    const reply = normalizeReply(replyBody(this.kind, body).Reply as string);
+    const reply = normalizeReply(String(replyBody(this.kind, body).Reply));
     if (reply === '') throw invalid('Field "Reply" must not be empty');
     await this.engine.mutate(
       async (tx, fx, k) => {

@@ -33,8 +33,8 @@ export class UserMessages extends MessageService {
   async reply(p: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await this.authorizeReply(p, idText);
     const b = replyBody(this.kind, body);
-    const comment = (b.ReplyComment as string | null | undefined) ?? null;
-    const asked = (b.Response as string).trim();
+    const comment = typeof b.ReplyComment === 'string' ? b.ReplyComment : null;
+    const asked = String(b.Response).trim();
     await this.engine.mutate(
       async (tx, fx, k) => {
         const m = await tx.getObject('UserMessage', String(id));

@@ -247,8 +247,19 @@ function typeRanks(): Map<string, number> {
 export function applyOrder(manifests: readonly Manifest[]): Manifest[] {
   const at = new Map(manifests.map((m, i) => [idOf(m.type.name, m.key), i]));
   const rank = typeRanks();
+  const rankOf = (m: Manifest): number => {
+    const found = rank.get(m.type.name);
+    if (found === undefined) throw new Error(`no rank for the type ${m.type.name}`);
+    return found;
+  };
   const waitingFor = manifests.map(
-    (m, i) => new Set(needs(m).flatMap((id) => (at.has(id) && at.get(id) !== i ? [at.get(id) as number] : []))),
+    (m, i) =>
+      new Set(
+        needs(m).flatMap((id) => {
+          const j = at.get(id);
+          return j !== undefined && j !== i ? [j] : [];
+        }),
+      ),
   );
   const done = new Set<number>();
   const out: Manifest[] = [];
@@ -256,9 +267,7 @@ export function applyOrder(manifests: readonly Manifest[]): Manifest[] {
     let next: number | undefined;
     for (let i = 0; i < manifests.length; i++) {
       if (done.has(i) || [...itemAt(waitingFor, i)].some((j) => !done.has(j))) continue;
-      const better =
-        next === undefined ||
-        (rank.get(itemAt(manifests, i).type.name) as number) < (rank.get(itemAt(manifests, next).type.name) as number);
+      const better = next === undefined || rankOf(itemAt(manifests, i)) < rankOf(itemAt(manifests, next));
       if (better) next = i;
     }
     if (next === undefined) {
