@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { readCar, writeCar } from '../car/archive.ts';
 import { generateSigningKey, keyIdOf, loadTrustedKeys, signEntries, verifyEntries } from '../car/signing.ts';
 import { normalizeVendor } from '../config/config.ts';
+import { errorMessage } from '../errors.ts';
 
 /**
  * `millrace car …`: signing keys, signing and verifying CAR files locally, and export/import through a running
@@ -170,8 +171,8 @@ async function call(url: string, init: RequestInit): Promise<Response> {
   try {
     return await fetch(url, init);
   } catch (err) {
-    const cause = (err as { cause?: { message?: string } }).cause?.message;
-    throw new Error(`cannot reach ${url}: ${cause ?? (err instanceof Error ? err.message : String(err))}`);
+    const cause = err instanceof Error ? err.cause : undefined;
+    throw new Error(`cannot reach ${url}: ${cause instanceof Error ? cause.message : errorMessage(err)}`);
   }
 }
 

@@ -175,7 +175,8 @@ export async function dispatchPass(
   const asking: JobRecord[] = [];
   const credentials = new CredentialResolver(tx, ctx.secrets);
   for (const a of plan) {
-    const job = byId.get(a.jobId) as JobRecord;
+    const job = byId.get(a.jobId);
+    if (!job) throw new Error(`Job:${a.jobId} was planned but is not a candidate`);
     const credential = a.processServer === SYSTEM_SERVER ? null : (job.data.spec.credential ?? null);
     const found = credential ? await credentials.lookup(credential, job.partition) : undefined;
     if (found && !found.ok) {

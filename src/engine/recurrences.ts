@@ -64,9 +64,11 @@ async function submitOccurrence(
   now: number,
   fx: Effects,
 ): Promise<void> {
-  const group = job.jobGroup as number;
+  const group = job.jobGroup;
+  const r = job.data.recurrence;
+  // Only a job of a recurrence (which always has its group) has a next occurrence.
+  if (group === null || !r) return;
   if (await tx.jobs.groupHasStart(group, t)) return;
-  const r = job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
   await k.rerun(tx, job, now, fx, {
     keepPlace: false,
     starts: 0,
