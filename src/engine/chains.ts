@@ -15,7 +15,7 @@ import {
   SYSTEM_SERVER,
 } from '../domain/job.ts';
 import { INITIAL, isFinal, PENDING } from '../domain/job-status.ts';
-import { buildJobParameters, currentValue, type DefinitionParameter, setMappedValue } from '../domain/parameters.ts';
+import { buildJobParameters, currentValue, setMappedValue } from '../domain/parameters.ts';
 import { isOpen } from '../domain/time-window.ts';
 import { emptyRecord } from '../domain/own.ts';
 import { loopYielder } from '../loop-yield.ts';
@@ -27,6 +27,7 @@ import { createOperatorMessage } from './operator-message.ts';
 import { loadWindow } from './windows.ts';
 import { itemAt } from '../domain/item-at.ts';
 import { errorMessage } from '../errors.ts';
+import { declaredParameters } from '../model/definition-parameters.ts';
 
 /**
  * Chains at run time (docs/architecture.md §3). Submitting a chain creates the chain job, its step jobs and their
@@ -122,7 +123,7 @@ async function createCallJob(
   if (!definition) return undefined;
   const d = definition.data;
   // Mandatory values may come from mappings when the step starts: here every parameter takes its default.
-  const declared = ((d.Parameters as DefinitionParameter[] | null) ?? []).map((p) => ({ ...p, Optional: true }));
+  const declared = declaredParameters(d).map((p) => ({ ...p, Optional: true }));
   return k.submit(
     tx,
     {

@@ -1,9 +1,10 @@
 import { INITIAL, PENDING } from '../domain/job-status.ts';
-import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
+import { buildJobParameters } from '../domain/parameters.ts';
 import { fieldDefault } from '../model/data.ts';
 import { allObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Effects, Kernel } from './kernel.ts';
+import { declaredParameters } from '../model/definition-parameters.ts';
 
 /**
  * What an event's becoming Raised does to jobs: jobs waiting in EventWait for it move on
@@ -49,12 +50,7 @@ async function autoSubmit(
   const zone = d.TimeZone ?? 'UTC';
   let parameters: ReturnType<typeof buildJobParameters>;
   try {
-    parameters = buildJobParameters(
-      (d.Parameters as DefinitionParameter[] | null) ?? [],
-      undefined,
-      definition.key,
-      zone,
-    );
+    parameters = buildJobParameters(declaredParameters(d), undefined, definition.key, zone);
   } catch {
     return; // a mandatory parameter without a default: it cannot be submitted unattended
   }

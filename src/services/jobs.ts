@@ -1,5 +1,5 @@
 import type { JobFileRecord, JobRecord } from '../domain/job.ts';
-import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
+import { buildJobParameters } from '../domain/parameters.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Effects, Kernel } from '../engine/kernel.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
@@ -15,6 +15,7 @@ import { userCause } from './user-cause.ts';
 import { JOB_LIST_PARAMS, parseJobFilter } from './job-list.ts';
 import { renderJob, selectFields } from './job-render.ts';
 import { encodeCursor, type ListAnswer, partitionsToRead, readPage, readParams } from './list-query.ts';
+import { declaredParameters } from '../model/definition-parameters.ts';
 
 export interface JobServiceDeps {
   store: Store;
@@ -88,14 +89,7 @@ export class JobService {
     );
     const now = this.d.clock.now();
     const zone = options.requestedStart?.zone ?? d.TimeZone ?? this.d.defaultTimeZone;
-    const params =
-      parameters ??
-      buildJobParameters(
-        (d.Parameters as DefinitionParameter[] | null) ?? [],
-        options.parameters,
-        definition.key,
-        zone,
-      );
+    const params = parameters ?? buildJobParameters(declaredParameters(d), options.parameters, definition.key, zone);
     let frame: string | undefined;
     if (options.submitFrame !== undefined) {
       const frameKey = parseKey('partitioned', options.submitFrame);
