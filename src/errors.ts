@@ -61,3 +61,13 @@ export const diskFull = (): MillraceError =>
   new MillraceError(503, 'DISK_FULL', 'The disk is full: the server cannot store this change; try again later', {
     'Retry-After': '30',
   });
+
+/** The `code` a thrown value carries (Node's system errors, the database drivers), or undefined. */
+export function errorCode(e: unknown): unknown {
+  return typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined;
+}
+
+/** A thrown value's message: an Error's own, else the value written as text. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -32,7 +32,8 @@ export function startRuntimeStats(file: string): () => void {
   timer.unref();
   // Under `node --expose-gc`, SIGUSR2 collects garbage at once: a benchmark's RSS anchor must not depend on where
   // the heap stands in its cycle (B11's came out far apart a few seconds later).
-  const gc = (globalThis as { gc?: () => void }).gc;
+  const global: { gc?: () => void } = globalThis;
+  const gc = global.gc;
   const collect = () => gc?.();
   if (gc) process.on('SIGUSR2', collect);
   let stopped = false;

@@ -11,6 +11,7 @@ import {
   LineDecoder,
   UPGRADE_PROTOCOL,
 } from './protocol.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 export interface ConnectOptions {
   /** The server root with its context path, e.g. `http://127.0.0.1:7070/millrace`. */
@@ -181,7 +182,7 @@ export async function keepConnected(
   let index = 0;
   let failedInTurn = 0;
   while (!ctl.stopped()) {
-    const server = options.servers[index % options.servers.length] as URL;
+    const server = itemAt(options.servers, index % options.servers.length);
     let goodFor = 0;
     let connected = false;
     try {

@@ -7,6 +7,8 @@
  * masking them one after the other would leave the tail of the second in clear.
  */
 
+import { itemAt } from '../domain/item-at.ts';
+
 export const MASK = Buffer.from('***');
 
 /** Values worth masking: non-empty, each once, as UTF-8 bytes, the longest first. */
@@ -65,13 +67,13 @@ export class Masker {
       let at = Number.POSITIVE_INFINITY;
       let length = 0;
       for (const [k, v] of this.values.entries()) {
-        if ((next[k] as number) < i) {
+        if (itemAt(next, k) < i) {
           const p = buf.indexOf(v, i);
           next[k] = p < 0 ? Number.POSITIVE_INFINITY : p;
         }
         // Longest first: at equal positions the longest value wins, so a longer one is not skipped.
-        if ((next[k] as number) < at) {
-          at = next[k] as number;
+        if (itemAt(next, k) < at) {
+          at = itemAt(next, k);
           length = v.length;
         }
       }
@@ -85,7 +87,7 @@ export class Masker {
     this.covered = Math.max(covered - decided, 0);
     // A copy: the held bytes must not keep the whole chunk alive.
     this.tail = Buffer.from(buf.subarray(decided));
-    return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+    return out.length === 1 ? itemAt(out, 0) : Buffer.concat(out);
   }
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorCode } from '../errors.ts';
 
 /** Another live process holds the data folder's pid file. */
 export class AgentLockedError extends Error {
@@ -16,7 +17,7 @@ export function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return errorCode(err) === 'EPERM';
   }
 }
 
@@ -31,7 +32,7 @@ export function lockDataDir(dataDir: string): () => void {
       writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o644 });
       break;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= 3) throw err;
+      if (errorCode(err) !== 'EEXIST' || tries >= 3) throw err;
     }
     let pid = Number.NaN;
     try {

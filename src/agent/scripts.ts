@@ -2,6 +2,7 @@ import { accessSync, closeSync, constants, fstatSync, openSync, readSync, writeF
 import { delimiter, isAbsolute, join } from 'node:path';
 import { emptyRecord } from '../domain/own.ts';
 import type { ScriptType } from './protocol.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * How each script type is launched. The script text goes into a file in the work folder and parameters reach it
@@ -140,8 +141,8 @@ export function collectOut(scriptType: ScriptType, outNames: string[], paths: Wo
   if (scriptType === 'BASH') {
     const parts = readCapped(paths.outVars).split('\0');
     for (let i = 0; i + 1 < parts.length; i += 2) {
-      const name = parts[i] as string;
-      if (wanted.has(name)) out[name] = parts[i + 1] as string;
+      const name = itemAt(parts, i);
+      if (wanted.has(name)) out[name] = itemAt(parts, i + 1);
     }
   }
   for (const line of readCapped(paths.out).split('\n')) {

@@ -4,6 +4,13 @@ import type { ServerMessage } from './protocol.ts';
  * Checks the shape of a parsed line from the server. Returns the message, or a reason to log when the line is
  * not a message the agent understands (the agent ignores it and goes on).
  */
+const isTextList = (v: unknown): v is string[] => Array.isArray(v) && v.every((item) => typeof item === 'string');
+const isTextRecord = (v: unknown): v is Record<string, string> =>
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  Object.values(v).every((item) => typeof item === 'string');
+
 export function toServerMessage(value: unknown): ServerMessage | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an object';
   const m = value as Record<string, unknown>;
@@ -17,23 +24,20 @@ export function toServerMessage(value: unknown): ServerMessage | string {
         return `run ${m.jobId}.${m.attempt} with an unknown scriptType`;
       if (typeof m.script !== 'string') return `run ${m.jobId}.${m.attempt} without script`;
       const env = m.env ?? {};
-      if (typeof env !== 'object' || env === null || Array.isArray(env)) return `run ${m.jobId}.${m.attempt}: bad env`;
-      for (const v of Object.values(env)) if (typeof v !== 'string') return `run ${m.jobId}.${m.attempt}: bad env`;
+      if (!isTextRecord(env)) return `run ${m.jobId}.${m.attempt}: bad env`;
       const outNames = m.outNames ?? [];
-      if (!Array.isArray(outNames) || outNames.some((n) => typeof n !== 'string'))
-        return `run ${m.jobId}.${m.attempt}: bad outNames`;
+      if (!isTextList(outNames)) return `run ${m.jobId}.${m.attempt}: bad outNames`;
       const mask = m.mask ?? [];
-      if (!Array.isArray(mask) || mask.some((v) => typeof v !== 'string'))
-        return `run ${m.jobId}.${m.attempt}: bad mask`;
+      if (!isTextList(mask)) return `run ${m.jobId}.${m.attempt}: bad mask`;
       return {
         type: 'run',
         jobId: m.jobId,
         attempt: m.attempt,
         scriptType: m.scriptType,
         script: m.script,
-        env: { ...(env as Record<string, string>) },
-        outNames: [...(outNames as string[])],
-        ...(mask.length > 0 ? { mask: [...(mask as string[])] } : {}),
+        env: { ...env },
+        outNames: [...outNames],
+        ...(mask.length > 0 ? { mask: [...mask] } : {}),
       };
     }
     case 'kill':

@@ -60,7 +60,14 @@ export function inRange(ip: Ip, range: IpRange): boolean {
   return ip.value >> shift === range.base >> shift;
 }
 
-const MAPPED = parseRange('::ffff:0:0/96') as IpRange;
+/** A range written in this file: a wrong one is a bug, thrown when the module loads. */
+function builtinRange(text: string): IpRange {
+  const range = parseRange(text);
+  if (!range) throw new Error(`not an address range: ${text}`);
+  return range;
+}
+
+const MAPPED = builtinRange('::ffff:0:0/96');
 
 /** `::ffff:a.b.c.d` reaches the IPv4 host a.b.c.d: it is judged (and allow-listed) as that address. */
 export function unmap(ip: Ip): Ip {
@@ -78,7 +85,7 @@ export type AddressKind =
   | 'reserved';
 
 const table = (rows: Array<[string, AddressKind]>): Array<[IpRange, AddressKind]> =>
-  rows.map(([r, kind]) => [parseRange(r) as IpRange, kind]);
+  rows.map(([r, kind]) => [builtinRange(r), kind]);
 
 // First match wins: the broadcast address lies inside 240/4.
 const V4 = table([
@@ -113,10 +120,10 @@ const V6 = table([
   ['2001::/23', 'reserved'],
 ]);
 
-const GLOBAL_UNICAST = parseRange('2000::/3') as IpRange;
+const GLOBAL_UNICAST = builtinRange('2000::/3');
 // Translation prefixes that carry an IPv4 address: the IPv4 address is what is reached.
-const NAT64 = parseRange('64:ff9b::/96') as IpRange;
-const SIX_TO_FOUR = parseRange('2002::/16') as IpRange;
+const NAT64 = builtinRange('64:ff9b::/96');
+const SIX_TO_FOUR = builtinRange('2002::/16');
 
 /** Why a connection to this address may reach something internal, or undefined for a public unicast address. */
 export function classifyIp(address: Ip): AddressKind | undefined {

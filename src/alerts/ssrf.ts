@@ -1,5 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { classifyIp, type Ip, type IpRange, inRange, parseIp, parseRange, unmap } from './ip.ts';
+import { itemAt } from '../domain/item-at.ts';
+import { errorCode } from '../errors.ts';
 
 /**
  * Webhook targets (OWASP API7, SSRF): a webhook may only reach public http(s) servers, unless the operator lists
@@ -122,7 +124,7 @@ async function resolveAll(host: string, lookup: LookupAll): Promise<ReadonlyArra
     if (typeof found === 'string' || found.length > 0) return found;
     return 'no addresses';
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code ?? 'lookup failed';
+    return String(errorCode(e) ?? 'lookup failed');
   } finally {
     clearTimeout(timer);
   }
@@ -156,7 +158,7 @@ export async function resolveWebhookTarget(
       const p = addressProblem(u, list, address, 'resolves to');
       if (p) return { problem: p };
     }
-  const first = found[0] as { address: string };
+  const first = itemAt(found, 0);
   const ip = parseIp(first.address);
   if (!ip) return { problem: `Webhook address ${shown(u)} resolves to ${first.address}, which is not an IP address` };
   return { address: first.address, family: ip.family };

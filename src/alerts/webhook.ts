@@ -5,6 +5,8 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { join } from 'node:path';
 import { type LookupAll, resolveWebhookTarget } from './ssrf.ts';
+import { itemAt } from '../domain/item-at.ts';
+import { errorCode } from '../errors.ts';
 
 /**
  * Webhook delivery. Each POST carries a JSON body and two headers that let the receiver check it came from this
@@ -26,7 +28,7 @@ export const MAX_DELIVERY_ATTEMPTS = 8;
 /** How long to wait before the next attempt, after `attempt` (1-based) attempts failed. */
 export function retryDelayMs(attempt: number): number {
   const i = Math.min(Math.max(Math.floor(attempt), 1), RETRY_DELAYS_MS.length) - 1;
-  return RETRY_DELAYS_MS[i] as number;
+  return itemAt(RETRY_DELAYS_MS, i);
 }
 
 export function signWebhook(secret: string, timestamp: string | number, body: string): string {
@@ -60,7 +62,7 @@ export function loadWebhookSecret(dataDir: string, env: NodeJS.ProcessEnv = proc
     writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
     chmodSync(file, 0o600);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    if (errorCode(e) !== 'EEXIST') throw e;
   }
   const secret = readFileSync(file, 'utf8').trim();
   if (secret === '') throw new Error(`${file} is empty; delete it to have a new webhook secret generated`);

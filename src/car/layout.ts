@@ -1,6 +1,7 @@
 import { unprocessable } from '../errors.ts';
 import type { TypeName } from '../model/fields.ts';
 import { parseKey } from '../model/keys.ts';
+import type { ObjectType } from '../model/object-type.ts';
 import { definitionTypes } from '../model/registry.ts';
 import { SIGNATURE_ENTRY } from './signing.ts';
 
@@ -24,7 +25,7 @@ export interface CarLayout {
   manifestName?: string;
 }
 
-const TYPES = new Map(definitionTypes().map((t) => [t.name as string, t]));
+const TYPES = new Map<string, ObjectType>(definitionTypes().map((t) => [t.name, t]));
 
 /** Sorts an archive's entries into objects and library files; 422 naming the first entry that is neither. */
 export function readLayout(entries: ReadonlyArray<{ name: string; data: Buffer }>): CarLayout {

@@ -17,7 +17,8 @@ import {
 import type { Stats } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { invalid, unprocessable } from '../errors.ts';
+import { itemAt } from '../domain/item-at.ts';
+import { errorCode, invalid, unprocessable } from '../errors.ts';
 import type { CarEntry } from './archive.ts';
 import { compareNames } from './entry-names.ts';
 
@@ -122,7 +123,7 @@ function parseSignature(data: Buffer): { keyId: string; digests: Digest[]; value
   const head = HEAD.exec(text);
   if (!head) throw malformed('it does not start with <?xml …?> and <signature algorithm="…" key="…">');
   if (head[1] !== 'Ed25519') throw malformed(`unsupported algorithm ${JSON.stringify(head[1])}; only Ed25519 is`);
-  const keyId = head[2] as string;
+  const keyId = itemAt(head, 2);
   if (!/^[0-9a-f]{32}$/.test(keyId)) throw malformed(`the key id ${JSON.stringify(keyId)} is not 32 hex digits`);
   const digests: Digest[] = [];
   let at = HEAD.lastIndex;
@@ -130,18 +131,18 @@ function parseSignature(data: Buffer): { keyId: string; digests: Digest[]; value
     DIGEST.lastIndex = at;
     const m = DIGEST.exec(text);
     if (!m) break;
-    const name = unescapeAttribute(m[1] as string);
+    const name = unescapeAttribute(itemAt(m, 1));
     const previous = digests[digests.length - 1];
     if (previous && compareNames(previous.name, name) >= 0)
       throw malformed(`the digests are not sorted by name without repeats (at ${JSON.stringify(name)})`);
     if (name === SIGNATURE_ENTRY) throw malformed('it lists a digest of itself');
-    digests.push({ name, sha256: m[2] as string });
+    digests.push({ name, sha256: itemAt(m, 2) });
     at = DIGEST.lastIndex;
   }
   TAIL.lastIndex = at;
   const tail = TAIL.exec(text);
   if (!tail) throw malformed(`expected <digest name="…" sha256="…"/> or <value>…</value> at offset ${at}`);
-  const value = Buffer.from(tail[1] as string, 'base64');
+  const value = Buffer.from(itemAt(tail, 1), 'base64');
   if (value.length !== 64) throw malformed('the value is not a 64-byte Ed25519 signature');
   return { keyId, digests, value };
 }
@@ -207,7 +208,7 @@ export async function loadTrustedKeys(paths: readonly string[]): Promise<Trusted
     try {
       info = await stat(path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      if (errorCode(err) === 'ENOENT') continue;
       throw err;
     }
     if (!info.isDirectory()) {

@@ -17,6 +17,7 @@
  */
 import { codePointText, NOT_XML_CHAR } from '../domain/characters.ts';
 import { invalid, tooLarge } from '../errors.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 export interface XmlElement {
   name: string;
@@ -188,7 +189,7 @@ class Parser {
         );
       if (m[3] !== undefined) parts.push(PREDEFINED[m[3]] as string);
       else {
-        const n = m[1] !== undefined ? Number.parseInt(m[1], 10) : Number.parseInt(m[2] as string, 16);
+        const n = m[1] !== undefined ? Number.parseInt(m[1], 10) : Number.parseInt(itemAt(m, 2), 16);
         if (!isXmlCodePoint(n))
           this.fail(offset + amp, `character reference ${m[0]} names a character XML cannot carry`);
         parts.push(String.fromCodePoint(n));
@@ -381,7 +382,7 @@ export function serializeXml(root: XmlElement): string {
     out.push(`${open}>\n`);
     stack.push({ el, depth, path, close: true });
     for (let i = el.children.length - 1; i >= 0; i--) {
-      const child = el.children[i] as XmlElement;
+      const child = itemAt(el.children, i);
       stack.push({ el: child, depth: depth + 1, path: `${path}/${child.name}`, close: false });
     }
   }

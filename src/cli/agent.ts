@@ -35,7 +35,7 @@ export function registerAgent(program: Command): void {
 
 /** The agent's options: flag > environment > configuration file (src/config/options.ts). */
 async function agentFlags(flags: Record<string, unknown>, given: (name: string) => boolean): Promise<AgentFlags> {
-  const path = (flags.config as string | undefined) ?? (process.env[CONFIG_ENV] || undefined);
+  const path = (typeof flags.config === 'string' ? flags.config : undefined) ?? (process.env[CONFIG_ENV] || undefined);
   const file = path ? await (await import('../config/file.ts')).readConfigFile(path, 'agent') : undefined;
   const r = resolveOptions('agent', flags, given, process.env, file);
   const required = (key: string): string => {
@@ -47,12 +47,14 @@ async function agentFlags(flags: Record<string, unknown>, given: (name: string) 
     return v.text;
   };
   const logJobs = r.get('log-jobs');
+  const data = r.get('data');
+  const slots = r.get('slots');
   return {
     server: required('server'),
     processServer: required('process-server'),
     secretFile: required('secret-file'),
-    ...(r.get('data') ? { data: r.get('data')?.text as string } : {}),
-    ...(r.get('slots') ? { slots: r.get('slots')?.text as string } : {}),
+    ...(data ? { data: data.text } : {}),
+    ...(slots ? { slots: slots.text } : {}),
     ...(typeof flags.parentPid === 'string' ? { parentPid: flags.parentPid } : {}),
     ...(typeof flags.parentPipe === 'string' ? { parentPipe: flags.parentPipe } : {}),
     logJobs: logJobs ? parseSwitch(logJobs) : false,

@@ -7,6 +7,7 @@ import { readCar } from '../car/archive.ts';
 import { writeCar } from '../car/archive-writer.ts';
 import { generateSigningKey, keyIdOf, loadTrustedKeys, signEntries, verifyEntries } from '../car/signing.ts';
 import { normalizeVendor } from '../config/config.ts';
+import { errorMessage } from '../errors.ts';
 
 /**
  * `millrace car …`: signing keys, signing and verifying CAR files locally, and export/import through a running
@@ -171,8 +172,8 @@ async function call(url: string, init: RequestInit): Promise<Response> {
   try {
     return await fetch(url, init);
   } catch (err) {
-    const cause = (err as { cause?: { message?: string } }).cause?.message;
-    throw new Error(`cannot reach ${url}: ${cause ?? (err instanceof Error ? err.message : String(err))}`);
+    const cause = err instanceof Error ? err.cause : undefined;
+    throw new Error(`cannot reach ${url}: ${cause instanceof Error ? cause.message : errorMessage(err)}`);
   }
 }
 

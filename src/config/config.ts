@@ -179,6 +179,9 @@ export function loadConfig(
   };
   const port = resolvedOf('port');
   const databaseUrl = text('database');
+  const metricsToken = text('metrics-token');
+  const initialSecrets = text('initial-secrets');
+  const jobFiles = text('job-files');
   const level = check('log-level', logLevel);
   const logFormat = check('log-format', (v) => {
     if (v !== 'json' && v !== 'pretty') throw new Error(`"${v}" is not json or pretty`);
@@ -206,10 +209,10 @@ export function loadConfig(
     trustedKeys: check('trusted-keys', (v) => list(v).map((e) => resolve(e))) ?? [],
     localAgent: sw('local-agent', DEFAULTS.localAgent),
     metrics: sw('metrics', DEFAULTS.metrics),
-    ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
+    ...(metricsToken ? { metricsToken } : {}),
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
-    ...(text('initial-secrets') ? { initialSecretsFile: resolve(text('initial-secrets') as string) } : {}),
-    ...(text('job-files') ? { jobFilesDir: jobFilesPlace(text('job-files') as string) } : {}),
+    ...(initialSecrets ? { initialSecretsFile: resolve(initialSecrets) } : {}),
+    ...(jobFiles ? { jobFilesDir: jobFilesPlace(jobFiles) } : {}),
     ...(text('node-id') ? { nodeId: check('node-id', nodeIdValue) as string } : {}),
     timerLeaseMs: lease ? parseWhole(lease, 2, 3600) * 1000 : DEFAULTS.timerLeaseMs,
     migrateBesideOlderNodes: sw('migrate-beside-older-nodes', DEFAULTS.migrateBesideOlderNodes),
@@ -256,7 +259,7 @@ export async function loadServeConfig(
   env: NodeJS.ProcessEnv = process.env,
   given?: (name: string) => boolean,
 ): Promise<Config> {
-  const path = (flags.config as string | undefined) ?? (env[CONFIG_ENV] || undefined);
+  const path = (typeof flags.config === 'string' ? flags.config : undefined) ?? (env[CONFIG_ENV] || undefined);
   const file = path ? await readConfigFile(path, 'serve') : undefined;
   return loadConfig(flags, env, file, given);
 }

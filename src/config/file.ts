@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, type ConfigFile, type FileValue, OPTIONS } from './options.ts';
+import { itemAt } from '../domain/item-at.ts';
+import { errorCode } from '../errors.ts';
 
 /**
  * Reads the configuration file (`.toml`, or `.yaml`/`.yml`): a `[serve]` and an `[agent]` section holding options
@@ -14,7 +16,7 @@ export async function readConfigFile(path: string, command: Command): Promise<Co
   try {
     text = readFileSync(full, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read the configuration file ${full}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    throw new Error(`cannot read the configuration file ${full}: ${String(errorCode(err) ?? err)}`);
   }
   const entries = /\.ya?ml$/i.test(full) ? await yamlEntries(full, text) : await tomlEntries(full, text);
   const values = new Map<string, FileValue>();
@@ -89,7 +91,7 @@ async function tomlEntries(path: string, text: string): Promise<Entry[]> {
   const { parse, TomlError } = await import('smol-toml');
   let doc: Record<string, unknown>;
   try {
-    doc = parse(text) as Record<string, unknown>;
+    doc = parse(text);
   } catch (err) {
     if (err instanceof TomlError) throw new Error(`${path} line ${err.line}: ${err.message.split('\n')[0]}`);
     throw err;
@@ -116,7 +118,7 @@ function tomlLine(text: string, section: string | undefined, key: string): numbe
   const lines = text.split(/\r?\n/);
   let current: string | undefined;
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
+    const line = itemAt(lines, i);
     const header = /^\s*\[\s*["']?([^\]"']+)["']?\s*\]/.exec(line);
     if (header) {
       current = header[1]?.trim();

@@ -33,6 +33,15 @@ export interface JobAlertStatus {
   Message: string | null;
 }
 
+/** The defaults the registry declares for the sources' fields (the domain does not read the registry: the engine
+ * passes them in, read from the declarations). */
+export interface AlertSourceDefaults {
+  NamePattern: string;
+  PartitionPattern: string;
+  DelayAmount: number;
+  DelayUnits: keyof typeof UNIT_MS;
+}
+
 /** What kind of job a JobDefinitionAlertSource's Applies… flags see it as. */
 export function jobKind(job: JobRecord): 'AppliesToChains' | 'AppliesToSteps' | 'AppliesToProcesses' {
   if (job.data.chain?.step) return 'AppliesToSteps';
@@ -48,29 +57,35 @@ export function jobSourceEntry(
   source: Record<string, unknown>,
   job: JobRecord,
   status: string,
+  defaults: AlertSourceDefaults,
   cause?: string | null,
 ): JobAlertStatus | undefined {
   if (source.Enabled === false || source[jobKind(job)] !== true) return undefined;
   const dot = job.definition.indexOf('.');
   const partition = job.definition.slice(0, dot);
   const name = job.definition.slice(dot + 1);
-  if (!globMatch(String(source.NamePattern ?? '*'), name)) return undefined;
-  if (!globMatch(String(source.PartitionPattern ?? '*'), partition)) return undefined;
+  if (!globMatch(String(source.NamePattern ?? defaults.NamePattern), name)) return undefined;
+  if (!globMatch(String(source.PartitionPattern ?? defaults.PartitionPattern), partition)) return undefined;
   const entries = ((source.Statuses as JobAlertStatus[] | null) ?? []).filter((s) => s.Status === status);
   return entries.find((s) => isSet(s.Cause) && s.Cause === cause) ?? entries.find((s) => !isSet(s.Cause));
 }
 
 const isSet = (v: unknown): boolean => v !== null && v !== undefined;
 
-export function delayMs(entry: JobAlertStatus): number {
-  return (entry.DelayAmount ?? 0) * UNIT_MS[entry.DelayUnits ?? 'Minutes'];
+export function delayMs(entry: JobAlertStatus, defaults: AlertSourceDefaults): number {
+  return (entry.DelayAmount ?? defaults.DelayAmount) * UNIT_MS[entry.DelayUnits ?? defaults.DelayUnits];
 }
 
 /** Whether a ProcessServerAlertSource (its data) watches process server `key` entering `status`. */
-export function serverSourceMatches(source: Record<string, unknown>, key: string, status: string): boolean {
+export function serverSourceMatches(
+  source: Record<string, unknown>,
+  key: string,
+  status: string,
+  defaults: AlertSourceDefaults,
+): boolean {
   if (source.Enabled === false) return false;
   const dot = key.indexOf('.');
-  if (!globMatch(String(source.NamePattern ?? '*'), key.slice(dot + 1))) return false;
-  if (!globMatch(String(source.PartitionPattern ?? '*'), key.slice(0, dot))) return false;
+  if (!globMatch(String(source.NamePattern ?? defaults.NamePattern), key.slice(dot + 1))) return false;
+  if (!globMatch(String(source.PartitionPattern ?? defaults.PartitionPattern), key.slice(0, dot))) return false;
   return ((source.Statuses as string[] | null) ?? []).includes(status);
 }

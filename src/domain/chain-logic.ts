@@ -1,8 +1,11 @@
 /**
  * Chain decisions, pure: the status of a step from its calls' statuses, what the chain does next
- * (status handlers), and the precondition expressions of steps and calls. No I/O, no imports: the registry
+ * (status handlers), and the precondition expressions of steps and calls. No I/O, nothing imported but
+ * the checked list index (item-at.ts): the registry
  * (`JobChain` rules) parses expressions with it and the chain runtime decides with it.
  */
+
+import { itemAt } from './item-at.ts';
 
 export type CallOutcome = 'Completed' | 'Error' | 'Killed' | 'Canceled' | 'Unknown' | 'Ignored' | 'Skipped';
 
@@ -44,7 +47,9 @@ export function stepStatus(calls: readonly CallOutcome[]): StepStatus {
 function fires(h: Handler, calls: readonly CallOutcome[]): boolean {
   if (h.Status === 'Otherwise') return true;
   if (h.Status === 'Completed') return calls.every((c) => DONE.has(c));
-  return (SEVERITY as readonly string[]).includes(h.Status) && (calls as readonly string[]).includes(h.Status);
+  const severities: readonly string[] = SEVERITY;
+  const outcomes: readonly string[] = calls;
+  return severities.includes(h.Status) && outcomes.includes(h.Status);
 }
 
 /** The first handler of one list that fires: specific statuses in list order, then Otherwise. */
@@ -133,7 +138,7 @@ function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   while (i < text.length) {
-    const ch = text[i] as string;
+    const ch = itemAt(text, i);
     if (/\s/.test(ch)) {
       i++;
       continue;
@@ -162,7 +167,7 @@ function readString(text: string, start: number): { value: string; end: number }
   const quote = text[start];
   let value = '';
   for (let i = start + 1; i < text.length; i++) {
-    const ch = text[i] as string;
+    const ch = itemAt(text, i);
     if (ch === quote) return { value, end: i + 1 };
     if (ch === '\\' && i + 1 < text.length) value += text[++i];
     else value += ch;
@@ -223,7 +228,7 @@ class Parser {
       this.i++;
       operands.push(this.and(depth));
     }
-    return operands.length === 1 ? (operands[0] as Condition) : { kind: 'or', operands };
+    return operands.length === 1 ? itemAt(operands, 0) : { kind: 'or', operands };
   }
 
   private and(depth: number): Condition {
@@ -232,7 +237,7 @@ class Parser {
       this.i++;
       operands.push(this.not(depth));
     }
-    return operands.length === 1 ? (operands[0] as Condition) : { kind: 'and', operands };
+    return operands.length === 1 ? itemAt(operands, 0) : { kind: 'and', operands };
   }
 
   private not(depth: number): Condition {
@@ -273,7 +278,7 @@ class Parser {
   }
 
   private operand(): Operand {
-    const t = this.tokens[this.i++] as Token; // isOperandStart checked it
+    const t = itemAt(this.tokens, this.i++); // isOperandStart checked it
     if (t.kind === 'number' || t.kind === 'string') return { kind: 'literal', value: t.value };
     const lower = t.text.toLowerCase();
     if (lower === 'null') return { kind: 'literal', value: null };
@@ -318,8 +323,8 @@ function compare(op: ComparisonOperator, a: Value, b: Value): boolean {
   const an = typeof a === 'number' ? a : numeric(a);
   const bn = typeof b === 'number' ? b : numeric(b);
   const asNumbers = (typeof a === 'number' || typeof b === 'number') && an !== undefined && bn !== undefined;
-  const x = asNumbers ? (an as number) : String(a);
-  const y = asNumbers ? (bn as number) : String(b);
+  const x = asNumbers ? an : String(a);
+  const y = asNumbers ? bn : String(b);
   switch (op) {
     case '==':
       return x === y;

@@ -7,6 +7,7 @@
  */
 import Holidays from 'date-holidays';
 import { civilFromDays, daysFromCivil, MS_PER_DAY } from '../time/civil.ts';
+import { itemAt } from './item-at.ts';
 
 const CODE = /^([A-Z]{2})(?:-([A-Z0-9]{1,6}))?$/;
 
@@ -15,7 +16,7 @@ export function holidayCodeProblem(code: string): string | undefined {
   const m = CODE.exec(code);
   if (!m) return `"${code}" is not a country code with an optional region, such as NL, US-NY or DE-BY`;
   const lookup = new Holidays();
-  const country = m[1] as string;
+  const country = itemAt(m, 1);
   if (!lookup.getCountries()[country]) return `there are no public holidays for country "${country}"`;
   const region = m[2];
   if (region !== undefined && !lookup.getStates(country)?.[region])
@@ -49,11 +50,11 @@ function holidaysOf(code: string, year: number): ReadonlySet<number> {
   const m = CODE.exec(code);
   // Unknown codes are refused on save; one stored before (or a region the package dropped) simply has no holidays.
   if (m && !holidayCodeProblem(code)) {
-    const calendar = m[2] === undefined ? new Holidays(m[1] as string) : new Holidays(m[1] as string, m[2]);
+    const calendar = m[2] === undefined ? new Holidays(itemAt(m, 1)) : new Holidays(itemAt(m, 1), m[2]);
     for (const h of calendar.getHolidays(year)) {
       if (h.type !== 'public') continue;
-      const [y, mo, d] = h.date.slice(0, 10).split('-').map(Number);
-      const first = daysFromCivil(y as number, mo as number, d as number);
+      const ymd = h.date.slice(0, 10).split('-').map(Number);
+      const first = daysFromCivil(itemAt(ymd, 0), itemAt(ymd, 1), itemAt(ymd, 2));
       // Most last one day; a few several (their end is given as an instant, 23 to 25 hours a day around DST).
       const length = Math.max(1, Math.round((h.end.getTime() - h.start.getTime()) / MS_PER_DAY));
       for (let i = 0; i < length; i++) days.add(first + i);

@@ -4,19 +4,21 @@
  * "Normalized" means sorted, disjoint and not touching.
  */
 
+import { itemAt } from './item-at.ts';
+
 /** Sorts a flat list of [start, end) pairs and merges overlapping and touching ones. */
 export function normalize(pairs: number[]): number[] {
   const n = pairs.length / 2;
   if (n <= 1) return pairs;
   const order = Array.from({ length: n }, (_, i) => i);
-  order.sort((a, b) => (pairs[2 * a] as number) - (pairs[2 * b] as number));
+  order.sort((a, b) => itemAt(pairs, 2 * a) - itemAt(pairs, 2 * b));
   const out: number[] = [];
   for (const i of order) {
-    const s = pairs[2 * i] as number;
-    const e = pairs[2 * i + 1] as number;
+    const s = itemAt(pairs, 2 * i);
+    const e = itemAt(pairs, 2 * i + 1);
     const last = out.length - 1;
-    if (last > 0 && s <= (out[last] as number)) {
-      if (e > (out[last] as number)) out[last] = e;
+    if (last > 0 && s <= itemAt(out, last)) {
+      if (e > itemAt(out, last)) out[last] = e;
     } else out.push(s, e);
   }
   return out;
@@ -28,11 +30,11 @@ export function intersect(a: number[], b: number[]): number[] {
   let i = 0;
   let j = 0;
   while (i < a.length && j < b.length) {
-    const s = Math.max(a[i] as number, b[j] as number);
-    const e = Math.min(a[i + 1] as number, b[j + 1] as number);
+    const s = Math.max(itemAt(a, i), itemAt(b, j));
+    const e = Math.min(itemAt(a, i + 1), itemAt(b, j + 1));
     if (s < e) out.push(s, e);
     // Drop whichever ends first; its rest cannot meet anything further on.
-    if ((a[i + 1] as number) < (b[j + 1] as number)) i += 2;
+    if (itemAt(a, i + 1) < itemAt(b, j + 1)) i += 2;
     else j += 2;
   }
   return out;
@@ -43,14 +45,14 @@ export function subtract(a: number[], b: number[]): number[] {
   const out: number[] = [];
   let j = 0;
   for (let i = 0; i < a.length; i += 2) {
-    let s = a[i] as number;
-    const e = a[i + 1] as number;
+    let s = itemAt(a, i);
+    const e = itemAt(a, i + 1);
     // Skip b's intervals that end before this one starts (they end before every later one of a too).
-    while (j < b.length && (b[j + 1] as number) <= s) j += 2;
+    while (j < b.length && itemAt(b, j + 1) <= s) j += 2;
     let k = j;
-    while (k < b.length && (b[k] as number) < e) {
-      if ((b[k] as number) > s) out.push(s, b[k] as number);
-      s = Math.max(s, b[k + 1] as number);
+    while (k < b.length && itemAt(b, k) < e) {
+      if (itemAt(b, k) > s) out.push(s, itemAt(b, k));
+      s = Math.max(s, itemAt(b, k + 1));
       k += 2;
     }
     if (s < e) out.push(s, e);

@@ -142,8 +142,10 @@ export const jobAction = (action: JobAction): JobActionSpec => JOB_ACTION_TABLE[
 export const isKernelAction = (action: JobAction): action is KernelAction => jobAction(action).body !== 'submit';
 export const isJobAction = (name: string): name is JobAction => Object.hasOwn(JOB_ACTION_TABLE, name);
 
-export const actionApplies = (action: JobAction, status: JobStatus): boolean =>
-  (JOB_ACTION_TABLE[action].applies as readonly JobStatus[]).includes(status);
+export function actionApplies(action: JobAction, status: JobStatus): boolean {
+  const applies: readonly JobStatus[] = JOB_ACTION_TABLE[action].applies;
+  return applies.includes(status);
+}
 
 /** The wording of the 409 when an action does not apply. */
 export function notApplicableMessage(action: JobAction, jobId: number, status: JobStatus): string {

@@ -53,10 +53,11 @@ export interface JobSpec {
   maxRunTime?: number | null;
 }
 
+/** As the definition stores it: a response's Status and ReturnCode may be null (their declared defaults apply). */
 export interface UserMessageSpec {
   Text: string;
-  Responses: Array<{ Response: string; Status: 'Completed' | 'Error'; ReturnCode: number }>;
-  Participants: string[];
+  Responses?: Array<{ Response: string; Status?: 'Completed' | 'Error' | null; ReturnCode?: number | null }> | null;
+  Participants?: string[] | null;
 }
 
 export type OverdueAction = 'Scheduled' | 'Overdue' | 'Canceled' | 'Held';
@@ -214,6 +215,8 @@ export interface JobFileRecord {
 
 /** The built-in process server that runs System, JobChain and UserMessage jobs inside the server. */
 export const SYSTEM_SERVER = 'GLOBAL.System';
+/** The built-in queue the System process server serves: System and chain definitions submit into it. */
+export const SYSTEM_QUEUE = 'GLOBAL.System';
 
 /** A job whose children a chain made (a chain job, a step job): cancel and kill reach them. */
 export const hasChildren = (job: JobRecord): boolean => Boolean(job.data.chain?.structure || job.data.chain?.step);

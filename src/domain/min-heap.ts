@@ -1,3 +1,5 @@
+import { itemAt } from './item-at.ts';
+
 /** A binary min-heap under `less`: push and pop in log n (the k-way merge of the forecast's sources). Pure. */
 export class MinHeap<T> {
   private readonly items: T[] = [];
@@ -21,8 +23,8 @@ export class MinHeap<T> {
     let i = a.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.less(a[i] as T, a[parent] as T)) break;
-      [a[i], a[parent]] = [a[parent] as T, a[i] as T];
+      if (!this.less(itemAt(a, i), itemAt(a, parent))) break;
+      [a[i], a[parent]] = [itemAt(a, parent), itemAt(a, i)];
       i = parent;
     }
   }
@@ -37,10 +39,10 @@ export class MinHeap<T> {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < a.length && this.less(a[l] as T, a[m] as T)) m = l;
-      if (r < a.length && this.less(a[r] as T, a[m] as T)) m = r;
+      if (l < a.length && this.less(itemAt(a, l), itemAt(a, m))) m = l;
+      if (r < a.length && this.less(itemAt(a, r), itemAt(a, m))) m = r;
       if (m === i) break;
-      [a[i], a[m]] = [a[m] as T, a[i] as T];
+      [a[i], a[m]] = [itemAt(a, m), itemAt(a, i)];
       i = m;
     }
     return top;

@@ -4,6 +4,7 @@ import { isPlainObject } from './json.ts';
 import { emptyRecord } from './own.ts';
 import { DateParseError, formatInstant, parseDate, type ZonedInstant } from '../time/date-format.ts';
 import type { JobParameter } from './job.ts';
+import { itemAt } from './item-at.ts';
 
 /**
  * Job parameters (docs/architecture.md §7, §12): checked against the definition at submit, turned into environment variables
@@ -22,7 +23,7 @@ export interface DefinitionParameter {
 type Value = string | number | ZonedInstant;
 
 /** Converts a given value to the parameter's data type, or explains why it cannot. */
-function convert(p: DefinitionParameter, given: unknown, zone: string, at: string): Value {
+function convert(p: Pick<DefinitionParameter, 'Name' | 'DataType'>, given: unknown, zone: string, at: string): Value {
   switch (p.DataType) {
     case 'String':
       if (typeof given === 'string') {
@@ -87,7 +88,7 @@ export function buildJobParameters(
   zone: string,
 ): JobParameter[] {
   const result = declared.map((p) => emptyParameter(p, definitionKey));
-  const byName = new Map(result.map((r, i) => [r.Name, { param: declared[i] as DefinitionParameter, job: r }]));
+  const byName = new Map(result.map((r, i) => [r.Name, { param: itemAt(declared, i), job: r }]));
   const given = new Set<string>();
   if (items !== undefined && items !== null) {
     if (!Array.isArray(items)) throw invalid('Field "JobParameters" must be a list of parameters');
@@ -110,7 +111,7 @@ export function buildJobParameters(
       if (values.length === 0) continue;
       if (entry.param.Direction === 'Out')
         throw invalid(`${at}: parameter ${name} is an Out parameter and takes no value`);
-      setIn(entry.job, convert(entry.param, item[values[0] as string], zone, at));
+      setIn(entry.job, convert(entry.param, item[itemAt(values, 0)], zone, at));
     }
   }
   for (const { param, job } of byName.values()) {
@@ -157,7 +158,7 @@ export function resubmitParameters(
   checkOutValues(original, items, definitionKey);
   const result = buildJobParameters(declared, items, definitionKey, zone);
   for (const [i, p] of result.entries()) {
-    const before = original[i] as JobParameter;
+    const before = itemAt(original, i);
     if (p.InValueString === null && p.InValueNumber === null && p.InValueDate === null) {
       p.InValueString = before.InValueString;
       p.InValueNumber = before.InValueNumber;
@@ -219,9 +220,10 @@ export function applyOutText(params: JobParameter[], out: Record<string, string>
   const notes: string[] = [];
   for (const p of params) {
     if (p.Direction === 'In' || !Object.hasOwn(out, p.Name)) continue;
-    const text = out[p.Name] as string;
+    const text = out[p.Name];
+    if (text === undefined) continue;
     try {
-      setOut(p, convert(p as unknown as DefinitionParameter, text, zone, 'Out value'));
+      setOut(p, convert(p, text, zone, 'Out value'));
     } catch {
       notes.push(`Out parameter ${p.Name}: ${JSON.stringify(text.slice(0, 100))} is not a ${p.DataType}`);
     }
@@ -246,7 +248,7 @@ export function applyOutItems(params: JobParameter[], items: unknown, zone: stri
     const v = item.OutValue;
     if (v !== null && typeof v !== 'string' && typeof v !== 'number')
       throw invalid(`${at}.OutValue must be a string or a number`);
-    updates.push([p, v === null || v === undefined ? null : convert(p as unknown as DefinitionParameter, v, zone, at)]);
+    updates.push([p, v === null || v === undefined ? null : convert(p, v, zone, at)]);
   }
   for (const [p, v] of updates) setOut(p, v);
 }
@@ -261,5 +263,5 @@ export function currentValue(p: JobParameter): string | number | null {
 
 /** Sets a parameter's In value from a mapped value (a chain mapping), converted to its data type; null clears it. */
 export function setMappedValue(p: JobParameter, value: string | number | null, zone: string): void {
-  setIn(p, value === null ? null : convert(p as unknown as DefinitionParameter, value, zone, 'Mapped value'));
+  setIn(p, value === null ? null : convert(p, value, zone, 'Mapped value'));
 }

@@ -1,4 +1,5 @@
 import vm from 'node:vm';
+import { errorCode } from '../errors.ts';
 
 /**
  * Reply expressions are regular expressions written by users, and a regular expression can take
@@ -44,7 +45,7 @@ function matchOnce(expression: string, reply: string): boolean | 'timeout' {
   try {
     return MATCH.runInContext(context, { timeout: MATCH_TIMEOUT_MS }) === true;
   } catch (e) {
-    if ((e as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return 'timeout';
+    if (errorCode(e) === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return 'timeout';
     return false;
   } finally {
     context.expression = undefined;

@@ -1,5 +1,6 @@
 import { intersect } from './interval-set.ts';
 import { HORIZON_MS, nextOpening, openIntervals, type WindowSpec } from './time-window.ts';
+import { itemAt } from './item-at.ts';
 
 /**
  * When a job that may start at `t` really starts, as far as time windows decide it: the dispatcher
@@ -40,7 +41,7 @@ export function lastOpenEnd(windows: readonly WindowSpec[], t: number, floor: nu
     if (!(t > from)) return undefined;
     // As flat [start, end, start, end, …] lists, the form interval-set.ts works on.
     const flat = (w: WindowSpec) => openIntervals(w, from, t).flatMap((i) => [i.start, i.end]);
-    let common = flat(windows[0] as WindowSpec);
+    let common = flat(itemAt(windows, 0));
     for (const w of windows.slice(1)) common = intersect(common, flat(w));
     if (common.length > 0) return common[common.length - 1];
     if (from === floor || span > HORIZON_MS) return undefined;

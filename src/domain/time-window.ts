@@ -28,6 +28,7 @@ import { isHoliday } from './holidays.ts';
 import { normalize, intersect, subtract } from './interval-set.ts';
 import { localDay, localToInstant, toLocal } from './local-time.ts';
 import { type DayCalendar, MONDAY_TO_FRIDAY, selectsWorkday } from './workdays.ts';
+import { itemAt } from './item-at.ts';
 
 export { localToInstant } from './local-time.ts';
 
@@ -120,8 +121,8 @@ export function nextChange(w: WindowSpec, t: number, horizonMs: number = HORIZON
     const to = Math.min(t + span, limit + 1);
     const iv = intervalsOf(c, t, to);
     if (iv.length > 0) {
-      const start = iv[0] as number;
-      const end = iv[1] as number;
+      const start = itemAt(iv, 0);
+      const end = itemAt(iv, 1);
       if (start > t) return start; // closed at t, opens at start
       if (end < to) return end; // open at t, closes at end
     }
@@ -155,7 +156,7 @@ export function openIntervals(w: WindowSpec, from: number, to: number): OpenInte
   if (!(to > from)) return out;
   // Bounded like nextChange: a huge range is cut at the maximum horizon.
   const iv = intervalsOf(compile(w), from, Math.min(to, from + MAX_HORIZON_MS));
-  for (let i = 0; i < iv.length; i += 2) out.push({ start: iv[i] as number, end: iv[i + 1] as number });
+  for (let i = 0; i < iv.length; i += 2) out.push({ start: itemAt(iv, i), end: itemAt(iv, i + 1) });
   return out;
 }
 
@@ -317,7 +318,7 @@ function selects(e: CompiledElement, d: number): boolean {
 }
 
 function daysInMonth(year: number, month: number): number {
-  if (month !== 2) return MONTH_DAYS[month - 1] as number;
+  if (month !== 2) return itemAt(MONTH_DAYS, month - 1);
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
 }
 
@@ -411,11 +412,11 @@ function windowCalendar(w: WindowSpec, zone: string): DayCalendar {
     key: `${zone} ${JSON.stringify(w)}`,
     days: (first, count) => {
       const bounds = Array.from({ length: count + 1 }, (_, i) => localToInstant(zone, (first + i) * MS_PER_DAY));
-      const iv = intervalsOf(compile(w), bounds[0] as number, bounds[count] as number);
+      const iv = intervalsOf(compile(w), itemAt(bounds, 0), itemAt(bounds, count));
       const flags = new Uint8Array(count);
       for (let i = 0, j = 0; i < count; i++) {
-        while (j < iv.length && (iv[j + 1] as number) <= (bounds[i] as number)) j += 2;
-        if (j < iv.length && (iv[j] as number) < (bounds[i + 1] as number)) flags[i] = 1;
+        while (j < iv.length && itemAt(iv, j + 1) <= itemAt(bounds, i)) j += 2;
+        if (j < iv.length && itemAt(iv, j) < itemAt(bounds, i + 1)) flags[i] = 1;
       }
       return flags;
     },

@@ -17,6 +17,7 @@
  * content (not per object) and month.
  */
 import { civilFromDays, daysFromCivil } from '../time/civil.ts';
+import { itemAt } from './item-at.ts';
 
 /** The days one calendar counts: working days, or the days a ShiftWhen window is open. */
 export interface DayCalendar {
@@ -109,7 +110,7 @@ export function nthCounted(cal: DayCalendar, day: number, n: number, maxDays: nu
     const list = countedDays(cal, m);
     const from = step > 0 ? 0 : list.length - 1;
     for (let i = from; i >= 0 && i < list.length; i += step) {
-      const d = list[i] as number;
+      const d = itemAt(list, i);
       if (step * (d - limit) > 0) return undefined;
       if (step * (d - day) > 0 && --left === 0) return d;
     }

@@ -91,7 +91,7 @@ function wellFormed(m: unknown): m is AgentMessage {
         isInt(x.attempt) &&
         typeof x.file === 'string' &&
         isInt(x.offset) &&
-        (x.offset as number) >= 0 &&
+        x.offset >= 0 &&
         typeof x.data === 'string'
       );
     case 'finished':

@@ -1,4 +1,5 @@
 import type { FinishedMessage, KnownAttempt, LostMessage, StartedMessage } from '../agent/protocol.ts';
+import { itemAt } from '../domain/item-at.ts';
 import type { JobFileRecord, JobRecord } from '../domain/job.ts';
 import { isFinal } from '../domain/job-status.ts';
 import { applyOutText } from '../domain/parameters.ts';
@@ -32,7 +33,7 @@ async function markRunning(tx: Store, job: JobRecord, startTime: number, now: nu
   const missing = STANDARD_FILES.filter((f) => !existing.some((e) => e.name === f.name));
   const ids = await tx.nextUniqueIds(missing.length);
   await tx.jobs.insertFiles(
-    missing.map((f, i) => ({ ...f, uniqueId: ids[i] as number, jobId: job.jobId, format: 'text/plain', size: 0 })),
+    missing.map((f, i) => ({ ...f, uniqueId: itemAt(ids, i), jobId: job.jobId, format: 'text/plain', size: 0 })),
   );
 }
 
@@ -92,7 +93,13 @@ export async function applyHello(
       effects.messages.push({ processServer, message: { type: 'abandon', jobId: a.jobId, attempt: a.attempt } });
 }
 
-export async function applyStarted(tx: Store, processServer: string, m: StartedMessage, now: number, effects: Effects): Promise<void> {
+export async function applyStarted(
+  tx: Store,
+  processServer: string,
+  m: StartedMessage,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   const job = await tx.jobs.get(m.jobId);
   if (!isCurrent(job, processServer, m.attempt) || (job.status !== 'Dispatched' && job.status !== 'Assigned')) return;
   await markRunning(tx, job, m.startTime, now, effects);
@@ -124,7 +131,7 @@ async function recordFiles(tx: Store, job: JobRecord, files: FinishedMessage['fi
   }
   await tx.jobs.updateFiles(updates);
   const ids = await tx.nextUniqueIds(added.length);
-  await tx.jobs.insertFiles(added.map((f, i) => ({ ...f, uniqueId: ids[i] as number })));
+  await tx.jobs.insertFiles(added.map((f, i) => ({ ...f, uniqueId: itemAt(ids, i) })));
 }
 
 function outcomeOf(job: JobRecord, m: FinishedMessage): { status: JobStatus; note?: string } {

@@ -1,3 +1,4 @@
+import { fieldDefault } from '../model/data.ts';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
@@ -98,9 +99,13 @@ export class AgentWatchdog {
       const { processServer: ps } = job;
       const instance = job.data.agentInstance;
       if (ps === null || instance === undefined || [undefined, instance].includes(holder(ps))) continue;
-      if (!timeouts.has(ps))
-        timeouts.set(ps, ((await store.getObject('ProcessServer', ps))?.data.AgentTimeout as number) ?? 60);
-      if (now - job.modificationTime > (timeouts.get(ps) as number) * 1000)
+      let timeout = timeouts.get(ps);
+      if (timeout === undefined) {
+        const server = await store.getObject('ProcessServer', ps);
+        timeout = server?.data.AgentTimeout ?? fieldDefault('ProcessServer', 'AgentTimeout');
+        timeouts.set(ps, timeout);
+      }
+      if (now - job.modificationTime > timeout * 1000)
         orphans.push({ jobId: job.jobId, attempt: job.attempt, instance });
     }
     if (orphans.length === 0) return;

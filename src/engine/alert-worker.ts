@@ -4,7 +4,7 @@ import type { AlertWorkItem } from '../store/alert-work-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { formatInstant } from '../time/date-format.ts';
-import { runCheck, runEscalation } from './alerts.ts';
+import { DEFAULT_ALERT_REPLY, runCheck, runEscalation } from './alerts.ts';
 
 /** How alerts leave the server; wired to webhook.ts and mail.ts, or to nothing when not configured. */
 export interface AlertSenders {
@@ -134,9 +134,9 @@ export class AlertWorker {
     }
   }
 
-  private async deliver(item: AlertWorkItem, alert: StoredObject): Promise<void> {
+  private async deliver(item: AlertWorkItem, alert: StoredObject<'Alert'>): Promise<void> {
     const d = alert.data;
-    const created = d.CreationTime as { ms: number; zone: string } | null;
+    const created = d.CreationTime ?? null;
     const body = {
       alertId: alert.uniqueId,
       businessKey: `Alert:${alert.uniqueId}`,
@@ -161,7 +161,7 @@ export class AlertWorker {
           String(d.Message ?? ''),
           '',
           `Alert:${alert.uniqueId} from ${String(d.AlertSource)} about ${String(d.SourceObject)}.`,
-          `Reply ${String(d.ReplyExpression ?? 'Acknowledge')} with PUT /Alert/${alert.uniqueId}/reply to stop its escalation.`,
+          `Reply ${String(d.ReplyExpression ?? DEFAULT_ALERT_REPLY)} with PUT /Alert/${alert.uniqueId}/reply to stop its escalation.`,
         ].join('\n'),
       );
   }

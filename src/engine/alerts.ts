@@ -1,9 +1,17 @@
-import { delayMs, type JobAlertStatus, jobSourceEntry, serverSourceMatches } from '../domain/alert-match.ts';
+import {
+  type AlertSourceDefaults,
+  delayMs,
+  type JobAlertStatus,
+  jobSourceEntry,
+  serverSourceMatches,
+} from '../domain/alert-match.ts';
+import { itemAt } from '../domain/item-at.ts';
 import type { JobRecord } from '../domain/job.ts';
 import { substitute } from '../domain/substitute.ts';
 import { isOpen } from '../domain/time-window.ts';
-import { allObjects, listAllObjects } from '../store/all-objects.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { AlertWorkItem } from '../store/alert-work-store.ts';
+import { allObjects, listAllObjects } from '../store/all-objects.ts';
 import type { StatusChange } from '../store/job-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Answer, Kernel } from './kernel.ts';
@@ -17,20 +25,28 @@ import { loadWindow } from './windows.ts';
  * AlertWorker after the commit, so a crash neither loses nor half-sends one.
  */
 
-export const DEFAULT_ALERT_REPLY = 'Acknowledge';
+/** The reply that acknowledges an alert: what alert sources accept by default. */
+export const DEFAULT_ALERT_REPLY = fieldDefault('ProcessServerAlertSource', 'ReplyExpression');
+/** What the alert sources' declarations give a field left empty. */
+export const SOURCE_DEFAULTS: AlertSourceDefaults = {
+  NamePattern: fieldDefault('ProcessServerAlertSource', 'NamePattern'),
+  PartitionPattern: fieldDefault('JobDefinitionAlertSource', 'PartitionPattern'),
+  DelayAmount: fieldDefault('JobDefinitionAlertSource', 'Statuses', 'DelayAmount'),
+  DelayUnits: fieldDefault('JobDefinitionAlertSource', 'Statuses', 'DelayUnits'),
+};
 const OPEN_STATUSES = new Set(['NotAcknowledged', 'Escalated']);
 
 const DEFAULT_JOB_TEXT = 'Job:${jobid} (${jobdefinition}) went from ${oldStatus} to ${newStatus}';
 
 /** What the engine keeps between transactions: the enabled job alert sources, read once until one changes. */
 export class AlertSources {
-  private jobSources: StoredObject[] | undefined;
+  private jobSources: StoredObject<'JobDefinitionAlertSource'>[] | undefined;
 
   invalidate(): void {
     this.jobSources = undefined;
   }
 
-  async forJobs(tx: Store): Promise<StoredObject[]> {
+  async forJobs(tx: Store): Promise<StoredObject<'JobDefinitionAlertSource'>[]> {
     this.jobSources ??= (await listAllObjects(tx, 'JobDefinitionAlertSource')).filter((s) => s.data.Enabled !== false);
     return this.jobSources;
   }
@@ -49,9 +65,9 @@ export async function onJobStatusChanges(
   const later: Array<Omit<AlertWorkItem, 'attempts' | 'state' | 'lastError'>> = [];
   for (const { job, from, to, entry: change } of changes)
     for (const source of all) {
-      const entry = jobSourceEntry(source.data, job, to, change.cause);
+      const entry = jobSourceEntry(source.data, job, to, SOURCE_DEFAULTS, change.cause);
       if (!entry) continue;
-      const delay = delayMs(entry);
+      const delay = delayMs(entry, SOURCE_DEFAULTS);
       planned = true;
       if (delay === 0) await raiseJobAlert(tx, source, entry, job, from, change.cause, now);
       else
@@ -65,7 +81,7 @@ export async function onJobStatusChanges(
     }
   if (later.length > 0) {
     const ids = await tx.nextUniqueIds(later.length);
-    await tx.alertWork.add(later.map((w, i) => ({ ...w, id: ids[i] as number })));
+    await tx.alertWork.add(later.map((w, i) => ({ ...w, id: itemAt(ids, i) })));
   }
   return planned;
 }
@@ -76,13 +92,13 @@ export async function runCheck(tx: Store, item: AlertWorkItem, now: number): Pro
   const job = await tx.jobs.get(d.jobId);
   const source = await tx.getObject('JobDefinitionAlertSource', d.source);
   if (!job || !source || job.status !== d.status) return;
-  const entry = jobSourceEntry(source.data, job, d.status, d.cause);
+  const entry = jobSourceEntry(source.data, job, d.status, SOURCE_DEFAULTS, d.cause);
   if (entry) await raiseJobAlert(tx, source, entry, job, d.from, d.cause ?? '', now);
 }
 
 function raiseJobAlert(
   tx: Store,
-  source: StoredObject,
+  source: StoredObject<'JobDefinitionAlertSource'>,
   entry: JobAlertStatus,
   job: JobRecord,
   from: string | null,
@@ -125,12 +141,17 @@ export async function onServerStatus(
   now: number,
 ): Promise<void> {
   for await (const source of allObjects(tx, 'ProcessServerAlertSource')) {
-    if (!serverSourceMatches(source.data, server.key, to)) continue;
-    const windowKey = source.data.TimeWindow as string | null;
-    const zone = (source.data.TimeZone as string | null) ?? 'UTC';
+    if (!serverSourceMatches(source.data, server.key, to, SOURCE_DEFAULTS)) continue;
+    const windowKey = source.data.TimeWindow;
+    const zone = source.data.TimeZone ?? 'UTC';
     if (windowKey) {
       const window = await loadWindow(tx, windowKey, zone);
-      if (window && isOpen(window, now) !== ((source.data.TimeWindowStatus ?? 'Open') === 'Open')) continue;
+      if (
+        window &&
+        isOpen(window, now) !==
+          ((source.data.TimeWindowStatus ?? fieldDefault('ProcessServerAlertSource', 'TimeWindowStatus')) === 'Open')
+      )
+        continue;
     }
     const vars = { processServer: server.key, oldStatus: from ?? '', newStatus: to, alertSource: source.key };
     await raiseAlert(
@@ -138,11 +159,15 @@ export async function onServerStatus(
       {
         source,
         sourceObject: `ProcessServer:${server.key}`,
-        text: substitute((source.data.OperatorMessageExpression as string | null) ?? DEFAULT_ALERT_REPLY, vars),
-        replyExpression: (source.data.ReplyExpression as string | null) ?? DEFAULT_ALERT_REPLY,
+        text: substitute(
+          source.data.OperatorMessageExpression ??
+            fieldDefault('ProcessServerAlertSource', 'OperatorMessageExpression'),
+          vars,
+        ),
+        replyExpression: source.data.ReplyExpression ?? fieldDefault('ProcessServerAlertSource', 'ReplyExpression'),
         vars,
         zone,
-        address: (source.data.Address as string | null) ?? null,
+        address: source.data.Address ?? null,
       },
       now,
     );
@@ -150,7 +175,7 @@ export async function onServerStatus(
 }
 
 interface NewAlert {
-  source: StoredObject;
+  source: StoredObject<'JobDefinitionAlertSource' | 'ProcessServerAlertSource'>;
   sourceObject: string;
   text: string;
   replyExpression: string;
@@ -163,7 +188,9 @@ interface NewAlert {
 /** Stores an alert and its operator message, and plans its deliveries and its escalation. */
 async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> {
   const escalation = await chooseEscalation(tx, a.source, a.vars);
-  const [alertId, messageId] = (await tx.nextUniqueIds(2)) as [number, number];
+  const ids = await tx.nextUniqueIds(2);
+  const alertId = itemAt(ids, 0);
+  const messageId = itemAt(ids, 1);
   await insertOperatorMessage(
     tx,
     {
@@ -212,10 +239,10 @@ async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> 
 /** The source's EscalationExpression, when it names an existing escalation, else its DefaultAlertEscalation. */
 async function chooseEscalation(
   tx: Store,
-  source: StoredObject,
+  source: NewAlert['source'],
   vars: Record<string, string>,
-): Promise<StoredObject | undefined> {
-  const expression = source.data.EscalationExpression as string | null;
+): Promise<StoredObject<'AlertEscalation'> | undefined> {
+  const expression = source.data.EscalationExpression;
   if (expression) {
     const name = substitute(expression, vars).trim();
     const found =
@@ -223,13 +250,13 @@ async function chooseEscalation(
       (name.includes('.') ? undefined : await tx.getObject('AlertEscalation', `GLOBAL.${name}`));
     if (found) return found;
   }
-  const fallback = source.data.DefaultAlertEscalation as string | null;
+  const fallback = source.data.DefaultAlertEscalation;
   return fallback ? tx.getObject('AlertEscalation', fallback) : undefined;
 }
 
 /** When an alert that reached `escalation` now moves on unless acknowledged; null when it stays there. */
-function escalationDue(escalation: StoredObject | undefined, now: number): number | null {
-  const within = (escalation?.data.AcknowledgeWithin as number | null | undefined) ?? null;
+function escalationDue(escalation: StoredObject<'AlertEscalation'> | undefined, now: number): number | null {
+  const within = escalation?.data.AcknowledgeWithin ?? null;
   return within !== null && escalation?.data.EscalateTo ? now + within * 1000 : null;
 }
 
@@ -237,14 +264,11 @@ function escalationDue(escalation: StoredObject | undefined, now: number): numbe
 async function planDeliveries(
   tx: Store,
   alertId: number,
-  escalation: StoredObject | undefined,
+  escalation: StoredObject<'AlertEscalation'> | undefined,
   now: number,
   extra: Array<{ Kind: string; Address: string }> = [],
 ): Promise<void> {
-  const recipients = [
-    ...((escalation?.data.Recipients as Array<{ Kind: string; Address: string }> | null) ?? []),
-    ...extra,
-  ];
+  const recipients = [...(escalation?.data.Recipients ?? []), ...extra];
   const escalatesAt = escalationDue(escalation, now);
   const work: Array<Omit<AlertWorkItem, 'attempts' | 'state' | 'lastError'>> = recipients.map((r) => ({
     id: 0,
@@ -257,7 +281,7 @@ async function planDeliveries(
     work.push({ id: 0, kind: 'escalate', dueAt: escalatesAt, alertId, data: { from: escalation.key } });
   if (work.length === 0) return;
   const ids = await tx.nextUniqueIds(work.length);
-  await tx.alertWork.add(work.map((w, i) => ({ ...w, id: ids[i] as number })));
+  await tx.alertWork.add(work.map((w, i) => ({ ...w, id: itemAt(ids, i) })));
 }
 
 /** Nobody acknowledged the alert in time: it moves to the next escalation, whose recipients hear of it. */
@@ -265,10 +289,10 @@ export async function runEscalation(tx: Store, item: AlertWorkItem, now: number)
   const alert = await tx.getObject('Alert', String(item.alertId));
   if (!alert || !OPEN_STATUSES.has(String(alert.data.Status)) || alert.data.AlertEscalation !== item.data.from) return;
   const from = await tx.getObject('AlertEscalation', String(item.data.from));
-  const nextKey = from?.data.EscalateTo as string | null | undefined;
+  const nextKey = from?.data.EscalateTo;
   const next = nextKey ? await tx.getObject('AlertEscalation', nextKey) : undefined;
   if (!next) return;
-  const zone = (alert.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC';
+  const zone = alert.data.CreationTime?.zone ?? 'UTC';
   const escalatesAt = escalationDue(next, now);
   await tx.patchObjectData(alert.uniqueId, {
     ...alert.data,
@@ -283,9 +307,15 @@ export async function runEscalation(tx: Store, item: AlertWorkItem, now: number)
  * A reply to an alert (or to its operator message): `Acknowledge` acknowledges it, another accepted reply marks it
  * Replied; either way it stops escalating. Returns false when the alert no longer waits for a reply.
  */
-async function answerAlert(tx: Store, alert: StoredObject, reply: string, user: string, now: number): Promise<boolean> {
+async function answerAlert(
+  tx: Store,
+  alert: StoredObject<'Alert'>,
+  reply: string,
+  user: string,
+  now: number,
+): Promise<boolean> {
   if (!OPEN_STATUSES.has(String(alert.data.Status))) return false;
-  const zone = (alert.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC';
+  const zone = alert.data.CreationTime?.zone ?? 'UTC';
   await tx.patchObjectData(alert.uniqueId, {
     ...alert.data,
     Status: reply === DEFAULT_ALERT_REPLY ? 'Acknowledged' : 'Replied',
@@ -296,7 +326,7 @@ async function answerAlert(tx: Store, alert: StoredObject, reply: string, user: 
   });
   for (const w of await tx.alertWork.ofAlert(alert.uniqueId, 'escalate'))
     await tx.alertWork.update({ ...w, state: 'canceled' });
-  const messageId = alert.data.OperatorMessage as number | null;
+  const messageId = alert.data.OperatorMessage ?? null;
   const message = messageId === null ? undefined : await tx.getObject('OperatorMessage', String(messageId));
   if (message && message.data.ReplyStatus === 'Required')
     await tx.patchObjectData(message.uniqueId, {
@@ -312,6 +342,6 @@ async function answerAlert(tx: Store, alert: StoredObject, reply: string, user: 
 /** Reaction to a reply whose sender is an alert (its operator message, or the alert itself): see answerAlert. */
 export async function answerAlertReply(_k: Kernel, tx: Store, a: Answer, now: number): Promise<boolean> {
   const sender = /^Alert:(\d+)$/.exec(a.sender);
-  const alert = sender ? await tx.getObject('Alert', sender[1] as string) : undefined;
+  const alert = sender ? await tx.getObject('Alert', itemAt(sender, 1)) : undefined;
   return alert ? answerAlert(tx, alert, a.reply, a.user, now) : false;
 }

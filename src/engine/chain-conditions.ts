@@ -2,12 +2,14 @@
 // precondition, and the parameter mappings that set a call's In values when its step starts.
 import { evalCondition, parseCondition } from '../domain/chain-logic.ts';
 import type { ChainCallSpec, JobRecord, PreconditionSpec } from '../domain/job.ts';
+import { emptyRecord } from '../domain/own.ts';
 import { currentValue, setMappedValue } from '../domain/parameters.ts';
 import { isOpen } from '../domain/time-window.ts';
-import { emptyRecord } from '../domain/own.ts';
+import { errorMessage } from '../errors.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { Store } from '../store/store.ts';
-import { loadWindow } from './windows.ts';
 import { callSlot, newestBySlot, stepSlot, structureOf } from './chain-creation.ts';
+import { loadWindow } from './windows.ts';
 
 /** A precondition: none holds; a time window must be open (or closed, as asked) now; an expression must be true. */
 export async function holds(
@@ -20,7 +22,9 @@ export async function holds(
   if (pre.TimeWindow) {
     const window = await loadWindow(tx, pre.TimeWindow, pre.TimeZone ?? chain.data.zone);
     const open = window !== undefined && isOpen(window, now);
-    return (pre.TimeWindowStatus ?? 'Open') === 'Open' ? open : !open;
+    return (pre.TimeWindowStatus ?? fieldDefault('JobChain', 'Steps', 'Precondition', 'TimeWindowStatus')) === 'Open'
+      ? open
+      : !open;
   }
   if (pre.Expression) {
     const values = emptyRecord<string | number | null>();
@@ -28,7 +32,7 @@ export async function holds(
     try {
       return evalCondition(parseCondition(pre.Expression), values);
     } catch (e) {
-      chain.data.notes.push(`Precondition ${JSON.stringify(pre.Expression)}: ${(e as Error).message}`);
+      chain.data.notes.push(`Precondition ${JSON.stringify(pre.Expression)}: ${errorMessage(e)}`);
       return false;
     }
   }

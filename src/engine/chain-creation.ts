@@ -1,8 +1,12 @@
 // Creating a chain's jobs (docs/architecture.md §3): the step jobs and their call jobs, Chained, when a chain job
 // is created or a step runs again; and how the newest job of each slot is found among a job's children.
-import type { ChainCallSpec, ChainStructure, ChainStepSpec, JobRecord } from '../domain/job.ts';
+
+import { itemAt } from '../domain/item-at.ts';
+import type { ChainCallSpec, ChainStepSpec, ChainStructure, JobRecord } from '../domain/job.ts';
 import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
 import { loopYielder } from '../loop-yield.ts';
+import { fieldDefault } from '../model/data.ts';
+import { declaredParameters } from '../model/definition-parameters.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
 import type { Effects, Kernel } from './kernel.ts';
@@ -26,7 +30,7 @@ export async function createStepJobs(
   runs = 0,
 ): Promise<JobRecord> {
   const structure = await structureOf(tx, chain);
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   const stepJob = await kernel.insert(
     tx,
     {
@@ -91,13 +95,13 @@ export async function createCallJob(
   if (!definition) return undefined;
   const d = definition.data;
   // Mandatory values may come from mappings when the step starts: here every parameter takes its default.
-  const declared = ((d.Parameters as DefinitionParameter[] | null) ?? []).map((p) => ({ ...p, Optional: true }));
+  const declared = declaredParameters(d).map((p) => ({ ...p, Optional: true }));
   return kernel.submit(
     tx,
     {
       definition,
-      queue: call.Queue ?? (d.DefaultQueue as string),
-      priority: call.Priority ?? (d.Priority as number | null) ?? 50,
+      queue: call.Queue ?? d.DefaultQueue ?? fieldDefault('JobDefinition', 'DefaultQueue'),
+      priority: call.Priority ?? d.Priority ?? fieldDefault('JobDefinition', 'Priority'),
       zone: chain.data.zone,
       parameters: buildJobParameters(declared, undefined, definition.key, chain.data.zone),
       hold: false,

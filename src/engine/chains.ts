@@ -1,22 +1,23 @@
 import { type CallOutcome, decideStep, type StepDecision, stepStatus } from '../domain/chain-logic.ts';
+import { itemAt } from '../domain/item-at.ts';
 import type { ChainStepSpec, JobRecord } from '../domain/job.ts';
 import { isFinal } from '../domain/job-status.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
-import type { Answer, Effects, Kernel } from './kernel.ts';
-import { createOperatorMessage } from './operator-message.ts';
+import { closeAs, closeDescendants, settleKilling } from './chain-closing.ts';
+import { applyMappings, holds } from './chain-conditions.ts';
 import {
   callSlot,
   createCallJob,
   createStepJobs,
   newestBySlot,
-  save,
   type Structure,
+  save,
   stepSlot,
   structureOf,
 } from './chain-creation.ts';
-import { applyMappings, holds } from './chain-conditions.ts';
-import { closeAs, closeDescendants, settleKilling } from './chain-closing.ts';
+import type { Answer, Effects, Kernel } from './kernel.ts';
+import { createOperatorMessage } from './operator-message.ts';
 
 /**
  * Chains at run time (docs/architecture.md §3). Submitting a chain creates the chain job, its step jobs and their
@@ -59,7 +60,7 @@ async function startStep(
     await endChain(kernel, tx, chain, 'Completed', now, effects);
     return;
   }
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   let stepJob = newestBySlot(await tx.jobs.listChildren(chain.jobId), stepSlot).get(index);
   if (stepJob && isFinal(stepJob.status) && (stepJob.data.chain?.step?.runs ?? 0) === 0) {
     // Ended before it ran (canceled by hand): the handlers decide as if its calls had ended so.
@@ -145,10 +146,17 @@ async function startCalls(
 const decide = (outcomes: CallOutcome[], step: ChainStepSpec, structure: Structure): StepDecision =>
   decideStep(outcomes, step.StatusHandlers ?? [], structure.handlers);
 
-const asOutcome = (s: JobStatus): CallOutcome =>
-  (['Completed', 'Error', 'Killed', 'Canceled', 'Unknown', 'Ignored', 'Skipped'] as JobStatus[]).includes(s)
-    ? (s as CallOutcome)
-    : 'Error';
+const CALL_OUTCOMES: readonly JobStatus[] = [
+  'Completed',
+  'Error',
+  'Killed',
+  'Canceled',
+  'Unknown',
+  'Ignored',
+  'Skipped',
+];
+const isOutcome = (s: JobStatus): s is CallOutcome & JobStatus => CALL_OUTCOMES.includes(s);
+const asOutcome = (s: JobStatus): CallOutcome => (isOutcome(s) ? s : 'Error');
 
 /** The outcome of each call of the step: its newest job's status (a call that could not be created: Error). */
 async function stepOutcomes(tx: Store, stepJob: JobRecord, step: ChainStepSpec): Promise<CallOutcome[]> {
@@ -185,7 +193,7 @@ async function stepDone(kernel: Kernel, tx: Store, stepJob: JobRecord, now: numb
   if (chain?.status !== 'Waiting') return;
   const structure = await structureOf(tx, chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   const outcomes = await stepOutcomes(tx, stepJob, step);
   await applyDecision(kernel, tx, chain, index, stepJob, decide(outcomes, step, structure), now, effects, outcomes);
 }
@@ -202,7 +210,7 @@ async function applyDecision(
   outcomes: CallOutcome[] = [asOutcome(stepJob.status)],
 ): Promise<void> {
   const structure = await structureOf(tx, chain);
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   const running = !isFinal(stepJob.status);
   if (running && (decision.action === 'RestartStep' || decision.action === 'RestartFromError')) {
     const runs = (stepJob.data.chain?.step?.runs ?? 1) + 1;
@@ -325,7 +333,7 @@ async function settleStepRequest(
   if (!chain) return;
   const structure = await structureOf(tx, chain);
   const index = stepJob.data.chain?.step?.index ?? 0;
-  const step = structure.steps[index] as ChainStepSpec;
+  const step = itemAt(structure.steps, index);
   const outcomes = await stepOutcomes(tx, stepJob, step);
   stepJob.status = 'Waiting';
   stepJob.data.notes.push(`${user} replied ${restart ? 'Restart' : 'NoRestart'}`);

@@ -2,48 +2,41 @@
  * What a job keeps of its definition when it is created (docs/architecture.md §6a): its spec, and a chain's steps
  * and handlers. Editing the definition or the JobChain later does not change a job already made from it.
  */
-import type {
-  ChainStepSpec,
-  ChainStructure,
-  JobSpec,
-  MisfirePolicy,
-  OverdueAction,
-  UserMessageSpec,
-} from '../domain/job.ts';
+import type { ChainStepSpec, ChainStructure, JobSpec } from '../domain/job.ts';
 import { invalid } from '../errors.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 
-type Rec = Record<string, unknown>;
-/** A list field of an object's data, or none when it is not a list. */
-export const list = (v: unknown): Rec[] => (Array.isArray(v) ? (v as Rec[]) : []);
 const MAX_DEPTH = 8;
 
 /** What a job keeps of its definition (see JobSpec): editing the definition later does not change the job. */
-export function specOf(definition: StoredObject, windowOverride?: string | null): JobSpec {
+export function specOf(definition: StoredObject<'JobDefinition'>, windowOverride?: string | null): JobSpec {
   const d = definition.data;
+  const restart: Record<string, string> = {};
+  for (const [status, action] of Object.entries(d.RestartBehaviour ?? {})) if (action) restart[status] = action;
   return {
-    type: d.JobDefinitionType as string,
-    script: (d.Script as string | null) ?? null,
-    completionStrategy: (d.CompletionStrategy as JobSpec['completionStrategy']) ?? 'Default',
-    returnCodeMap: (d.ReturncodeMapToCompleted as string | null) ?? '0',
-    restart: (d.RestartBehaviour as Record<string, string> | null) ?? {},
-    maxStarts: (d.MaxStarts as number | null) ?? null,
-    keepJobs: (d.KeepJobs as number | null) ?? null,
-    timeWindow: windowOverride ?? (d.TimeWindow as string | null) ?? null,
+    type: d.JobDefinitionType ?? fieldDefault('JobDefinition', 'JobDefinitionType'),
+    script: d.Script ?? null,
+    completionStrategy: d.CompletionStrategy ?? fieldDefault('JobDefinition', 'CompletionStrategy'),
+    returnCodeMap: d.ReturncodeMapToCompleted ?? fieldDefault('JobDefinition', 'ReturncodeMapToCompleted'),
+    restart,
+    maxStarts: d.MaxStarts ?? null,
+    keepJobs: d.KeepJobs ?? null,
+    timeWindow: windowOverride ?? d.TimeWindow ?? null,
     ...(typeof d.TimeZone === 'string' ? { windowZone: d.TimeZone } : {}),
-    waitEvents: list(d.WaitEvents).map((w) => ({ event: w.EventDefinition as string, clears: w.ClearsEvent === true })),
-    raiseEvents: list(d.RaiseEvents).map((r) => ({
-      event: r.EventDefinition as string,
-      status: (r.StatusToRaiseOn as string | null) ?? 'Completed',
-      comment: (r.RaiseComment as string | null) ?? null,
+    waitEvents: (d.WaitEvents ?? []).map((w) => ({ event: w.EventDefinition, clears: w.ClearsEvent === true })),
+    raiseEvents: (d.RaiseEvents ?? []).map((r) => ({
+      event: r.EventDefinition,
+      status: r.StatusToRaiseOn ?? fieldDefault('JobDefinition', 'RaiseEvents', 'StatusToRaiseOn'),
+      comment: r.RaiseComment ?? null,
     })),
-    locks: Array.isArray(d.Locks) ? (d.Locks as string[]) : [],
-    overdue: (d.ActWhenOverdue as OverdueAction | null) ?? 'Scheduled',
-    overdueEvent: (d.OverdueEvent as string | null) ?? null,
-    misfire: (d.MisfirePolicy as MisfirePolicy | null) ?? 'RunOnce',
-    credential: (d.Credential as string | null) ?? null,
-    userMessage: (d.UserMessage as UserMessageSpec | null) ?? null,
-    maxRunTime: (d.MaxRunTime as number | null) ?? null,
+    locks: d.Locks ?? [],
+    overdue: d.ActWhenOverdue ?? fieldDefault('JobDefinition', 'ActWhenOverdue'),
+    overdueEvent: d.OverdueEvent ?? null,
+    misfire: d.MisfirePolicy ?? fieldDefault('JobDefinition', 'MisfirePolicy'),
+    credential: d.Credential ?? null,
+    userMessage: d.UserMessage ?? null,
+    maxRunTime: d.MaxRunTime ?? null,
   };
 }
 

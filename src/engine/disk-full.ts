@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { LOW_SPACE_BYTES, lowOnSpace } from '../store/free-space.ts';
 import { isDiskFull } from '../store/store.ts';
 import type { JobFileStore } from './job-files.ts';
+import { errorCode } from '../errors.ts';
 
 /** What a full disk stops the server from writing. */
 export type FullPlace = 'database' | 'job files';
@@ -41,7 +42,7 @@ export class DiskFullWatch {
   /** A write to `place` was refused for want of space. */
   noted(place: FullPlace, err: unknown): void {
     if (this.full.has(place)) return;
-    const code = String((err as { code?: unknown } | null)?.code ?? 'no space');
+    const code = String(errorCode(err) ?? 'no space');
     this.full.set(place, { since: Date.now(), code });
     this.logger.error(
       { err, place },

@@ -70,8 +70,8 @@ export async function loadDispatchState(
     });
   }
   const providers: ProviderState[] = (await listAllObjects(tx, 'QueueProvider')).map((p) => ({
-    queue: p.data.Queue as string,
-    processServer: p.data.ProcessServer as string,
+    queue: p.data.Queue,
+    processServer: p.data.ProcessServer,
     held: p.data.Held === true,
     executionSize: num(p.data.ExecutionSize),
     holdLevel: num(p.data.HoldLevel),
@@ -85,7 +85,7 @@ export async function loadDispatchState(
       key: s.key,
       available,
       ...(available ? {} : { down: started ? 'AgentDisconnected' : 'ProcessServerStopped' }),
-      definitionTypes: (s.data.DefinitionTypes as string[] | null) ?? [],
+      definitionTypes: s.data.DefinitionTypes ?? [],
       executionSize: num(s.data.ExecutionSize),
     });
   }
@@ -94,14 +94,14 @@ export async function loadDispatchState(
 
 /** The queue's window when it is closed now, and when it opens (its next change). */
 async function closedQueueWindow(
-  q: StoredObject,
+  q: StoredObject<'Queue'>,
   now: number,
   gates: GateView,
   wakeAt: number[],
 ): Promise<QueueState['closed']> {
-  const key = q.data.TimeWindow as string | null;
+  const key = q.data.TimeWindow;
   if (!key) return undefined;
-  const w = await gates.window(key, (q.data.QueueTimeZone as string | null) ?? 'UTC');
+  const w = await gates.window(key, q.data.QueueTimeZone ?? 'UTC');
   if (!w) return undefined;
   const change = nextChange(w, now);
   if (change !== undefined) wakeAt.push(change);
@@ -176,7 +176,8 @@ export async function dispatchPass(
   const asking: JobRecord[] = [];
   const credentials = new CredentialResolver(tx, ctx.secrets);
   for (const a of plan) {
-    const job = byId.get(a.jobId) as JobRecord;
+    const job = byId.get(a.jobId);
+    if (!job) throw new Error(`Job:${a.jobId} was planned but is not a candidate`);
     const credential = a.processServer === SYSTEM_SERVER ? null : (job.data.spec.credential ?? null);
     const found = credential ? await credentials.lookup(credential, job.partition) : undefined;
     if (found && !found.ok) {

@@ -1,10 +1,10 @@
 import { INITIAL, PENDING } from '../domain/job-status.ts';
-import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
+import { buildJobParameters } from '../domain/parameters.ts';
+import { fieldDefault } from '../model/data.ts';
 import { allObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Effects, Kernel } from './kernel.ts';
-
-type Rec = Record<string, unknown>;
+import { declaredParameters } from '../model/definition-parameters.ts';
 
 /**
  * What an event's becoming Raised does to jobs: jobs waiting in EventWait for it move on
@@ -28,11 +28,14 @@ export async function onEventRaised(
 }
 
 /** Definitions that wait for `event` with AutoSubmit other than Never. */
-async function autoSubmitters(tx: Store, event: string): Promise<Array<{ object: StoredObject; mode: string }>> {
-  const found: Array<{ object: StoredObject; mode: string }> = [];
+async function autoSubmitters(
+  tx: Store,
+  event: string,
+): Promise<Array<{ object: StoredObject<'JobDefinition'>; mode: string }>> {
+  const found: Array<{ object: StoredObject<'JobDefinition'>; mode: string }> = [];
   for await (const o of allObjects(tx, 'JobDefinition')) {
-    const w = ((o.data.WaitEvents as Rec[] | null) ?? []).find((x) => x.EventDefinition === event);
-    if (w?.AutoSubmit && w.AutoSubmit !== 'Never') found.push({ object: o, mode: w.AutoSubmit as string });
+    const w = (o.data.WaitEvents ?? []).find((x) => x.EventDefinition === event);
+    if (w?.AutoSubmit && w.AutoSubmit !== 'Never') found.push({ object: o, mode: w.AutoSubmit });
   }
   return found;
 }
@@ -40,7 +43,7 @@ async function autoSubmitters(tx: Store, event: string): Promise<Array<{ object:
 async function autoSubmit(
   kernel: Kernel,
   tx: Store,
-  definition: StoredObject,
+  definition: StoredObject<'JobDefinition'>,
   mode: string,
   event: string,
   now: number,
@@ -51,15 +54,10 @@ async function autoSubmit(
     if (notStarted.length > 0) return;
   }
   const d = definition.data;
-  const zone = (d.TimeZone as string | null) ?? 'UTC';
+  const zone = d.TimeZone ?? 'UTC';
   let parameters: ReturnType<typeof buildJobParameters>;
   try {
-    parameters = buildJobParameters(
-      (d.Parameters as DefinitionParameter[] | null) ?? [],
-      undefined,
-      definition.key,
-      zone,
-    );
+    parameters = buildJobParameters(declaredParameters(d), undefined, definition.key, zone);
   } catch {
     return; // a mandatory parameter without a default: it cannot be submitted unattended
   }
@@ -67,8 +65,8 @@ async function autoSubmit(
     tx,
     {
       definition,
-      queue: d.DefaultQueue as string,
-      priority: (d.Priority as number | null) ?? 50,
+      queue: d.DefaultQueue ?? fieldDefault('JobDefinition', 'DefaultQueue'),
+      priority: d.Priority ?? fieldDefault('JobDefinition', 'Priority'),
       zone,
       parameters,
       hold: d.HoldOnSubmit === true,

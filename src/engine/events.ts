@@ -8,6 +8,7 @@ import type { EventRecord, EventStore } from '../store/event-store.ts';
 import type { Store } from '../store/store.ts';
 import { onEventRaised } from './event-waits.ts';
 import type { Effects, Kernel } from './kernel.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * Raising and clearing events. A definition has at most one Raised event; a raise while one is
@@ -65,11 +66,11 @@ export async function raiseEvent(
   const def = await tx.getObject('EventDefinition', definitionKey);
   if (!def) throw notFound('EventDefinition', definitionKey);
   const comment = commentFor(def, by.comment, by.raiser, 'Raise');
-  const [uniqueId] = await tx.nextUniqueIds(1);
+  const uniqueId = itemAt(await tx.nextUniqueIds(1), 0);
   const raiseSequence = await nextSequence(tx.events, def.key);
   const raised = (await tx.events.raised(def.key)) === undefined;
   const event: EventRecord = {
-    uniqueId: uniqueId as number,
+    uniqueId,
     eventId: eventIdOf(def.key, raiseSequence),
     definition: def.key,
     partition: def.partition,

@@ -308,8 +308,8 @@ class Objects {
     const queue = await cached(this.queues, job.queue, async () => {
       const q = await this.store.getObject('Queue', job.queue);
       if (!q) return null;
-      const windowKey = q.data.TimeWindow as string | null;
-      return windowKey ? this.window(windowKey, (q.data.QueueTimeZone as string | null) ?? 'UTC') : null;
+      const windowKey = q.data.TimeWindow;
+      return windowKey ? this.window(windowKey, q.data.QueueTimeZone ?? 'UTC') : null;
     });
     if (queue) out.push(queue);
     return out;

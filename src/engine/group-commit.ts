@@ -1,5 +1,6 @@
 import { outsideRequests } from '../log/request-context.ts';
 import type { Store } from '../store/store.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /** Work for one transaction: re-run from the start when its transaction is retried, so it writes only to `tx`. */
 export type TxWork<T> = (tx: Store) => Promise<T>;
@@ -71,7 +72,7 @@ export class GroupCommit {
     } catch (error) {
       if (group.length === 1) {
         const o = outcomes[0];
-        (group[0] as Pending).reject(error === ROLL_BACK && o && !o.ok ? o.error : error);
+        itemAt(group, 0).reject(error === ROLL_BACK && o && !o.ok ? o.error : error);
       } else if (error !== ROLL_BACK) {
         // The commit itself failed: nothing tells which work caused it; each alone then.
         for (const p of group) await this.commit([p]);

@@ -26,7 +26,7 @@ export interface FinalOutcome {
 
 /** A job to create, with every choice of the submitter already checked and resolved. */
 export interface NewJob {
-  definition: StoredObject;
+  definition: StoredObject<'JobDefinition'>;
   queue: string;
   priority: number;
   /** Epoch ms; now when left out. */

@@ -1,3 +1,4 @@
+import { itemAt } from '../domain/item-at.ts';
 import type { ChainStructure, JobRecord, RecurrenceInfo } from '../domain/job.ts';
 import type { KernelAction } from '../domain/job-actions.ts';
 import { firstOccurrence } from '../domain/recurrence.ts';
@@ -7,19 +8,19 @@ import { invalid } from '../errors.ts';
 import type { JobStatus } from '../model/fields.ts';
 import { businessKey } from '../model/keys.ts';
 import type { Store } from '../store/store.ts';
+import { chainMaxRunTime, chainStructure } from './definition-snapshot.ts';
 import type { Effects } from './effects.ts';
-import { chainMaxRunTime, chainStructure, list } from './definition-snapshot.ts';
-import { loadFrame } from './submit-frames.ts';
+import { newJobRow, type RerunOptions, rerunCopy } from './job-rows.ts';
 import { KernelActions } from './kernel-actions.ts';
 import type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
-import { move } from './status-move.ts';
-import { newJobRow, type RerunOptions, rerunCopy } from './job-rows.ts';
 import { createOperatorMessage } from './operator-message.ts';
+import { move } from './status-move.ts';
+import { loadFrame } from './submit-frames.ts';
 import { loadWindow } from './windows.ts';
 
 export type { Effects } from './effects.ts';
-export { move } from './status-move.ts';
 export type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
+export { move } from './status-move.ts';
 
 /**
  * The lifecycle kernel (docs/architecture.md §6a): every job is created, moved on and ended here, inside the
@@ -81,7 +82,8 @@ export class Kernel {
 
   /** Registers a reaction (at engine construction); reactions of a kind run in the order they were registered. */
   on<K extends keyof Reactions>(kind: K, reaction: Reactions[K][number]): void {
-    (this.reactions[kind] as unknown[]).push(reaction);
+    const list: unknown[] = this.reactions[kind];
+    list.push(reaction);
   }
 
   /** The same kernel for a transaction outside the serial loop. */
@@ -111,9 +113,9 @@ export class Kernel {
     /** A chain job's steps and handlers, kept apart from its row. */
     structure?: ChainStructure,
   ): Promise<JobRecord> {
-    const [uniqueId] = await tx.nextUniqueIds(1);
-    const [jobId] = await tx.jobs.nextJobIds(1);
-    const record: JobRecord = { ...job, jobId: jobId as number, uniqueId: uniqueId as number };
+    const uniqueId = itemAt(await tx.nextUniqueIds(1), 0);
+    const jobId = itemAt(await tx.jobs.nextJobIds(1), 0);
+    const record: JobRecord = { ...job, jobId, uniqueId };
     // The first job of a recurrence names its JobGroup after itself.
     if (ownGroup) record.jobGroup = record.jobId;
     await tx.jobs.insert(record);
@@ -131,12 +133,12 @@ export class Kernel {
     const d = n.definition.data;
     // A chain, or a job that waits for events, is created in the serial loop: an event raised at the same moment
     // is then seen either by the submit or by the release of waiting jobs.
-    if (!this.serial && (d.JobDefinitionType === 'JobChain' || list(d.WaitEvents).length > 0))
+    if (!this.serial && (d.JobDefinitionType === 'JobChain' || (d.WaitEvents ?? []).length > 0))
       throw new NeedsSerialLoop();
     let start = n.requestedStart ?? now;
     let recurrence: RecurrenceInfo | undefined;
     if (n.submitFrame !== undefined) {
-      start = await this.firstOccurrence(tx, n, start);
+      start = await this.firstOccurrence(tx, n, n.submitFrame, start);
       recurrence = { frame: n.submitFrame, anchor: start, occurrence: start };
     }
     const job = newJobRow(n, start, recurrence, now);
@@ -162,13 +164,12 @@ export class Kernel {
   }
 
   /** The first occurrence of the SubmitFrame at or after `start` within the definition's window; 400 when none. */
-  private async firstOccurrence(tx: Store, n: NewJob, start: number): Promise<number> {
-    const key = n.submitFrame as string;
+  private async firstOccurrence(tx: Store, n: NewJob, key: string, start: number): Promise<number> {
     const frame = await loadFrame(tx, key, n.zone);
     if (!frame) throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', key)} does not exist`);
     const d = n.definition.data;
-    const windowKey = d.TimeWindow as string | null;
-    const jobWindow = windowKey ? await loadWindow(tx, windowKey, (d.TimeZone as string | null) ?? n.zone) : undefined;
+    const windowKey = d.TimeWindow;
+    const jobWindow = windowKey ? await loadWindow(tx, windowKey, d.TimeZone ?? n.zone) : undefined;
     const first = firstOccurrence(frame, start, jobWindow);
     if (first === undefined)
       throw invalid(`Field "SubmitFrame": ${businessKey('SubmitFrame', key)} never fires after the requested start`);

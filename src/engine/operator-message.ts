@@ -1,5 +1,6 @@
 import type { JobRecord } from '../domain/job.ts';
 import type { Store } from '../store/store.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /** Replies a RequestRestart operator message accepts. */
 const RESTART_REPLIES = 'Restart|NoRestart';
@@ -22,7 +23,7 @@ export async function insertOperatorMessage(
   now: number,
   id?: number,
 ): Promise<number> {
-  const uniqueId = id ?? ((await tx.nextUniqueIds(1))[0] as number);
+  const uniqueId = id ?? itemAt(await tx.nextUniqueIds(1), 0);
   await tx.insertObject(
     {
       uniqueId,

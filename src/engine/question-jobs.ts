@@ -7,6 +7,7 @@ import type { Store } from '../store/store.ts';
 import type { JobStatus } from '../model/fields.ts';
 import type { Answer, Effects, Kernel } from './kernel.ts';
 import { insertOperatorMessage } from './operator-message.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * Jobs that ask people: a System_OperatorMessage job sends an operator message, a UserMessage
@@ -78,7 +79,7 @@ async function askOperator(tx: Store, job: JobRecord, now: number): Promise<stri
 async function askUsers(tx: Store, job: JobRecord, now: number): Promise<string | undefined> {
   const spec = job.data.spec.userMessage;
   if (!spec) return 'The definition has no UserMessage: there is nothing to ask';
-  const [id] = (await tx.nextUniqueIds(1)) as [number];
+  const id = itemAt(await tx.nextUniqueIds(1), 0);
   await tx.insertObject(
     {
       uniqueId: id,

@@ -1,9 +1,9 @@
 import type { JobRecord } from '../domain/job.ts';
 import { nextOccurrence, occurrencesBetween } from '../domain/recurrence.ts';
-import type { Store } from '../store/store.ts';
 import type { JobStatus } from '../model/fields.ts';
-import { loadFrame } from './submit-frames.ts';
+import type { Store } from '../store/store.ts';
 import type { Effects, Kernel } from './kernel.ts';
+import { loadFrame } from './submit-frames.ts';
 import { loadWindow } from './windows.ts';
 
 /**
@@ -64,9 +64,11 @@ async function submitOccurrence(
   now: number,
   effects: Effects,
 ): Promise<void> {
-  const group = job.jobGroup as number;
+  const group = job.jobGroup;
+  const r = job.data.recurrence;
+  // Only a job of a recurrence (which always has its group) has a next occurrence.
+  if (group === null || !r) return;
   if (await tx.jobs.groupHasStart(group, t)) return;
-  const r = job.data.recurrence as NonNullable<JobRecord['data']['recurrence']>;
   await kernel.rerun(tx, job, now, effects, {
     keepPlace: false,
     starts: 0,

@@ -4,6 +4,7 @@ import type { Store } from '../store/store.ts';
 import { type Effects, newEffects } from './effects.ts';
 import { GroupCommit } from './group-commit.ts';
 import { type Kernel, NeedsSerialLoop } from './kernel.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /** Work on jobs inside one transaction: the store, the effects to carry out after the commit, and the kernel. */
 export type KernelWork<T> = (tx: Store, effects: Effects, kernel: Kernel) => Promise<T>;
@@ -124,7 +125,7 @@ export class SerialLoop {
     try {
       while (this.work.length > 0 || (this.dispatchWanted && !this.stopped)) {
         if (this.work.length > 0) {
-          const first = this.work[0] as Work;
+          const first = itemAt(this.work, 0);
           const n = first.batch ? this.work.findIndex((w) => !w.batch) : 1;
           const count = n === -1 ? REPORTS_PER_TRANSACTION : Math.min(n, REPORTS_PER_TRANSACTION);
           await this.run(this.work.splice(0, count));

@@ -1,8 +1,9 @@
+import { SYSTEM_SERVER } from '../domain/job.ts';
 import { OCCUPYING } from '../domain/job-status.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { AgentPresence } from '../store/cluster-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
-import { SYSTEM_SERVER } from '../domain/job.ts';
 
 /**
  * Where the agents are, as this node knows: its own connections and, when it shares its database with other nodes,
@@ -71,8 +72,8 @@ export class ServerStatusKeeper {
 
   /** The agent went away at `at` (a silent agent: when it was last heard of); the earliest such time counts. */
   disconnected(processServer: string, at = this.clock.now()): void {
-    if (!this.awaySince.has(processServer) || (this.awaySince.get(processServer) as number) > at)
-      this.awaySince.set(processServer, at);
+    const since = this.awaySince.get(processServer);
+    if (since === undefined || since > at) this.awaySince.set(processServer, at);
   }
 
   lost(processServer: string): void {
@@ -86,7 +87,7 @@ export class ServerStatusKeeper {
     const result: string[] = [];
     for (const ps of await this.store.listObjects('ProcessServer', { limit: 10_000 })) {
       if (ps.key === SYSTEM_SERVER) continue;
-      const timeout = ((ps.data.AgentTimeout as number | null) ?? 60) * 1000;
+      const timeout = (ps.data.AgentTimeout ?? fieldDefault('ProcessServer', 'AgentTimeout')) * 1000;
       const changedAt = this.timeoutSince(ps.key, timeout, now);
       // A changed timeout counts from when it was seen: the agent beat at its old pace until it was told the new one.
       const last = hub.lastSeen(ps.key);
@@ -131,7 +132,7 @@ export class ServerStatusKeeper {
         const current = await tx.getObject('ProcessServer', ps.key);
         if (!current || current.data.Status === status) return;
         await tx.patchObjectData(current.uniqueId, { ...current.data, Status: status });
-        await this.onChange(tx, current, (current.data.Status as string | null) ?? null, status);
+        await this.onChange(tx, current, current.data.Status ?? null, status);
       });
     }
   }

@@ -52,7 +52,8 @@ async function load(
   const elements = Array.isArray(data.Elements) ? data.Elements.filter(isPlainObject).map(toElement) : [];
   const spec: WindowSpec = { zone, elements };
   const inner = [...path, object.key];
-  const ref = (field: string) => nested(tx, data[field], zone, inner, budget);
+  const ref = (field: 'EnabledDuring' | 'DisabledDuring' | 'Workdays' | 'ShiftWhen') =>
+    nested(tx, data[field], zone, inner, budget);
   const enabled = await ref('EnabledDuring');
   if (enabled) spec.enabledDuring = enabled;
   const disabled = await ref('DisabledDuring');

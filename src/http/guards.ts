@@ -48,7 +48,8 @@ export function serverOptions(o: GuardOptions) {
     requestTimeout: o.limits.requestTimeoutMs,
     clientErrorHandler(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket) {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
-      const res = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+      const withMessage: Socket & { _httpMessage?: ServerResponse } = socket;
+      const res = withMessage._httpMessage;
       if (res?.headersSent) {
         socket.destroy();
         return;

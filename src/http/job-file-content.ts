@@ -1,3 +1,4 @@
+import { itemAt } from '../domain/item-at.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JobFileRecord } from '../domain/job.ts';
 import { MillraceError } from '../errors.ts';
@@ -11,7 +12,8 @@ export function parseRange(
   if (header === undefined) return undefined;
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m) return undefined;
-  const [, a, b] = m as unknown as [string, string, string];
+  const a = itemAt(m, 1);
+  const b = itemAt(m, 2);
   if (a === '' && b === '') return undefined;
   let start: number;
   let end: number;

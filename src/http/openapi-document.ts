@@ -1,4 +1,5 @@
 import { getType } from '../model/registry.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * Completes the description document that @fastify/swagger builds from the route schemas, so that code generators
@@ -43,7 +44,7 @@ export function operationId(method: string, path: string, base: string): string 
     .filter((s) => s !== '')
     .map((s) => {
       const param = /^\{(.+)\}$/.exec(s);
-      return param ? `By${pascal(param[1] as string)}` : pascal(s);
+      return param ? `By${pascal(itemAt(param, 1))}` : pascal(s);
     });
   return `${method.toLowerCase()}${words.join('')}`;
 }

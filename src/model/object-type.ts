@@ -1,4 +1,16 @@
-import { type Field, type FieldKind, field, name, type Privilege, ref, string, text, type TypeName } from './fields.ts';
+import type { DataOfFields } from './field-values.ts';
+import {
+  date,
+  type Field,
+  type FieldKind,
+  field,
+  name,
+  type Privilege,
+  ref,
+  string,
+  text,
+  type TypeName,
+} from './fields.ts';
 
 /**
  * How an object is named in paths:
@@ -60,24 +72,36 @@ export interface TypeTraits {
   readonly onChange?: ReadonlyArray<'dispatch' | 'alert-sources' | 'queue-hold'>;
 }
 
-export interface ObjectType {
-  readonly name: TypeName;
+export type Storage = 'definition' | 'runtime';
+
+/** Every field of a type in output order, as `defineType` puts them together (for the type of its data). */
+export type AllFields<K extends KeyShape, S extends Storage, F extends readonly Field[]> = S extends 'runtime'
+  ? F
+  : readonly [...IdentityFields<K>, ...F, ...typeof META];
+
+export interface ObjectType<
+  N extends TypeName = TypeName,
+  F extends readonly Field[] = readonly Field[],
+  K extends KeyShape = KeyShape,
+  S extends Storage = Storage,
+> {
+  readonly name: N;
   readonly description: string;
-  readonly key: KeyShape;
+  readonly key: K;
   /**
    * `definition` objects are kept in the generic object store and get create/read/update/delete routes.
    * `runtime` objects (jobs, events, messages, alerts, job files) are made by the engine, live in their own
    * tables and get their routes from the capability that owns them.
    */
-  readonly storage: 'definition' | 'runtime';
+  readonly storage: S;
   /** Every field in output order, identity and read-only fields included. */
-  readonly fields: readonly Field[];
+  readonly fields: F;
   /** The fields that the key in the path fixes; a body may repeat them only with the same value. */
   readonly identity: readonly string[];
   /** Privileges that mean something for this type (role grants are checked against this list). */
   readonly privileges: readonly Privilege[];
   /** Cross-field rules, run after the fields are valid one by one; return a message naming the field. */
-  readonly rules?: (value: Record<string, unknown>) => string | undefined;
+  rules?(value: DataOfFields<F>): string | undefined;
   /** Look-up by field name. */
   readonly byName: ReadonlyMap<string, Field>;
   /** Bodies of its own that requests take (the Job: submit, properties, completion), by name. */
@@ -85,63 +109,75 @@ export interface ObjectType {
   readonly traits: TypeTraits;
 }
 
-interface TypeDeclaration {
-  name: TypeName;
+interface TypeDeclaration<N extends TypeName, F extends readonly Field[], K extends KeyShape, S extends Storage> {
+  name: N;
   description: string;
-  key: KeyShape;
-  storage?: 'definition' | 'runtime';
-  fields: Field[];
+  key: K;
+  storage?: S;
+  fields: F;
   privileges?: Privilege[];
-  rules?: (value: Record<string, unknown>) => string | undefined;
+  rules?: (value: DataOfFields<AllFields<K, S, F>>) => string | undefined;
   forms?: Record<string, Form>;
   traits?: TypeTraits;
 }
 
 const COMMENT = field('Comment', text(4000), { description: 'Free comment.' });
 const DESCRIPTION = field('Description', string(255), { description: 'Shown instead of the name when set.' });
-const meta = (): Field[] => [
-  field('CreationTime', { kind: 'date' }, { readOnly: true }),
-  field('LastModificationTime', { kind: 'date' }, { readOnly: true }),
-];
+const META = [
+  field('CreationTime', date(), { readOnly: true }),
+  field('LastModificationTime', date(), { readOnly: true }),
+] as const;
 
-const identityFields = (key: KeyShape): { fields: Field[]; identity: string[] } => {
+const NAMED = [COMMENT, DESCRIPTION, field('Name', name(), { required: true })] as const;
+const PARTITIONED = [
+  COMMENT,
+  DESCRIPTION,
+  field('Name', name(), { required: true }),
+  field('Partition', ref('Partition'), { required: true }),
+  field('ParentApplication', ref('Application')),
+] as const;
+const PROVIDED = [
+  COMMENT,
+  DESCRIPTION,
+  field('ProcessServer', ref('ProcessServer'), { required: true }),
+  field('Queue', ref('Queue'), { required: true }),
+] as const;
+
+/** The common fields a definition type gets before its own, by its key shape. */
+type IdentityFields<K extends KeyShape> = K extends 'name'
+  ? typeof NAMED
+  : K extends 'partitioned'
+    ? typeof PARTITIONED
+    : K extends 'queueProvider'
+      ? typeof PROVIDED
+      : readonly [];
+
+const identityFields = (key: KeyShape): { fields: readonly Field[]; identity: string[] } => {
   switch (key) {
     case 'name':
-      return { fields: [COMMENT, DESCRIPTION, field('Name', name(), { required: true })], identity: ['Name'] };
+      return { fields: NAMED, identity: ['Name'] };
     case 'partitioned':
-      return {
-        fields: [
-          COMMENT,
-          DESCRIPTION,
-          field('Name', name(), { required: true }),
-          field('Partition', ref('Partition'), { required: true }),
-          field('ParentApplication', ref('Application')),
-        ],
-        identity: ['Partition', 'Name'],
-      };
+      return { fields: PARTITIONED, identity: ['Partition', 'Name'] };
     case 'queueProvider':
-      return {
-        fields: [
-          COMMENT,
-          DESCRIPTION,
-          field('ProcessServer', ref('ProcessServer'), { required: true }),
-          field('Queue', ref('Queue'), { required: true }),
-        ],
-        identity: ['ProcessServer', 'Queue'],
-      };
+      return { fields: PROVIDED, identity: ['ProcessServer', 'Queue'] };
     default:
       return { fields: [], identity: [] };
   }
 };
 
 /** Declares a type: definition types get the common named-object fields and the read-only times around theirs. */
-export function defineType(decl: TypeDeclaration): ObjectType {
+export function defineType<
+  const N extends TypeName,
+  const F extends readonly Field[],
+  const K extends KeyShape,
+  const S extends Storage = 'definition',
+>(decl: TypeDeclaration<N, F, K, S>): ObjectType<N, AllFields<K, S, F>, K, S> {
   const storage = decl.storage ?? 'definition';
   const ident = storage === 'definition' ? identityFields(decl.key) : { fields: [], identity: [] };
-  const fields = storage === 'definition' ? [...ident.fields, ...decl.fields, ...meta()] : decl.fields;
+  const fields = storage === 'definition' ? [...ident.fields, ...decl.fields, ...META] : decl.fields;
   const byName = new Map(fields.map((f) => [f.name, f]));
   if (byName.size !== fields.length) throw new Error(`type ${decl.name} declares a field twice`);
-  return {
+  const type: ObjectType<N, readonly Field[], K> = {
     name: decl.name,
     description: decl.description,
     key: decl.key,
@@ -154,6 +190,8 @@ export function defineType(decl: TypeDeclaration): ObjectType {
     forms: decl.forms ?? {},
     traits: decl.traits ?? {},
   };
+  // The one place the field list's literal type is attached: the list is built above from exactly those parts.
+  return type as ObjectType<N, AllFields<K, S, F>, K, S>;
 }
 
 /** Walks a kind, calling `visit` for each reference kind found (used for schemas and reference checks). */

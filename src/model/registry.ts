@@ -24,8 +24,11 @@ import SubmitFrame from './types/SubmitFrame.ts';
 import TimeWindow from './types/TimeWindow.ts';
 import UserMessage from './types/UserMessage.ts';
 
-/** Every declaration by its name: a name missing here, or one that is not a TypeName, does not compile. */
-const TYPES: { readonly [N in TypeName]: ObjectType } = {
+/**
+ * Every declaration by its name: a name missing here, or one that is not a TypeName, does not compile. Each keeps
+ * its literal type, from which the type of its objects' data is made (model/data.ts).
+ */
+const TYPES = {
   Partition,
   Application,
   JobDefinition,
@@ -49,7 +52,10 @@ const TYPES: { readonly [N in TypeName]: ObjectType } = {
   Credential,
   ImportRuleSet,
   Library,
-};
+} as const satisfies { readonly [N in TypeName]: ObjectType<N> };
+
+/** The declarations with their literal types, for the data types of model/data.ts. */
+export type Declarations = typeof TYPES;
 
 /** The one registry of object types, in TYPE_NAMES order. Everything per-type (validation, JSON, XML, CAR, privileges) reads it. */
 const ALL: readonly ObjectType[] = TYPE_NAMES.map((name) => {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { itemAt } from '../domain/item-at.ts';
 
 /**
  * The keys secrets are sealed with. The first is current (it seals); the others only open what they sealed, until
@@ -42,7 +43,7 @@ export function parseKeyring(text: string): Keyring {
   const ring: Key[] = [];
   for (const [i, entry] of entries.entries()) {
     const parts = entry.split(/[\s:]+/);
-    const [id, b64] = parts.length === 1 ? [undefined, parts[0] as string] : [parts[0], parts[1] as string];
+    const [id, b64] = parts.length === 1 ? [undefined, itemAt(parts, 0)] : [parts[0], itemAt(parts, 1)];
     if (parts.length > 2 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64))
       throw new Error(`secret key ${i + 1} is not <id> <base64>`);
     const key = toKey(Buffer.from(b64, 'base64'));

@@ -1,7 +1,7 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
+const scrypt: (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer> = promisify(scryptCb);
 
 // N=2^15, r=8, p=1 costs about 100 ms here: slow enough against guessing, and basic auth caches successes.
 const N = 2 ** 15;

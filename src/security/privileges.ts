@@ -47,6 +47,9 @@ export const BUILTIN_ROLES: readonly Role[] = [
 ];
 
 /** Parses `Type:Partition:Priv[,Priv…]` (either name may be `*`) into a grant; a message on error. */
+const PRIVILEGE_NAMES: readonly string[] = PRIVILEGES;
+const isPrivilege = (name: string): name is Privilege => PRIVILEGE_NAMES.includes(name);
+
 export function parseGrant(text: string, knownTypes: ReadonlySet<string>): Grant | string {
   const [type, partition, privs, extra] = text.split(':');
   if (!type || !partition || !privs || extra !== undefined)
@@ -56,9 +59,8 @@ export function parseGrant(text: string, knownTypes: ReadonlySet<string>): Grant
     return `"${partition}" is not a partition name`;
   const privileges = privs.split(',').map((s) => s.trim());
   for (const pr of privileges)
-    if (!(PRIVILEGES as readonly string[]).includes(pr))
-      return `unknown privilege "${pr}" (one of ${PRIVILEGES.join(', ')})`;
-  return { type, partition, privileges: privileges as Privilege[] };
+    if (!isPrivilege(pr)) return `unknown privilege "${pr}" (one of ${PRIVILEGES.join(', ')})`;
+  return { type, partition, privileges: privileges.filter(isPrivilege) };
 }
 
 /**

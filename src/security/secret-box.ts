@@ -2,6 +2,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Key, type Keyring, newKey, parseKeyring, readKeyring, toKey } from './keyring.ts';
+import { itemAt } from '../domain/item-at.ts';
+import { errorCode } from '../errors.ts';
 
 /** The key file in the data folder. */
 export const keyFile = (dataDir: string): string => join(dataDir, 'secret.key');
@@ -45,7 +47,7 @@ export class SecretBox implements SecretOpener {
         chmodSync(file, 0o600);
       } catch (err) {
         // Another process made it first: use theirs.
-        if ((err as { code?: string }).code !== 'EEXIST') throw err;
+        if (errorCode(err) !== 'EEXIST') throw err;
       }
     }
     const stamp = stampOf(file);
@@ -81,7 +83,7 @@ export class SecretBox implements SecretOpener {
   }
 
   private current(): Key {
-    return this.ring[0] as Key;
+    return itemAt(this.ring, 0);
   }
 
   /** Re-reads the key file when it changed (or, `force`, in any case); true when the ring was read again. */
@@ -125,12 +127,12 @@ export function open(ring: Keyring, sealed: string): string {
   if (parts[0] === 'v2' && parts.length === 5) {
     const key = ring.find((k) => k.id === parts[1]);
     if (!key) throw new Error(`sealed with key ${parts[1]}, which is not in the keyring`);
-    return openWith(key, parts[2] as string, parts[3] as string, parts[4] as string);
+    return openWith(key, itemAt(parts, 2), itemAt(parts, 3), itemAt(parts, 4));
   }
   if (parts[0] === 'v1' && parts.length === 4) {
     for (const key of ring) {
       try {
-        return openWith(key, parts[1] as string, parts[2] as string, parts[3] as string);
+        return openWith(key, itemAt(parts, 1), itemAt(parts, 2), itemAt(parts, 3));
       } catch {
         // not this key
       }

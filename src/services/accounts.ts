@@ -70,7 +70,7 @@ export class AccountService {
     if (!ROLE_NAME.test(name)) throw new AccountError(`"${name}" is not a role name`);
     const existing = await this.store.getRole(name);
     if (existing?.builtin) throw new AccountError(`role ${name} is built in and cannot be changed`);
-    const known = new Set(allTypes().map((t) => t.name as string));
+    const known = new Set<string>(allTypes().map((t) => t.name));
     const grants = grantTexts.map((text) => {
       const g = parseGrant(text, known);
       if (typeof g === 'string') throw new AccountError(g);

@@ -1,5 +1,6 @@
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody } from './messages.ts';
 
@@ -9,12 +10,12 @@ export class Alerts extends MessageService {
 
   async reply(principal: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await this.authorizeReply(principal, idText);
-    const response = normalizeReply(replyBody(this.kind, body).Response as string);
+    const response = normalizeReply(String(replyBody(this.kind, body).Response));
     if (response === '') throw invalid('Field "Response" must not be empty');
     await this.engine.mutate(async (tx, effects, kernel) => {
       const alert = await tx.getObject('Alert', String(id));
       if (!alert) throw notFound('Alert', id);
-      const expression = (alert.data.ReplyExpression as string | null) ?? 'Acknowledge';
+      const expression = alert.data.ReplyExpression ?? fieldDefault('ProcessServerAlertSource', 'ReplyExpression');
       const matches = replyMatches(expression, response);
       if (matches === 'timeout')
         throw invalid(`Field "Response": the reply expression ${expression} took too long to match`);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import { SYSTEM_QUEUE, SYSTEM_SERVER } from '../domain/job.ts';
 import type { TypeName } from '../model/fields.ts';
 import { keyShapeOf, requireType } from '../model/registry.ts';
 import { validateObjectBody } from '../model/validate.ts';
@@ -21,7 +22,7 @@ const systemDefinition = (name: string, description: string, parameters: unknown
   body: {
     Description: description,
     JobDefinitionType: 'System',
-    DefaultQueue: 'GLOBAL.System',
+    DefaultQueue: SYSTEM_QUEUE,
     Parameters: parameters,
   },
   protection: 'locked',
@@ -35,11 +36,11 @@ export const BUILTIN_OBJECTS: readonly Builtin[] = [
     body: { Description: 'System objects and the default partition' },
     protection: 'undeletable',
   },
-  { type: 'Queue', key: 'GLOBAL.System', body: { Description: 'Jobs the server runs itself' }, protection: 'locked' },
+  { type: 'Queue', key: SYSTEM_QUEUE, body: { Description: 'Jobs the server runs itself' }, protection: 'locked' },
   { type: 'Queue', key: 'GLOBAL.Default', body: { Description: 'Default queue' }, protection: 'undeletable' },
   {
     type: 'ProcessServer',
-    key: 'GLOBAL.System',
+    key: SYSTEM_SERVER,
     body: {
       Description: 'Runs System, JobChain and UserMessage jobs inside the server',
       DefinitionTypes: [...SERVER_DEFINITION_TYPES],

@@ -11,6 +11,7 @@ import { loopYielder } from '../loop-yield.ts';
 import type { Store } from '../store/store.ts';
 import { formatInstant } from '../time/date-format.ts';
 import type { ObjectService } from './objects.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 export interface CarExportDeps {
   store: Store;
@@ -69,7 +70,7 @@ export class CarExporter {
     const queue = [...roots];
     for (let i = 0; i < queue.length; i++) {
       await pause();
-      const next = queue[i] as { type: TypeName; key: string };
+      const next = itemAt(queue, i);
       const type = requireType(next.type);
       const canonical = parseKey(type.key, next.key)?.key ?? next.key;
       const label = businessKey(type.name, canonical);

@@ -27,6 +27,7 @@ import { loopYielder } from '../loop-yield.ts';
 import { IMPORT_NOT_PERMITTED, IMPORT_REFUSED } from './car-import.ts';
 import type { ImportOutcome, ObjectService } from './objects.ts';
 import { keptArchive } from './kept-archive.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 export interface ImportJobDeps {
   store: Store;
@@ -290,10 +291,10 @@ async function attachLog(deps: ImportJobDeps, tx: Store, jobId: number, log: Imp
     await tx.jobs.updateFiles([{ ...existing, size: text.length }]);
     return;
   }
-  const [uniqueId] = await tx.nextUniqueIds(1);
+  const uniqueId = itemAt(await tx.nextUniqueIds(1), 0);
   await tx.jobs.insertFiles([
     {
-      uniqueId: uniqueId as number,
+      uniqueId,
       jobId,
       name: 'stdout.log',
       fileOrder: 1,

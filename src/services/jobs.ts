@@ -1,8 +1,10 @@
 import type { JobFileRecord, JobRecord } from '../domain/job.ts';
-import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
+import { buildJobParameters } from '../domain/parameters.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Effects, Kernel } from '../engine/kernel.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
+import { fieldDefault } from '../model/data.ts';
+import { declaredParameters } from '../model/definition-parameters.ts';
 import type { Privilege } from '../model/fields.ts';
 import { businessKey, type ParsedKey, parseKey } from '../model/keys.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
@@ -10,10 +12,10 @@ import type { Store, StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { formatInstant } from '../time/date-format.ts';
 import { parseSubmitBody, type SubmitOptions } from './job-bodies.ts';
-import { userCause } from './user-cause.ts';
 import { JOB_LIST_PARAMS, parseJobFilter } from './job-list.ts';
 import { renderJob, selectFields } from './job-render.ts';
 import { encodeCursor, type ListAnswer, partitionsToRead, readPage, readParams } from './list-query.ts';
+import { userCause } from './user-cause.ts';
 
 export interface JobServiceDeps {
   store: Store;
@@ -74,23 +76,20 @@ export class JobService {
     tx: Store,
     kernel: Kernel,
     principal: Principal,
-    definition: StoredObject,
+    definition: StoredObject<'JobDefinition'>,
     options: SubmitOptions,
     effects: Effects,
     parameters?: JobRecord['data']['parameters'],
   ): Promise<JobRecord> {
     const d = definition.data;
-    const queue = await this.queue(tx, principal, options.queue ?? (d.DefaultQueue as string));
+    const queue = await this.queue(
+      tx,
+      principal,
+      options.queue ?? d.DefaultQueue ?? fieldDefault('JobDefinition', 'DefaultQueue'),
+    );
     const now = this.deps.clock.now();
-    const zone = options.requestedStart?.zone ?? (d.TimeZone as string | null) ?? this.deps.defaultTimeZone;
-    const params =
-      parameters ??
-      buildJobParameters(
-        (d.Parameters as DefinitionParameter[] | null) ?? [],
-        options.parameters,
-        definition.key,
-        zone,
-      );
+    const zone = options.requestedStart?.zone ?? d.TimeZone ?? this.deps.defaultTimeZone;
+    const params = parameters ?? buildJobParameters(declaredParameters(d), options.parameters, definition.key, zone);
     let frame: string | undefined;
     if (options.submitFrame !== undefined) {
       const frameKey = parseKey('partitioned', options.submitFrame);
@@ -105,7 +104,7 @@ export class JobService {
       {
         definition,
         queue: queue.key,
-        priority: options.priority ?? (d.Priority as number | null) ?? 50,
+        priority: options.priority ?? d.Priority ?? fieldDefault('JobDefinition', 'Priority'),
         requestedStart: options.requestedStart?.ms ?? now,
         zone,
         parameters: params,
@@ -215,7 +214,7 @@ export class JobService {
   }
 
   /** The queue a job goes into: it must exist, be visible, and take the caller's submits. */
-  async queue(tx: Store, principal: Principal, key: string): Promise<StoredObject> {
+  async queue(tx: Store, principal: Principal, key: string): Promise<StoredObject<'Queue'>> {
     const queueKey = parseKey('partitioned', key);
     if (!queueKey) throw invalid(`Field "Queue": "${key}" is not a queue key`);
     const queue = can(principal, 'Queue', queueKey.partition, 'View')

@@ -1,4 +1,5 @@
 import { type LookupAll, resolveWebhookTarget } from '../alerts/ssrf.ts';
+import { type DataOf, fieldDefault } from '../model/data.ts';
 import type { TypeName } from '../model/fields.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
@@ -13,6 +14,12 @@ import { checkWindowCircles } from './window-checks.ts';
 
 type Rec = Record<string, unknown>;
 const items = (v: unknown): Rec[] => (Array.isArray(v) ? (v as Rec[]) : []);
+// The stored forms the chain checks read, typed from the declarations.
+type Definition = DataOf<'JobDefinition'>;
+type Chain = DataOf<'JobChain'>;
+type Step = NonNullable<Chain['Steps']>[number];
+type Call = NonNullable<Step['Calls']>[number];
+type Parameter = NonNullable<Definition['Parameters']>[number];
 
 export interface PrecheckDeps {
   webhookAllow: readonly string[];
@@ -50,13 +57,14 @@ export async function checkObject(
   principal?: Principal,
 ): Promise<string | undefined> {
   switch (typeName) {
+    // `data` was validated against the type's fields: it is that type's data.
     case 'JobChain':
-      return checkJobChain(new Reader(tx), key, data);
+      return checkJobChain(new Reader(tx), key, data as Chain);
     case 'JobDefinition':
       return (
         (await checkChainDefinition(tx, key, data)) ??
         (await checkCredentialUse(tx, data, principal)) ??
-        (await checkParticipants(tx, data))
+        (await checkParticipants(tx, data as Definition))
       );
     case 'TimeWindow':
       return checkWindowCircles(tx, key, data);
@@ -69,10 +77,8 @@ export async function checkObject(
  * A UserMessage's participants must exist when the definition is stored: a misspelt or missing name would leave its
  * jobs waiting for an answer nobody is allowed to give. Users and roles are made with `millrace user …`.
  */
-async function checkParticipants(tx: Store, data: Rec): Promise<string | undefined> {
-  const um = data.UserMessage as Rec | null | undefined;
-  for (const [i, who] of items(um?.Participants).entries()) {
-    const name = who as unknown as string;
+async function checkParticipants(tx: Store, data: Definition): Promise<string | undefined> {
+  for (const [i, name] of (data.UserMessage?.Participants ?? []).entries()) {
     const role = /^role:(.+)$/i.exec(name)?.[1];
     if (role !== undefined ? await tx.getRole(role) : await tx.getUser(name)) continue;
     return `Field "UserMessage.Participants[${i}]": there is no ${role !== undefined ? `role ${role}` : `user ${name}`}; create it first (millrace user add / user role-set)`;
@@ -89,41 +95,50 @@ async function checkChainDefinition(tx: Store, key: string, data: Rec): Promise<
 /** Objects read during one check, each once. */
 class Reader {
   private readonly tx: Store;
-  private readonly cache = new Map<string, Rec | undefined>();
+  private readonly definitions = new Map<string, Definition | undefined>();
+  private readonly chains = new Map<string, Chain | undefined>();
   chainsRead = 0;
 
   constructor(tx: Store) {
     this.tx = tx;
   }
 
-  async get(type: 'JobDefinition' | 'JobChain', key: string): Promise<Rec | undefined> {
-    const k = `${type}:${key}`;
-    if (!this.cache.has(k)) {
-      if (type === 'JobChain') this.chainsRead++;
-      this.cache.set(k, (await this.tx.getObject(type, key))?.data);
+  async definition(key: string): Promise<Definition | undefined> {
+    if (!this.definitions.has(key)) this.definitions.set(key, (await this.tx.getObject('JobDefinition', key))?.data);
+    return this.definitions.get(key);
+  }
+
+  async chain(key: string): Promise<Chain | undefined> {
+    if (!this.chains.has(key)) {
+      this.chainsRead++;
+      this.chains.set(key, (await this.tx.getObject('JobChain', key))?.data);
     }
-    return this.cache.get(k);
+    return this.chains.get(key);
   }
 }
 
 type Direction = 'In' | 'Out' | 'InOut';
-const directionOf = (p: Rec): Direction => (p.Direction as Direction | undefined) ?? 'In';
-const findParameter = (def: Rec | undefined, name: unknown, directions: readonly Direction[]): Rec | undefined =>
-  items(def?.Parameters).find((p) => p.Name === name && directions.includes(directionOf(p)));
+const directionOf = (p: Parameter): Direction =>
+  p.Direction ?? fieldDefault('JobDefinition', 'Parameters', 'Direction');
+const findParameter = (
+  def: Definition | undefined,
+  name: unknown,
+  directions: readonly Direction[],
+): Parameter | undefined => (def?.Parameters ?? []).find((p) => p.Name === name && directions.includes(directionOf(p)));
 
 const INPUT: readonly Direction[] = ['In', 'InOut'];
 const OUTPUT: readonly Direction[] = ['Out', 'InOut'];
 const ANY: readonly Direction[] = ['In', 'Out', 'InOut'];
 
-async function checkJobChain(r: Reader, key: string, data: Rec): Promise<string | undefined> {
+async function checkJobChain(r: Reader, key: string, data: Chain): Promise<string | undefined> {
   // Same key: the definition a chain is submitted through (docs/architecture.md §3); absent on a first create (auto-created).
-  const own = await r.get('JobDefinition', key);
+  const own = await r.definition(key);
   if (own && own.JobDefinitionType !== 'JobChain')
     return `JobDefinition ${key} has JobDefinitionType ${own.JobDefinitionType}; the definition of a JobChain must have JobDefinitionType JobChain`;
-  const steps = items(data.Steps);
+  const steps = data.Steps ?? [];
   const searched = new Set<string>(); // nested chains known not to lead back here, shared by all calls
   for (const [i, step] of steps.entries())
-    for (const [j, call] of items(step.Calls).entries()) {
+    for (const [j, call] of (step.Calls ?? []).entries()) {
       const at = `Steps[${i}].Calls[${j}]`;
       const problem =
         (await checkCallTarget(r, key, call, at, searched)) ??
@@ -137,11 +152,11 @@ async function checkJobChain(r: Reader, key: string, data: Rec): Promise<string 
 async function checkCallTarget(
   r: Reader,
   key: string,
-  call: Rec,
+  call: Call,
   at: string,
   searched: Set<string>,
 ): Promise<string | undefined> {
-  const target = call.JobDefinition as string;
+  const target = call.JobDefinition;
   if (target === key) return `Field "${at}.JobDefinition": a chain cannot call itself (${key})`;
   const path = await findPathBack(r, key, target, [key, target], searched);
   if (typeof path === 'string') return `Field "${at}.JobDefinition": ${path}`;
@@ -162,15 +177,15 @@ async function findPathBack(
 ): Promise<string[] | string | undefined> {
   // A loop that does not pass through `home` is not this object's doing (nor reachable through the API): stop there.
   if (done.has(def) || path.indexOf(def) < path.length - 1) return undefined;
-  if ((await r.get('JobDefinition', def))?.JobDefinitionType !== 'JobChain') return undefined;
+  if ((await r.definition(def))?.JobDefinitionType !== 'JobChain') return undefined;
   if (path.length > MAX_CHAIN_NESTING)
     return `chains nest deeper than ${MAX_CHAIN_NESTING} levels: ${path.slice(0, 5).join(' → ')} → …`;
   if (r.chainsRead >= MAX_CHAINS_READ)
     return `calling ${path[1]} reaches more than ${MAX_CHAINS_READ} nested chains; this server does not check that many`;
-  const chain = await r.get('JobChain', def);
-  for (const step of items(chain?.Steps))
-    for (const call of items(step.Calls)) {
-      const next = call.JobDefinition as string;
+  const chain = await r.chain(def);
+  for (const step of chain?.Steps ?? [])
+    for (const call of step.Calls ?? []) {
+      const next = call.JobDefinition;
       if (next === home) return [...path, home];
       const found = await findPathBack(r, home, next, [...path, next], done);
       if (found) return found;
@@ -183,14 +198,14 @@ async function findPathBack(
 async function checkMappings(
   r: Reader,
   key: string,
-  own: Rec | undefined,
-  steps: Rec[],
-  call: Rec,
+  own: Definition | undefined,
+  steps: readonly Step[],
+  call: Call,
   at: string,
 ): Promise<string | undefined> {
-  const target = call.JobDefinition as string;
-  const called = await r.get('JobDefinition', target);
-  for (const [k, m] of items(call.ParameterMappings).entries()) {
+  const target = call.JobDefinition;
+  const called = await r.definition(target);
+  for (const [k, m] of (call.ParameterMappings ?? []).entries()) {
     const mAt = `${at}[${k}]`;
     if (!findParameter(called, m.Parameter, INPUT))
       return `Field "${mAt}.Parameter": ${target} has no In or InOut parameter ${m.Parameter}`;
@@ -203,8 +218,8 @@ async function checkMappings(
     if (m.Source === 'CallOutput') {
       // The registry rules already checked that FromStep is an earlier step and FromCall one of its calls.
       const fromStep = steps.find((s) => s.Name === m.FromStep);
-      const fromDef = items(fromStep?.Calls)[(m.FromCall as number) - 1]?.JobDefinition as string | undefined;
-      const source = fromDef === undefined ? undefined : await r.get('JobDefinition', fromDef);
+      const fromDef = (fromStep?.Calls ?? [])[(m.FromCall ?? 0) - 1]?.JobDefinition;
+      const source = fromDef === undefined ? undefined : await r.definition(fromDef);
       if (!findParameter(source, m.FromParameter, OUTPUT))
         return `Field "${mAt}.FromParameter": ${fromDef} (call ${m.FromCall} of step ${m.FromStep}) has no Out or InOut parameter ${m.FromParameter}`;
     }

@@ -257,7 +257,7 @@ export class ObjectReader {
     const zone = this.deps.defaultTimeZone;
     return renderObject(
       type,
-      { uniqueId: object.uniqueId, businessKey: businessKey(type.name as TypeName, object.key) },
+      { uniqueId: object.uniqueId, businessKey: businessKey(type.name, object.key) },
       {
         ...data,
         CreationTime: { ms: object.creationTime, zone },

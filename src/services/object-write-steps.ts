@@ -12,6 +12,7 @@ import { can, type Principal } from '../security/privileges.ts';
 import { isUniqueViolation, type ObjectRef, type Store, type StoredObject } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import { checkObject, precheckObject } from './object-checks.ts';
+import { itemAt } from '../domain/item-at.ts';
 
 export interface ObjectServiceDeps {
   store: Store;
@@ -142,10 +143,10 @@ export async function insertNew(
 ): Promise<StoredObject> {
   const refs = await resolveReferences(tx, principal, type, values, undefined);
   await checkWithOthers(tx, principal, type, parsed.key, values);
-  const [uniqueId] = await tx.nextUniqueIds(1);
+  const uniqueId = itemAt(await tx.nextUniqueIds(1), 0);
   const now = deps.clock.now();
   const object: StoredObject = {
-    uniqueId: uniqueId as number,
+    uniqueId,
     type: type.name,
     key: parsed.key,
     partition: parsed.partition,
@@ -175,6 +176,6 @@ async function afterCreate(deps: ObjectServiceDeps, tx: Store, type: ObjectType,
   const data = validateObjectBody(defType, twin.madeWith, validateOptions(deps, 'create'));
   Object.assign(data, { Name: object.data.Name, Partition: object.data.Partition });
   const refs = await resolveReferences(tx, SYSTEM_PRINCIPAL, defType, data, undefined);
-  const [uniqueId] = await tx.nextUniqueIds(1);
-  await tx.insertObject({ ...object, uniqueId: uniqueId as number, type: twin.type, data }, refs);
+  const uniqueId = itemAt(await tx.nextUniqueIds(1), 0);
+  await tx.insertObject({ ...object, uniqueId, type: twin.type, data }, refs);
 }

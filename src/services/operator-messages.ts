@@ -15,7 +15,7 @@ export class OperatorMessages extends MessageService {
 
   async reply(principal: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await this.authorizeReply(principal, idText);
-    const reply = normalizeReply(replyBody(this.kind, body).Reply as string);
+    const reply = normalizeReply(String(replyBody(this.kind, body).Reply));
     if (reply === '') throw invalid('Field "Reply" must not be empty');
     await this.engine.mutate(
       async (tx, effects, kernel) => {
@@ -25,7 +25,7 @@ export class OperatorMessages extends MessageService {
           throw conflict(
             `OperatorMessage:${id} is ${m.data.ReplyStatus === 'Replied' ? 'answered already' : 'not waiting for a reply'}`,
           );
-        const expression = (m.data.ReplyExpression as string | null) ?? '.+';
+        const expression = m.data.ReplyExpression ?? '.+';
         const matches = replyMatches(expression, reply);
         if (matches === 'timeout')
           throw invalid(`Field "Reply": the reply expression ${expression} took too long to match`);
@@ -35,7 +35,7 @@ export class OperatorMessages extends MessageService {
           ...m.data,
           ReplyStatus: 'Replied',
           Reply: reply,
-          ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
+          ReplyTime: { ms: now, zone: m.data.CreationTime?.zone ?? 'UTC' },
           ReplyUser: principal.user,
         });
         // The reply reaches what sent the message: a waiting job, a chain step, an alert (kernel reactions).

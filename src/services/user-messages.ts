@@ -1,5 +1,6 @@
+import { itemAt } from '../domain/item-at.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
-import type { UserMessageSpec } from '../domain/job.ts';
+import { fieldDefault } from '../model/data.ts';
 import type { Principal } from '../security/privileges.ts';
 import { MessageService, replyBody } from './messages.ts';
 import { userCause } from './user-cause.ts';
@@ -8,7 +9,7 @@ import { userCause } from './user-cause.ts';
 export function isParticipant(principal: Principal, participants: readonly string[]): boolean {
   return participants.some((who) => {
     const role = /^role:(.+)$/i.exec(who);
-    return role ? principal.roles.includes(role[1] as string) : who === principal.user;
+    return role ? principal.roles.includes(itemAt(role, 1)) : who === principal.user;
   });
 }
 
@@ -24,7 +25,7 @@ export class UserMessages extends MessageService {
   override async authorizeReply(principal: Principal, idText: string): Promise<number> {
     const id = await super.authorizeReply(principal, idText);
     const m = await this.engine.store.getObject('UserMessage', String(id));
-    if (m && !isParticipant(principal, (m.data.Participants as string[] | null) ?? []))
+    if (m && !isParticipant(principal, m.data.Participants ?? []))
       throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
     return id;
   }
@@ -32,17 +33,17 @@ export class UserMessages extends MessageService {
   async reply(principal: Principal, idText: string, body: unknown): Promise<Record<string, unknown>> {
     const id = await this.authorizeReply(principal, idText);
     const b = replyBody(this.kind, body);
-    const comment = (b.ReplyComment as string | null | undefined) ?? null;
-    const asked = (b.Response as string).trim();
+    const comment = typeof b.ReplyComment === 'string' ? b.ReplyComment : null;
+    const asked = String(b.Response).trim();
     await this.engine.mutate(
       async (tx, effects, kernel) => {
         const m = await tx.getObject('UserMessage', String(id));
         if (!m) throw notFound('UserMessage', id);
-        if (!isParticipant(principal, (m.data.Participants as string[] | null) ?? []))
+        if (!isParticipant(principal, m.data.Participants ?? []))
           throw forbidden(`Only the participants of UserMessage:${id} may reply to it`);
         if (m.data.Status !== 'ManualTask') throw conflict(`UserMessage:${id} is answered already (${m.data.Status})`);
-        const responses = (m.data.Responses as UserMessageSpec['Responses'] | null) ?? [];
-        const chosen = responses.find((r) => r.Response.toLowerCase() === asked.toLowerCase());
+        const responses = m.data.Responses ?? [];
+        const chosen = responses.find((r) => r.Response?.toLowerCase() === asked.toLowerCase());
         if (!chosen)
           throw invalid(
             `Field "Response": "${asked}" is not one of the responses offered (${responses.map((r) => r.Response).join(', ')})`,
@@ -54,7 +55,7 @@ export class UserMessages extends MessageService {
           Response: chosen.Response,
           ReplyComment: comment,
           ReplyUser: principal.user,
-          ReplyTime: { ms: now, zone: (m.data.CreationTime as { zone?: string } | null)?.zone ?? 'UTC' },
+          ReplyTime: { ms: now, zone: m.data.CreationTime?.zone ?? 'UTC' },
         });
         const job = await tx.jobs.get(Number(m.data.Job));
         if (job?.status === 'Console' && job.data.userMessage === id)
@@ -62,7 +63,7 @@ export class UserMessages extends MessageService {
             tx,
             job,
             {
-              status: chosen.Status,
+              status: chosen.Status ?? fieldDefault('JobDefinition', 'UserMessage', 'Responses', 'Status'),
               returnCode: chosen.ReturnCode,
               notes: [`${principal.user} replied ${chosen.Response}${comment ? `: ${comment}` : ''}`],
             },

@@ -8,7 +8,11 @@ const PAGE = 1000;
  * that engine passes, alert matching, credential lookup and key rotation all need, so no caller loads an
  * unbounded page at once.
  */
-export async function* allObjects(tx: Store, type: TypeName, partition?: string): AsyncGenerator<StoredObject> {
+export async function* allObjects<T extends TypeName>(
+  tx: Store,
+  type: T,
+  partition?: string,
+): AsyncGenerator<StoredObject<T>> {
   let afterKey: string | undefined;
   for (;;) {
     const page = await tx.listObjects(type, {
@@ -22,8 +26,12 @@ export async function* allObjects(tx: Store, type: TypeName, partition?: string)
   }
 }
 
-export async function listAllObjects(tx: Store, type: TypeName, partition?: string): Promise<StoredObject[]> {
-  const all: StoredObject[] = [];
+export async function listAllObjects<T extends TypeName>(
+  tx: Store,
+  type: T,
+  partition?: string,
+): Promise<StoredObject<T>[]> {
+  const all: StoredObject<T>[] = [];
   for await (const o of allObjects(tx, type, partition)) all.push(o);
   return all;
 }

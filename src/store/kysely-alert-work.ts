@@ -5,15 +5,15 @@ import type { Database } from './tables.ts';
 type Row = Database['alert_work'];
 
 // A literal, not a parameter: SQLite uses the partial index only when the query names its state itself.
-const PENDING = sql.lit('pending');
+const PENDING = sql.lit<AlertWorkItem['state']>('pending');
 
 const toItem = (r: Row): AlertWorkItem => ({
   id: Number(r.id),
-  kind: r.kind as AlertWorkKind,
+  kind: r.kind,
   dueAt: Number(r.due_at),
   alertId: r.alert_id === null ? null : Number(r.alert_id),
   attempts: Number(r.attempts),
-  state: r.state as AlertWorkItem['state'],
+  state: r.state,
   lastError: r.last_error,
   data: JSON.parse(r.data) as Record<string, unknown>,
 });

@@ -20,7 +20,8 @@ export class ChainStructureCache {
   }
 
   remember(chain: ChainJobId, structure: ChainStructure): ChainStructure {
-    if (this.entries.size >= MAX_STRUCTURES) this.entries.delete(this.entries.keys().next().value as string);
+    const oldest = this.entries.keys().next();
+    if (this.entries.size >= MAX_STRUCTURES && !oldest.done) this.entries.delete(oldest.value);
     this.entries.set(cacheKey(chain), deepFreeze(structure));
     return structure;
   }

@@ -10,7 +10,7 @@ const toEvent = (r: EventRow): EventRecord => ({
   definition: r.definition,
   partition: r.partition,
   raiseSequence: Number(r.raise_sequence),
-  status: r.status as EventStatus,
+  status: r.status,
   raiseTime: Number(r.raise_time),
   clearTime: r.clear_time === null ? null : Number(r.clear_time),
   data: JSON.parse(r.data) as EventData,

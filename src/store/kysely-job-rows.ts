@@ -1,4 +1,3 @@
-import type { JobStatus } from '../model/fields.ts';
 import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
 import { maxRunDue } from '../domain/max-run-time.ts';
 import type { Database } from './tables.ts';
@@ -17,7 +16,7 @@ export const toJob = (r: JobRow): JobRecord => ({
   uniqueId: Number(r.unique_id),
   definition: r.definition,
   partition: r.partition,
-  status: r.status as JobStatus,
+  status: r.status,
   priority: Number(r.priority),
   queue: r.queue,
   processServer: r.process_server,
@@ -71,7 +70,7 @@ export const toFile = (r: Database['job_files']): JobFileRecord => ({
   jobId: Number(r.job_id),
   name: r.name,
   fileOrder: Number(r.file_order),
-  type: r.type as JobFileRecord['type'],
+  type: r.type,
   format: r.format,
   size: Number(r.size),
 });

@@ -105,8 +105,8 @@ export class KyselyJobStore implements JobStore {
   async history(jobId: number, limit: number): Promise<HistoryEntry[]> {
     return (await queries.history(this.db, jobId, limit)).map((r) => ({
       time: Number(r.time),
-      from: r.from_status as JobStatus | null,
-      to: r.to_status as JobStatus,
+      from: r.from_status,
+      to: r.to_status,
       user: r.user_name,
       cause: r.cause,
       detail: r.detail,
@@ -242,14 +242,14 @@ export class KyselyJobStore implements JobStore {
 
   async countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]> {
     const rows = await queries.countByStatusAndQueue(this.db);
-    return rows.map((r) => ({ status: r.status as JobStatus, queue: r.queue, count: Number(r.n) }));
+    return rows.map((r) => ({ status: r.status, queue: r.queue, count: Number(r.n) }));
   }
 
   async countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]> {
     return (await queries.countActive(this.db, statuses)).map((r) => ({
       queue: r.queue,
       processServer: r.process_server,
-      status: r.status as JobStatus,
+      status: r.status,
       count: Number(r.n),
     }));
   }

@@ -2,7 +2,6 @@
 // one implementation for both dialects, used by KyselyStore for itself and for each of its transactions.
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
-import type { Database } from './tables.ts';
 import { containsPattern, jsonText, likeLower, stringField } from './sql-text.ts';
 import type {
   ListOptions,
@@ -13,19 +12,22 @@ import type {
   RecentListOptions,
   StoredObject,
 } from './store.ts';
+import type { Database } from './tables.ts';
 
 export type ObjectRow = Database['objects'];
 
-const toObject = (r: ObjectRow): StoredObject => ({
-  uniqueId: Number(r.unique_id),
-  type: r.type as TypeName,
-  key: r.key,
-  partition: r.partition,
-  data: JSON.parse(r.data) as Record<string, unknown>,
-  protection: r.protection as Protection | null,
-  creationTime: Number(r.creation_time),
-  modificationTime: Number(r.modification_time),
-});
+/** A row read for objects of type `T` (the query's `type`); its data was validated against T's fields when written. */
+const toObject = <T extends TypeName>(r: ObjectRow): StoredObject<T> =>
+  ({
+    uniqueId: Number(r.unique_id),
+    type: r.type,
+    key: r.key,
+    partition: r.partition,
+    data: JSON.parse(r.data),
+    protection: r.protection as Protection | null,
+    creationTime: Number(r.creation_time),
+    modificationTime: Number(r.modification_time),
+  }) as StoredObject<T>;
 
 /** Run for every submit: SQL text, as the job statements (kysely-job-statements.ts). SQLite's ids come from a row. */
 const NEXT_UNIQUE_IDS = `update "sequences" set "value" = "value" + ? where "name" = 'unique_id' returning "value"`;
@@ -94,7 +96,7 @@ export class KyselyObjects {
     return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   }
 
-  async getObject(type: TypeName, key: string): Promise<StoredObject | undefined> {
+  async getObject<T extends TypeName>(type: T, key: string): Promise<StoredObject<T> | undefined> {
     const id = `${type}\0${key}`;
     let row = this.readRows?.get(id);
     if (row === undefined) {
@@ -102,10 +104,10 @@ export class KyselyObjects {
       row = (await this.db.executeQuery<ObjectRow>(query)).rows[0] ?? null;
       this.readRows?.set(id, row);
     }
-    return row ? toObject(row) : undefined;
+    return row ? toObject<T>(row) : undefined;
   }
 
-  async listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]> {
+  async listObjects<T extends TypeName>(type: T, options: ListOptions): Promise<StoredObject<T>[]> {
     let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
     if (options.partitions?.length === 0) return [];
     if (options.partition !== undefined) q = q.where('partition', '=', options.partition);
@@ -119,7 +121,7 @@ export class KyselyObjects {
       );
     }
     const rows = await q.orderBy('key').limit(options.limit).execute();
-    return rows.map(toObject);
+    return rows.map((r) => toObject<T>(r));
   }
 
   async listObjectSummaries(
@@ -142,7 +144,7 @@ export class KyselyObjects {
     }));
   }
 
-  async listRecentObjects(type: TypeName, options: RecentListOptions): Promise<StoredObject[]> {
+  async listRecentObjects<T extends TypeName>(type: T, options: RecentListOptions): Promise<StoredObject<T>[]> {
     if (options.partitions?.length === 0) return [];
     let q = this.db.selectFrom('objects').selectAll().where('type', '=', type);
     if (options.partitions !== undefined) q = q.where('partition', 'in', [...options.partitions]);
@@ -153,7 +155,7 @@ export class KyselyObjects {
     }
     if (options.participant) q = q.where(this.participates(options.participant.user, options.participant.roles));
     const rows = await q.orderBy('unique_id', 'desc').limit(options.limit).execute();
-    return rows.map(toObject);
+    return rows.map((r) => toObject<T>(r));
   }
 
   /** `Participants` (a JSON list) names `user`, or `role:<r>` (any case of `role:`) for one of `roles`. */

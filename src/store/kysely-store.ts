@@ -1,31 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
-import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
-import type { JobStore, StatusChange } from './job-store.ts';
-import { KyselyAlertWorkStore } from './kysely-alert-work.ts';
-import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
-import { KyselyJobFileChunks } from './kysely-job-file-chunks.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
-import { KyselyAuthFailures } from './kysely-auth-failures.ts';
-import { KyselyClusterStore } from './kysely-cluster.ts';
-import { KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
-import { KyselyEventStore } from './kysely-events.ts';
-import { ChainStructureCache } from './kysely-chain-structures.ts';
-import { KyselyJobStore } from './kysely-jobs.ts';
-import type { Database } from './tables.ts';
+import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
+import type { EventStore } from './event-store.ts';
+import type { JobStore, StatusChange } from './job-store.ts';
 import { KyselyAccounts } from './kysely-accounts.ts';
+import { KyselyAlertWorkStore } from './kysely-alert-work.ts';
+import { KyselyAuthFailures } from './kysely-auth-failures.ts';
+import { KyselyBlobStore } from './kysely-blobs.ts';
+import { ChainStructureCache } from './kysely-chain-structures.ts';
+import { KyselyClusterStore } from './kysely-cluster.ts';
+import { KyselyEventStore } from './kysely-events.ts';
+import { KyselyJobFileChunks } from './kysely-job-file-chunks.ts';
+import { KyselyJobStore } from './kysely-jobs.ts';
 import { KyselyObjects, type ObjectRow } from './kysely-objects.ts';
 import type {
   ApiKey,
-  CommitListener,
-  ObjectChange,
-  ListOptions,
-  ObjectSummary,
-  ObjectRef,
   Channel,
+  CommitListener,
+  ListOptions,
+  ObjectChange,
+  ObjectRef,
+  ObjectSummary,
   PoolStats,
   Protection,
   RecentListOptions,
@@ -35,6 +34,7 @@ import type {
   StoredObject,
   User,
 } from './store.ts';
+import type { Database } from './tables.ts';
 
 /**
  * Shared by a store and its transactions: counts committed object writes for `dataVersion`, and holds the hook
@@ -219,11 +219,11 @@ export class KyselyStore implements Store {
     return this.objects.nextUniqueIds(count);
   }
 
-  getObject(type: TypeName, key: string): Promise<StoredObject | undefined> {
+  getObject<T extends TypeName>(type: T, key: string): Promise<StoredObject<T> | undefined> {
     return this.objects.getObject(type, key);
   }
 
-  listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]> {
+  listObjects<T extends TypeName>(type: T, options: ListOptions): Promise<StoredObject<T>[]> {
     return this.objects.listObjects(type, options);
   }
 
@@ -234,7 +234,7 @@ export class KyselyStore implements Store {
     return this.objects.listObjectSummaries(type, options);
   }
 
-  listRecentObjects(type: TypeName, options: RecentListOptions): Promise<StoredObject[]> {
+  listRecentObjects<T extends TypeName>(type: T, options: RecentListOptions): Promise<StoredObject<T>[]> {
     return this.objects.listRecentObjects(type, options);
   }
 

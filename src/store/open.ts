@@ -11,6 +11,7 @@ import { Checkpointer, WAL_LIMIT_BYTES } from './sqlite-checkpointer.ts';
 import { type Prepare, ReaderBesideDialect } from './sqlite-driver.ts';
 import { isDiskFull, type Store } from './store.ts';
 import { lowOnSpace } from './free-space.ts';
+import { errorCode } from '../errors.ts';
 
 export interface StoreOptions {
   /** Data folder; the SQLite file lives here when no database URL is given. */
@@ -171,9 +172,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       inTransaction: () => sqlite.inTransaction,
       failed: (err: unknown) => {
         // better-sqlite3 gives no errno: an I/O error while the file system has no room is taken for a full disk.
-        const code = (err as { code?: unknown } | null)?.code;
+        const code = errorCode(err);
         if (typeof code === 'string' && code.startsWith('SQLITE_IOERR') && lowOnSpace(options.dataDir))
-          Object.assign(err as object, { diskFull: true });
+          Object.assign(Object(err), { diskFull: true });
         if (isDiskFull(err)) options.onDiskFull?.(err);
       },
       close: async () => {

@@ -63,6 +63,12 @@ class Mutex {
 }
 
 /** What Kysely acquires for each query or transaction; it takes the writer only when it needs it. */
+/** The connection Kysely hands back is one this driver leased: anything else is a bug. */
+function leaseOf(connection: DatabaseConnection): Lease {
+  if (!(connection instanceof Lease)) throw new Error('not a connection of the SQLite driver');
+  return connection;
+}
+
 class Lease implements DatabaseConnection {
   holding = false;
   /**
@@ -126,7 +132,7 @@ class ReaderBesideDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    const lease = connection as Lease;
+    const lease = leaseOf(connection);
     await this.writer.lock();
     lease.holding = true;
     await lease.executeQuery(CompiledQuery.raw('begin'));
@@ -139,12 +145,12 @@ class ReaderBesideDriver implements Driver {
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     // A transaction SQLite ended by itself: a rollback would fail ("no transaction is active") and hide the error.
-    if ((connection as Lease).ended !== undefined || !this.connections.inTransaction()) return;
+    if (leaseOf(connection).ended !== undefined || !this.connections.inTransaction()) return;
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    const lease = connection as Lease;
+    const lease = leaseOf(connection);
     if (!lease.holding) return;
     lease.holding = false;
     lease.ended = undefined;

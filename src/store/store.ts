@@ -1,3 +1,4 @@
+import type { DataOf } from '../model/data.ts';
 import type { Privilege, TypeName } from '../model/fields.ts';
 import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
@@ -5,6 +6,7 @@ import type { BlobStore } from './blob-store.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
+import { errorCode } from '../errors.ts';
 
 /**
  * The persistence contract. The services and the engine depend on this interface only; one Kysely
@@ -15,18 +17,28 @@ import type { JobStore, StatusChange } from './job-store.ts';
 /** `locked`: neither changed nor deleted (GLOBAL.System queue); `undeletable`: may be edited, not deleted. */
 export type Protection = 'locked' | 'undeletable';
 
-export interface StoredObject {
+/** What every stored object has besides its type and data. */
+export interface ObjectHeader {
   uniqueId: number;
-  type: TypeName;
   /** Canonical business key without the type, e.g. `GLOBAL.Default`. */
   key: string;
   /** Partition whose privileges govern the object. */
   partition: string;
-  data: Record<string, unknown>;
   protection: Protection | null;
   creationTime: number;
   modificationTime: number;
 }
+
+/**
+ * An object of type `T`, its data typed from the type's declaration (model/data.ts); for a union of types, the
+ * union of their objects. Without `T` (generic create, read, update and delete over any type) the data is an open
+ * record.
+ */
+export type StoredObject<T extends TypeName = TypeName> = TypeName extends T
+  ? ObjectHeader & { type: TypeName; data: Record<string, unknown> }
+  : T extends TypeName
+    ? ObjectHeader & { type: T; data: DataOf<T> }
+    : never;
 
 /** One reference held by an object, kept so a delete can find who still refers to its target. */
 export interface ObjectRef {
@@ -169,14 +181,14 @@ export interface Store {
   /** Takes `count` numbers from the one global sequence of unique ids. */
   nextUniqueIds(count: number): Promise<number[]>;
 
-  getObject(type: TypeName, key: string): Promise<StoredObject | undefined>;
-  listObjects(type: TypeName, options: ListOptions): Promise<StoredObject[]>;
+  getObject<T extends TypeName>(type: T, key: string): Promise<StoredObject<T> | undefined>;
+  listObjects<T extends TypeName>(type: T, options: ListOptions): Promise<StoredObject<T>[]>;
   /** listObjects' page as narrow rows: key, partition, protection and Description, read without the whole data. */
   listObjectSummaries(
     type: TypeName,
     options: Pick<ListOptions, 'partitions' | 'afterKey' | 'limit'>,
   ): Promise<ObjectSummary[]>;
-  listRecentObjects(type: TypeName, options: RecentListOptions): Promise<StoredObject[]>;
+  listRecentObjects<T extends TypeName>(type: T, options: RecentListOptions): Promise<StoredObject<T>[]>;
   insertObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
   updateObject(object: StoredObject, refs: ObjectRef[]): Promise<void>;
   deleteObject(uniqueId: number): Promise<void>;
@@ -227,7 +239,7 @@ export interface Channel {
 
 /** True when a write failed because a unique key exists already (both dialects). */
 export function isUniqueViolation(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
+  const code = errorCode(e);
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
@@ -236,7 +248,7 @@ const CONNECTION_LOST =
 
 /** True when the database cannot be reached or is busy; the interfaces answer 503 with Retry-After. */
 export function isDatabaseUnavailable(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
+  const code = errorCode(e);
   // node-postgres names a connection lost under a statement, or one no longer usable, only in its message.
   if (code === undefined && e instanceof Error && CONNECTION_LOST.test(e.message)) return true;
   return (
@@ -263,9 +275,9 @@ export function isDatabaseUnavailable(e: unknown): boolean {
  * (an I/O error while its file system had no space left). The interfaces answer 503 naming the full disk.
  */
 export function isDiskFull(e: unknown): boolean {
-  const x = e as { code?: unknown; diskFull?: unknown } | null;
-  if (x?.diskFull === true) return true;
-  return typeof x?.code === 'string' && DISK_FULL_CODES.has(x.code);
+  if (typeof e === 'object' && e !== null && 'diskFull' in e && e.diskFull === true) return true;
+  const code = errorCode(e);
+  return typeof code === 'string' && DISK_FULL_CODES.has(code);
 }
 const DISK_FULL_CODES = new Set(['SQLITE_FULL', '53100', 'ENOSPC', 'EDQUOT']);
 

@@ -3,6 +3,10 @@
  * (kysely-store.ts and the per-area stores it composes) all read it without importing each other.
  */
 import type { Generated } from 'kysely';
+import type { JobFileRecord } from '../domain/job.ts';
+import type { JobStatus } from '../domain/job-status.ts';
+import type { AlertWorkItem, AlertWorkKind } from './alert-work-store.ts';
+import type { EventStatus } from './event-store.ts';
 
 /** Every table: those of migrations 0001 (objects, security) here, the others in their areas' interfaces below. */
 export interface Database
@@ -46,7 +50,7 @@ export interface JobTables {
     unique_id: number;
     definition: string;
     partition: string;
-    status: string;
+    status: JobStatus;
     priority: number;
     queue: string;
     process_server: string | null;
@@ -86,8 +90,8 @@ export interface JobTables {
     id: Generated<number>;
     job_id: number;
     time: number;
-    from_status: string | null;
-    to_status: string;
+    from_status: JobStatus | null;
+    to_status: JobStatus;
     user_name: string | null;
     cause: string;
     detail: string | null;
@@ -97,7 +101,7 @@ export interface JobTables {
     job_id: number;
     name: string;
     file_order: number;
-    type: string;
+    type: JobFileRecord['type'];
     format: string;
     size: number;
   };
@@ -111,7 +115,7 @@ export interface EventTables {
     definition: string;
     partition: string;
     raise_sequence: number;
-    status: string;
+    status: EventStatus;
     raise_time: number;
     clear_time: number | null;
     data: string;
@@ -122,11 +126,11 @@ export interface EventTables {
 export interface AlertWorkTables {
   alert_work: {
     id: number;
-    kind: string;
+    kind: AlertWorkKind;
     due_at: number;
     alert_id: number | null;
     attempts: number;
-    state: string;
+    state: AlertWorkItem['state'];
     last_error: string | null;
     data: string;
   };

@@ -63,7 +63,8 @@ export function zoneOffsetMs(zone: string, ms: number): number {
   if (zone === 'UTC') return 0;
   const entry = entries.get(zone) ?? createEntry(zone);
   if (entry.fixed !== undefined) return entry.fixed;
-  const dtf = entry.dtf as Intl.DateTimeFormat;
+  const dtf = entry.dtf;
+  if (dtf === undefined) throw new RangeError(`no formatter for the zone ${zone}`);
   const hour = Math.floor(ms / HOUR);
   const cached = entry.hours.get(hour);
   if (cached !== undefined) return cached;

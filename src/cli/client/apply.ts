@@ -23,6 +23,7 @@ import {
   referencesOf,
 } from './manifest.ts';
 import { paint, printJson, useColour, write } from './output.ts';
+import { errorMessage } from '../../errors.ts';
 
 /**
  * `millrace apply` (objects in files → server, in dependency order) and `millrace def export` (server → files that
@@ -151,7 +152,7 @@ async function apply(ctx: Ctx, flags: ApplyFlags): Promise<void> {
         await applyOne(m);
       } catch (err) {
         // Which file's object the server refused, then its own words.
-        throw new Error(`${m.source} (${m.type.name} ${m.key}): ${(err as Error).message}`);
+        throw new Error(`${m.source} (${m.type.name} ${m.key}): ${errorMessage(err)}`);
       }
     if (flags.prune) await prune(ctx, manifests, dry, report);
   } finally {

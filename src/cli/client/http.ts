@@ -1,3 +1,4 @@
+import { errorMessage } from '../../errors.ts';
 import type { Connection } from './profiles.ts';
 
 /**
@@ -44,10 +45,9 @@ export class ApiClient {
     try {
       return await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
     } catch (err) {
-      const cause = (err as { cause?: { message?: string; code?: string } }).cause;
-      throw new Error(
-        `${method} ${path}: cannot reach ${this.connection.server}: ${oneLine(cause?.message ?? (err as Error).message)}`,
-      );
+      const cause = err instanceof Error ? err.cause : undefined;
+      const reason = cause instanceof Error ? cause.message : errorMessage(err);
+      throw new Error(`${method} ${path}: cannot reach ${this.connection.server}: ${oneLine(reason)}`);
     }
   }
 

@@ -6,6 +6,8 @@ import type { ObjectType } from '../../model/object-type.ts';
 import { allTypes, getType, keyShapeOf } from '../../model/registry.ts';
 import { collectReferences } from '../../model/validate.ts';
 import { formatInstant, parseDate } from '../../time/date-format.ts';
+import { itemAt } from '../../domain/item-at.ts';
+import { errorMessage } from '../../errors.ts';
 
 /**
  * Jobs as code, the pure part: objects described in files (`{Type, Key, …fields}`), their wanted state filled in
@@ -153,7 +155,7 @@ export function parseFile(text: string, file: string): Manifest[] {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      throw new Error(`${file}: ${(err as Error).message}`);
+      throw new Error(`${file}: ${errorMessage(err)}`);
     }
     docs.push({ value, at: file });
   } else {
@@ -245,19 +247,27 @@ function typeRanks(): Map<string, number> {
 export function applyOrder(manifests: readonly Manifest[]): Manifest[] {
   const at = new Map(manifests.map((m, i) => [idOf(m.type.name, m.key), i]));
   const rank = typeRanks();
+  const rankOf = (m: Manifest): number => {
+    const found = rank.get(m.type.name);
+    if (found === undefined) throw new Error(`no rank for the type ${m.type.name}`);
+    return found;
+  };
   const waitingFor = manifests.map(
-    (m, i) => new Set(needs(m).flatMap((id) => (at.has(id) && at.get(id) !== i ? [at.get(id) as number] : []))),
+    (m, i) =>
+      new Set(
+        needs(m).flatMap((id) => {
+          const j = at.get(id);
+          return j !== undefined && j !== i ? [j] : [];
+        }),
+      ),
   );
   const done = new Set<number>();
   const out: Manifest[] = [];
   while (out.length < manifests.length) {
     let next: number | undefined;
     for (let i = 0; i < manifests.length; i++) {
-      if (done.has(i) || [...(waitingFor[i] as Set<number>)].some((j) => !done.has(j))) continue;
-      const better =
-        next === undefined ||
-        (rank.get((manifests[i] as Manifest).type.name) as number) <
-          (rank.get((manifests[next] as Manifest).type.name) as number);
+      if (done.has(i) || [...itemAt(waitingFor, i)].some((j) => !done.has(j))) continue;
+      const better = next === undefined || rankOf(itemAt(manifests, i)) < rankOf(itemAt(manifests, next));
       if (better) next = i;
     }
     if (next === undefined) {
@@ -265,7 +275,7 @@ export function applyOrder(manifests: readonly Manifest[]): Manifest[] {
       throw new Error(`these objects refer to each other in a circle: ${stuck.join(', ')}`);
     }
     done.add(next);
-    out.push(manifests[next] as Manifest);
+    out.push(itemAt(manifests, next));
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import { itemAt } from '../../domain/item-at.ts';
 
 /**
  * How the client prints: an aligned table (or YAML for one object) for people, one JSON document with `-o json` for
@@ -75,11 +76,11 @@ export function table(
   colour: boolean,
 ): string[] {
   const rows = items.map((item) => columns.map((c) => cell(c.value(item))));
-  const widths = columns.map((c, i) => Math.max(c.header.length, ...rows.map((r) => (r[i] as string).length)));
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...rows.map((r) => itemAt(r, i).length)));
   const line = (cells: string[], colours: (Colour | undefined)[]) =>
     cells
       .map((text, i) => {
-        const padded = i === cells.length - 1 ? text : text.padEnd(widths[i] as number);
+        const padded = i === cells.length - 1 ? text : text.padEnd(itemAt(widths, i));
         return paint(padded, colours[i], colour);
       })
       .join('  ')
@@ -93,7 +94,7 @@ export function table(
     ...rows.map((r, n) =>
       line(
         r,
-        columns.map((c) => c.colour?.(items[n] as Record<string, unknown>)),
+        columns.map((c) => c.colour?.(itemAt(items, n))),
       ),
     ),
   ];

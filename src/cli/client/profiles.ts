@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { parse, stringify } from 'smol-toml';
 import { normalizeVendor } from '../../config/config.ts';
 import { emptyRecord, own } from '../../domain/own.ts';
+import { errorMessage } from '../../errors.ts';
 
 /**
  * Where the client finds its server and API key: flag > environment > profile. Profiles live in one TOML file,
@@ -57,9 +58,9 @@ export function readProfiles(path: string): ProfileFile {
   if (!existsSync(path)) return { profiles: emptyRecord() };
   let doc: Record<string, unknown>;
   try {
-    doc = parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    doc = parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new Error(`${path}: ${(err as Error).message.split('\n')[0]}`);
+    throw new Error(`${path}: ${errorMessage(err).split('\n')[0]}`);
   }
   const profiles = emptyRecord<Profile>();
   const given = (doc.profiles ?? {}) as Record<string, Record<string, unknown>>;

@@ -1,5 +1,6 @@
 import { el, serializeXml, type XmlElement } from '../../car/xml.ts';
 import type { XmlRoute } from './routes.ts';
+import { itemAt } from '../../domain/item-at.ts';
 
 /**
  * capabilitiesxml: a WADL document made from the route table the interface is served from, so it
@@ -8,7 +9,7 @@ import type { XmlRoute } from './routes.ts';
 export function wadl(base: string, routes: readonly XmlRoute[]): string {
   const resources = routes.map((r) => {
     const templates = [...r.path.matchAll(/:(\w+)/g)].map((m) =>
-      el('param', [], { name: m[1] as string, style: 'template', type: 'xsd:string', required: 'true' }),
+      el('param', [], { name: itemAt(m, 1), style: 'template', type: 'xsd:string', required: 'true' }),
     );
     const methods = r.methods.map((method) => {
       const request: XmlElement[] = [

@@ -19,8 +19,8 @@ export default defineType({
     field('EscalateTo', ref('AlertEscalation')),
   ],
   rules: (v) => {
-    for (const [i, r] of ((v.Recipients as Array<Record<string, unknown>> | null) ?? []).entries()) {
-      const address = r.Address as string;
+    for (const [i, r] of (v.Recipients ?? []).entries()) {
+      const address = r.Address;
       if (r.Kind === 'Webhook' && !/^https?:\/\/\S+$/.test(address))
         return `Field "Recipients[${i}].Address" must be an http or https URL for a Webhook`;
       if (r.Kind === 'Email' && !/^[^@\s]+@[^@\s]+$/.test(address))

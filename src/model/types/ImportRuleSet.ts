@@ -45,7 +45,7 @@ export default defineType({
   ],
   rules: (v) => {
     const seen = new Set<unknown>();
-    for (const [i, m] of ((v.PartitionMappings as Array<Record<string, unknown>> | null) ?? []).entries()) {
+    for (const [i, m] of (v.PartitionMappings ?? []).entries()) {
       if (seen.has(m.From)) return `Field "PartitionMappings[${i}].From": partition ${m.From} is mapped twice`;
       seen.add(m.From);
     }

@@ -1,4 +1,8 @@
 import { parseCondition } from '../../domain/chain-logic.ts';
+import { SYSTEM_QUEUE } from '../../domain/job.ts';
+import { MAX_RUN_TIME_LIMIT } from '../../domain/max-run-time.ts';
+import { errorMessage } from '../../errors.ts';
+import type { ValueOf } from '../field-values.ts';
 import {
   bool,
   field,
@@ -12,7 +16,6 @@ import {
   string,
   timezone,
 } from '../fields.ts';
-import { MAX_RUN_TIME_LIMIT } from '../../domain/max-run-time.ts';
 import { defineType } from '../object-type.ts';
 import { MAX_RUN_TIME_TEXT } from './JobDefinition.ts';
 
@@ -65,7 +68,7 @@ const mapping = record(
   field('FromCall', int(1, 100)),
   field('FromParameter', name()),
 );
-const SOURCE_FIELDS: Record<(typeof MAPPING_SOURCES)[number], string[]> = {
+const SOURCE_FIELDS: Record<(typeof MAPPING_SOURCES)[number], Array<keyof Mapping>> = {
   Value: ['Value'],
   ChainParameter: ['ChainParameter'],
   CallOutput: ['FromStep', 'FromCall', 'FromParameter'],
@@ -93,12 +96,14 @@ const step = record(
   field('MaxRestarts', int(1, 1000), { description: 'Runs of the step, the first included; empty: no limit.' }),
 );
 
-type Rec = Record<string, unknown>;
-const items = (v: unknown): Rec[] => (Array.isArray(v) ? (v as Rec[]) : []);
-const isSet = (v: unknown): boolean => v !== null && v !== undefined;
+// The stored forms of the records above, from their declarations.
+type Precondition = ValueOf<typeof precondition>;
+type Handler = ValueOf<typeof statusHandler>;
+type Mapping = ValueOf<typeof mapping>;
+type Step = ValueOf<typeof step>;
+const isSet = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
-function checkPrecondition(p: unknown, at: string): string | undefined {
-  const pre = p as Rec | null;
+function checkPrecondition(pre: Precondition | null | undefined, at: string): string | undefined {
   if (pre && isSet(pre.TimeWindow) && isSet(pre.Expression))
     return `Field "${at}.Expression" cannot be combined with a TimeWindow in one precondition`;
   // Parsed here so a chain never stores an expression its runtime could not evaluate.
@@ -106,13 +111,13 @@ function checkPrecondition(p: unknown, at: string): string | undefined {
     try {
       parseCondition(pre.Expression);
     } catch (e) {
-      return `Field "${at}.Expression": ${(e as Error).message}`;
+      return `Field "${at}.Expression": ${errorMessage(e)}`;
     }
   }
   return undefined;
 }
 
-function checkHandlers(handlers: Rec[], at: string, stepNames: Set<string>): string | undefined {
+function checkHandlers(handlers: readonly Handler[], at: string, stepNames: Set<string>): string | undefined {
   const seen = new Set<unknown>();
   for (const [k, h] of handlers.entries()) {
     const hAt = `${at}[${k}]`;
@@ -120,19 +125,24 @@ function checkHandlers(handlers: Rec[], at: string, stepNames: Set<string>): str
     seen.add(h.Status);
     if (h.Action === 'GotoStep' && !isSet(h.GotoStep)) return `Field "${hAt}.GotoStep" is required for Action GotoStep`;
     if (h.Action !== 'GotoStep' && isSet(h.GotoStep)) return `Field "${hAt}.GotoStep" applies only to Action GotoStep`;
-    if (isSet(h.GotoStep) && !stepNames.has(h.GotoStep as string))
+    if (isSet(h.GotoStep) && !stepNames.has(h.GotoStep))
       return `Field "${hAt}.GotoStep" must name a step of this chain; ${h.GotoStep} is not one`;
   }
   return undefined;
 }
 
-function checkMappings(mappings: Rec[], at: string, steps: Rec[], stepIndex: number): string | undefined {
+function checkMappings(
+  mappings: readonly Mapping[],
+  at: string,
+  steps: readonly Step[],
+  stepIndex: number,
+): string | undefined {
   const seen = new Set<unknown>();
   for (const [k, m] of mappings.entries()) {
     const mAt = `${at}[${k}]`;
     if (seen.has(m.Parameter)) return `Field "${mAt}.Parameter": parameter ${m.Parameter} is mapped twice`;
     seen.add(m.Parameter);
-    const source = m.Source as keyof typeof SOURCE_FIELDS;
+    const source = m.Source;
     for (const [other, names] of Object.entries(SOURCE_FIELDS))
       for (const n of names) {
         if (other !== source && isSet(m[n])) return `Field "${mAt}.${n}" applies only when Source is ${other}`;
@@ -143,37 +153,37 @@ function checkMappings(mappings: Rec[], at: string, steps: Rec[], stepIndex: num
     const from = steps.findIndex((s) => s.Name === m.FromStep);
     if (from < 0 || from >= stepIndex)
       return `Field "${mAt}.FromStep" must name an earlier step of this chain; ${m.FromStep} is not one`;
-    const calls = items(steps[from]?.Calls).length;
-    if ((m.FromCall as number) > calls)
+    const calls = (steps[from]?.Calls ?? []).length;
+    if ((m.FromCall ?? 0) > calls)
       return `Field "${mAt}.FromCall": step ${m.FromStep} has ${calls} call(s), not ${m.FromCall}`;
   }
   return undefined;
 }
 
-function rules(v: Rec): string | undefined {
-  const steps = items(v.Steps);
+function rules(v: { Steps?: Step[] | null; StatusHandlers?: Handler[] | null }): string | undefined {
+  const steps = v.Steps ?? [];
   const names = new Set<string>();
   for (const [i, s] of steps.entries()) {
-    if (names.has(s.Name as string)) return `Field "Steps[${i}].Name": step ${s.Name} is declared twice`;
-    names.add(s.Name as string);
+    if (names.has(s.Name)) return `Field "Steps[${i}].Name": step ${s.Name} is declared twice`;
+    names.add(s.Name);
   }
   for (const [i, s] of steps.entries()) {
     const at = `Steps[${i}]`;
-    const calls = items(s.Calls);
+    const calls = s.Calls ?? [];
     if (calls.length === 0) return `Field "${at}.Calls" must hold at least one call (step ${s.Name})`;
     const problem =
       checkPrecondition(s.Precondition, `${at}.Precondition`) ??
-      checkHandlers(items(s.StatusHandlers), `${at}.StatusHandlers`, names);
+      checkHandlers(s.StatusHandlers ?? [], `${at}.StatusHandlers`, names);
     if (problem) return problem;
     for (const [j, c] of calls.entries()) {
       const cAt = `${at}.Calls[${j}]`;
       const callProblem =
         checkPrecondition(c.Precondition, `${cAt}.Precondition`) ??
-        checkMappings(items(c.ParameterMappings), `${cAt}.ParameterMappings`, steps, i);
+        checkMappings(c.ParameterMappings ?? [], `${cAt}.ParameterMappings`, steps, i);
       if (callProblem) return callProblem;
     }
   }
-  return checkHandlers(items(v.StatusHandlers), 'StatusHandlers', names);
+  return checkHandlers(v.StatusHandlers ?? [], 'StatusHandlers', names);
 }
 
 export default defineType({
@@ -196,7 +206,7 @@ export default defineType({
     twin: {
       type: 'JobDefinition',
       needsIt: true,
-      madeWith: { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' },
+      madeWith: { JobDefinitionType: 'JobChain', DefaultQueue: SYSTEM_QUEUE },
     },
   },
 });

@@ -1,3 +1,5 @@
+import { MAX_RUN_TIME_LIMIT } from '../../domain/max-run-time.ts';
+import type { ValueOf } from '../field-values.ts';
 import {
   bool,
   field,
@@ -12,7 +14,6 @@ import {
   text,
   timezone,
 } from '../fields.ts';
-import { MAX_RUN_TIME_LIMIT } from '../../domain/max-run-time.ts';
 import { defineType } from '../object-type.ts';
 import { AGENT_DEFINITION_TYPES, DEFINITION_TYPES } from './ProcessServer.ts';
 
@@ -71,31 +72,37 @@ const restartBehaviour = record(
   ...HANDLED_FINAL_STATUSES.map((s) => field(s, oneOf(...RESTART_ACTIONS), { default: 'Continue' })),
 );
 
-function rules(v: Record<string, unknown>): string | undefined {
-  const params = (v.Parameters as Array<Record<string, unknown>> | null) ?? [];
+function rules(v: {
+  Parameters?: ValueOf<typeof parameter>[] | null;
+  UserMessage?: ValueOf<typeof userMessage> | null;
+  JobDefinitionType?: string | null;
+  ReturncodeMapToCompleted?: string | null;
+}): string | undefined {
+  const params = v.Parameters ?? [];
   const seen = new Set<string>();
   for (const [i, p] of params.entries()) {
     const at = `Parameters[${i}]`;
-    if (seen.has(p.Name as string)) return `Field "${at}.Name": parameter ${p.Name} is declared twice`;
-    seen.add(p.Name as string);
-    const dv = p.DefaultValue as string | null;
+    if (seen.has(p.Name)) return `Field "${at}.Name": parameter ${p.Name} is declared twice`;
+    seen.add(p.Name);
+    const dv = p.DefaultValue ?? null;
     if (dv !== null && p.Direction === 'Out') return `Field "${at}.DefaultValue": an Out parameter has no default`;
     if (dv !== null && p.DataType === 'Number' && (dv.trim() === '' || !Number.isFinite(Number(dv))))
       return `Field "${at}.DefaultValue" must be a number for a Number parameter`;
   }
-  const um = v.UserMessage as { Responses: Array<{ Response: string }>; Participants: string[] } | null;
+  const um = v.UserMessage ?? null;
   if (v.JobDefinitionType === 'UserMessage') {
     if (!um) return 'Field "UserMessage" is required for a UserMessage definition';
-    if (um.Responses.length === 0) return 'Field "UserMessage.Responses" must offer at least one response';
-    if (um.Participants.length === 0) return 'Field "UserMessage.Participants" must name at least one user or role';
+    if ((um.Responses ?? []).length === 0) return 'Field "UserMessage.Responses" must offer at least one response';
+    if ((um.Participants ?? []).length === 0)
+      return 'Field "UserMessage.Participants" must name at least one user or role';
     const names = new Set<string>();
-    for (const [i, r] of um.Responses.entries()) {
+    for (const [i, r] of (um.Responses ?? []).entries()) {
       if (names.has(r.Response.toLowerCase()))
         return `Field "UserMessage.Responses[${i}].Response": ${r.Response} is offered twice`;
       names.add(r.Response.toLowerCase());
     }
   } else if (um) return 'Field "UserMessage" is only for a UserMessage definition';
-  const rc = v.ReturncodeMapToCompleted as string | null;
+  const rc = v.ReturncodeMapToCompleted ?? null;
   if (rc !== null && !RETURN_CODE_MAP.test(rc))
     return 'Field "ReturncodeMapToCompleted" must be a list of return codes and ranges such as 0,3-5,100-';
   return undefined;
@@ -166,6 +173,6 @@ export default defineType({
   rules,
   traits: {
     twin: { type: 'JobChain', needsIt: false, when: (d) => d.JobDefinitionType === 'JobChain' },
-    script: (d) => (AGENT_DEFINITION_TYPES as readonly unknown[]).includes(d.JobDefinitionType),
+    script: (d) => AGENT_DEFINITION_TYPES.some((t) => t === d.JobDefinitionType),
   },
 });

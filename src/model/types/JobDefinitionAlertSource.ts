@@ -14,7 +14,7 @@ const status = record(
   }),
 );
 
-const APPLIES_TO = ['AppliesToChains', 'AppliesToSteps', 'AppliesToProcesses'];
+const APPLIES_TO = ['AppliesToChains', 'AppliesToSteps', 'AppliesToProcesses'] as const;
 
 export default defineType({
   name: 'JobDefinitionAlertSource',
@@ -33,7 +33,7 @@ export default defineType({
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Control'],
   rules: (v) => {
-    const statuses = (v.Statuses as Array<Record<string, unknown>> | null) ?? [];
+    const statuses = v.Statuses ?? [];
     if (statuses.length === 0) return 'Field "Statuses" must hold at least one status';
     const seen = new Set<unknown>();
     for (const [i, s] of statuses.entries()) {

@@ -32,7 +32,7 @@ export default defineType({
   ],
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Control'],
   rules: (v) => {
-    const statuses = (v.Statuses as unknown[] | null) ?? [];
+    const statuses = v.Statuses ?? [];
     if (new Set(statuses).size !== statuses.length) return 'Field "Statuses" names a status twice';
     const problem = typeof v.ReplyExpression === 'string' ? expressionProblem(v.ReplyExpression) : undefined;
     return problem ? `Field "ReplyExpression": ${problem}` : undefined;

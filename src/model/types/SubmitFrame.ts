@@ -1,5 +1,6 @@
 import { cronProblem } from '../../domain/recurrence.ts';
 import { bool, date, field, int, list, oneOf, record, ref, string, timezone } from '../fields.ts';
+import type { ValueOf } from '../field-values.ts';
 import { defineType } from '../object-type.ts';
 
 /**
@@ -25,10 +26,14 @@ const element = record(
   field('TimeWindow', ref('TimeWindow'), { description: 'Kind WindowOpenings: submit at each opening.' }),
 );
 
-type Rec = Record<string, unknown>;
+type Element = ValueOf<typeof element>;
 
-function rules(v: Rec): string | undefined {
-  const elements = Array.isArray(v.Elements) ? (v.Elements as Rec[]) : [];
+function rules(v: {
+  Elements?: Element[] | null;
+  CronExpression?: string | null;
+  TimeZone?: string | null;
+}): string | undefined {
+  const elements = v.Elements ?? [];
   const cron = v.CronExpression !== null && v.CronExpression !== undefined;
   if (cron && elements.length > 0) return 'Field "CronExpression" cannot be combined with Elements';
   if (!cron && elements.length === 0)
@@ -41,8 +46,8 @@ function rules(v: Rec): string | undefined {
   }
   for (const [i, e] of elements.entries()) {
     const at = `Elements[${i}]`;
-    const need = e.Kind === 'Every' ? ['Every', 'Unit'] : ['TimeWindow'];
-    const refuse = e.Kind === 'Every' ? ['TimeWindow'] : ['Every', 'Unit', 'StartTime'];
+    const need: Array<keyof Element> = e.Kind === 'Every' ? ['Every', 'Unit'] : ['TimeWindow'];
+    const refuse: Array<keyof Element> = e.Kind === 'Every' ? ['TimeWindow'] : ['Every', 'Unit', 'StartTime'];
     for (const f of need)
       if (e[f] === null || e[f] === undefined) return `Field "${at}.${f}" is required for Kind ${e.Kind}`;
     for (const f of refuse)

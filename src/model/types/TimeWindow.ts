@@ -61,7 +61,7 @@ export default defineType({
   ],
   rules: (v) => {
     const self = `${v.Partition}.${v.Name}`;
-    for (const f of ['EnabledDuring', 'DisabledDuring', 'Workdays', 'ShiftWhen'])
+    for (const f of ['EnabledDuring', 'DisabledDuring', 'Workdays', 'ShiftWhen'] as const)
       if (v[f] === self) return `Field "${f}" cannot name the time window itself`;
     if (typeof v.Holidays === 'string') {
       const problem = holidayCodeProblem(v.Holidays);
@@ -70,9 +70,9 @@ export default defineType({
     if (v.ShiftWorkdays === 0) return 'Field "ShiftWorkdays" must not be 0';
     if ((v.ShiftWhen == null) !== (v.ShiftWorkdays == null))
       return `Field "${v.ShiftWhen == null ? 'ShiftWhen' : 'ShiftWorkdays'}" is required when ${v.ShiftWhen == null ? 'ShiftWorkdays' : 'ShiftWhen'} is set: give both or neither`;
-    const elements = Array.isArray(v.Elements) ? (v.Elements as Array<Record<string, unknown>>) : [];
+    const elements = v.Elements ?? [];
     for (const [i, e] of elements.entries())
-      for (const f of ['FromWorkday', 'UntilWorkday'])
+      for (const f of ['FromWorkday', 'UntilWorkday'] as const)
         if (e[f] === 0)
           return `Field "Elements[${i}].${f}" must not be 0: 1..23 counts from the start of the month, -1..-23 from its end`;
     return undefined;

@@ -118,12 +118,10 @@ for (const backend of backends()) {
       const oldKeys = readKeyring(keyFile(t.config.dataDir));
       const sealedNow = async () => {
         const values = new Map<string, string>();
-        for (const [type, key, field] of [
-          ['Credential', 'GLOBAL.Db', 'Password'],
-          ['Credential', 'Team.TeamDb', 'Password'],
-          ['ProcessServer', 'GLOBAL.Local', 'AgentSecret'],
-        ] as const)
-          values.set(`${type}:${key}`, (await t.server.store.getObject(type, key))?.data[field] as string);
+        for (const key of ['GLOBAL.Db', 'Team.TeamDb'])
+          values.set(`Credential:${key}`, (await t.server.store.getObject('Credential', key))?.data.Password ?? '');
+        const local = await t.server.store.getObject('ProcessServer', 'GLOBAL.Local');
+        values.set('ProcessServer:GLOBAL.Local', local?.data.AgentSecret ?? '');
         return values;
       };
       const before = await sealedNow();
