@@ -2,8 +2,8 @@
 // is created or a step runs again; and how the newest job of each slot is found among a job's children.
 
 import { itemAt } from '../domain/item-at.ts';
-import type { ChainCallSpec, ChainStepSpec, ChainStructure, JobRecord } from '../domain/job.ts';
-import { buildJobParameters, type DefinitionParameter } from '../domain/parameters.ts';
+import type { ChainCallSpec, ChainStructure, JobRecord } from '../domain/job.ts';
+import { buildJobParameters } from '../domain/parameters.ts';
 import { loopYielder } from '../loop-yield.ts';
 import { fieldDefault } from '../model/data.ts';
 import { declaredParameters } from '../model/definition-parameters.ts';
