@@ -33,6 +33,8 @@ import { JobService } from './services/jobs.ts';
 import { WaitingService } from './services/waiting.ts';
 import { ObjectService } from './services/objects.ts';
 import { WindowOpenings } from './services/window-openings.ts';
+import { JobEstimates } from './services/job-estimates.ts';
+import { RuntimeAnswers } from './services/runtime-answers.ts';
 import { Alerts } from './services/alerts.ts';
 import { loadWebhookSecret, postWebhook } from './alerts/webhook.ts';
 import { sendMail } from './alerts/mail.ts';
@@ -68,6 +70,8 @@ export interface MillraceServer {
   objects: ObjectService;
   engine: Engine;
   jobs: JobService;
+  /** When jobs are expected to start and end (docs/architecture.md §8b). */
+  estimates: JobEstimates;
   feed: Feed;
   /** Secrets generated on the first start of an empty database, to print once. */
   firstStart?: FirstStartCredentials;
@@ -101,6 +105,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     ...(firstStart ? { firstStart } : {}),
     ...(localAgentElsewhere !== undefined ? { localAgentElsewhere } : {}),
     jobs: work.jobs,
+    estimates: work.estimates,
     stop: () => {
       stopping = true;
     },
@@ -134,6 +139,7 @@ async function openData(config: Config, options: ServerOptions): Promise<ServerB
     databaseUrl: config.databaseUrl,
     node: { id: nodeId, version: VERSION, aliveMs: config.timerLeaseMs, migrateAnyway: config.migrateBesideOlderNodes },
     onDiskFull: (err) => diskFull.noted('database', err),
+    runtimeStatistics: config.runtimeStatistics,
   });
   const sqliteFolder = folderProbe(config.dataDir);
   diskFull.probeWith(
@@ -229,6 +235,8 @@ interface JobWork {
   actions: JobActions;
   imports: ImportService;
   exporter: CarExporter;
+  /** When jobs are expected to start and end, from the runtime statistics (docs/architecture.md §8b). */
+  estimates: JobEstimates;
 }
 
 function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWork {
@@ -259,7 +267,8 @@ function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWo
     }),
   );
   const exporter = new CarExporter({ store, objects, sourceAddress: core.address });
-  return { jobs, actions, imports, exporter };
+  const estimates = new JobEstimates({ store, clock });
+  return { jobs, actions, imports, exporter, estimates };
 }
 
 /** The live feed (fed by every commit, and by other nodes' commits) and the metrics, when asked for. */
@@ -332,6 +341,13 @@ function buildHttpApp(
     feed: live.feed,
     exporter: work.exporter,
     windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),
+    runtime: new RuntimeAnswers({
+      store,
+      objects,
+      jobs,
+      estimates: work.estimates,
+      defaultTimeZone: config.defaultTimeZone,
+    }),
     store,
     dashboard: {
       sessions: new Sessions(auth, clock),
@@ -351,7 +367,7 @@ async function startServer(
   core: ServerCore,
   live: LiveParts,
   app: FastifyInstance,
-  extra: Pick<MillraceServer, 'firstStart' | 'localAgentElsewhere' | 'jobs'> & { stop: () => void },
+  extra: Pick<MillraceServer, 'firstStart' | 'localAgentElsewhere' | 'jobs' | 'estimates'> & { stop: () => void },
 ): Promise<MillraceServer> {
   const { store, logger } = base;
   const { engine, auth } = core;
