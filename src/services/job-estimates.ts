@@ -99,8 +99,8 @@ export class JobEstimates {
     const steps: StepProgress[] = [];
     for (const [index, spec] of structure.steps.entries()) {
       const job = stepJobs.get(index);
-      const started = job !== undefined && job.status !== 'Chained';
-      const callJobs = started
+      // A step's call jobs are made with the step job, before it starts (Chained): named as they will run.
+      const callJobs = job
         ? newestBySlot(await this.store.jobs.listChildren(job.jobId), (j) => j.data.chain?.call?.call)
         : new Map<number, JobRecord>();
       steps.push({

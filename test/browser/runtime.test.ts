@@ -117,4 +117,25 @@ describe('runtime chart and progress in Chromium', { skip }, () => {
     await screenshot(page, 'runtime-progress');
     assert.deepEqual(elsewhere, [], 'nothing is loaded from anywhere but the server');
   });
+  test("a chain job's page marks the critical path of what is left", async () => {
+    await post(t, '/JobDefinition/GLOBAL.Pair', { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' });
+    await post(t, '/JobChain/GLOBAL.Pair', {
+      Steps: [
+        { Name: 'First', Calls: [{ JobDefinition: 'GLOBAL.Ask' }, { JobDefinition: 'GLOBAL.Ask' }] },
+        { Name: 'Second', Calls: [{ JobDefinition: 'GLOBAL.Ask' }] },
+      ],
+    });
+    const chain = await submit(t, 'GLOBAL.Pair');
+    // chain, step First, its two calls, step Second, its call
+    for (const id of [chain.jobId + 2, chain.jobId + 3]) await waitForStatus(t, id, 'Console');
+    await page.goto(`${ui}/#/job/${chain.jobId}`);
+    const marks = page.locator('#chain .critical');
+    await marks.first().waitFor();
+    assert.deepEqual(
+      await marks.evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-critical-of')))),
+      [chain.jobId + 2, chain.jobId + 5],
+      "each step's call expected to end last",
+    );
+    await screenshot(page, 'runtime-critical-path');
+  });
 });
