@@ -30,7 +30,7 @@ export async function deleteStoredObject(tx: Store, type: ObjectType, parsed: Pa
   if (job !== undefined) throw conflict(`${businessKey(type.name, parsed.key)} is still referenced by Job:${job}`);
   if (type.traits.owns === 'Event') await deleteEvents(tx, parsed.key);
   if (type.traits.files) await tx.blobs.delete(type.traits.files, parsed.key);
-  // A definition takes its runtime statistics with it: one made again under its key starts afresh (§8b).
+  // A definition takes its runtime statistics with it: one made again under its key starts afresh (docs/architecture.md §8b).
   if (column === 'definition') await tx.runtimeStats.drop(parsed.key);
   await tx.deleteObject(current.uniqueId);
   return current;

@@ -189,7 +189,7 @@ export class KyselyStore implements Store {
         // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
         for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges()) {
           await tx.jobs.insertHistory(changes.map((c) => ({ jobId: c.job.jobId, entry: c.entry })));
-          // The runs these changes finished join their definitions' statistics in the same transaction (§8b).
+          // The runs these changes finished join their definitions' statistics in the same transaction (docs/architecture.md §8b).
           if (statistics) await tx.runtimeStats.record(finishedRuns(changes));
           if (listener || statusListener) for (const c of changes) jobs.push(c);
           if (hook) await hook(tx, changes);
