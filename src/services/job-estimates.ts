@@ -50,7 +50,8 @@ export class JobEstimates {
   /** The estimate of a job already read, with a chain's critical path. */
   async of(job: JobRecord, basis: EstimateBasis): Promise<DetailedEstimate> {
     const now = this.clock.now();
-    if (FINAL.includes(job.status))
+    // Ended, or ended and waiting for an operator's reply (ConsoleRestart): its real times.
+    if (FINAL.includes(job.status) || job.runEnd !== null)
       return {
         EstimatedStart: job.runStart,
         EstimatedEnd: job.runEnd,
