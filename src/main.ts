@@ -28,6 +28,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     ...(firstStart ? { firstStart } : {}),
     ...(localAgentElsewhere !== undefined ? { localAgentElsewhere } : {}),
     jobs: work.jobs,
+    estimates: work.estimates,
     stop: () => {
       stopping = true;
     },

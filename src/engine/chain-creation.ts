@@ -67,7 +67,7 @@ export async function createStepJobs(
           timeWindow: null,
           maxRunTime: null,
         },
-        chain: { step: { index, runs } },
+        chain: { step: { index, runs, name: step.Name } },
       },
       creationTime: now,
       modificationTime: now,

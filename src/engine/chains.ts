@@ -102,7 +102,7 @@ async function startStep(
   stepJob.status = 'Waiting';
   stepJob.runStart = now;
   stepJob.modificationTime = now;
-  stepJob.data.chain = { step: { index, runs } };
+  stepJob.data.chain = { step: { index, runs, name: step.Name } };
   await save(tx, [stepJob]);
   const calls = [...newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot).values()];
   await startCalls(kernel, tx, chain, stepJob, step, calls, now, effects);
@@ -276,7 +276,7 @@ async function rerunCalls(
   effects: Effects,
 ): Promise<void> {
   const index = stepJob.data.chain?.step?.index ?? 0;
-  stepJob.data.chain = { step: { index, runs } };
+  stepJob.data.chain = { step: { index, runs, name: step.Name } };
   stepJob.data.notes.push(
     `Step ${step.Name} runs again (run ${runs}${failedOnly ? ', calls that did not complete' : ''})`,
   );

@@ -1,5 +1,6 @@
 // A step of createServer (main.ts): the HTTP app over the services built before it.
 import type { FastifyInstance } from 'fastify';
+import { RuntimeAnswers } from '../services/runtime-answers.ts';
 import type { Config } from '../config/config.ts';
 import { buildApp } from '../http/app.ts';
 import { requireType } from '../model/registry.ts';
@@ -64,6 +65,13 @@ export function buildHttpApp(
     feed: live.feed,
     exporter: work.exporter,
     windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),
+    runtime: new RuntimeAnswers({
+      store,
+      objects,
+      jobs,
+      estimates: work.estimates,
+      defaultTimeZone: config.defaultTimeZone,
+    }),
     store,
     dashboard: {
       sessions: new Sessions(auth, clock),

@@ -1,5 +1,6 @@
 // A step of createServer (main.ts): the job services and CAR import and export.
 import { join } from 'node:path';
+import { JobEstimates } from '../services/job-estimates.ts';
 import { loadTrustedKeys } from '../car/signing.ts';
 import type { Config } from '../config/config.ts';
 import { BACKUP_DEFINITION, backupRunner } from '../services/backup-job.ts';
@@ -19,6 +20,8 @@ export interface JobWork {
   actions: JobActions;
   imports: ImportService;
   exporter: CarExporter;
+  /** When jobs are expected to start and end, from the runtime statistics (docs/architecture.md §8b). */
+  estimates: JobEstimates;
 }
 
 export function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWork {
@@ -62,5 +65,6 @@ export function buildJobWork(config: Config, base: ServerBase, core: ServerCore)
     }),
   );
   const exporter = new CarExporter({ store, objects, sourceAddress: core.address });
-  return { jobs, actions, imports, exporter };
+  const estimates = new JobEstimates({ store, clock });
+  return { jobs, actions, imports, exporter, estimates };
 }

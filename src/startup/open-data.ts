@@ -41,6 +41,7 @@ export async function openData(config: Config, options: ServerOptions): Promise<
   const store = await openStore({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
+    runtimeStatistics: config.runtimeStatistics,
     node: { id: nodeId, version: VERSION, aliveMs: config.timerLeaseMs, migrateAnyway: config.migrateBesideOlderNodes },
     onDiskFull: (err) => diskFull.noted('database', err),
   });

@@ -1,6 +1,7 @@
 // What createServer (main.ts) takes and gives: kept apart so that the steps in this folder can name the server
 // they build without importing main.ts.
 import type { FastifyInstance } from 'fastify';
+import type { JobEstimates } from '../services/job-estimates.ts';
 import type { Logger } from 'pino';
 import type { Engine } from '../engine/engine.ts';
 import type { LocalAgent } from '../engine/local-agent.ts';
@@ -28,6 +29,8 @@ export interface MillraceServer {
   objects: ObjectService;
   engine: Engine;
   jobs: JobService;
+  /** When jobs are expected to start and end (docs/architecture.md §8b). */
+  estimates: JobEstimates;
   feed: Feed;
   /** Secrets generated on the first start of an empty database, to print once. */
   firstStart?: FirstStartCredentials;

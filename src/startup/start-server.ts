@@ -16,7 +16,7 @@ export async function startServer(
   core: ServerCore,
   live: LiveParts,
   app: FastifyInstance,
-  extra: Pick<MillraceServer, 'firstStart' | 'localAgentElsewhere' | 'jobs'> & { stop: () => void },
+  extra: Pick<MillraceServer, 'firstStart' | 'localAgentElsewhere' | 'jobs' | 'estimates'> & { stop: () => void },
 ): Promise<MillraceServer> {
   const { store, logger } = base;
   const { engine, auth } = core;

@@ -17,6 +17,8 @@ import { KyselyEventStore } from './kysely-events.ts';
 import { KyselyJobFileChunks } from './kysely-job-file-chunks.ts';
 import { KyselyJobStore } from './kysely-jobs.ts';
 import { KyselyObjects, type ObjectRow } from './kysely-objects.ts';
+import { KyselyRuntimeStats } from './kysely-runtime-stats.ts';
+import { finishedRuns, type RuntimeStatsStore } from './runtime-stats-store.ts';
 import type {
   ApiKey,
   Channel,
@@ -68,6 +70,8 @@ export interface KyselyStoreOptions {
   poolStats?: () => PoolStats;
   /** PostgreSQL: a new LISTEN/NOTIFY channel. */
   openChannel?: () => Channel;
+  /** False: finished jobs are not added to the runtime statistics (benchmarking their cost). */
+  runtimeStatistics?: boolean;
 }
 
 /** One implementation for both dialects; a transaction is the same class over a Kysely Transaction. */
@@ -93,6 +97,7 @@ export class KyselyStore implements Store {
   readonly cluster: ClusterStore;
   readonly jobFileChunks: JobFileChunkStore;
   readonly authFailures: AuthFailureStore;
+  readonly runtimeStats: RuntimeStatsStore;
 
   constructor(
     db: Kysely<Database>,
@@ -117,6 +122,7 @@ export class KyselyStore implements Store {
     this.cluster = new KyselyClusterStore(db, dialect);
     this.jobFileChunks = new KyselyJobFileChunks(db);
     this.authFailures = new KyselyAuthFailures(db);
+    this.runtimeStats = new KyselyRuntimeStats(db, dialect);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
     this.objects = new KyselyObjects(db, dialect, {
       readRows: this.objectRows,
@@ -134,6 +140,7 @@ export class KyselyStore implements Store {
     const started = performance.now();
     let committed = false;
     const statusListener = this.counter.committedStatus;
+    const statistics = this.options.runtimeStatistics !== false;
     try {
       const result = await this.db.transaction().execute(async (trx: Transaction<Database>) => {
         const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter, this.structures);
@@ -142,6 +149,8 @@ export class KyselyStore implements Store {
         // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
         for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges()) {
           await tx.jobs.insertHistory(changes.map((c) => ({ jobId: c.job.jobId, entry: c.entry })));
+          // The runs these changes finished join their definitions' statistics in the same transaction (docs/architecture.md §8b).
+          if (statistics) await tx.runtimeStats.record(finishedRuns(changes));
           if (listener || statusListener) for (const c of changes) jobs.push(c);
           if (hook) await hook(tx, changes);
         }

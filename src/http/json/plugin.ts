@@ -18,6 +18,8 @@ import { registerObjectRoutes } from './object-routes.ts';
 import { registerStreamRoute } from './stream-route.ts';
 import { registerWaitingRoutes } from './waiting-routes.ts';
 import { registerWindowRoutes } from './window-routes.ts';
+import { registerRuntimeRoutes } from './runtime-routes.ts';
+import type { RuntimeAnswers } from '../../services/runtime-answers.ts';
 import type { WindowOpenings } from '../../services/window-openings.ts';
 import type { Feed } from '../../feed/feed.ts';
 
@@ -32,6 +34,8 @@ export interface JsonInterfaceDeps {
   imports: ImportService;
   windows: WindowOpenings;
   forecast: ForecastService;
+  /** Runtime statistics and estimates. */
+  runtime: RuntimeAnswers;
   /** The dashboard's sessions: their cookie stands in for an API key. */
   sessions?: Sessions;
   feed: Feed;
@@ -87,6 +91,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
   registerStreamRoute(app, deps.feed, served);
   registerWindowRoutes(app, deps.windows, served);
+  registerRuntimeRoutes(app, deps.runtime, served);
   registerForecastRoute(app, deps.forecast, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);

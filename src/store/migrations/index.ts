@@ -13,6 +13,7 @@ import * as m0010 from './0010_cluster.ts';
 import * as m0011 from './0011_job_definition_type.ts';
 import * as m0012 from './0012_auth_failures.ts';
 import * as m0013 from './0013_agent_instance.ts';
+import * as m0014 from './0014_runtime_statistics.ts';
 import * as m0015 from './0015_max_run_due.ts';
 
 /**
@@ -35,6 +36,7 @@ export const migrations: readonly { readonly name: string; readonly up: Up }[] =
   { name: '0011_job_definition_type', up: m0011.up },
   { name: '0012_auth_failures', up: m0012.up },
   { name: '0013_agent_instance', up: m0013.up },
+  { name: '0014_runtime_statistics', up: m0014.up },
   { name: '0015_max_run_due', up: m0015.up },
 ];
 

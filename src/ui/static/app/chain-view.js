@@ -40,11 +40,13 @@ const line = (job) =>
   );
 
 /**
- * A section that shows itself only when the job has children.
+ * A section that shows itself only when the job has children; `onLoad` is told each time the steps are shown
+ * (the job page marks the critical path on them).
  * @param {number} jobId
+ * @param {(list: HTMLElement) => void} [onLoad]
  * @returns {ChainView}
  */
-export function chainView(jobId) {
+export function chainView(jobId, onLoad) {
   const list = h('ol', { class: 'chain', id: 'chain' });
   const section = h('section', { hidden: true }, h('h2', {}, 'Steps and calls'), list);
   /** @type {Set<number | null>} */
@@ -77,6 +79,7 @@ export function chainView(jobId) {
       });
       fill(list, items);
       section.hidden = steps.length === 0;
+      if (steps.length > 0) onLoad?.(list);
       // Without the feed, re-read while some step or call is not final (a job without steps never gets any).
       const all = withCalls.flatMap(({ step, calls }) => [step, ...calls]);
       if (!stopped && !feedOpen() && all.some((j) => !isFinal(j.Status))) timer = setTimeout(load, 3000);

@@ -8,6 +8,7 @@ import { fill, h, notice } from '../dom.js';
 import { feedOpen, jobIdOf, onFeed } from '../feed.js';
 import { errorText, paramValue, statusClass, text } from '../format.js';
 import { chainView } from '../chain-view.js';
+import { estimateLine, estimateOf, markCriticalPath } from '../estimates.js';
 import { actionButtons } from '../job-actions.js';
 import { followFile } from '../log-follower.js';
 import { parameterForm } from '../param-form.js';
@@ -41,6 +42,7 @@ const INFO = [
  * @property {Job} job  as last read
  * @property {number} jobId
  * @property {HTMLSpanElement} status
+ * @property {HTMLParagraphElement} estimate  the estimated end of a job not yet final (docs/architecture.md §8b)
  * @property {HTMLDivElement} actions
  * @property {HTMLDListElement} info
  * @property {HTMLTableSectionElement} params
@@ -70,6 +72,7 @@ function jobPage(job) {
     job,
     jobId,
     status: h('span', { id: 'job-status' }),
+    estimate: h('p', { class: 'estimate-line', id: 'job-estimate' }),
     actions: h('div'),
     info: h('dl', { class: 'info', id: 'job-info' }),
     params: h('tbody', { id: 'job-params' }),
@@ -81,7 +84,7 @@ function jobPage(job) {
     historyNote: h('p', { class: 'muted small' }),
     files: h('div', { class: 'files', id: 'job-files' }),
     resubmitArea: h('div'),
-    chain: chainView(jobId),
+    chain: chainView(jobId, async (list) => markCriticalPath(list, await estimateOf(jobId))),
     followers: new Map(),
     pollTimer: undefined,
     stopped: false,
@@ -132,6 +135,7 @@ function layOut(main, page) {
     main,
     title,
     page.status,
+    page.estimate,
     page.actions,
     page.waiting,
     page.reasons,
@@ -216,6 +220,7 @@ function render(page) {
       : null,
   );
   void loadReasons(page);
+  void estimateLine(page.estimate, job, isFinal);
   renderFiles(page);
 }
 
