@@ -41,6 +41,7 @@ import { OperatorMessages } from './services/operator-messages.ts';
 import { UserMessages } from './services/user-messages.ts';
 import { processServerAction } from './services/process-servers.ts';
 import { ForecastService } from './services/forecast.ts';
+import { DeadlineService } from './services/deadlines.ts';
 import { openStore } from './store/open.ts';
 import { Feed } from './feed/feed.ts';
 import { FEED_OBJECT_TYPES } from './feed/feed-events.ts';
@@ -284,6 +285,7 @@ function buildFeed(config: Config, base: ServerBase, core: ServerCore): LivePart
   }, FEED_OBJECT_TYPES);
   engine.onClusterFeed((items) => feed.publishItems(items));
   const metrics = config.metrics ? new Metrics({ store, hub: engine.hub }) : undefined;
+  if (metrics) engine.deadlines.onRaised((kind) => metrics.deadlineAlert(kind));
   return { feed, metrics };
 }
 
@@ -329,6 +331,7 @@ function buildHttpApp(
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
     imports: work.imports,
     forecast: new ForecastService({ store, clock, defaultTimeZone: config.defaultTimeZone }),
+    deadlines: new DeadlineService({ store, clock, defaultTimeZone: config.defaultTimeZone }),
     feed: live.feed,
     exporter: work.exporter,
     windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),

@@ -1,3 +1,4 @@
+import type { DeadlineAlertKind } from './deadline.ts';
 import type { JobStatus } from './job-status.ts';
 
 /**
@@ -165,6 +166,11 @@ export interface JobData {
    * spool after a restart: a job is that instance's, not only its process server's (docs/architecture.md §16).
    */
   agentInstance?: string;
+  /**
+   * The deadline alerts this run got, by Deadline key (docs/architecture.md §6b): written in the transaction that
+   * raises each, so each is raised once per run across restarts and nodes.
+   */
+  deadlineAlerts?: Record<string, DeadlineAlertKind[]>;
 }
 
 export interface JobRecord {

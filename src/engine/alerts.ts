@@ -147,7 +147,7 @@ export async function onServerStatus(
   }
 }
 
-interface NewAlert {
+export interface NewAlert {
   source: StoredObject;
   sourceObject: string;
   text: string;
@@ -156,11 +156,18 @@ interface NewAlert {
   zone: string;
   /** The source's own Address (an e-mail address), sent to besides the escalation. */
   address: string | null;
+  /** The escalation the source names outright (a Deadline's AlertEscalation), instead of its expression and default. */
+  escalation?: string | null;
 }
 
 /** Stores an alert and its operator message, and plans its deliveries and its escalation. */
-async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> {
-  const escalation = await chooseEscalation(tx, a.source, a.vars);
+export async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> {
+  const escalation =
+    a.escalation === undefined
+      ? await chooseEscalation(tx, a.source, a.vars)
+      : a.escalation === null
+        ? undefined
+        : await tx.getObject('AlertEscalation', a.escalation);
   const [alertId, messageId] = (await tx.nextUniqueIds(2)) as [number, number];
   await insertOperatorMessage(
     tx,
