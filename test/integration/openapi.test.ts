@@ -82,6 +82,8 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/TimeWindow/{key}/openings`, ['get']);
     // The starts to come, in order.
     expected.set(`${t.base}/forecast`, ['get']);
+    // Today's deadlines (docs/architecture.md §6b).
+    expected.set(`${t.base}/deadlines`, ['get']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,
