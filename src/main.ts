@@ -33,6 +33,8 @@ import { JobService } from './services/jobs.ts';
 import { WaitingService } from './services/waiting.ts';
 import { ObjectService } from './services/objects.ts';
 import { WindowOpenings } from './services/window-openings.ts';
+import { JobEstimates } from './services/job-estimates.ts';
+import { RuntimeAnswers } from './services/runtime-answers.ts';
 import { Alerts } from './services/alerts.ts';
 import { loadWebhookSecret, postWebhook } from './alerts/webhook.ts';
 import { sendMail } from './alerts/mail.ts';
@@ -69,6 +71,8 @@ export interface MillraceServer {
   objects: ObjectService;
   engine: Engine;
   jobs: JobService;
+  /** When jobs are expected to start and end (docs/architecture.md §8b). */
+  estimates: JobEstimates;
   feed: Feed;
   /** Secrets generated on the first start of an empty database, to print once. */
   firstStart?: FirstStartCredentials;
@@ -102,6 +106,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     ...(firstStart ? { firstStart } : {}),
     ...(localAgentElsewhere !== undefined ? { localAgentElsewhere } : {}),
     jobs: work.jobs,
+    estimates: work.estimates,
     stop: () => {
       stopping = true;
     },
@@ -135,6 +140,7 @@ async function openData(config: Config, options: ServerOptions): Promise<ServerB
     databaseUrl: config.databaseUrl,
     node: { id: nodeId, version: VERSION, aliveMs: config.timerLeaseMs, migrateAnyway: config.migrateBesideOlderNodes },
     onDiskFull: (err) => diskFull.noted('database', err),
+    runtimeStatistics: config.runtimeStatistics,
   });
   const sqliteFolder = folderProbe(config.dataDir);
   diskFull.probeWith(
@@ -230,6 +236,8 @@ interface JobWork {
   actions: JobActions;
   imports: ImportService;
   exporter: CarExporter;
+  /** When jobs are expected to start and end, from the runtime statistics (docs/architecture.md §8b). */
+  estimates: JobEstimates;
 }
 
 function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWork {
@@ -260,7 +268,10 @@ function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWo
     }),
   );
   const exporter = new CarExporter({ store, objects, sourceAddress: core.address });
-  return { jobs, actions, imports, exporter };
+  const estimates = new JobEstimates({ store, clock });
+  // Deadlines judge runs by their estimated end (docs/architecture.md §6b).
+  engine.deadlines.useEstimates(estimates);
+  return { jobs, actions, imports, exporter, estimates };
 }
 
 /** The live feed (fed by every commit, and by other nodes' commits) and the metrics, when asked for. */
@@ -331,10 +342,22 @@ function buildHttpApp(
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
     imports: work.imports,
     forecast: new ForecastService({ store, clock, defaultTimeZone: config.defaultTimeZone }),
-    deadlines: new DeadlineService({ store, clock, defaultTimeZone: config.defaultTimeZone }),
+    deadlines: new DeadlineService({
+      store,
+      clock,
+      defaultTimeZone: config.defaultTimeZone,
+      estimator: work.estimates,
+    }),
     feed: live.feed,
     exporter: work.exporter,
     windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),
+    runtime: new RuntimeAnswers({
+      store,
+      objects,
+      jobs,
+      estimates: work.estimates,
+      defaultTimeZone: config.defaultTimeZone,
+    }),
     store,
     dashboard: {
       sessions: new Sessions(auth, clock),
@@ -354,7 +377,7 @@ async function startServer(
   core: ServerCore,
   live: LiveParts,
   app: FastifyInstance,
-  extra: Pick<MillraceServer, 'firstStart' | 'localAgentElsewhere' | 'jobs'> & { stop: () => void },
+  extra: Pick<MillraceServer, 'firstStart' | 'localAgentElsewhere' | 'jobs' | 'estimates'> & { stop: () => void },
 ): Promise<MillraceServer> {
   const { store, logger } = base;
   const { engine, auth } = core;

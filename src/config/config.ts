@@ -52,6 +52,8 @@ export interface Config {
   trustedKeys: string[];
   /** `GET /metrics` serves Prometheus metrics (and the server counts what they need). */
   metrics: boolean;
+  /** Finished jobs are added to their definitions' runtime statistics (docs/architecture.md §8b). */
+  runtimeStatistics: boolean;
   /** When set, `GET /metrics` requires it as `Authorization: Bearer <token>`. */
   metricsToken?: string;
   /** `json` lines, or `pretty` (pino-pretty) for a terminal. */
@@ -112,6 +114,7 @@ export const DEFAULTS: Config = {
   webhookAllow: [],
   trustedKeys: [],
   metrics: true,
+  runtimeStatistics: true,
   logFormat: 'json',
   shutdownGraceMs: 10_000,
   timerLeaseMs: 10_000,
@@ -206,6 +209,7 @@ export function loadConfig(
     trustedKeys: check('trusted-keys', (v) => list(v).map((e) => resolve(e))) ?? [],
     localAgent: sw('local-agent', DEFAULTS.localAgent),
     metrics: sw('metrics', DEFAULTS.metrics),
+    runtimeStatistics: sw('runtime-statistics', DEFAULTS.runtimeStatistics),
     ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
     ...(text('initial-secrets') ? { initialSecretsFile: resolve(text('initial-secrets') as string) } : {}),

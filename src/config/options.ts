@@ -163,6 +163,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     command: 'serve',
+    key: 'runtime-statistics',
+    env: 'MILLRACE_RUNTIME_STATISTICS',
+    default: 'true',
+    help: "add each finished job to its definition's runtime statistics (`--no-runtime-statistics`: statistics and estimates stay as they are)",
+  },
+  {
+    command: 'serve',
     key: 'metrics-token',
     noFlag: true,
     env: 'MILLRACE_METRICS_TOKEN',

@@ -68,8 +68,11 @@ export type MisfirePolicy = 'Skip' | 'RunOnce' | 'RunAll';
 export interface ChainInfo {
   /** A call job: its step's index and its own index in the step's Calls. */
   call?: { step: number; call: number };
-  /** A step job: its index in the chain's Steps, and how often the step ran (restarts, GotoStep). */
-  step?: { index: number; runs: number };
+  /**
+   * A step job: its index in the chain's Steps, how often the step ran (restarts, GotoStep), and its name (runtime
+   * statistics per step; step jobs made before them have none).
+   */
+  step?: { index: number; runs: number; name?: string };
   /**
    * A chain job: how deep it is nested in other chains. Its steps and handlers (`ChainStructure`) are kept apart
    * from its row (JobStore.chainStructure): they never change, and the row is read and written at every step.

@@ -92,7 +92,7 @@ export async function createStepJobs(
           locks: [],
           timeWindow: null,
         },
-        chain: { step: { index, runs } },
+        chain: { step: { index, runs, name: step.Name } },
       },
       creationTime: now,
       modificationTime: now,
@@ -229,7 +229,7 @@ async function startStep(
   stepJob.status = 'Waiting';
   stepJob.runStart = now;
   stepJob.modificationTime = now;
-  stepJob.data.chain = { step: { index, runs } };
+  stepJob.data.chain = { step: { index, runs, name: step.Name } };
   await save(tx, [stepJob]);
   const calls = [...newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot).values()];
   await startCalls(k, tx, chain, stepJob, step, calls, now, fx);
@@ -472,7 +472,7 @@ async function rerunCalls(
   fx: Effects,
 ): Promise<void> {
   const index = stepJob.data.chain?.step?.index ?? 0;
-  stepJob.data.chain = { step: { index, runs } };
+  stepJob.data.chain = { step: { index, runs, name: step.Name } };
   stepJob.data.notes.push(
     `Step ${step.Name} runs again (run ${runs}${failedOnly ? ', calls that did not complete' : ''})`,
   );

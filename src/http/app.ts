@@ -30,6 +30,7 @@ import { lazySchemas } from './lazy-schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
 import { type OpsDeps, opsRoutes } from './ops-routes.ts';
 import type { WindowOpenings } from '../services/window-openings.ts';
+import type { RuntimeAnswers } from '../services/runtime-answers.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -59,6 +60,8 @@ export interface AppDeps {
   exporter: CarExporter;
   /** A time window's openings (`GET /TimeWindow/<key>/openings`). */
   windows: WindowOpenings;
+  /** Runtime statistics and estimates (`GET /JobDefinition/<key>/statistics`, `GET /Job/<id>/estimate`). */
+  runtime: RuntimeAnswers;
   store: Store;
   /** The web dashboard: its sessions and the load of queues and process servers. */
   dashboard: { sessions: Sessions; load: LoadReport };

@@ -1,5 +1,6 @@
 // What a deletion checks inside its transaction (docs/architecture.md §10): built-in objects stay, an object still
-// referred to by another object or by a job stays, and an event definition takes its cleared history with it.
+// referred to by another object or by a job stays, an event definition takes its cleared history with it and a job
+// definition its runtime statistics.
 import { conflict, notFound } from '../errors.ts';
 import type { TypeName } from '../model/fields.ts';
 import { businessKey, type ParsedKey } from '../model/keys.ts';
@@ -29,6 +30,8 @@ export async function deleteStoredObject(tx: Store, type: ObjectType, parsed: Pa
   if (job !== undefined) throw conflict(`${businessKey(type.name, parsed.key)} is still referenced by Job:${job}`);
   if (type.traits.owns === 'Event') await deleteEvents(tx, parsed.key);
   if (type.traits.files) await tx.blobs.delete(type.traits.files, parsed.key);
+  // A definition takes its runtime statistics with it: one made again under its key starts afresh (§8b).
+  if (column === 'definition') await tx.runtimeStats.drop(parsed.key);
   await tx.deleteObject(current.uniqueId);
   return current;
 }

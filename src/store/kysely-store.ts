@@ -9,6 +9,8 @@ import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import { KyselyJobFileChunks } from './kysely-job-file-chunks.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
 import { KyselyAuthFailures } from './kysely-auth-failures.ts';
+import { KyselyRuntimeStats } from './kysely-runtime-stats.ts';
+import { finishedRuns, type RuntimeStatsStore } from './runtime-stats-store.ts';
 import { KyselyClusterStore } from './kysely-cluster.ts';
 import { KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -113,6 +115,8 @@ export interface KyselyStoreOptions {
   poolStats?: () => PoolStats;
   /** PostgreSQL: a new LISTEN/NOTIFY channel. */
   openChannel?: () => Channel;
+  /** False: finished jobs are not added to the runtime statistics (benchmarking their cost). */
+  runtimeStatistics?: boolean;
 }
 
 /** One implementation for both dialects; a transaction is the same class over a Kysely Transaction. */
@@ -139,6 +143,7 @@ export class KyselyStore implements Store {
   readonly cluster: ClusterStore;
   readonly jobFileChunks: JobFileChunkStore;
   readonly authFailures: AuthFailureStore;
+  readonly runtimeStats: RuntimeStatsStore;
 
   constructor(
     db: Kysely<Database>,
@@ -163,6 +168,7 @@ export class KyselyStore implements Store {
     this.cluster = new KyselyClusterStore(db, dialect);
     this.jobFileChunks = new KyselyJobFileChunks(db);
     this.authFailures = new KyselyAuthFailures(db);
+    this.runtimeStats = new KyselyRuntimeStats(db, dialect);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
   }
 
@@ -174,6 +180,7 @@ export class KyselyStore implements Store {
     const started = performance.now();
     let committed = false;
     const statusListener = this.counter.committedStatus;
+    const statistics = this.options.runtimeStatistics !== false;
     try {
       const result = await this.db.transaction().execute(async (trx: Transaction<Database>) => {
         const tx = new KyselyStore(trx, this.dialect, {}, state, this.counter, this.structures);
@@ -182,6 +189,8 @@ export class KyselyStore implements Store {
         // The hook's own writes (alerts, their jobs' notes) may change statuses again: until none is left.
         for (let changes = tx.jobs.takeStatusChanges(); changes.length > 0; changes = tx.jobs.takeStatusChanges()) {
           await tx.jobs.insertHistory(changes.map((c) => ({ jobId: c.job.jobId, entry: c.entry })));
+          // The runs these changes finished join their definitions' statistics in the same transaction (§8b).
+          if (statistics) await tx.runtimeStats.record(finishedRuns(changes));
           if (listener || statusListener) for (const c of changes) jobs.push(c);
           if (hook) await hook(tx, changes);
         }

@@ -24,6 +24,8 @@ export interface StoreOptions {
   node?: { id: string; version: string; aliveMs: number; migrateAnyway: boolean };
   /** Told of every statement refused for want of space (`isDiskFull`), on either dialect. */
   onDiskFull?: (err: unknown) => void;
+  /** False: finished jobs are not added to the runtime statistics (`--no-runtime-statistics`, benchmarks). */
+  runtimeStatistics?: boolean;
 }
 
 export const isPostgresUrl = (url: string | undefined): url is string =>
@@ -147,6 +149,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       pendingMigrations: () => pendingMigrations(kdb, 'postgres'),
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       openChannel: () => new PgChannel(options.databaseUrl as string, pool),
+      ...(options.runtimeStatistics === false ? { runtimeStatistics: false } : {}),
     });
   } else {
     if (options.databaseUrl !== undefined) throw new Error(`unsupported database URL: ${options.databaseUrl}`);
@@ -198,6 +201,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       onClose: () => db.destroy(),
       pendingMigrations: () => pendingMigrations(kdb, 'sqlite'),
       externalVersion,
+      ...(options.runtimeStatistics === false ? { runtimeStatistics: false } : {}),
     });
   }
   if (store.dialect === 'postgres' && options.node && !options.node.migrateAnyway) {

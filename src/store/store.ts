@@ -5,6 +5,7 @@ import type { BlobStore } from './blob-store.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
+import type { RuntimeStatsStore } from './runtime-stats-store.ts';
 
 /**
  * The persistence contract. The services and the engine depend on this interface only; one Kysely
@@ -126,6 +127,8 @@ export interface Store {
   readonly jobFileChunks: JobFileChunkStore;
   /** Failed sign-ins per address and user name, counted for every node (migration 0012). */
   readonly authFailures: AuthFailureStore;
+  /** Runtime statistics per definition and chain step (migration 0014), added to as jobs finish. */
+  readonly runtimeStats: RuntimeStatsStore;
   /**
    * The channel nodes tell each other through (PostgreSQL's LISTEN/NOTIFY); undefined on SQLite, where one node
    * serves the database. Each call opens a new channel.

@@ -11,7 +11,8 @@ export interface Database
     AlertWorkTables,
     BlobTables,
     ClusterTables,
-    AuthFailureTables {
+    AuthFailureTables,
+    RuntimeStatsTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -153,4 +154,23 @@ export interface ClusterTables {
 /** Row shape of migration 0012: failed sign-ins per address or user name, in one-minute windows. */
 export interface AuthFailureTables {
   auth_failures: { name: string; failures: number; window_start: number };
+}
+
+/**
+ * Row shapes of migration 0014: runtime statistics per definition and chain step (`step` '' for the definition's
+ * own jobs), added to as jobs finish: the totals, and a histogram of durations in logarithmic buckets.
+ */
+export interface RuntimeStatsTables {
+  runtime_stats: {
+    definition: string;
+    step: string;
+    runs: number;
+    completed: number;
+    error: number;
+    killed: number;
+    unknown: number;
+    total_ms: number;
+    max_ms: number;
+  };
+  runtime_buckets: { definition: string; step: string; bucket: number; runs: number; min_ms: number; max_ms: number };
 }

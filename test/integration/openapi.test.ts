@@ -84,6 +84,9 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/forecast`, ['get']);
     // Today's deadlines (docs/architecture.md §6b).
     expected.set(`${t.base}/deadlines`, ['get']);
+    // Runtime statistics of a definition and a job's estimate (docs/architecture.md §8b).
+    expected.set(`${t.base}/JobDefinition/{key}/statistics`, ['get']);
+    expected.set(`${t.base}/Job/{key}/estimate`, ['get']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,

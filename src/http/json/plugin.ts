@@ -20,6 +20,8 @@ import { registerObjectRoutes } from './object-routes.ts';
 import { registerStreamRoute } from './stream-route.ts';
 import { registerWaitingRoutes } from './waiting-routes.ts';
 import { registerWindowRoutes } from './window-routes.ts';
+import { registerRuntimeRoutes } from './runtime-routes.ts';
+import type { RuntimeAnswers } from '../../services/runtime-answers.ts';
 import type { WindowOpenings } from '../../services/window-openings.ts';
 import type { Feed } from '../../feed/feed.ts';
 
@@ -35,6 +37,8 @@ export interface JsonInterfaceDeps {
   windows: WindowOpenings;
   forecast: ForecastService;
   deadlines: DeadlineService;
+  /** Runtime statistics and estimates. */
+  runtime: RuntimeAnswers;
   /** The dashboard's sessions: their cookie stands in for an API key. */
   sessions?: Sessions;
   feed: Feed;
@@ -90,6 +94,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
   registerStreamRoute(app, deps.feed, served);
   registerWindowRoutes(app, deps.windows, served);
+  registerRuntimeRoutes(app, deps.runtime, served);
   registerForecastRoute(app, deps.forecast, served);
   registerDeadlineRoutes(app, deps.deadlines, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);

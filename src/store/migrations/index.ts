@@ -13,6 +13,7 @@ import * as m0010 from './0010_cluster.ts';
 import * as m0011 from './0011_job_definition_type.ts';
 import * as m0012 from './0012_auth_failures.ts';
 import * as m0013 from './0013_agent_instance.ts';
+import * as m0014 from './0014_runtime_statistics.ts';
 
 /**
  * Every migration in the order it runs, one file each, named `NNNN_<what>.ts` with the name the database records
@@ -34,6 +35,7 @@ export const migrations: readonly { readonly name: string; readonly up: Up }[] =
   { name: '0011_job_definition_type', up: m0011.up },
   { name: '0012_auth_failures', up: m0012.up },
   { name: '0013_agent_instance', up: m0013.up },
+  { name: '0014_runtime_statistics', up: m0014.up },
 ];
 
 /** The migrations as Kysely's Migrator takes them, each bound to the dialect of the database it runs on. */
