@@ -85,7 +85,6 @@ export class DeadlineWatch {
   /** The estimates runs are judged by (services/job-estimates.ts); without them only DeadlineMissed is raised. */
   useEstimates(estimator: Estimator): void {
     this.estimator = estimator;
-    this.soon();
   }
 
   /** Told of each deadline alert this node committed (metrics). */
@@ -94,15 +93,16 @@ export class DeadlineWatch {
   }
 
   /**
-   * When the watch looks next on its own, if later than now; undefined when nothing waits for a moment (a look due
-   * now is already on its way, and the next tick makes it too).
+   * When the watch looks next on its own (now, when a change asked for a look that has not run yet); undefined when
+   * nothing waits for a moment.
    */
   get nextCheckAt(): number | undefined {
-    return Number.isFinite(this.nextAt) && this.nextAt > this.o.clock.now() ? this.nextAt : undefined;
+    return Number.isFinite(this.nextAt) ? this.nextAt : undefined;
   }
 
-  start(): void {
-    this.soon();
+  /** The first look, at the engine's start: what was due while the server was down is raised now. */
+  start(): Promise<void> {
+    return this.check();
   }
 
   stop(): void {

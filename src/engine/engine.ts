@@ -269,7 +269,7 @@ export class Engine {
     await this.refreshServers();
     this.watchdog.start();
     this.purge.start();
-    this.deadlines.start();
+    await this.deadlines.start();
     this.started = true;
   }
 

@@ -18,9 +18,15 @@ import { FakeClock } from '../../../src/time/clock.ts';
 const AMS = 'Europe/Amsterdam';
 const MIN = 60_000;
 const DAY = 86_400_000;
-/** Monday 23 November 2026, 05:00 in Amsterdam (CET). */
+/** Monday 23 November 2026, 05:00 in Amsterdam (CET), and the other mornings of the test. */
 const MONDAY = Date.UTC(2026, 10, 23, 4, 0);
+const FRIDAY = MONDAY - 3 * DAY;
+const TUESDAY = MONDAY + DAY;
+const WEDNESDAY = MONDAY + 2 * DAY;
+const SATURDAY = MONDAY + 5 * DAY;
 const STEPS = ['Extract', 'Transform', 'Report'] as const;
+/** What each step takes on a good night: 3 + 4 + 3 = 10 minutes. */
+const GOOD = [3, 4, 3];
 
 interface Delivered {
   alertId: number;
@@ -33,7 +39,7 @@ for (const backend of backends()) {
   describe(`deadlines under the virtual clock (${backend.name})`, () => {
     let t: TestServer;
     let hook: WebhookReceiver;
-    const clock = new FakeClock(MONDAY - DAY);
+    const clock = new FakeClock(FRIDAY - DAY);
 
     /** Moves the clock to `until` through every moment the engine wakes at before it, as its timers would. */
     const runUntil = async (until: number): Promise<void> => {
@@ -53,7 +59,20 @@ for (const backend of backends()) {
       hook.deliveries
         .map((d) => d.json as Delivered)
         .filter((d) => d.AlertSource === 'Deadline:GLOBAL.Nightly_By6' && d.SourceObject === `Job:${jobId}`);
-    const kinds = (jobId: number) => alertsAbout(jobId).map((d) => d.Message.split(':')[0]);
+    /** The kinds of the deadline alerts raised about `jobId` (the Alert inbox, oldest first). */
+    const kinds = async (jobId: number): Promise<string[]> => {
+      const res = await t.req('GET', '/Alert?fields=AlertSource,SourceObject,Message&Limit=1000');
+      return (res.json.items as Delivered[])
+        .filter((a) => a.AlertSource === 'Deadline:GLOBAL.Nightly_By6' && a.SourceObject === `Job:${jobId}`)
+        .map((a) => a.Message.split(':')[0] as string)
+        .reverse();
+    };
+    /** The webhook deliveries about `jobId` once there are `n` (delivery follows the commit). */
+    const delivered = (jobId: number, n: number): Promise<Delivered[]> =>
+      waitFor(`${n} deliveries about Job:${jobId}`, async () => {
+        const all = alertsAbout(jobId);
+        return all.length >= n ? all : undefined;
+      });
 
     /** The call job of step `name` of chain `chainId` once it waits for its answer. */
     const stepJob = (chainId: number, name: string) =>
@@ -138,56 +157,105 @@ for (const backend of backends()) {
       assert.equal((await t.req('GET', '/Deadline/GLOBAL.Bad')).status, 404);
     });
 
-    test('a run past EndBy raises DeadlineMissed once, at 06:00, delivered to the webhook', async () => {
-      // Monday: the step Transform never gets its answer before 06:00.
-      const chain = await night(MONDAY, [3]);
-      await runUntil(MONDAY + 59 * MIN);
-      assert.deepEqual(kinds(chain), [], 'nothing before EndBy without an estimate');
-      await runUntil(MONDAY + 60 * MIN);
-      const missed = await waitFor('DeadlineMissed delivered', async () => alertsAbout(chain)[0]);
-      assert.match(
-        missed.Message,
-        new RegExp(
-          `^DeadlineMissed: Job:${chain} \\(GLOBAL.Nightly\\) had not ended by EndBy 2026/11/23 06:00:00,000 ${AMS}`,
-        ),
-      );
-      const alert = (await t.req('GET', `/Alert/${missed.alertId}`)).json;
-      assert.equal(alert.AlertEscalation, 'GLOBAL.Oncall');
-      assert.equal(alert.Status, 'NotAcknowledged');
-      assert.equal(alert.AlertSource, 'Deadline:GLOBAL.Nightly_By6');
-      const metrics = parseMetrics((await t.req('GET', '//metrics')).body);
-      assert.equal(sample(metrics, 'millrace_deadline_alerts_total', { kind: 'DeadlineMissed' }), 1);
-      assert.equal(sample(metrics, 'millrace_deadline_alerts_total', { kind: 'DeadlineAtRisk' }), 0);
+    /** The alert (as GET answers it) a delivery is about. */
+    const alertOf = async (d: Delivered) => (await t.req('GET', `/Alert/${d.alertId}`)).json;
+    /** A date of the alerts' zone on `day` (YYYY/MM/DD) at `time` (HH:MM:SS,mmm), as the server writes it. */
+    const ams = (day: string, time: string) => `${day} ${time} ${AMS}`;
+
+    test('a night whose history says 10 minutes, started at 05:00 with EndBy 06:00 and lead 30, is on time: no alert', async () => {
+      // Friday: the first night gives the history (3 + 4 + 3 minutes).
+      const first = await night(FRIDAY, GOOD);
+      const history = (await t.req('GET', '/JobDefinition/GLOBAL.Nightly/statistics')).json;
+      assert.equal(history.Runs, 1);
+      assert.equal(history.P95Seconds, 600);
+      // Monday: the same night, now judged by its estimate all along.
+      const chain = await night(MONDAY, GOOD);
+      await runUntil(MONDAY + 90 * MIN);
+      assert.deepEqual([await kinds(first), await kinds(chain)], [[], []]);
       const page = (await t.req('GET', '/deadlines')).json;
       assert.deepEqual(
         page.Deadlines.map((d: Record<string, unknown>) => [d.Deadline, d.EndBy, d.State, d.Job, d.Alerts]),
-        [['GLOBAL.Nightly_By6', `2026/11/23 06:00:00,000 ${AMS}`, 'Missed', chain, ['DeadlineMissed']]],
+        [['GLOBAL.Nightly_By6', ams('2026/11/23', '06:00:00,000'), 'Met', chain, []]],
       );
-      // A restart in the middle of the night looks again from the database: still one alert.
+    });
+
+    test('a second step that runs long: DeadlineAtRisk before 05:30, DeadlineMissed at 06:00, one of each, across a restart', async () => {
+      // Tuesday: Transform is not answered before 06:00. Its P95 is 4 minutes and Report's 3: once Transform runs
+      // past 05:07 the chain's estimated end is now + 3 minutes, which passes 05:30 at 05:27.
+      const chain = await night(TUESDAY, [3]);
+      await runUntil(TUESDAY + 29 * MIN);
+      assert.deepEqual(await kinds(chain), ['DeadlineAtRisk'], 'at risk before 05:30');
+      const [risk] = (await delivered(chain, 1)) as [Delivered];
+      assert.match(
+        risk.Message,
+        new RegExp(
+          `^DeadlineAtRisk: Job:${chain} \\(GLOBAL.Nightly\\) is expected to end 2026/11/24 05:30:\\d\\d,\\d{3} ${AMS}, within 30 minutes of EndBy 2026/11/24 06:00:00,000 ${AMS} of deadline GLOBAL.Nightly_By6`,
+        ),
+      );
+      const riskAlert = await alertOf(risk);
+      assert.ok(
+        riskAlert.CreationTime >= ams('2026/11/24', '05:27:00,000') &&
+          riskAlert.CreationTime < ams('2026/11/24', '05:30:00,000'),
+        `raised when the estimate passed 05:30: ${riskAlert.CreationTime}`,
+      );
+      assert.equal(riskAlert.AlertEscalation, 'GLOBAL.Oncall');
+      assert.equal(riskAlert.AlertSource, 'Deadline:GLOBAL.Nightly_By6');
+      assert.equal(riskAlert.Status, 'NotAcknowledged');
+      assert.equal((await t.req('GET', '/deadlines')).json.Deadlines[0].State, 'AtRisk');
+      const metrics = parseMetrics((await t.req('GET', '//metrics')).body);
+      assert.equal(sample(metrics, 'millrace_deadline_alerts_total', { kind: 'DeadlineAtRisk' }), 1);
+      assert.equal(sample(metrics, 'millrace_deadline_alerts_total', { kind: 'DeadlineMissed' }), 0);
+
+      // A restart in the middle of the night looks again from the database: the risk is not raised again.
       await t.restart();
-      await runUntil(MONDAY + 80 * MIN);
+      await runUntil(TUESDAY + 59 * MIN);
+      assert.deepEqual(await kinds(chain), ['DeadlineAtRisk']);
+      await runUntil(TUESDAY + 60 * MIN);
+      const missed = (await delivered(chain, 2))[1] as Delivered;
+      assert.match(
+        missed.Message,
+        new RegExp(
+          `^DeadlineMissed: Job:${chain} \\(GLOBAL.Nightly\\) had not ended by EndBy 2026/11/24 06:00:00,000 ${AMS}`,
+        ),
+      );
+      assert.equal((await alertOf(missed)).CreationTime, ams('2026/11/24', '06:00:00,000'));
+      const after = parseMetrics((await t.req('GET', '//metrics')).body);
+      assert.equal(sample(after, 'millrace_deadline_alerts_total', { kind: 'DeadlineMissed' }), 1);
+      const page = (await t.req('GET', '/deadlines')).json;
+      assert.deepEqual(
+        page.Deadlines.map((d: Record<string, unknown>) => [d.State, d.Job, d.Alerts]),
+        [['Missed', chain, ['DeadlineAtRisk', 'DeadlineMissed']]],
+      );
       // Finishing late raises nothing more (no DeadlineMet after a miss).
       for (const name of STEPS.slice(1)) {
         const step = await stepJob(chain, name);
         await t.req('PUT', `/UserMessage/${step.UserMessage}/reply`, { body: { Response: 'Ok' } });
       }
       await waitForStatus(t, chain, 'Completed');
-      await runUntil(MONDAY + 120 * MIN);
-      assert.deepEqual(kinds(chain), ['DeadlineMissed']);
-      assert.equal(
-        (await t.req('GET', `/Alert?fields=AlertSource`)).json.items.filter(
-          (a: { AlertSource: string }) => a.AlertSource === 'Deadline:GLOBAL.Nightly_By6',
-        ).length,
-        1,
-        'one alert in the inbox',
+      await runUntil(TUESDAY + 120 * MIN);
+      assert.deepEqual(await kinds(chain), ['DeadlineAtRisk', 'DeadlineMissed']);
+      assert.equal(alertsAbout(chain).length, 2, 'two deliveries: one of each');
+    });
+
+    test('a run that recovers after its risk raises DeadlineMet', async () => {
+      // Wednesday: Transform runs long until 05:28 (at risk from 05:27), then Report takes a minute: done 05:29.
+      const chain = await night(WEDNESDAY, [3, 25, 1]);
+      await runUntil(WEDNESDAY + 90 * MIN);
+      assert.deepEqual(await kinds(chain), ['DeadlineAtRisk', 'DeadlineMet']);
+      const met = (await delivered(chain, 2))[1] as Delivered;
+      assert.match(
+        met.Message,
+        new RegExp(
+          `^DeadlineMet: Job:${chain} \\(GLOBAL.Nightly\\) ended 2026/11/25 05:29:00,000 ${AMS}, in time for EndBy`,
+        ),
       );
+      assert.equal((await t.req('GET', '/deadlines')).json.Deadlines[0].State, 'Met');
     });
 
     test('a deadline on a day its window excludes raises nothing', async () => {
-      const saturday = MONDAY + 5 * DAY;
-      const chain = await night(saturday, [3]);
-      await runUntil(saturday + 120 * MIN);
-      assert.deepEqual(kinds(chain), []);
+      const chain = await night(SATURDAY, [3]);
+      await runUntil(SATURDAY + 120 * MIN);
+      assert.deepEqual(await kinds(chain), []);
       assert.equal((await getJob(t, chain)).Status, 'Waiting', 'the chain still waits for its step');
       const page = (await t.req('GET', '/deadlines')).json;
       assert.equal(page.Deadlines[0].State, 'NotToday');
