@@ -269,7 +269,7 @@ function buildJobWork(config: Config, base: ServerBase, core: ServerCore): JobWo
   );
   const exporter = new CarExporter({ store, objects, sourceAddress: core.address });
   const estimates = new JobEstimates({ store, clock });
-  // Deadlines judge runs by their estimated end (docs/architecture.md §6b).
+  // Deadlines judge runs by their estimated end (docs/architecture.md §8c).
   engine.deadlines.useEstimates(estimates);
   return { jobs, actions, imports, exporter, estimates };
 }

@@ -1,5 +1,5 @@
 /**
- * Deadlines (docs/architecture.md §6b), pure: which instant a run must end by, whether a deadline applies on a day
+ * Deadlines (docs/architecture.md §8c), pure: which instant a run must end by, whether a deadline applies on a day
  * (decided by the time-window functions themselves, never a copy of their rules), which alert a run is due and
  * when to look at it again, and the state a run shows on the Deadlines page.
  */

@@ -170,7 +170,7 @@ export interface JobData {
    */
   agentInstance?: string;
   /**
-   * The deadline alerts this run got, by Deadline key (docs/architecture.md §6b): written in the transaction that
+   * The deadline alerts this run got, by Deadline key (docs/architecture.md §8c): written in the transaction that
    * raises each, so each is raised once per run across restarts and nodes.
    */
   deadlineAlerts?: Record<string, DeadlineAlertKind[]>;

@@ -19,7 +19,7 @@ export interface DeadlineAlertFacts {
 /**
  * Raises `f.kind` for its run in `tx`, when the run, read again in this transaction, is still due it and has not
  * had it: the mark on the run (`data.deadlineAlerts`) and the alert commit together, so a run gets each kind once
- * however many checks, restarts or nodes look at it (docs/architecture.md §6b). Answers whether it raised it.
+ * however many checks, restarts or nodes look at it (docs/architecture.md §8c). Answers whether it raised it.
  */
 export async function raiseDeadlineAlert(tx: Store, f: DeadlineAlertFacts, now: number): Promise<boolean> {
   const job = await tx.jobs.get(f.jobId);
@@ -60,7 +60,7 @@ function alertText(f: DeadlineAlertFacts, job: JobRecord): string {
   const by = `EndBy ${at(f.due)} of deadline ${f.deadline.key}`;
   switch (f.kind) {
     case 'DeadlineAtRisk':
-      return `DeadlineAtRisk: ${run} is expected to end ${f.estimatedEnd === null ? 'late' : at(f.estimatedEnd)}, within ${f.rule.leadMs / 60_000} minutes of ${by} or after it`;
+      return `DeadlineAtRisk: ${run} is expected to end ${f.estimatedEnd === null ? 'late' : at(f.estimatedEnd)}, later than LeadMinutes ${f.rule.leadMs / 60_000} before ${by}`;
     case 'DeadlineMissed':
       return `DeadlineMissed: ${run} had not ended by ${by} (status ${job.status})`;
     case 'DeadlineMet':

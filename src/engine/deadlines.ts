@@ -57,7 +57,7 @@ export async function deadlineRule(store: Store, deadline: StoredObject): Promis
 }
 
 /**
- * Watches the runs of every Deadline's definition (docs/architecture.md §6b) and raises their alerts. It looks
+ * Watches the runs of every Deadline's definition (docs/architecture.md §8c) and raises their alerts. It looks
  * when something may have changed: a run of a watched definition (or a part of a chain while runs are open)
  * changed status, a Deadline changed, and at the moments the runs' judgements ask for (a deadline passing, an
  * estimate that could cross its line). Those moments are its own wake-up, which the engine's `nextWakeAt` and

@@ -110,7 +110,7 @@ export class Engine {
   readonly alerts: AlertWorker;
   /** A person's actions on events (raise, clear). */
   readonly events: EventActions;
-  /** Watches the runs that have a Deadline and raises its alerts (docs/architecture.md §6b). */
+  /** Watches the runs that have a Deadline and raises its alerts (docs/architecture.md §8c). */
   readonly deadlines: DeadlineWatch;
   private readonly options: EngineOptions;
   private readonly loop: SerialLoop;

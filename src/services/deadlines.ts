@@ -40,7 +40,7 @@ export interface DeadlinesToday {
 }
 
 /**
- * Today's deadlines with their state (docs/architecture.md §6b), judged by the rules the engine raises their alerts
+ * Today's deadlines with their state (docs/architecture.md §8c), judged by the rules the engine raises their alerts
  * by. A caller sees a deadline when it may view it and the jobs of its definition's partition.
  */
 export class DeadlineService {

@@ -5,7 +5,7 @@ const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 /**
  * A deadline (the SLA of a definition or chain): each run must end by EndBy, on the days TimeWindow applies. The
- * engine watches the runs (engine/deadlines.ts, docs/architecture.md §6b) and raises DeadlineAtRisk, DeadlineMissed
+ * engine watches the runs (engine/deadlines.ts, docs/architecture.md §8c) and raises DeadlineAtRisk, DeadlineMissed
  * and DeadlineMet alerts through AlertEscalation.
  */
 export default defineType({

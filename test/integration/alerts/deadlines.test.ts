@@ -189,7 +189,7 @@ for (const backend of backends()) {
       assert.match(
         risk.Message,
         new RegExp(
-          `^DeadlineAtRisk: Job:${chain} \\(GLOBAL.Nightly\\) is expected to end 2026/11/24 05:30:\\d\\d,\\d{3} ${AMS}, within 30 minutes of EndBy 2026/11/24 06:00:00,000 ${AMS} of deadline GLOBAL.Nightly_By6`,
+          `^DeadlineAtRisk: Job:${chain} \\(GLOBAL.Nightly\\) is expected to end 2026/11/24 05:30:\\d\\d,\\d{3} ${AMS}, later than LeadMinutes 30 before EndBy 2026/11/24 06:00:00,000 ${AMS} of deadline GLOBAL.Nightly_By6`,
         ),
       );
       const riskAlert = await alertOf(risk);
