@@ -4,6 +4,7 @@
  * job of a watched definition, and every half minute (estimates move with the clock).
  */
 import { api } from '../api.js';
+import { zoneOfWire } from '../dates.js';
 import { fill, h } from '../dom.js';
 import { onFeed } from '../feed.js';
 import { shortTime, statusClass, text } from '../format.js';
@@ -32,6 +33,13 @@ const STATES = /** @type {Record<string, [string, string]>} */ ({
   NoRun: ['st-pending', 'No run yet'],
   NotToday: ['st-quiet', 'Not today'],
 });
+
+/**
+ * A date of the interface, short, with its zone: deadlines of several zones sit side by side.
+ * @param {string | null} v
+ * @returns {string}
+ */
+const zoned = (v) => (v === null ? '—' : `${shortTime(v)} ${zoneOfWire(v)}`);
 
 /**
  * @param {HTMLElement} main
@@ -102,7 +110,7 @@ function summary(deadlines, time) {
     return 'No deadlines (or none you may view). A Deadline object names a definition and its EndBy.';
   const count = (/** @type {string} */ state) => deadlines.filter((d) => d.State === state).length;
   const risky = count('AtRisk') + count('Missed');
-  return `${deadlines.length} ${deadlines.length === 1 ? 'deadline' : 'deadlines'} today, as of ${shortTime(time)}: ${
+  return `${deadlines.length} ${deadlines.length === 1 ? 'deadline' : 'deadlines'} today, as of ${zoned(time)}: ${
     risky === 0 ? 'none at risk' : `${count('AtRisk')} at risk, ${count('Missed')} missed`
   }.`;
 }
@@ -139,7 +147,7 @@ function deadlineRow(d) {
     { 'data-deadline': d.Deadline, 'data-state': d.State },
     h('td', { title: d.Deadline }, d.Description ?? d.Deadline),
     h('td', {}, h('a', { href: `#/definition/${encodeURIComponent(d.JobDefinition)}` }, d.JobDefinition)),
-    h('td', { title: `${d.EndBy}, lead ${d.LeadMinutes} min` }, shortTime(d.EndBy)),
+    h('td', { title: `${d.EndBy}, lead ${d.LeadMinutes} min` }, zoned(d.EndBy)),
     h('td', {}, h('span', { class: `status ${cls}` }, words)),
     h(
       'td',
@@ -152,7 +160,7 @@ function deadlineRow(d) {
             h('span', { class: statusClass(d.JobStatus ?? '') }, text(d.JobStatus)),
           ],
     ),
-    h('td', { title: text(d.EstimatedEnd) }, shortTime(d.EstimatedEnd)),
+    h('td', { title: text(d.EstimatedEnd) }, zoned(d.EstimatedEnd)),
     h('td', {}, d.Alerts.length ? d.Alerts.join(', ') : '—'),
   );
 }
