@@ -27,7 +27,7 @@ export const RUNS_LOOKED_AT = 500;
 export const isRun = (job: JobRecord): boolean => job.data.chain?.step === undefined;
 /** A final run whose deadline passed longer ago than this is settled: no late DeadlineMissed for it. */
 const SETTLED_AFTER_MS = 86_400_000;
-/** Beside other nodes, whose job changes this node does not see, the timer owner looks at least this often. */
+/** On a database other nodes may share, whose hints may be lost, a node looks this often (real time). */
 const PEER_POLL_MS = 30_000;
 /** A check that failed (the database away) is tried again after this. */
 const RETRY_MS = 5_000;
@@ -77,6 +77,9 @@ export class DeadlineWatch {
   private again = false;
   private stopped = false;
   private readonly listeners: Array<(kind: DeadlineAlertKind) => void> = [];
+  /** A watched run changed in a transaction that has not told `committed` yet. */
+  private changed = false;
+  private poll: NodeJS.Timeout | undefined;
 
   constructor(options: DeadlineWatchOptions) {
     this.o = options;
@@ -100,14 +103,27 @@ export class DeadlineWatch {
     return Number.isFinite(this.nextAt) ? this.nextAt : undefined;
   }
 
-  /** The first look, at the engine's start: what was due while the server was down is raised now. */
+  /**
+   * The first look, at the engine's start: what was due while the server was down is raised now. On a database
+   * other nodes may share, also a look on a period of real time, for what their lost hints did not say.
+   */
   start(): Promise<void> {
+    if (this.o.cluster.shared) {
+      this.poll = setInterval(() => void this.check().catch(() => {}), PEER_POLL_MS);
+      this.poll.unref();
+    }
     return this.check();
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.poll);
+  }
+
+  /** Another node changed a watched run, or this node may have missed what others said: look. */
+  lookSoon(): void {
+    this.soon();
   }
 
   /** A Deadline was created, changed or deleted (here or on another node): read them again and look. */
@@ -116,14 +132,26 @@ export class DeadlineWatch {
     this.soon();
   }
 
-  /** Status changes about to commit: one that concerns a watched run asks for a look (cheap when none does). */
+  /**
+   * Status changes about to commit: one that concerns a watched run asks for a look once it committed (`committed`);
+   * cheap when none does.
+   */
   noteChanges(changes: readonly StatusChange[]): void {
     if (this.definitions.size === 0) return;
     for (const { job } of changes)
       if (this.definitions.has(job.definition) || (this.openRuns && job.data.chain !== undefined)) {
-        this.soon();
+        this.changed = true;
         return;
       }
+  }
+
+  /** A transaction of the engine committed: the look its changes asked for, here and by the timer owner. */
+  committed(): void {
+    if (!this.changed) return;
+    this.changed = false;
+    this.soon();
+    const { cluster } = this.o;
+    if (cluster.hasPeers && !cluster.isOwner) cluster.tell({ k: 'deadlines' });
   }
 
   /** Looks now when a look is due (the engine's tick: the virtual clock moved, or a timer fired). */
@@ -168,15 +196,13 @@ export class DeadlineWatch {
     clearTimeout(this.timer);
     this.nextAt = Number.POSITIVE_INFINITY;
     if (this.stopped) return;
-    if (!cluster.isOwner) {
-      this.wakeAt(now + PEER_POLL_MS);
-      return;
-    }
     let next = Number.POSITIVE_INFINITY;
     let open = false;
     try {
       const deadlines = await this.load();
+      // Every node knows the watched definitions: a change to their runs on any node asks the owner to look.
       this.definitions = new Set(deadlines.map((d) => String(d.data.JobDefinition)));
+      if (!cluster.isOwner) return;
       for (const deadline of deadlines) {
         const found = await this.checkDeadline(deadline, now);
         next = Math.min(next, found.next);
@@ -187,11 +213,12 @@ export class DeadlineWatch {
       next = now + RETRY_MS;
     }
     this.openRuns = open;
-    if (open && cluster.hasPeers) next = Math.min(next, now + PEER_POLL_MS);
     if (Number.isFinite(next)) this.wakeAt(Math.max(next, now));
   }
 
+  /** The Deadline objects: kept until one changes here; beside other nodes, read at every look (hints may be lost). */
   private async load(): Promise<StoredObject[]> {
+    if (this.o.cluster.shared) return listAllObjects(this.o.store, 'Deadline');
     this.deadlines ??= await listAllObjects(this.o.store, 'Deadline');
     return this.deadlines;
   }

@@ -213,6 +213,7 @@ export class Engine {
       objectChanged: (type) => void this.objects.inMemory(type),
       purgeHistory: () => this.purgeHistory(),
       kickAlerts: () => this.alerts.kick(),
+      lookAtDeadlines: () => this.deadlines.lookSoon(),
       refreshServers,
     });
   }
@@ -392,5 +393,6 @@ export class Engine {
         .catch((err: unknown) => this.options.logger.warn({ err }, 'could not remove job files'));
     this.purge.keep(effects.purge);
     this.wakeUps.wake(effects);
+    this.deadlines.committed();
   }
 }

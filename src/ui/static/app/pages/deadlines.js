@@ -55,6 +55,10 @@ export function renderDeadlines(main) {
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let soon;
 
+  /**
+   * Reads today's deadlines and shows them.
+   * @returns {Promise<void>}
+   */
   async function load() {
     try {
       const res = /** @type {{ Time: string, Deadlines: DeadlineToday[] }} */ (await api('GET', '/deadlines'));
@@ -67,7 +71,10 @@ export function renderDeadlines(main) {
     }
   }
 
-  /** A burst of events reads the deadlines once. */
+  /**
+   * A burst of events reads the deadlines once.
+   * @returns {void}
+   */
   function later() {
     clearTimeout(soon);
     soon = setTimeout(() => void load(), 500);
