@@ -69,7 +69,7 @@ export class DeadlineWatch {
   private deadlines: StoredObject[] | undefined;
   /** The definitions the deadlines watch, as of the last check. */
   private definitions = new Set<string>();
-  /** Whether the last check found a run still open (not final, or waiting for its DeadlineMet). */
+  /** Whether the last check found a run not final yet (then a chain's calls, of other definitions, count too). */
   private openRuns = false;
   private nextAt = Number.POSITIVE_INFINITY;
   private timer: NodeJS.Timeout | undefined;

@@ -30,6 +30,7 @@ const GOOD = [3, 4, 3];
 
 interface Delivered {
   alertId: number;
+  deliveryId: number;
   AlertSource: string;
   Message: string;
   SourceObject: string;
@@ -54,11 +55,17 @@ for (const backend of backends()) {
       await t.server.engine.tick();
     };
 
-    /** The webhook deliveries of deadline alerts about `jobId`, in order. */
-    const alertsAbout = (jobId: number): Delivered[] =>
-      hook.deliveries
+    /**
+     * The webhook deliveries of deadline alerts about `jobId`, in order. Delivery is at least once (one cut short by
+     * the restart is sent again, engine/alert-worker.ts): a receiver counts each deliveryId once, as here.
+     */
+    const alertsAbout = (jobId: number): Delivered[] => {
+      const seen = new Set<number>();
+      return hook.deliveries
         .map((d) => d.json as Delivered)
-        .filter((d) => d.AlertSource === 'Deadline:GLOBAL.Nightly_By6' && d.SourceObject === `Job:${jobId}`);
+        .filter((d) => d.AlertSource === 'Deadline:GLOBAL.Nightly_By6' && d.SourceObject === `Job:${jobId}`)
+        .filter((d) => !seen.has(d.deliveryId) && seen.add(d.deliveryId) !== undefined);
+    };
     /** The kinds of the deadline alerts raised about `jobId` (the Alert inbox, oldest first). */
     const kinds = async (jobId: number): Promise<string[]> => {
       const res = await t.req('GET', '/Alert?fields=AlertSource,SourceObject,Message&Limit=1000');
