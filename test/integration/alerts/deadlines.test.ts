@@ -266,6 +266,15 @@ for (const backend of backends()) {
       assert.equal((await getJob(t, chain)).Status, 'Waiting', 'the chain still waits for its step');
       const page = (await t.req('GET', '/deadlines')).json;
       assert.equal(page.Deadlines[0].State, 'NotToday');
+      // The page shows a deadline to whom may view it and the jobs of its definition's partition.
+      const deadlineOnly = await t.keyWithGrants('deadline-viewer', ['Deadline:GLOBAL:View']);
+      const both = await t.keyWithGrants('deadline-and-jobs', ['Deadline:GLOBAL:View', 'Job:GLOBAL:View']);
+      assert.deepEqual((await t.req('GET', '/deadlines', { key: deadlineOnly })).json.Deadlines, []);
+      assert.deepEqual(
+        (await t.req('GET', '/deadlines', { key: both })).json.Deadlines.map((d: { Deadline: string }) => d.Deadline),
+        ['GLOBAL.Nightly_By6'],
+      );
+      assert.equal((await t.req('GET', '/deadlines', { key: null })).status, 401);
     });
   });
 }
