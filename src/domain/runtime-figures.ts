@@ -2,7 +2,7 @@
  * Runtime statistics of a definition as figures (docs/architecture.md §8b), pure. The store keeps, per definition,
  * a count of finished runs in each of a fixed set of logarithmic buckets of duration, with the shortest and
  * longest run that fell in it; P50 and P95 are read from those buckets, so their cost depends on how spread the
- * durations are (at most a few hundred buckets), never on how many runs there were.
+ * durations are (a few hundred buckets at most), never on how many runs there were.
  */
 
 /** Buckets per doubling of the duration: a bucket spans a factor of 2^(1/32), about 2.2 %. */
@@ -42,27 +42,37 @@ export function bucketOf(ms: number): number {
   return 1 + Math.floor(Math.log2(ms) * BUCKETS_PER_OCTAVE);
 }
 
+/** The rank (from 1) of the nearest-rank `percent`-th percentile among `total` runs: ⌈percent·total/100⌉. */
+export const rankOf = (total: number, percent: number): number =>
+  Math.min(total, Math.max(1, Math.ceil((total * percent) / 100)));
+
 /**
- * The nearest-rank quantile `q` (0 < q ≤ 1) of the runs the buckets hold: the run of rank ⌈q·N⌉ in duration order.
- * Within its bucket the value is placed between the bucket's shortest and longest run by its rank there, so it is
- * exact when the bucket holds one run (or runs of one duration) and within QUANTILE_PRECISION otherwise.
- * Undefined without runs.
+ * The duration of the run of rank `k` (from 1) within a bucket: placed between the bucket's shortest and longest
+ * run by its rank there, so it is exact when the bucket holds one run (or runs of one duration) and within
+ * QUANTILE_PRECISION otherwise.
  */
-export function quantileMs(buckets: readonly RuntimeBucket[], q: number): number | undefined {
+export function placeInBucket(b: Pick<RuntimeBucket, 'runs' | 'minMs' | 'maxMs'>, k: number): number {
+  if (b.runs <= 1) return b.minMs;
+  return b.minMs + ((b.maxMs - b.minMs) * (k - 1)) / (b.runs - 1);
+}
+
+/**
+ * The nearest-rank `percent`-th percentile of the runs the buckets hold: the bucket holding rank ⌈percent·N/100⌉
+ * in duration order, and the run's place in it. The store finds that bucket in SQL (a running sum over the
+ * buckets, kysely-runtime-stats.ts) and places it with `placeInBucket`; this is the same walk over buckets in
+ * hand. Undefined without runs.
+ */
+export function quantileMs(buckets: readonly RuntimeBucket[], percent: number): number | undefined {
   const sorted = [...buckets].sort((a, b) => a.bucket - b.bucket);
   const total = sorted.reduce((n, b) => n + b.runs, 0);
   if (total === 0) return undefined;
-  const rank = Math.min(total, Math.max(1, Math.ceil(q * total)));
+  const rank = rankOf(total, percent);
   let before = 0;
   for (const b of sorted) {
-    if (rank <= before + b.runs) {
-      const k = rank - before;
-      if (b.runs === 1) return b.minMs;
-      return b.minMs + ((b.maxMs - b.minMs) * (k - 1)) / (b.runs - 1);
-    }
+    if (rank <= before + b.runs) return placeInBucket(b, rank - before);
     before += b.runs;
   }
-  return sorted[sorted.length - 1]?.maxMs;
+  return undefined;
 }
 
 /** Finished runs of one definition or step grouped into the rows the store adds them to. */

@@ -1,7 +1,6 @@
 import { type CallProgress, criticalPath, type PathStep, type StepProgress } from '../domain/critical-path.ts';
 import type { ChainStructure, JobRecord } from '../domain/job.ts';
 import { ACTIVE, FINAL } from '../domain/job-status.ts';
-import { quantileMs } from '../domain/runtime-figures.ts';
 import type { RuntimeStats } from '../store/runtime-stats-store.ts';
 import { stepName } from '../store/runtime-stats-store.ts';
 import type { Store } from '../store/store.ts';
@@ -27,8 +26,6 @@ export interface JobEstimate {
 export interface DetailedEstimate extends JobEstimate {
   CriticalPath: PathStep[] | null;
 }
-
-const QUANTILE: Record<EstimateBasis, number> = { P50: 0.5, P95: 0.95 };
 
 /**
  * Estimates from the runtime statistics (store/runtime-stats-store.ts), never from a scan of history: a job's own
@@ -99,8 +96,8 @@ export class JobEstimates {
     const steps: StepProgress[] = [];
     for (const [index, spec] of structure.steps.entries()) {
       const job = stepJobs.get(index);
-      const started = job !== undefined && job.status !== 'Chained';
-      const callJobs = started
+      // A step's call jobs are made with the step job, before it starts (Chained): named as they will run.
+      const callJobs = job
         ? newestBySlot(await this.store.jobs.listChildren(job.jobId), (j) => j.data.chain?.call?.call)
         : new Map<number, JobRecord>();
       steps.push({
@@ -137,7 +134,7 @@ export class JobEstimates {
 /** The figure of one row of statistics; undefined without runs. */
 export function figureOf(stats: RuntimeStats | undefined, basis: EstimateBasis): number | undefined {
   if (!stats || stats.aggregate.runs === 0) return undefined;
-  return quantileMs(stats.buckets, QUANTILE[basis]);
+  return basis === 'P50' ? stats.p50Ms : stats.p95Ms;
 }
 
 const progress = (elapsed: number, total: number) => (total <= 0 ? 1 : Math.min(1, Math.max(0, elapsed / total)));

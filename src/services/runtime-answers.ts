@@ -1,6 +1,6 @@
 import type { JobRecord } from '../domain/job.ts';
 import type { PathStep } from '../domain/critical-path.ts';
-import { quantileMs, type RuntimeAggregate, type RuntimeBucket } from '../domain/runtime-figures.ts';
+import type { RuntimeAggregate } from '../domain/runtime-figures.ts';
 import { invalid } from '../errors.ts';
 import { parseKey } from '../model/keys.ts';
 import { requireType } from '../model/registry.ts';
@@ -113,7 +113,6 @@ export class RuntimeAnswers {
       totalMs: 0,
       maxMs: 0,
     };
-    const buckets: RuntimeBucket[] = stats?.buckets ?? [];
     const some = a.runs > 0;
     return {
       Runs: a.runs,
@@ -122,8 +121,8 @@ export class RuntimeAnswers {
       Killed: a.killed,
       Unknown: a.unknown,
       MeanSeconds: some ? seconds(a.totalMs / a.runs) : null,
-      P50Seconds: some ? seconds(quantileMs(buckets, 0.5) ?? 0) : null,
-      P95Seconds: some ? seconds(quantileMs(buckets, 0.95) ?? 0) : null,
+      P50Seconds: some ? seconds(stats?.p50Ms ?? 0) : null,
+      P95Seconds: some ? seconds(stats?.p95Ms ?? 0) : null,
       MaxSeconds: some ? seconds(a.maxMs) : null,
       LastRuns: runs.map((r) => ({
         Job: r.jobId,

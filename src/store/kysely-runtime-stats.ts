@@ -1,10 +1,23 @@
 import { type Kysely, sql } from 'kysely';
 import type { JobData } from '../domain/job.ts';
-import { contributions, RUN_STATUSES, type RunContribution, type RunStatus } from '../domain/runtime-figures.ts';
+import {
+  contributions,
+  placeInBucket,
+  RUN_STATUSES,
+  type RunContribution,
+  type RunStatus,
+  rankOf,
+} from '../domain/runtime-figures.ts';
 import { type FinishedRun, type RuntimeStats, type RuntimeStatsStore, stepName } from './runtime-stats-store.ts';
 import type { Database } from './tables.ts';
 
 const n = (v: number | string | bigint) => Number(v);
+
+/** The percentiles read, and where they go. */
+const PERCENTILES = [
+  [50, 'p50Ms'],
+  [95, 'p95Ms'],
+] as const;
 
 /** The RuntimeStatsStore of one Kysely database or transaction; the same SQL on SQLite (3.35+) and PostgreSQL. */
 export class KyselyRuntimeStats implements RuntimeStatsStore {
@@ -51,14 +64,8 @@ export class KyselyRuntimeStats implements RuntimeStatsStore {
   async read(definitions: readonly string[]): Promise<Map<string, RuntimeStats[]>> {
     const out = new Map<string, RuntimeStats[]>();
     if (definitions.length === 0) return out;
-    // Both by primary key prefix: a definition's rows whatever the length of its history.
+    // By primary key prefix: a definition's rows whatever the length of its history.
     const rows = await this.db.selectFrom('runtime_stats').selectAll().where('definition', 'in', definitions).execute();
-    const bucketRows = await this.db
-      .selectFrom('runtime_buckets')
-      .selectAll()
-      .where('definition', 'in', definitions)
-      .orderBy('bucket')
-      .execute();
     const byKey = new Map<string, RuntimeStats>();
     for (const r of rows) {
       const stats: RuntimeStats = {
@@ -72,18 +79,54 @@ export class KyselyRuntimeStats implements RuntimeStatsStore {
           totalMs: n(r.total_ms),
           maxMs: n(r.max_ms),
         },
-        buckets: [],
+        p50Ms: undefined,
+        p95Ms: undefined,
       };
       byKey.set(JSON.stringify([r.definition, r.step]), stats);
       const list = out.get(r.definition) ?? [];
       list.push(stats);
       out.set(r.definition, list);
     }
-    for (const b of bucketRows)
-      byKey
-        .get(JSON.stringify([b.definition, b.step]))
-        ?.buckets.push({ bucket: n(b.bucket), runs: n(b.runs), minMs: n(b.min_ms), maxMs: n(b.max_ms) });
+    for (const b of await this.percentileBuckets(definitions)) {
+      const stats = byKey.get(JSON.stringify([b.definition, b.step]));
+      if (!stats) continue;
+      const total = n(b.total);
+      const before = n(b.before);
+      const bucket = { runs: n(b.runs), minMs: n(b.min_ms), maxMs: n(b.max_ms) };
+      for (const [percent, field] of PERCENTILES) {
+        const rank = rankOf(total, percent);
+        if (rank > before && rank <= before + bucket.runs) stats[field] = placeInBucket(bucket, rank - before);
+      }
+    }
     return out;
+  }
+
+  /**
+   * The buckets holding the ranks of P50 and P95 (domain/runtime-figures.ts `quantileMs`, walked in SQL): a running
+   * sum of the runs over each row's buckets in order tells which bucket holds rank ⌈p·N/100⌉, so at most two
+   * buckets per row come back however many the durations occupy. Integer arithmetic: ⌈x/100⌉ = (x + 99) / 100.
+   */
+  private percentileBuckets(definitions: readonly string[]) {
+    const ranks = PERCENTILES.map(
+      ([p]) => sql`(upto >= (total * ${sql.lit(p)} + 99) / 100 and upto - runs < (total * ${sql.lit(p)} + 99) / 100)`,
+    );
+    return sql<{
+      definition: string;
+      step: string;
+      runs: number;
+      min_ms: number;
+      max_ms: number;
+      before: number;
+      total: number;
+    }>`
+      select definition, step, runs, min_ms, max_ms, upto - runs as before, total from (
+        select definition, step, runs, min_ms, max_ms,
+          cast(sum(runs) over (partition by definition, step order by bucket) as bigint) as upto,
+          cast(sum(runs) over (partition by definition, step) as bigint) as total
+        from runtime_buckets where definition in (${sql.join(definitions)})
+      ) as running where ${sql.join(ranks, sql` or `)}`
+      .execute(this.db)
+      .then((r) => r.rows);
   }
 
   async lastRuns(definition: string, limit: number): Promise<FinishedRun[]> {

@@ -1,11 +1,5 @@
 import { FINAL } from '../domain/job-status.ts';
-import {
-  isRunStatus,
-  type RunContribution,
-  type RunStatus,
-  type RuntimeAggregate,
-  type RuntimeBucket,
-} from '../domain/runtime-figures.ts';
+import { isRunStatus, type RunContribution, type RunStatus, type RuntimeAggregate } from '../domain/runtime-figures.ts';
 import type { StatusChange } from './job-store.ts';
 
 /**
@@ -14,11 +8,13 @@ import type { StatusChange } from './job-store.ts';
  * newest runs, which are read from the jobs still in history through index jobs_definition.
  */
 
-/** The totals and the duration histogram of one definition's own jobs (`step` '') or of one of its chain steps. */
+/** The totals of one definition's own jobs (`step` '') or of one of its chain steps, and their P50 and P95. */
 export interface RuntimeStats {
   step: string;
   aggregate: RuntimeAggregate;
-  buckets: RuntimeBucket[];
+  /** Nearest-rank percentiles of the durations (ms), within QUANTILE_PRECISION; undefined without runs. */
+  p50Ms: number | undefined;
+  p95Ms: number | undefined;
 }
 
 /** A finished run still in history. */
@@ -34,7 +30,10 @@ export interface FinishedRun {
 export interface RuntimeStatsStore {
   /** Adds finished runs to their definitions' rows (an atomic upsert per row, in a fixed order). */
   record(runs: readonly RunContribution[]): Promise<void>;
-  /** Every row of these definitions (their own jobs and their chain steps), by definition. */
+  /**
+   * Every row of these definitions (their own jobs and their chain steps), by definition, with P50 and P95 found
+   * in the database (its rows never come to the server: two buckets do).
+   */
   read(definitions: readonly string[]): Promise<Map<string, RuntimeStats[]>>;
   /** The newest finished runs of the definition's own jobs (a chain's: the chain jobs), newest first. */
   lastRuns(definition: string, limit: number): Promise<FinishedRun[]>;

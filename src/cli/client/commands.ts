@@ -4,6 +4,7 @@ import { registerForecastCommand } from './forecast-command.ts';
 import { ApiClient } from './http.ts';
 import { registerJobCommands } from './job-commands.ts';
 import { registerObjectCommands } from './object-commands.ts';
+import { registerRuntimeCommands } from './runtime-commands.ts';
 import { checkServerUrl, configPath, jsonBase, PROFILE_NAME, saveProfile } from './profiles.ts';
 import { normalizeVendor } from '../../config/config.ts';
 
@@ -14,6 +15,8 @@ export function registerClientCommands(program: Command): void {
   registerForecastCommand(program);
   registerObjectCommands(program);
   registerApplyCommands(program);
+  const group = (name: string) => program.commands.find((c) => c.name() === name) as Command;
+  registerRuntimeCommands(group('def'), group('job'));
 }
 
 interface LoginFlags {

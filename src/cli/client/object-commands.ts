@@ -94,7 +94,7 @@ async function each(ctx: Ctx, targets: string[], one: (target: string) => Promis
 }
 
 export function registerObjectCommands(program: Command): void {
-  const def = program.command('def').description('job definitions: list, show, export (see also `millrace apply`)');
+  const def = program.command('def').description('job definitions: list, show, stats (see also `millrace apply`)');
   objectList(def, 'JobDefinition', DEFINITION_COLUMNS, 'list job definitions');
   clientCommand(def, 'show', 'show a job definition')
     .argument('<definition>', '<partition>.<name>')

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,6 +23,15 @@ const TYPES: Record<string, string> = {
 export const STATIC_DIR = fileURLToPath(new URL('../../ui/static/', import.meta.url));
 
 /**
+ * Libraries the dashboard loads, served from the installed npm packages (runtime dependencies) under `vendor/`,
+ * so that nothing is loaded from elsewhere and the build copies nothing: uPlot draws the runtime charts.
+ */
+const VENDOR: Record<string, string> = {
+  'vendor/uPlot.iife.min.js': 'uplot/dist/uPlot.iife.min.js',
+  'vendor/uPlot.min.css': 'uplot/dist/uPlot.min.css',
+};
+
+/**
  * Every file under `dir` by its path relative to it (`app/main.js`). Only these paths are ever served, so a
  * request can name nothing else (no `..`, no symlinks followed at request time).
  */
@@ -32,12 +42,18 @@ export function loadStaticFiles(dir: string = STATIC_DIR): Map<string, StaticFil
       const path = join(folder, entry.name);
       if (entry.isDirectory()) walk(path);
       else if (entry.isFile() && TYPES[extname(entry.name)]) {
-        const body = readFileSync(path);
-        const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-        files.set(relative(dir, path).split(sep).join('/'), { body, type: TYPES[extname(entry.name)] as string, etag });
+        files.set(relative(dir, path).split(sep).join('/'), served(readFileSync(path), entry.name));
       }
     }
   };
   walk(dir);
+  const resolve = createRequire(import.meta.url).resolve;
+  for (const [path, module] of Object.entries(VENDOR)) files.set(path, served(readFileSync(resolve(module)), path));
   return files;
 }
+
+const served = (body: Buffer, name: string): StaticFile => ({
+  body,
+  type: TYPES[extname(name)] as string,
+  etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+});

@@ -133,6 +133,20 @@ for (const backend of backends()) {
         );
         assert.equal((await t.req('GET', '/JobDefinition/GLOBAL.Fresh/statistics', { key: null })).status, 401);
       });
+      test('deleting a definition deletes its statistics: one made again under its key starts afresh', async () => {
+        await post(t, '/JobDefinition/GLOBAL.Gone', ask());
+        const job = await submit(t, 'GLOBAL.Gone');
+        const waiting = await waitForStatus(t, job.jobId, 'Console');
+        await t.req('PUT', `/UserMessage/${waiting.UserMessage}/reply`, { body: { Response: 'Yes' } });
+        await waitForStatus(t, job.jobId, 'Completed');
+        assert.equal((await t.req('GET', '/JobDefinition/GLOBAL.Gone/statistics')).json.Runs, 1);
+        assert.equal((await t.req('DELETE', `/Job/${job.jobId}`)).status, 204);
+        const deleted = await t.req('DELETE', '/JobDefinition/GLOBAL.Gone');
+        assert.equal(deleted.status, 204, deleted.body);
+        await post(t, '/JobDefinition/GLOBAL.Gone', ask());
+        const again = (await t.req('GET', '/JobDefinition/GLOBAL.Gone/statistics')).json;
+        assert.deepEqual([again.Runs, again.MaxSeconds, again.LastRuns], [0, null, []]);
+      });
     });
 
     describe('on the virtual clock', () => {

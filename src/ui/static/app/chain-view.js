@@ -27,8 +27,11 @@ const line = (job) =>
     badge(job),
   );
 
-/** A section that shows itself only when the job has children. */
-export function chainView(jobId) {
+/**
+ * A section that shows itself only when the job has children; `onLoad` is told each time the steps are shown
+ * (the job page marks the critical path on them).
+ */
+export function chainView(jobId, onLoad) {
   const list = h('ol', { class: 'chain', id: 'chain' });
   const section = h('section', { hidden: true }, h('h2', {}, 'Steps and calls'), list);
   const ids = new Set();
@@ -59,6 +62,7 @@ export function chainView(jobId) {
       });
       fill(list, items);
       section.hidden = steps.length === 0;
+      if (steps.length > 0) onLoad?.(list);
       // Without the feed, re-read while some step or call is not final (a job without steps never gets any).
       const all = withCalls.flatMap(({ step, calls }) => [step, ...calls]);
       if (!stopped && !feedOpen() && all.some((j) => !isFinal(j.Status))) timer = setTimeout(load, 3000);

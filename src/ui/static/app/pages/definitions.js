@@ -6,6 +6,7 @@ import { api, withQuery } from '../api.js';
 import { fill, h } from '../dom.js';
 import { text } from '../format.js';
 import { parameterForm } from '../param-form.js';
+import { runtimeSection } from '../runtime-chart.js';
 import { navigate } from '../router.js';
 import { can, partitionOf } from '../session.js';
 
@@ -109,6 +110,7 @@ export async function renderDefinition(main, { key }) {
     h('h1', {}, fullKey, ' ', h('span', { class: 'muted' }, text(d.JobDefinitionType))),
     h('p', { class: 'desc', id: 'definition-description' }, text(d.Description)),
     h('p', {}, h('a', { href: `#/jobs?JobDefinition=${encodeURIComponent(fullKey)}` }, 'Jobs of this definition')),
+    runtimeSection(fullKey),
     h('h2', {}, 'Parameters'),
     h(
       'table',

@@ -8,6 +8,7 @@ import { fill, h, notice } from '../dom.js';
 import { feedOpen, jobIdOf, onFeed } from '../feed.js';
 import { paramValue, statusClass, text } from '../format.js';
 import { chainView } from '../chain-view.js';
+import { estimateLine, estimateOf, markCriticalPath } from '../estimates.js';
 import { actionButtons } from '../job-actions.js';
 import { followFile } from '../log-follower.js';
 import { parameterForm } from '../param-form.js';
@@ -40,6 +41,7 @@ function jobPage(job) {
     job,
     jobId,
     status: h('span', { id: 'job-status' }),
+    estimate: h('p', { class: 'estimate-line', id: 'job-estimate' }),
     actions: h('div'),
     info: h('dl', { class: 'info', id: 'job-info' }),
     params: h('tbody', { id: 'job-params' }),
@@ -51,7 +53,7 @@ function jobPage(job) {
     historyNote: h('p', { class: 'muted small' }),
     files: h('div', { class: 'files', id: 'job-files' }),
     resubmitArea: h('div'),
-    chain: chainView(jobId),
+    chain: chainView(jobId, async (list) => markCriticalPath(list, await estimateOf(jobId))),
     followers: new Map(),
     pollTimer: null,
     stopped: false,
@@ -93,6 +95,7 @@ function layOut(main, page) {
     main,
     title,
     page.status,
+    page.estimate,
     page.actions,
     page.waiting,
     page.reasons,
@@ -173,6 +176,7 @@ function render(page) {
       : null,
   );
   void loadReasons(page);
+  void estimateLine(page.estimate, job, isFinal);
   renderFiles(page);
 }
 

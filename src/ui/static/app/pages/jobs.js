@@ -10,6 +10,7 @@ import { feedOpen, jobIdOf, onFeed, statusOf } from '../feed.js';
 import { STATUS_PRESETS, shortTime, statusClass, text } from '../format.js';
 import { navigate } from '../router.js';
 import { BATCH, reasonText, WAITING_STATUSES } from '../waiting.js';
+import { estimateColumn, RUNNING_STATUSES } from '../estimates.js';
 
 const FIELDS = 'jobId,JobDefinition,Description,Status,Queue,ProcessServer,CreationTime,RunStart,RunEnd,ReturnCode';
 const FILTERS = ['Search', 'Status', 'JobDefinition', 'Queue', 'ProcessServer', 'Since', 'Until'];
@@ -43,6 +44,7 @@ export function renderJobs(main, _params, query) {
     clearInterval(poll);
     clearTimeout(list.refreshTimer);
     clearTimeout(list.reasonsTimer);
+    list.estimates.stop();
   };
 }
 
@@ -62,6 +64,7 @@ function jobList(query) {
     reasonsTimer: null,
     reasonsAsked: 0,
     body: h('tbody', { id: 'jobs-body' }),
+    estimates: estimateColumn(),
     info: h('p', { class: 'muted', id: 'jobs-info' }),
     newer: null,
     older: null,
@@ -125,6 +128,7 @@ function jobsTable(body) {
           'Created',
           'Started',
           'Ended',
+          'Estimated end',
           'RC',
         ].map((c) => h('th', {}, c)),
       ),
@@ -134,7 +138,7 @@ function jobsTable(body) {
 }
 
 /** One job's row; its status cell and mark are kept in `rows` so feed events update them in place. */
-function row(rows, job) {
+function row(rows, job, estimates) {
   const st = h('span', { class: statusClass(job.Status) }, job.Status);
   const mark = h('span', { class: 'mark' });
   const tr = h(
@@ -149,6 +153,7 @@ function row(rows, job) {
     h('td', { class: 'time', title: job.CreationTime ?? '' }, shortTime(job.CreationTime)),
     h('td', { class: 'time', title: job.RunStart ?? '' }, shortTime(job.RunStart)),
     h('td', { class: 'time', title: job.RunEnd ?? '' }, shortTime(job.RunEnd)),
+    estimates.cell(job),
     h('td', {}, text(job.ReturnCode)),
   );
   rows.set(job.jobId, { tr, st, mark, status: job.Status });
@@ -196,15 +201,17 @@ async function page(list, cursor, forward) {
       withQuery('/Job', { ...list.filters, Limit: list.limit, After: list.after, fields: FIELDS }),
     );
     list.rows.clear();
+    list.estimates.clear();
     fill(
       list.body,
-      res.items.map((job) => row(list.rows, job)),
+      res.items.map((job) => row(list.rows, job, list.estimates)),
     );
     list.next = res.next;
     list.older.disabled = !list.next;
     list.newer.disabled = list.after === '';
     list.info.textContent = res.items.length === 0 ? 'No jobs match.' : `${res.items.length} jobs on this page`;
     void loadReasons(list);
+    void list.estimates.load();
   } catch (err) {
     fill(list.body);
     list.info.textContent = err instanceof ApiError ? err.message : String(err);
@@ -225,6 +232,7 @@ function onFeedBatch(list, batch, resync) {
   if (resync) return refreshSoon(list);
   let unseen = false;
   let waited = false;
+  let started = false;
   for (const ev of batch) {
     const id = jobIdOf(ev);
     if (id === null) continue;
@@ -234,10 +242,13 @@ function onFeedBatch(list, batch, resync) {
       r.st.textContent = to;
       r.st.className = statusClass(to);
       r.status = to;
+      list.estimates.status(id, to);
       showReasons(r, []);
       if (WAITING_STATUSES.has(to)) waited = true;
+      if (RUNNING_STATUSES.has(to)) started = true;
     } else if (!r) unseen = true;
   }
   if (unseen) refreshSoon(list);
   if (waited) reasonsSoon(list);
+  if (started) void list.estimates.load();
 }
