@@ -1,3 +1,4 @@
+import type { DeadlineAlertKind } from './deadline.ts';
 import type { JobStatus } from './job-status.ts';
 
 /**
@@ -173,6 +174,11 @@ export interface JobData {
   agentInstance?: string;
   /** Killed for running past its MaxRunTime (these seconds): its end is recorded with that cause. */
   overrun?: number;
+  /**
+   * The deadline alerts this run got, by Deadline key (docs/architecture.md §8c): written in the transaction that
+   * raises each, so each is raised once per run across restarts and nodes.
+   */
+  deadlineAlerts?: Record<string, DeadlineAlertKind[]>;
 }
 
 export interface JobRecord {

@@ -174,8 +174,11 @@ export async function onServerStatus(
   }
 }
 
-interface NewAlert {
-  source: StoredObject<'JobDefinitionAlertSource' | 'ProcessServerAlertSource'>;
+/** An alert source, or the object a computed alert comes from (a Deadline, which names its escalation itself). */
+type AlertOrigin = StoredObject<'JobDefinitionAlertSource' | 'ProcessServerAlertSource'> | StoredObject<'Deadline'>;
+
+export interface NewAlert {
+  source: AlertOrigin;
   sourceObject: string;
   text: string;
   replyExpression: string;
@@ -183,11 +186,18 @@ interface NewAlert {
   zone: string;
   /** The source's own Address (an e-mail address), sent to besides the escalation. */
   address: string | null;
+  /** The escalation the source names outright (a Deadline's AlertEscalation), instead of its expression and default. */
+  escalation?: string | null;
 }
 
 /** Stores an alert and its operator message, and plans its deliveries and its escalation. */
-async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> {
-  const escalation = await chooseEscalation(tx, a.source, a.vars);
+export async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> {
+  const escalation =
+    a.escalation === undefined && a.source.type !== 'Deadline'
+      ? await chooseEscalation(tx, a.source, a.vars)
+      : a.escalation === null || a.escalation === undefined
+        ? undefined
+        : await tx.getObject('AlertEscalation', a.escalation);
   const ids = await tx.nextUniqueIds(2);
   const alertId = itemAt(ids, 0);
   const messageId = itemAt(ids, 1);
@@ -239,7 +249,7 @@ async function raiseAlert(tx: Store, a: NewAlert, now: number): Promise<number> 
 /** The source's EscalationExpression, when it names an existing escalation, else its DefaultAlertEscalation. */
 async function chooseEscalation(
   tx: Store,
-  source: NewAlert['source'],
+  source: StoredObject<'JobDefinitionAlertSource' | 'ProcessServerAlertSource'>,
   vars: Record<string, string>,
 ): Promise<StoredObject<'AlertEscalation'> | undefined> {
   const expression = source.data.EscalationExpression;

@@ -28,6 +28,8 @@ export interface ClusterInboxOptions {
   purgeHistory(): Promise<void>;
   /** Looks for alert work now. */
   kickAlerts(): void;
+  /** The deadline watch looks now (docs/architecture.md §8c). */
+  lookAtDeadlines(): void;
   /** Writes each process server's Status where it changed. */
   refreshServers(): Promise<void>;
 }
@@ -69,11 +71,13 @@ export class ClusterInbox {
         // What the timers would have done while no node ran them: look now.
         loop.requestDispatch();
         this.options.kickAlerts();
+        this.options.lookAtDeadlines();
         void this.options.tick().catch(() => {});
         void this.options.refreshServers();
       },
       resync: () => {
         loop.requestDispatch();
+        this.options.lookAtDeadlines();
         void this.options.tick().catch(() => {});
       },
       deadNode: (id) => this.settleDeadNode(id),
@@ -100,6 +104,9 @@ export class ClusterInbox {
         return;
       case 'object':
         this.options.objectChanged(m.type);
+        return;
+      case 'deadlines':
+        if (cluster.isOwner) this.options.lookAtDeadlines();
         return;
       case 'servers':
         if (cluster.isOwner)

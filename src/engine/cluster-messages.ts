@@ -18,6 +18,8 @@ export type ClusterMessage =
   | { k: 'stop'; jobIds: number[] }
   /** An object of this type changed (its type's onChange reactions, those not written to the database). */
   | { k: 'object'; type: TypeName }
+  /** A run a deadline watches changed on a node: the timer owner looks (docs/architecture.md §8c). */
+  | { k: 'deadlines' }
   /** An agent connected to or left a node: the timer owner writes process server statuses again. */
   | { k: 'servers' }
   /** The live feed's events of a commit, for every node's feed. */

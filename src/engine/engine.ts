@@ -18,6 +18,7 @@ import { createChainJobs } from './chain-creation.ts';
 import { cancelTree, killTree } from './chain-closing.ts';
 import { Cluster } from './cluster.ts';
 import { ClusterInbox } from './cluster-inbox.ts';
+import { DeadlineWatch } from './deadlines.ts';
 import type { Effects } from './effects.ts';
 import { EventActions } from './event-actions.ts';
 import { raiseOnFinal } from './events.ts';
@@ -38,6 +39,8 @@ export type { KernelWork } from './serial-loop.ts';
 export type { SystemRunner } from './system-jobs.ts';
 /** Services read windows as the engine does (a window's openings). */
 export { loadWindow } from './windows.ts';
+/** The Deadlines page judges runs by the rules the deadline watch raises alerts by. */
+export { deadlineRule, isRun, RUNS_LOOKED_AT } from './deadlines.ts';
 export { type ForecastEntry, type ForecastKey, type ForecastQuery, forecastPage } from './forecast.ts';
 
 export interface EngineOptions {
@@ -109,6 +112,8 @@ export class Engine {
   readonly alerts: AlertWorker;
   /** A person's actions on events (raise, clear). */
   readonly events: EventActions;
+  /** Watches the runs that have a Deadline and raises its alerts (docs/architecture.md §8c). */
+  readonly deadlines: DeadlineWatch;
   private readonly options: EngineOptions;
   private readonly loop: SerialLoop;
   private readonly wakeUps: WakeUps;
@@ -151,6 +156,14 @@ export class Engine {
       },
     );
     this.alerts = alertWorkerOf(options, cluster, loop);
+    this.deadlines = new DeadlineWatch({
+      store,
+      clock,
+      logger,
+      cluster,
+      loop,
+      alertsPlanned: () => this.alertsPlanned(),
+    });
     const refreshServers = () => this.refreshServers();
     const servers = this.servers;
     this.routing = new AgentRouting({
@@ -186,6 +199,7 @@ export class Engine {
       cluster,
       loop,
       alertSources: this.alertSources,
+      deadlines: this.deadlines,
       tellHeartbeat: (processServer, every) => this.routing.tellHeartbeat(processServer, every),
     });
     this.inbox = new ClusterInbox({
@@ -201,6 +215,7 @@ export class Engine {
       objectChanged: (type) => void this.objects.inMemory(type),
       purgeHistory: () => this.purgeHistory(),
       kickAlerts: () => this.alerts.kick(),
+      lookAtDeadlines: () => this.deadlines.lookSoon(),
       refreshServers,
     });
   }
@@ -232,6 +247,7 @@ export class Engine {
     const { store, clock } = this.options;
     const now = clock.now();
     store.onStatusChanges(async (tx, changes) => {
+      this.deadlines.noteChanges(changes);
       if (await onJobStatusChanges(tx, this.alertSources, changes, clock.now())) this.alertsPlanned();
     });
     this.alerts.start();
@@ -259,6 +275,7 @@ export class Engine {
     await this.refreshServers();
     this.watchdog.start();
     this.purge.start();
+    await this.deadlines.start();
     this.started = true;
   }
 
@@ -289,6 +306,7 @@ export class Engine {
     this.watchdog.stop();
     this.purge.stop();
     this.alerts.stop();
+    this.deadlines.stop();
     this.options.store.onStatusChanges(undefined);
     this.system.stopAll();
     await this.idle();
@@ -329,13 +347,18 @@ export class Engine {
    * Looks at the time now: due Scheduled jobs move on and time windows that opened or closed are seen. Timers call
    * it; tests in virtual time call it after moving the clock.
    */
-  tick(): Promise<void> {
-    return this.wakeUps.tick();
+  async tick(): Promise<void> {
+    await this.wakeUps.tick();
+    await this.deadlines.checkIfDue();
   }
 
-  /** When the dispatcher will look at the time next on its own (tests in virtual time step the clock to it). */
+  /**
+   * When the engine will look at the time next on its own: the dispatcher or the deadline watch (tests in virtual
+   * time step the clock to it).
+   */
   get nextWakeAt(): number | undefined {
-    return this.wakeUps.nextWakeAt;
+    const times = [this.wakeUps.nextWakeAt, this.deadlines.nextCheckAt].filter((t) => t !== undefined);
+    return times.length === 0 ? undefined : Math.min(...times);
   }
 
   /** Writes each process server's Status where it changed. */
@@ -375,5 +398,6 @@ export class Engine {
         .catch((err: unknown) => this.options.logger.warn({ err }, 'could not remove job files'));
     this.purge.keep(effects.purge);
     this.wakeUps.wake(effects);
+    this.deadlines.committed();
   }
 }

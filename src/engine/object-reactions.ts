@@ -5,6 +5,7 @@ import type { Clock } from '../time/clock.ts';
 import { heartbeatMs } from './agent-instances.ts';
 import type { AlertSources } from './alerts.ts';
 import type { Cluster } from './cluster.ts';
+import type { DeadlineWatch } from './deadlines.ts';
 import { move } from './kernel.ts';
 import type { SerialLoop } from './serial-loop.ts';
 
@@ -14,6 +15,8 @@ export interface ObjectReactionsOptions {
   loop: Pick<SerialLoop, 'mutate' | 'requestDispatch'>;
   /** The alert sources this node keeps in memory, read again after a change to them. */
   alertSources: Pick<AlertSources, 'invalidate'>;
+  /** The deadlines this node watches, read again after a change to them. */
+  deadlines: Pick<DeadlineWatch, 'invalidate'>;
   /** Tells a connected agent its new heartbeat pace, wherever it is connected. */
   tellHeartbeat(processServer: string, every: number): void;
 }
@@ -36,7 +39,7 @@ export class ObjectReactions {
   changed(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): Promise<void> {
     const { cluster, loop, clock } = this.options;
     const reactions = this.inMemory(type);
-    if (reactions.some((r) => r === 'alert-sources' || r === 'dispatch')) cluster.tell({ k: 'object', type });
+    if (reactions.some((r) => r !== 'queue-hold')) cluster.tell({ k: 'object', type });
     if (type === 'ProcessServer' && before && after && before.data.AgentTimeout !== after.data.AgentTimeout)
       this.options.tellHeartbeat(after.key, heartbeatMs(after.data.AgentTimeout));
     const held = after?.data.Held === true;
@@ -56,6 +59,7 @@ export class ObjectReactions {
   inMemory(type: TypeName) {
     const reactions = requireType(type).traits.onChange ?? [];
     if (reactions.includes('alert-sources')) this.options.alertSources.invalidate();
+    if (reactions.includes('deadlines')) this.options.deadlines.invalidate();
     if (reactions.includes('dispatch')) this.options.loop.requestDispatch();
     return reactions;
   }

@@ -92,6 +92,9 @@ function objectItem(o: ObjectChange, time: string): FeedItem | undefined {
           change,
           status: d.Status ?? null,
           escalation: d.AlertEscalation ?? null,
+          // What raised it and about what (a deadline's alerts: `Deadline:<key>` about `Job:<id>`).
+          source: d.AlertSource ?? null,
+          sourceObject: d.SourceObject ?? null,
           time,
         },
       };

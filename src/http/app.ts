@@ -24,6 +24,7 @@ import type { Sessions } from '../services/sessions.ts';
 import { registerDashboard } from './ui/dashboard.ts';
 import { jsonInterface } from './json/plugin.ts';
 import type { ForecastService } from '../services/forecast.ts';
+import type { DeadlineService } from '../services/deadlines.ts';
 import { ERROR_SCHEMA, formSchema, inputSchema, outputSchema } from './json/schemas.ts';
 import { lazySchemas } from './lazy-schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
@@ -52,6 +53,8 @@ export interface AppDeps {
   imports: ImportService;
   /** The planned starts of `GET /forecast`. */
   forecast: ForecastService;
+  /** Today's deadlines of `GET /deadlines`. */
+  deadlines: DeadlineService;
   /** The live feed served at …/stream. */
   feed: Feed;
   exporter: CarExporter;

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DEADLINE_ALERT_KINDS } from '../domain/deadline.ts';
 import { FINAL } from '../domain/job-status.ts';
 import type { AgentHub } from '../engine/agent-hub.ts';
 import type { StatusChange } from '../store/job-store.ts';
@@ -34,6 +35,7 @@ export class Metrics {
   private readonly pool: Gauge<'state'>;
   private readonly started: Counter<'definition_type'>;
   private readonly finished: Counter<'definition_type' | 'status'>;
+  private readonly deadlineAlerts: Counter<'kind'>;
   private readonly startLatency: Histogram;
   private readonly http: Histogram<'method' | 'route' | 'status'>;
   private readonly transactions: Histogram<'outcome'>;
@@ -85,6 +87,14 @@ export class Metrics {
       labelNames: ['definition_type', 'status'],
       registers,
     });
+    this.deadlineAlerts = new Counter({
+      name: 'millrace_deadline_alerts_total',
+      help: 'Deadline alerts this node raised, by kind (DeadlineAtRisk, DeadlineMissed, DeadlineMet)',
+      labelNames: ['kind'],
+      registers,
+    });
+    // Every kind from the start, so a rate over it is defined before the first alert.
+    for (const kind of DEADLINE_ALERT_KINDS) this.deadlineAlerts.inc({ kind }, 0);
     this.startLatency = new Histogram({
       name: 'millrace_job_start_latency_seconds',
       help: 'From submit (or the requested start, if later) to the start of the run',
@@ -114,6 +124,11 @@ export class Metrics {
   /** An HTTP response went out; `route` is the matched pattern (never the raw URL: bounded label values). */
   request(method: string, route: string | undefined, status: number, ms: number): void {
     this.http.observe({ method, route: route ?? '(no route)', status: String(status) }, ms / 1000);
+  }
+
+  /** A deadline alert was raised (engine/deadlines.ts), once per alert on the node that raised it. */
+  deadlineAlert(kind: string): void {
+    this.deadlineAlerts.inc({ kind });
   }
 
   /** The scrape: refreshes the gauges, then renders the registry in the Prometheus text format. */

@@ -28,6 +28,7 @@ export const TYPE_NAMES = [
   'JobDefinitionAlertSource',
   'AlertEscalation',
   'Alert',
+  'Deadline',
   'OperatorMessage',
   'UserMessage',
   'Job',

@@ -67,9 +67,10 @@ export interface TypeTraits {
   readonly script?: (data: Record<string, unknown>) => boolean;
   /**
    * What the engine does when an object of the type changes: dispatch again (a window, a lock, a queue …), reload
-   * the alert sources, or move the queue's waiting jobs in or out of QueueHeld when its Held flag changes.
+   * the alert sources or the deadlines, or move the queue's waiting jobs in or out of QueueHeld when its Held flag
+   * changes.
    */
-  readonly onChange?: ReadonlyArray<'dispatch' | 'alert-sources' | 'queue-hold'>;
+  readonly onChange?: ReadonlyArray<'dispatch' | 'alert-sources' | 'deadlines' | 'queue-hold'>;
 }
 
 export type Storage = 'definition' | 'runtime';

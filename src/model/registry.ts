@@ -4,6 +4,7 @@ import Alert from './types/Alert.ts';
 import AlertEscalation from './types/AlertEscalation.ts';
 import Application from './types/Application.ts';
 import Credential from './types/Credential.ts';
+import Deadline from './types/Deadline.ts';
 import Event from './types/Event.ts';
 import EventDefinition from './types/EventDefinition.ts';
 import ImportRuleSet from './types/ImportRuleSet.ts';
@@ -45,6 +46,7 @@ const TYPES = {
   JobDefinitionAlertSource,
   AlertEscalation,
   Alert,
+  Deadline,
   OperatorMessage,
   UserMessage,
   Job,

@@ -1,5 +1,6 @@
 // A step of createServer (main.ts): the HTTP app over the services built before it.
 import type { FastifyInstance } from 'fastify';
+import { DeadlineService } from '../services/deadlines.ts';
 import { RuntimeAnswers } from '../services/runtime-answers.ts';
 import type { Config } from '../config/config.ts';
 import { buildApp } from '../http/app.ts';
@@ -65,6 +66,12 @@ export function buildHttpApp(
     feed: live.feed,
     exporter: work.exporter,
     windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),
+    deadlines: new DeadlineService({
+      store,
+      clock,
+      defaultTimeZone: config.defaultTimeZone,
+      estimator: work.estimates,
+    }),
     runtime: new RuntimeAnswers({
       store,
       objects,

@@ -66,5 +66,7 @@ export function buildJobWork(config: Config, base: ServerBase, core: ServerCore)
   );
   const exporter = new CarExporter({ store, objects, sourceAddress: core.address });
   const estimates = new JobEstimates({ store, clock });
+  // Deadlines judge runs by their estimated end (docs/architecture.md §8c).
+  engine.deadlines.useEstimates(estimates);
   return { jobs, actions, imports, exporter, estimates };
 }

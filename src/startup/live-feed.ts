@@ -29,5 +29,6 @@ export function buildFeed(config: Config, base: ServerBase, core: ServerCore): L
   }, FEED_OBJECT_TYPES);
   engine.onClusterFeed((items) => feed.publishItems(items));
   const metrics = config.metrics ? new Metrics({ store, hub: engine.hub }) : undefined;
+  if (metrics) engine.deadlines.onRaised((kind) => metrics.deadlineAlert(kind));
   return { feed, metrics };
 }

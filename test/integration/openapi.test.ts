@@ -82,6 +82,8 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/TimeWindow/{key}/openings`, ['get']);
     // The starts to come, in order.
     expected.set(`${t.base}/forecast`, ['get']);
+    // Today's deadlines (docs/architecture.md §8c).
+    expected.set(`${t.base}/deadlines`, ['get']);
     // Runtime statistics of a definition and a job's estimate (docs/architecture.md §8b).
     expected.set(`${t.base}/JobDefinition/{key}/statistics`, ['get']);
     expected.set(`${t.base}/Job/{key}/estimate`, ['get']);

@@ -20,6 +20,7 @@ import {
   type Manifest,
   manifestOfServerObject,
   parseFile,
+  provides,
   referencesOf,
 } from './manifest.ts';
 import { paint, printJson, useColour, write } from './output.ts';
@@ -123,7 +124,7 @@ async function apply(ctx: Ctx, flags: ApplyFlags): Promise<void> {
     write(`${verb} ${o.type} ${o.key}${dry && o.action !== 'unchanged' ? ' (dry run)' : ''}`);
     if (o.changes && o.changes.length > 0) write(changeLines(o.changes, o.action === 'created', colour).join('\n'));
   };
-  const planned = new Set(manifests.map((m) => idOf(m.type.name, m.key)));
+  const planned = new Set(manifests.flatMap(provides));
   // Whether an object the files refer to is on the server, asked once per object.
   const existing = new Map<string, Promise<boolean>>();
   const applyOne = async (m: Manifest): Promise<void> => {

@@ -176,6 +176,15 @@ export function parseFile(text: string, file: string): Manifest[] {
 
 export const idOf = (type: TypeName | string, key: string): string => `${type}:${key}`;
 
+/**
+ * The objects that applying this one makes exist: itself, and the twin its type creates with it when there is none
+ * (a JobChain's JobDefinition, docs/architecture.md §3), so what refers to that twin waits for this one.
+ */
+export function provides(m: Manifest): string[] {
+  const twin = m.type.traits.twin;
+  return [idOf(m.type.name, m.key), ...(twin?.madeWith ? [idOf(twin.type, m.key)] : [])];
+}
+
 /** Other objects this one needs first: its references (registry reference fields) and the key's parts. */
 function needs(m: Manifest): string[] {
   const parsed = parseKey(m.type.key, m.key);
@@ -245,7 +254,11 @@ function typeRanks(): Map<string, number> {
  * broken by the type's layer in the registry's reference graph and then the files' order. Reversed, it is the order to delete in.
  */
 export function applyOrder(manifests: readonly Manifest[]): Manifest[] {
-  const at = new Map(manifests.map((m, i) => [idOf(m.type.name, m.key), i]));
+  // An object's own id wins over the same id made as another's twin (both in the files: the object itself).
+  const at = new Map([
+    ...manifests.flatMap((m, i) => provides(m).map((id) => [id, i] as const)),
+    ...manifests.map((m, i) => [idOf(m.type.name, m.key), i] as const),
+  ]);
   const rank = typeRanks();
   const rankOf = (m: Manifest): number => {
     const found = rank.get(m.type.name);

@@ -10,6 +10,8 @@ import type { ImportService } from '../../services/car-import.ts';
 import { registerEventRoutes } from './event-routes.ts';
 import type { ForecastService } from '../../services/forecast.ts';
 import { registerForecastRoute } from './forecast-routes.ts';
+import type { DeadlineService } from '../../services/deadlines.ts';
+import { registerDeadlineRoutes } from './deadline-routes.ts';
 import { registerImportRoute } from './import-route.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { registerListRoutes } from './list-routes.ts';
@@ -34,6 +36,7 @@ export interface JsonInterfaceDeps {
   imports: ImportService;
   windows: WindowOpenings;
   forecast: ForecastService;
+  deadlines: DeadlineService;
   /** Runtime statistics and estimates. */
   runtime: RuntimeAnswers;
   /** The dashboard's sessions: their cookie stands in for an API key. */
@@ -93,6 +96,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerWindowRoutes(app, deps.windows, served);
   registerRuntimeRoutes(app, deps.runtime, served);
   registerForecastRoute(app, deps.forecast, served);
+  registerDeadlineRoutes(app, deps.deadlines, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);
 }

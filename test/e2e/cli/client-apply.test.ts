@@ -202,4 +202,60 @@ ${withExtra ? '---\nType: JobDefinition\nKey: APP.Extra\nScript: echo extra\n' :
       assert.equal((await t.req('GET', '/Partition/NEW')).status, 404);
     },
   );
+  test(
+    'a Deadline is applied like every type: after the chain, window and escalation it names; unchanged the second time',
+    SLOW,
+    async () => {
+      const files = join(dir, 'deadline');
+      mkdirSync(files);
+      // The deadline comes first in the file; apply orders by the registry's references, with no code of its own.
+      writeFileSync(
+        join(files, 'sla.yaml'),
+        `Type: Deadline
+Key: SLA.Reports_By6
+Description: Morning reports
+JobDefinition: SLA.Nightly
+EndBy: "06:00"
+TimeZone: Europe/Amsterdam
+TimeWindow: SLA.Weekdays
+LeadMinutes: 30
+AlertEscalation: SLA.Oncall
+---
+Type: JobChain
+Key: SLA.Nightly
+Steps: []
+---
+Type: TimeWindow
+Key: SLA.Weekdays
+TimeZone: Europe/Amsterdam
+Elements:
+  - FromWeekday: Monday
+    UntilWeekday: Friday
+---
+Type: AlertEscalation
+Key: SLA.Oncall
+Recipients:
+  - Kind: Email
+    Address: oncall@example.com
+---
+Type: Partition
+Key: SLA
+`,
+      );
+      const first = await cli(['apply', '-f', files], env);
+      assert.equal(first.code, 0, first.stderr);
+      const lines = first.stdout.trim().split('\n');
+      const at = (object: string) => lines.indexOf(`created   ${object}`);
+      for (const before of ['JobChain SLA.Nightly', 'TimeWindow SLA.Weekdays', 'AlertEscalation SLA.Oncall'])
+        assert.ok(at(before) >= 0 && at(before) < at('Deadline SLA.Reports_By6'), first.stdout);
+      const stored = (await t.req('GET', '/Deadline/SLA.Reports_By6')).json;
+      assert.deepEqual(
+        [stored.JobDefinition, stored.EndBy, stored.TimeWindow, stored.LeadMinutes, stored.AlertEscalation],
+        ['SLA.Nightly', '06:00', 'SLA.Weekdays', 30, 'SLA.Oncall'],
+      );
+      const second = await cli(['apply', '-f', files], env);
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(second.stdout, /^0 created, 0 changed, \d+ unchanged$/m);
+    },
+  );
 });

@@ -89,6 +89,19 @@ export const SAMPLES: Sample[] = [
     change: { Description: 'Ledger failures' },
   },
   {
+    type: 'Deadline',
+    key: 'Finance.LedgerBy6',
+    body: {
+      JobDefinition: 'Finance.PostLedger',
+      EndBy: '06:00',
+      TimeZone: 'Europe/Amsterdam',
+      TimeWindow: 'Finance.Weekdays',
+      LeadMinutes: 30,
+      AlertEscalation: 'Finance.OnCall',
+    },
+    change: { EndBy: '07:00' },
+  },
+  {
     type: 'Credential',
     key: 'Finance.LedgerDb',
     body: {

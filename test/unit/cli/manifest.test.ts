@@ -124,3 +124,17 @@ test('apply order: what an object refers to comes first, whatever the files’ o
     /refer to each other in a circle: TimeWindow:GLOBAL\.A, TimeWindow:GLOBAL\.B/,
   );
 });
+
+test('what refers to a chain given only as its JobChain waits for it: creating the JobChain creates its definition', () => {
+  const ms = parseFile(
+    [
+      'Type: Deadline\nKey: D.By6\nJobDefinition: D.Nightly\nEndBy: "06:00"',
+      'Type: JobChain\nKey: D.Outer\nSteps: [{Name: S, Calls: [{JobDefinition: D.Nightly}]}]',
+      'Type: JobChain\nKey: D.Nightly\nSteps: []',
+    ].join('\n---\n'),
+    'd.yaml',
+  );
+  const order = applyOrder(ms).map((m) => `${m.type.name}:${m.key}`);
+  assert.ok(order.indexOf('JobChain:D.Nightly') < order.indexOf('Deadline:D.By6'), String(order));
+  assert.ok(order.indexOf('JobChain:D.Nightly') < order.indexOf('JobChain:D.Outer'), String(order));
+});

@@ -3,6 +3,7 @@ import { configureApi, uiApi } from './api.js';
 import { h } from './dom.js';
 import { onFeedState, startFeed, stopFeed } from './feed.js';
 import { startInboxBadge } from './inbox-badge.js';
+import { renderDeadlines } from './pages/deadlines.js';
 import { renderDefinition, renderDefinitions } from './pages/definitions.js';
 import { renderForecast } from './pages/forecast.js';
 import { renderInbox } from './pages/inbox.js';
@@ -35,6 +36,7 @@ route('/definitions', renderDefinitions);
 route('/definition/:key', renderDefinition);
 route('/infra', renderInfra);
 route('/forecast', renderForecast);
+route('/deadlines', renderDeadlines);
 route('/timewindow/:key', renderTimeWindow);
 
 /** @type {(() => void) | null} */
