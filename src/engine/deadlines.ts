@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { fieldDefault } from '../model/data.ts';
 import {
   type DeadlineAlertKind,
   type DeadlineRule,
@@ -51,7 +52,7 @@ export async function deadlineRule(store: Store, deadline: StoredObject<'Deadlin
   return {
     endBy: String(d.EndBy),
     zone,
-    leadMs: ((d.LeadMinutes as number | null) ?? 0) * 60_000,
+    leadMs: (d.LeadMinutes ?? fieldDefault('Deadline', 'LeadMinutes')) * 60_000,
     ...(window ? { window } : {}),
   };
 }

@@ -266,7 +266,7 @@ export class Engine {
         if (job.data.runNow) this.wakeUps.runNowAgain(job.jobId);
       const next = await tx.jobs.nextScheduledStart();
       if (next !== undefined) effects.wakeAt.push(next);
-      // Limits that fell due while no node was up come now; the others when they fall due (§6b).
+      // Limits that fell due while no node was up come now; the others when they fall due (docs/architecture.md §6b).
       const limit = await tx.jobs.nextMaxRunDue();
       if (limit !== undefined) effects.wakeAt.push(limit);
       effects.dispatch = true;

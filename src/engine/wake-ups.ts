@@ -84,7 +84,7 @@ export class WakeUps {
         // one whose wake-up an earlier one replaced would otherwise wait for some other wake-up.
         const next = await tx.jobs.nextScheduledStart(clock.now());
         if (next !== undefined) effects.wakeAt.push(next);
-        // Jobs past their MaxRunTime are killed; the next limit to fall due wakes it again (§6b).
+        // Jobs past their MaxRunTime are killed; the next limit to fall due wakes it again (docs/architecture.md §6b).
         await killOverrunJobs(kernel, tx, clock.now(), effects);
         effects.dispatch = true;
       })

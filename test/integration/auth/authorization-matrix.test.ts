@@ -22,6 +22,7 @@ const REQUIRED_BODY: Record<string, Record<string, unknown>> = {
   JobDefinitionAlertSource: { NamePattern: 'Matrix*', Statuses: [{ Status: 'Error' }] },
   Credential: { RealUser: 'matrix' },
   SubmitFrame: { Elements: [{ Kind: 'Every', Every: 1, Unit: 'Hours' }] },
+  Deadline: { JobDefinition: 'GLOBAL.Matrix1', EndBy: '06:00' },
 };
 const bodyFor = (type: ObjectType): Record<string, unknown> => REQUIRED_BODY[type.name] ?? {};
 

@@ -50,6 +50,7 @@ export async function estimateOf(jobId) {
 }
 
 /** When each estimate was answered (browser clock), to move its progress on without asking again. */
+/** @type {WeakMap<Estimate, number>} */
 const answeredAt = new WeakMap();
 
 /**

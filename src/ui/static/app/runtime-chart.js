@@ -28,20 +28,28 @@ const STATUS_COLOURS = { Completed: '#1a7f37', Error: '#c2271d', Killed: '#d1670
 const P50_COLOUR = '#0b63c5';
 const P95_COLOUR = '#8250df';
 
-/** @type {Promise<any> | undefined} */
+/**
+ * uPlot's constructor, typed by the declarations its package ships (the browser loads the server's copy, not this
+ * import, which only names the type).
+ * @typedef {typeof import('uplot')} UPlot
+ */
+
+/** @type {Promise<UPlot> | undefined} */
 let loading;
 
 /**
  * uPlot, loaded once on first use from the server's own copy.
- * @returns {Promise<any>}
+ * @returns {Promise<UPlot>}
  */
 function loadUPlot() {
-  const w = /** @type {any} */ (window);
+  const w = /** @type {Window & { uPlot?: UPlot }} */ (window);
   if (w.uPlot) return Promise.resolve(w.uPlot);
   loading ??= new Promise((resolve, reject) => {
     document.head.append(h('link', { rel: 'stylesheet', href: 'vendor/uPlot.min.css' }));
     const script = h('script', { src: 'vendor/uPlot.iife.min.js' });
-    script.addEventListener('load', () => resolve(w.uPlot));
+    script.addEventListener('load', () =>
+      w.uPlot ? resolve(w.uPlot) : reject(new Error('The chart library did not define uPlot')),
+    );
     script.addEventListener('error', () => reject(new Error('The chart library could not be loaded')));
     document.head.append(script);
   });
@@ -74,7 +82,7 @@ const summary = (f) =>
  * The data uPlot draws: x is the run's place (oldest first), one series of points per status (null where the run
  * has another), then the P50 and P95 lines across.
  * @param {Statistics} s
- * @returns {Array<Array<number | null>>}
+ * @returns {[number[], ...Array<Array<number | null>>]}
  */
 export function chartData(s) {
   const runs = [...s.LastRuns].reverse();
