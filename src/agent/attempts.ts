@@ -129,8 +129,14 @@ export class Attempts {
       return;
     }
     if (spawned.kind === 'failing') return;
-    a.child = spawned.child;
-    a.pid = spawned.pid;
+    if (spawned.kind === 'inProcess') {
+      // It runs in this process: the agent's pid is the one reported (never signalled, see killGroup).
+      a.cancel = spawned.cancel;
+      a.pid = process.pid;
+    } else {
+      a.child = spawned.child;
+      a.pid = spawned.pid;
+    }
     a.startTime = spawned.startTime;
     try {
       spool.write({ jobId: a.jobId, attempt: a.attempt, state: 'running', pid: a.pid, startTime: a.startTime }, false);

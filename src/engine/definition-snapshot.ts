@@ -41,10 +41,31 @@ export function specOf(definition: StoredObject, windowOverride?: string | null)
     overdue: (d.ActWhenOverdue as OverdueAction | null) ?? 'Scheduled',
     overdueEvent: (d.OverdueEvent as string | null) ?? null,
     misfire: (d.MisfirePolicy as MisfirePolicy | null) ?? 'RunOnce',
-    credential: (d.Credential as string | null) ?? null,
+    credential: requestCredential(d) ?? (d.Credential as string | null) ?? null,
     userMessage: (d.UserMessage as UserMessageSpec | null) ?? null,
     maxRunTime: (d.MaxRunTime as number | null) ?? null,
+    ...requestSpec(d),
   };
+}
+
+/** The request of an HTTP or SQL definition, and the JSON paths of its Out parameters. */
+function requestSpec(d: Rec): Pick<JobSpec, 'request' | 'jsonPaths'> {
+  const request = (
+    d.JobDefinitionType === 'HTTP' ? d.Http : d.JobDefinitionType === 'SQL' ? d.Sql : null
+  ) as Rec | null;
+  if (!request) return {};
+  const jsonPaths: Record<string, string> = {};
+  for (const p of list(d.Parameters))
+    if (typeof p.JsonPath === 'string' && p.Direction !== 'In') jsonPaths[p.Name as string] = p.JsonPath;
+  return { request: structuredClone(request), jsonPaths };
+}
+
+/** An HTTP or SQL definition's own credential, which the job runs with (it comes before the definition's). */
+function requestCredential(d: Rec): string | null {
+  const request = (
+    d.JobDefinitionType === 'HTTP' ? d.Http : d.JobDefinitionType === 'SQL' ? d.Sql : null
+  ) as Rec | null;
+  return (request?.Credential as string | null | undefined) ?? null;
 }
 
 /** A chain's own MaxRunTime (its JobChain's), which comes before its definition's; null when it has none. */
