@@ -187,7 +187,11 @@ export class Attempts {
     }
     a.killRequested = true;
     const killGraceMs = this.deps.killGraceMs();
-    this.deps.log(`kill ${attemptKey(jobId, attempt)}: TERM to process group ${a.pid}, KILL after ${killGraceMs} ms`);
+    this.deps.log(
+      a.cancel
+        ? `kill ${attemptKey(jobId, attempt)}: its request is cancelled`
+        : `kill ${attemptKey(jobId, attempt)}: TERM to process group ${a.pid}, KILL after ${killGraceMs} ms`,
+    );
     killGroup(a, killGraceMs);
   }
 

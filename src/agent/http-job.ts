@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { readJsonPath } from './json-path.ts';
 import { maskText } from './mask.ts';
 import { copyMasked } from './masked-output.ts';
-import type { RequestContext } from './request-job.ts';
+import type { RequestContext } from './request-context.ts';
 
 /** Redirects followed at most; a longer chain ends the job in Error. */
 const MAX_REDIRECTS = 10;

@@ -2,8 +2,8 @@ import { appendFileSync, closeSync, mkdirSync, openSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { runHttp } from './http-job.ts';
 import { maskText } from './mask.ts';
+import type { RequestContext, RequestEnd, RequestRunner } from './request-context.ts';
 import type { RunMessage } from './protocol.ts';
-import type { ProcessEnd } from './runner.ts';
 import type { WorkPaths } from './scripts.ts';
 import { runSql } from './sql-job.ts';
 
@@ -14,30 +14,13 @@ import { runSql } from './sql-job.ts';
  * the output shipping, the final report and the masking of the credential's password stay the same.
  */
 
-/** What an HTTP or SQL runner gets: the run, its files, the kill signal, and writers that mask the secret. */
-export interface RequestContext {
-  run: RunMessage;
-  paths: WorkPaths;
-  signal: AbortSignal;
-  mask: string[];
-  /** A job file (in the files folder) by name. */
-  file(name: string): string;
-  /** Appends a line to stderr.log, the secret masked. */
-  error(text: string): void;
-  /** Sets an Out value (one line of text, the secret masked). */
-  out(name: string, value: string): void;
-}
-
-/** A runner's return code: 0 when it succeeded. */
-export type RequestRunner = (ctx: RequestContext) => Promise<number>;
-
 const RUNNERS: Record<string, RequestRunner> = { HTTP: runHttp, SQL: runSql };
 
 /** Starts the request now; `onEnd` is called once it ended, was cancelled (a kill) or failed. */
 export function startRequest(
   run: RunMessage,
   paths: WorkPaths,
-  onEnd: (end: ProcessEnd) => void,
+  onEnd: (end: RequestEnd) => void,
 ): { kind: 'inProcess'; cancel: () => void; startTime: number } | { kind: 'failed'; error: string } {
   const runner = RUNNERS[run.scriptType];
   if (!runner) return { kind: 'failed', error: `the agent cannot run ${run.scriptType} jobs` };

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import type { RequestContext } from './request-job.ts';
+import type { RequestContext } from './request-context.ts';
 import { csvLine, parseScript } from './sql-text.ts';
 
 /** Rows read from the cursor at a time: the agent holds at most this many of the last statement's rows. */
