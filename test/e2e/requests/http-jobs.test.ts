@@ -5,12 +5,26 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
 import { backends } from '../../helpers/backends.ts';
 import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 const BIG = 50 * 1024 * 1024;
+
+/** The server's log at trace level, kept in memory to be searched. */
+function captureLog(): { logger: pino.Logger; text(): string } {
+  let text = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      text += chunk.toString('utf8');
+      done();
+    },
+  });
+  return { logger: pino({ level: 'trace' }, sink), text: () => text };
+}
 
 /** Every file under `dir` that holds `needle` (as text or bytes). */
 function filesHolding(dir: string, needle: string): string[] {
@@ -40,6 +54,7 @@ function peakRss(pid: number): number {
 for (const backend of backends()) {
   describe(`HTTP jobs (${backend.name})`, () => {
     let t: TestServer;
+    const serverLog = captureLog();
     let target: Server;
     let base: string;
     const hex = randomBytes(6).toString('hex');
@@ -88,7 +103,7 @@ for (const backend of backends()) {
       target.listen(0, '127.0.0.1');
       await once(target, 'listening');
       base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-      t = await startE2eServer(backend);
+      t = await startE2eServer(backend, {}, { logger: serverLog.logger });
       const ps = await t.req('PUT', '/ProcessServer/GLOBAL.Local', {
         body: { DefinitionTypes: ['BASH', 'HTTP'] },
       });
@@ -186,9 +201,13 @@ for (const backend of backends()) {
         ];
         for (const secret of [password, token]) for (const a of answers) assert.equal(a.includes(secret), false);
       }
-      // The data folder holds the server's database, its logs, the agent's spool, work folders and log.
-      for (const secret of [password, token, Buffer.from(`apiuser:${password}`).toString('base64')])
+      // The data folder holds the server's database, the agent's spool and work folders; the server's log (with the
+      // agent's lines it logs) is searched at trace level.
+      assert.match(serverLog.text(), /agent connected/);
+      for (const secret of [password, token, Buffer.from(`apiuser:${password}`).toString('base64')]) {
         assert.deepEqual(filesHolding(t.config.dataDir, secret), []);
+        assert.equal(serverLog.text().includes(secret), false);
+      }
     });
 
     test('a status outside ExpectStatus ends in Error with the status in stderr.log; ranges are honoured', async () => {

@@ -2,12 +2,26 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
 import pg from 'pg';
 import { backends } from '../../helpers/backends.ts';
 import { createPgDatabase } from '../../helpers/pg.ts';
 import { startE2eServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
+
+/** The server's log at trace level, kept in memory to be searched. */
+function captureLog(): { logger: pino.Logger; text(): string } {
+  let text = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      text += chunk.toString('utf8');
+      done();
+    },
+  });
+  return { logger: pino({ level: 'trace' }, sink), text: () => text };
+}
 
 /** Peak resident memory (VmHWM) of a process, in bytes. */
 function peakRss(pid: number): number {
@@ -23,6 +37,7 @@ const enabled = process.env.MILLRACE_TEST_PG_URL !== undefined && process.env.MI
 for (const backend of enabled ? backends().slice(0, 1) : []) {
   describe(`SQL jobs (Millrace on ${backend.name})`, () => {
     let t: TestServer;
+    const serverLog = captureLog();
     let db: Awaited<ReturnType<typeof createPgDatabase>>;
     let admin: pg.Client;
     const hex = randomBytes(6).toString('hex');
@@ -43,7 +58,7 @@ for (const backend of enabled ? backends().slice(0, 1) : []) {
       url.username = '';
       url.password = '';
       database = url.toString();
-      t = await startE2eServer(backend);
+      t = await startE2eServer(backend, {}, { logger: serverLog.logger });
       const ps = await t.req('PUT', '/ProcessServer/GLOBAL.Local', { body: { DefinitionTypes: ['BASH', 'SQL'] } });
       assert.equal(ps.status, 200, ps.body);
       const c = await t.req('POST', '/Credential/GLOBAL.Db', { body: { RealUser: role, Password: password } });
@@ -166,7 +181,7 @@ for (const backend of enabled ? backends().slice(0, 1) : []) {
       await waitFor('the statement to be gone', async () => ((await admin.query(active)).rowCount ? undefined : true));
     });
 
-    test('the password is in no file of the data folder, and no answer', async () => {
+    test('the password is in no file of the data folder, no server log line and no answer', async () => {
       const found: string[] = [];
       for (const e of readdirSync(t.config.dataDir, { withFileTypes: true, recursive: true })) {
         if (!e.isFile()) continue;
@@ -178,6 +193,8 @@ for (const backend of enabled ? backends().slice(0, 1) : []) {
         }
       }
       assert.deepEqual(found, []);
+      assert.match(serverLog.text(), /agent connected/);
+      assert.equal(serverLog.text().includes(password), false);
       const jobs = await get('/Job?Definition=GLOBAL.Bind');
       assert.equal(jobs.body.includes(password), false);
     });
