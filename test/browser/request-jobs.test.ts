@@ -42,6 +42,7 @@ describe('HTTP and SQL jobs in the dashboard', { skip }, () => {
     const request = page.locator('#definition-request');
     await request.waitFor();
     assert.equal(await request.textContent(), 'POST http://127.0.0.1:1/orders/${ID}\nX-Trace: <b>bold</b>\n\n{"a": 1}');
+    await post(t, '/Credential/GLOBAL.Db', { RealUser: 'report', Password: 'not shown' });
     await post(t, '/JobDefinition/GLOBAL.Report', {
       JobDefinitionType: 'SQL',
       Sql: { Credential: 'GLOBAL.Db', Database: 'postgres://db:5432/sales', Script: 'SELECT :ID' },

@@ -69,6 +69,16 @@ for (const backend of backends()) {
         /must not hold a user or password/,
       );
       await refused(
+        'NoSuchCredential',
+        { JobDefinitionType: 'SQL', Sql: { ...sql, Database: 'postgres://db:5432/x' } },
+        /Field "Sql.Credential": Credential:GLOBAL.Db does not exist/,
+      );
+      await refused(
+        'NoSuchHttpCredential',
+        { JobDefinitionType: 'HTTP', Http: { Url: 'http://x/', Credential: 'GLOBAL.Nope' } },
+        /Field "Http.Credential": Credential:GLOBAL.Nope does not exist/,
+      );
+      await refused(
         'NotPostgres',
         { JobDefinitionType: 'SQL', Sql: { ...sql, Database: 'mysql://db/x' } },
         /postgres:\/\/ URL/,
