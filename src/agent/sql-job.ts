@@ -7,6 +7,8 @@ import { csvLine, parseScript } from './sql-text.ts';
 
 /** Rows read from the cursor at a time: the agent holds at most this many of the last statement's rows. */
 const BATCH = 1000;
+/** How long a cancelled statement may take to end before the agent closes its connection. */
+const CANCEL_GRACE_MS = 10_000;
 
 interface SqlSpec {
   Database: string;
@@ -31,7 +33,13 @@ export async function runSql(ctx: RequestContext): Promise<number> {
   }
   const connectionString = url.toString();
   const client = new pg.Client({ connectionString, application_name: `millrace job ${ctx.run.jobId}` });
-  const cancel = () => void cancelBackend(connectionString, client);
+  let cutOff: NodeJS.Timeout | undefined;
+  const cancel = () => {
+    void cancelBackend(connectionString, client);
+    // Should the cancel not get through (the database unreachable from a second connection), the job still ends:
+    // its connection is closed, which fails the statement on this side.
+    cutOff = setTimeout(() => void client.end().catch(() => {}), CANCEL_GRACE_MS);
+  };
   ctx.signal.addEventListener('abort', cancel, { once: true });
   let inTransaction = false;
   try {
@@ -56,6 +64,7 @@ export async function runSql(ctx: RequestContext): Promise<number> {
     return 1;
   } finally {
     ctx.signal.removeEventListener('abort', cancel);
+    if (cutOff) clearTimeout(cutOff);
     await client.end().catch(() => {});
   }
 }
