@@ -151,7 +151,12 @@ for (const backend of enabled ? backends().slice(0, 1) : []) {
       assert.equal(await file(job, 'result.csv'), `note,literal,id\r\n${hostile},:NOTE,20\r\n`);
     });
 
-    test('1,000,000 rows stream to result.csv: the agent’s peak RSS stays under 100 MB', async () => {
+    // The bound is on the agent's growth while the job runs (the idle agent alone holds about 75 MB); the rows held
+    // at once would take several hundred MB.
+    test('1,000,000 rows stream to result.csv: the agent’s peak RSS grows by less than 50 MB', async (ctx) => {
+      const agent = t.server.localAgent?.current()?.pid;
+      assert.ok(agent);
+      const before = peakRss(agent);
       await define('Million', `SELECT g AS n, 'row ' || g AS label FROM generate_series(1, 1000000) AS g`, {
         Parameters: [{ Name: 'ROW_COUNT', Direction: 'Out' }],
       });
@@ -161,10 +166,9 @@ for (const backend of enabled ? backends().slice(0, 1) : []) {
       const f = job.JobFiles.find((x: { Name: string }) => x.Name === 'result.csv');
       const tail = await t.req('GET', `/JobFile/${f.uniqueId}/content`, { headers: { range: 'bytes=-40' } });
       assert.match(tail.body, /\r\n1000000,row 1000000\r\n$/);
-      const pid = t.server.localAgent?.current()?.pid;
-      assert.ok(pid);
-      const peak = peakRss(pid);
-      assert.ok(peak < 100 * 1024 * 1024, `agent VmHWM ${peak} bytes`);
+      const grown = peakRss(agent) - before;
+      ctx.diagnostic(`agent VmHWM ${before} bytes before, grown by ${grown} bytes; result.csv ${f.Size ?? '?'} bytes`);
+      assert.ok(grown < 50 * 1024 * 1024, `agent VmHWM grew by ${grown} bytes`);
     });
 
     test('kill cancels the running statement on the server (pg_stat_activity no longer shows it)', async () => {
