@@ -129,8 +129,14 @@ export class Attempts {
       return;
     }
     if (spawned.kind === 'failing') return;
-    a.child = spawned.child;
-    a.pid = spawned.pid;
+    if (spawned.kind === 'inProcess') {
+      // It runs in this process: the agent's pid is the one reported (never signalled, see killGroup).
+      a.cancel = spawned.cancel;
+      a.pid = process.pid;
+    } else {
+      a.child = spawned.child;
+      a.pid = spawned.pid;
+    }
     a.startTime = spawned.startTime;
     try {
       spool.write({ jobId: a.jobId, attempt: a.attempt, state: 'running', pid: a.pid, startTime: a.startTime }, false);
@@ -181,7 +187,11 @@ export class Attempts {
     }
     a.killRequested = true;
     const killGraceMs = this.deps.killGraceMs();
-    this.deps.log(`kill ${attemptKey(jobId, attempt)}: TERM to process group ${a.pid}, KILL after ${killGraceMs} ms`);
+    this.deps.log(
+      a.cancel
+        ? `kill ${attemptKey(jobId, attempt)}: its request is cancelled`
+        : `kill ${attemptKey(jobId, attempt)}: TERM to process group ${a.pid}, KILL after ${killGraceMs} ms`,
+    );
     killGroup(a, killGraceMs);
   }
 

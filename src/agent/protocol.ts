@@ -19,6 +19,8 @@
 
 /** Definition types an agent runs; the script text comes from the job's snapshot of its definition. */
 export type ScriptType = 'BASH' | 'SH' | 'PYTHON' | 'NODE';
+/** Definition types the agent runs inside its own process (no script, no child process). */
+export type RequestType = 'HTTP' | 'SQL';
 
 // ─── server → agent ──────────────────────────────────────────────────────────────────────────────────
 
@@ -36,7 +38,7 @@ export interface RunMessage {
   type: 'run';
   jobId: number;
   attempt: number;
-  scriptType: ScriptType;
+  scriptType: ScriptType | RequestType;
   script: string;
   /** In and InOut parameters, by name, already formatted as text. */
   env: Record<string, string>;
@@ -47,6 +49,12 @@ export interface RunMessage {
    * values becomes `***`. The agent never writes them to its disk in clear (its spool keeps no `env`).
    */
   mask?: string[];
+  /** HTTP and SQL: the definition's Http or Sql record, as it was at submit. */
+  request?: Record<string, unknown>;
+  /** HTTP and SQL: the credential's user, password and Protocol (its password is also in `mask`). */
+  auth?: { user: string; password: string; protocol: string };
+  /** HTTP: Out parameters filled from a JSON path of the response, by name. */
+  jsonPaths?: Record<string, string>;
 }
 
 /** Kill the attempt's whole process group (TERM, then KILL after the grace period). */

@@ -4,6 +4,7 @@ import { badParameter, jobEnvironment } from './environment.ts';
 import { type Log, reason } from './log.ts';
 import { copyMasked, type MaskedCopy } from './masked-output.ts';
 import type { FinishedMessage, RunMessage } from './protocol.ts';
+import { startRequest } from './request-job.ts';
 import { prepareLaunch, type WorkPaths } from './scripts.ts';
 
 /** How the process of an attempt ended. */
@@ -21,6 +22,8 @@ export class Attempt {
   readonly attempt: number;
   readonly paths: WorkPaths;
   state: 'running' | 'finished' | 'lost';
+  /** HTTP and SQL (run inside the agent): aborts the request or cancels the query, instead of a signal. */
+  cancel?: () => void;
   /** Present for an attempt started by this agent process. */
   run?: RunMessage;
   child?: ChildProcess;
@@ -65,7 +68,8 @@ export class Attempt {
 export type Spawned =
   | { kind: 'started'; child: ChildProcess; pid: number; startTime: number }
   | { kind: 'failed'; error: string }
-  | { kind: 'failing' };
+  | { kind: 'failing' }
+  | { kind: 'inProcess'; cancel: () => void; startTime: number };
 
 /**
  * After a masked job's process exits, how long its pipes may stay open (a background process it left holds them)
@@ -87,6 +91,7 @@ const PIPE_GRACE_MS = 2000;
 export function spawnAttempt(run: RunMessage, paths: WorkPaths, onEnd: (end: ProcessEnd) => void): Spawned {
   const bad = badParameter(run.env);
   if (bad) return { kind: 'failed', error: bad };
+  if (run.scriptType === 'HTTP' || run.scriptType === 'SQL') return startRequest(run, paths, onEnd);
   const mask = (run.mask ?? []).filter((v) => v.length > 0);
   let launch: ReturnType<typeof prepareLaunch>;
   let stdout: number | undefined;
@@ -159,8 +164,12 @@ export function spawnAttempt(run: RunMessage, paths: WorkPaths, onEnd: (end: Pro
   }
 }
 
-/** TERM to the attempt's whole process group now, KILL to the group after the grace period. */
+/** TERM to the attempt's whole process group now, KILL to the group after the grace period; HTTP and SQL cancel. */
 export function killGroup(a: Attempt, graceMs: number): void {
+  if (a.cancel) {
+    a.cancel();
+    return;
+  }
   const pid = a.pid;
   if (pid === undefined) return;
   signalGroup(pid, 'SIGTERM');

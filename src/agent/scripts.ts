@@ -1,7 +1,7 @@
 import { accessSync, closeSync, constants, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { emptyRecord } from '../domain/own.ts';
-import type { ScriptType } from './protocol.ts';
+import type { RequestType, ScriptType } from './protocol.ts';
 import { itemAt } from '../domain/item-at.ts';
 
 /**
@@ -135,7 +135,11 @@ const OUT_FILE_LIMIT = 512 * 1024;
  * The Out values the script set: for BASH the variables set at exit, then for every type the `NAME=value` lines
  * of `$MILLRACE_OUT` (the first `=` splits, later lines win, and a line wins over a variable). Only `outNames`.
  */
-export function collectOut(scriptType: ScriptType, outNames: string[], paths: WorkPaths): Record<string, string> {
+export function collectOut(
+  scriptType: ScriptType | RequestType,
+  outNames: string[],
+  paths: WorkPaths,
+): Record<string, string> {
   const wanted = new Set(outNames);
   const out = emptyRecord<string>();
   if (scriptType === 'BASH') {

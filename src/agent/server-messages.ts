@@ -1,4 +1,26 @@
-import type { ServerMessage } from './protocol.ts';
+import type { RunMessage, ServerMessage } from './protocol.ts';
+
+const RUN_TYPES = new Set(['BASH', 'SH', 'PYTHON', 'NODE', 'HTTP', 'SQL']);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** An HTTP or SQL run's request, credential and JSON paths, checked; none for a script. */
+function requestParts(m: Record<string, unknown>): Pick<RunMessage, 'request' | 'auth' | 'jsonPaths'> | string {
+  if (m.scriptType !== 'HTTP' && m.scriptType !== 'SQL') return {};
+  if (!isObject(m.request)) return 'no request';
+  const jsonPaths = m.jsonPaths ?? {};
+  if (!isObject(jsonPaths) || Object.values(jsonPaths).some((v) => typeof v !== 'string')) return 'bad jsonPaths';
+  const parts: Pick<RunMessage, 'request' | 'auth' | 'jsonPaths'> = {
+    request: m.request,
+    jsonPaths: { ...(jsonPaths as Record<string, string>) },
+  };
+  if (m.auth !== undefined) {
+    const a = m.auth;
+    if (!isObject(a) || typeof a.user !== 'string' || typeof a.password !== 'string' || typeof a.protocol !== 'string')
+      return 'bad auth';
+    parts.auth = { user: a.user, password: a.password, protocol: a.protocol };
+  }
+  return parts;
+}
 
 /**
  * Checks the shape of a parsed line from the server. Returns the message, or a reason to log when the line is
@@ -20,8 +42,7 @@ export function toServerMessage(value: unknown): ServerMessage | string {
       return { type: 'welcome', killGraceMs: m.killGraceMs, heartbeatMs: m.heartbeatMs };
     case 'run': {
       if (!isAttemptOf(m)) return 'run without jobId or attempt';
-      if (m.scriptType !== 'BASH' && m.scriptType !== 'SH' && m.scriptType !== 'PYTHON' && m.scriptType !== 'NODE')
-        return `run ${m.jobId}.${m.attempt} with an unknown scriptType`;
+      if (!RUN_TYPES.has(m.scriptType as string)) return `run ${m.jobId}.${m.attempt} with an unknown scriptType`;
       if (typeof m.script !== 'string') return `run ${m.jobId}.${m.attempt} without script`;
       const env = m.env ?? {};
       if (!isTextRecord(env)) return `run ${m.jobId}.${m.attempt}: bad env`;
@@ -29,11 +50,14 @@ export function toServerMessage(value: unknown): ServerMessage | string {
       if (!isTextList(outNames)) return `run ${m.jobId}.${m.attempt}: bad outNames`;
       const mask = m.mask ?? [];
       if (!isTextList(mask)) return `run ${m.jobId}.${m.attempt}: bad mask`;
+      const request = requestParts(m);
+      if (typeof request === 'string') return `run ${m.jobId}.${m.attempt}: ${request}`;
       return {
+        ...request,
         type: 'run',
         jobId: m.jobId,
         attempt: m.attempt,
-        scriptType: m.scriptType,
+        scriptType: m.scriptType as RunMessage['scriptType'],
         script: m.script,
         env: { ...env },
         outNames: [...outNames],

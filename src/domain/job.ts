@@ -52,6 +52,10 @@ export interface JobSpec {
   userMessage?: UserMessageSpec | null;
   /** Seconds it may stay active before it is killed (MaxRunTime: the definition's, a chain's, or the submit's). */
   maxRunTime?: number | null;
+  /** An HTTP definition's request or a SQL definition's script, as the definition had it at submit. */
+  request?: Record<string, unknown> | null;
+  /** Out parameters an HTTP job fills from a JSON path of its response, by name. */
+  jsonPaths?: Record<string, string>;
 }
 
 /** As the definition stores it: a response's Status and ReturnCode may be null (their declared defaults apply). */

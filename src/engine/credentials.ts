@@ -7,6 +7,8 @@ import type { Store, StoredObject } from '../store/store.ts';
 export interface OpenCredential {
   user: string;
   password: string;
+  /** Its Protocol: `bearer` makes an HTTP job send the password as a bearer token. */
+  protocol: string;
 }
 
 /** Opened, or why not (a job note: it names the credential, never a password). */
@@ -62,7 +64,14 @@ export class CredentialResolver {
         };
       }
     }
-    return { ok: true, credential: { user: String(object.data.RealUser ?? ''), password } };
+    return {
+      ok: true,
+      credential: {
+        user: String(object.data.RealUser ?? ''),
+        password,
+        protocol: String(object.data.Protocol ?? 'login'),
+      },
+    };
   }
 }
 

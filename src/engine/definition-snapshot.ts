@@ -34,10 +34,33 @@ export function specOf(definition: StoredObject<'JobDefinition'>, windowOverride
     overdue: d.ActWhenOverdue ?? fieldDefault('JobDefinition', 'ActWhenOverdue'),
     overdueEvent: d.OverdueEvent ?? null,
     misfire: d.MisfirePolicy ?? fieldDefault('JobDefinition', 'MisfirePolicy'),
-    credential: d.Credential ?? null,
+    credential: requestCredential(d) ?? d.Credential ?? null,
     userMessage: d.UserMessage ?? null,
     maxRunTime: d.MaxRunTime ?? null,
+    ...requestSpec(d),
   };
+}
+
+type DefinitionData = StoredObject<'JobDefinition'>['data'];
+
+/** The request of an HTTP definition or the script of a SQL one; null for other types. */
+function requestOf(d: DefinitionData): DefinitionData['Http'] | DefinitionData['Sql'] | null {
+  return d.JobDefinitionType === 'HTTP' ? d.Http : d.JobDefinitionType === 'SQL' ? d.Sql : null;
+}
+
+/** The request of an HTTP or SQL definition, and the JSON paths of its Out parameters. */
+function requestSpec(d: DefinitionData): Pick<JobSpec, 'request' | 'jsonPaths'> {
+  const request = requestOf(d);
+  if (!request) return {};
+  const jsonPaths: Record<string, string> = {};
+  for (const p of d.Parameters ?? [])
+    if (typeof p.JsonPath === 'string' && p.Direction !== 'In') jsonPaths[p.Name] = p.JsonPath;
+  return { request: structuredClone(request), jsonPaths };
+}
+
+/** An HTTP or SQL definition's own credential, which the job runs with (it comes before the definition's). */
+function requestCredential(d: DefinitionData): string | null {
+  return requestOf(d)?.Credential ?? null;
 }
 
 /** A chain's own MaxRunTime (its JobChain's), which comes before its definition's; null when it has none. */

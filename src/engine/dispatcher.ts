@@ -115,6 +115,23 @@ async function closedQueueWindow(
  */
 export function runMessage(job: JobRecord, credential?: OpenCredential): ServerMessage {
   const env = parameterEnvironment(job.data.parameters);
+  const spec = job.data.spec;
+  if (spec.request) {
+    // HTTP and SQL run inside the agent: parameters are substituted or bound there, the credential used directly.
+    return {
+      type: 'run',
+      jobId: job.jobId,
+      attempt: job.attempt,
+      scriptType: spec.type as 'HTTP',
+      script: '',
+      env,
+      outNames: outNames(job.data.parameters),
+      request: spec.request,
+      jsonPaths: spec.jsonPaths ?? {},
+      ...(credential ? { auth: credential } : {}),
+      ...(credential && credential.password !== '' ? { mask: [credential.password] } : {}),
+    };
+  }
   if (credential) {
     env[CREDENTIAL_USER] = credential.user;
     env[CREDENTIAL_PASSWORD] = credential.password;

@@ -4,7 +4,7 @@ import { SYSTEM_QUEUE, SYSTEM_SERVER } from '../domain/job.ts';
 import type { TypeName } from '../model/fields.ts';
 import { keyShapeOf, requireType } from '../model/registry.ts';
 import { validateObjectBody } from '../model/validate.ts';
-import { AGENT_DEFINITION_TYPES, SERVER_DEFINITION_TYPES } from '../model/types/ProcessServer.ts';
+import { SCRIPT_DEFINITION_TYPES, SERVER_DEFINITION_TYPES } from '../model/types/ProcessServer.ts';
 import type { Protection, Store } from '../store/store.ts';
 import type { AccountService } from './accounts.ts';
 import { type ObjectService, SYSTEM_PRINCIPAL } from './objects.ts';
@@ -53,7 +53,7 @@ export const BUILTIN_OBJECTS: readonly Builtin[] = [
     key: 'GLOBAL.Local',
     body: {
       Description: 'The local agent started by millrace serve',
-      DefinitionTypes: [...AGENT_DEFINITION_TYPES],
+      DefinitionTypes: [...SCRIPT_DEFINITION_TYPES],
       ExecutionSize: 8,
     },
     protection: 'undeletable',

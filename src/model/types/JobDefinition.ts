@@ -15,7 +15,8 @@ import {
   timezone,
 } from '../fields.ts';
 import { defineType } from '../object-type.ts';
-import { AGENT_DEFINITION_TYPES, DEFINITION_TYPES } from './ProcessServer.ts';
+import { DEFINITION_TYPES, SCRIPT_DEFINITION_TYPES } from './ProcessServer.ts';
+import { httpField, requestRules, sqlField } from './job-requests.ts';
 
 export const RESTART_ACTIONS = [
   'Continue',
@@ -41,6 +42,13 @@ const parameter = record(
   field('Optional', bool(), { default: false }),
   field('DisplayOrder', int(0, 100_000)),
   field('Description', string(255)),
+  field(
+    'JsonPath',
+    string(255, /^\$(\.[A-Za-z_][A-Za-z0-9_]*|\[\d{1,6}\])*$/, 'a path such as $.id or $.items[0].name'),
+    {
+      description: 'HTTP definitions: an Out parameter filled from this path of the JSON response body.',
+    },
+  ),
 );
 
 /** What a UserMessage job asks: its text, the answers offered and who may give them. */
@@ -86,6 +94,8 @@ function rules(v: {
     seen.add(p.Name);
     const dv = p.DefaultValue ?? null;
     if (dv !== null && p.Direction === 'Out') return `Field "${at}.DefaultValue": an Out parameter has no default`;
+    if (p.JsonPath != null && p.Direction === 'In')
+      return `Field "${at}.JsonPath": only an Out or InOut parameter is filled from the response`;
     if (dv !== null && p.DataType === 'Number' && (dv.trim() === '' || !Number.isFinite(Number(dv))))
       return `Field "${at}.DefaultValue" must be a number for a Number parameter`;
   }
@@ -102,6 +112,8 @@ function rules(v: {
       names.add(r.Response.toLowerCase());
     }
   } else if (um) return 'Field "UserMessage" is only for a UserMessage definition';
+  const request = requestRules(v);
+  if (request) return request;
   const rc = v.ReturncodeMapToCompleted ?? null;
   if (rc !== null && !RETURN_CODE_MAP.test(rc))
     return 'Field "ReturncodeMapToCompleted" must be a list of return codes and ranges such as 0,3-5,100-';
@@ -166,6 +178,8 @@ export default defineType({
         'A credential the job runs with, by key (<partition>.<name>) or by VirtualUser: its job receives CREDENTIAL_USER and CREDENTIAL_PASSWORD.',
     }),
     field('UserMessage', userMessage, { description: 'For a UserMessage definition: what it asks and whom.' }),
+    httpField,
+    sqlField,
     field('KeepJobs', int(0, 1_000_000), { description: 'Keep this many finished jobs; empty keeps them all.' }),
     field('MaxRunTime', int(1, MAX_RUN_TIME_LIMIT), { description: MAX_RUN_TIME_TEXT }),
   ],
@@ -173,6 +187,6 @@ export default defineType({
   rules,
   traits: {
     twin: { type: 'JobChain', needsIt: false, when: (d) => d.JobDefinitionType === 'JobChain' },
-    script: (d) => AGENT_DEFINITION_TYPES.some((t) => t === d.JobDefinitionType),
+    script: (d) => SCRIPT_DEFINITION_TYPES.some((t) => t === d.JobDefinitionType),
   },
 });

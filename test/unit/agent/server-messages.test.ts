@@ -25,6 +25,42 @@ describe('agent: checking messages from the server', () => {
     });
   });
 
+  it('takes an HTTP or SQL run with its request, credential and JSON paths; refuses one without a request', () => {
+    const request = { Url: 'http://x/', Method: 'GET' };
+    const auth = { user: 'u', password: 'p', protocol: 'bearer' };
+    assert.deepEqual(
+      toServerMessage({
+        type: 'run',
+        jobId: 1,
+        attempt: 1,
+        scriptType: 'HTTP',
+        script: '',
+        request,
+        auth,
+        jsonPaths: { ID: '$.id' },
+        mask: ['p'],
+      }),
+      {
+        type: 'run',
+        jobId: 1,
+        attempt: 1,
+        scriptType: 'HTTP',
+        script: '',
+        env: {},
+        outNames: [],
+        request,
+        auth,
+        jsonPaths: { ID: '$.id' },
+        mask: ['p'],
+      },
+    );
+    const base = { type: 'run', jobId: 1, attempt: 1, scriptType: 'SQL', script: '' };
+    assert.equal(toServerMessage(base), 'run 1.1: no request');
+    assert.equal(toServerMessage({ ...base, request, auth: { user: 'u' } }), 'run 1.1: bad auth');
+    assert.equal(toServerMessage({ ...base, request, jsonPaths: { A: 1 } }), 'run 1.1: bad jsonPaths');
+    assert.equal(toServerMessage({ ...base, scriptType: 'FTP' }), 'run 1.1 with an unknown scriptType');
+  });
+
   it('answers a reason for anything else', () => {
     for (const bad of [
       null,

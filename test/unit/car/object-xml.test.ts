@@ -345,3 +345,42 @@ describe('property: every registry type round-trips through its object XML', () 
     });
   }
 });
+
+test('an HTTP and a SQL definition go through XML and back unchanged', () => {
+  const jd = requireType('JobDefinition');
+  for (const data of [
+    {
+      JobDefinitionType: 'HTTP',
+      Http: {
+        Method: 'POST',
+        Url: 'https://api.example.com/orders/${ID}',
+        Headers: [
+          { Name: 'X-A', Value: 'a & <b>' },
+          { Name: 'Accept', Value: 'application/json' },
+        ],
+        Body: '{"id": "${ID}"}',
+        Credential: 'GLOBAL.Api',
+        ExpectStatus: '200-299,304',
+        TimeoutSeconds: 30,
+        FollowRedirects: false,
+      },
+      Parameters: [{ Name: 'ORDER_ID', Direction: 'Out', JsonPath: '$.items[0].id' }],
+    },
+    {
+      JobDefinitionType: 'SQL',
+      Sql: {
+        Credential: 'GLOBAL.Db',
+        Database: 'postgres://db:5432/x',
+        Script: 'SELECT :ID;\nSELECT 2',
+        Transaction: false,
+      },
+    },
+  ]) {
+    const stored = validate(jd, { Name: 'Request', Partition: 'GLOBAL', ...data });
+    const again = validate(
+      jd,
+      read(objectToXml(jd, renderObject(jd, { uniqueId: 1, businessKey: 'k' }, stored as Record<string, unknown>))),
+    );
+    assert.deepEqual(again, stored);
+  }
+});

@@ -151,7 +151,29 @@
  * @property {string | null} [JobDefinitionType]
  * @property {string | null} [Description]
  * @property {string | null} [Script]
+ * @property {HttpRequest | null} [Http]
+ * @property {SqlScript | null} [Sql]
  * @property {DefinitionParameter[] | null} [Parameters]
+ */
+
+/**
+ * @typedef {object} HttpRequest  an HTTP definition's request
+ * @property {string} Method
+ * @property {string} Url
+ * @property {{ Name: string, Value: string }[]} [Headers]
+ * @property {string | null} [Body]
+ * @property {string | null} [Credential]
+ * @property {string} [ExpectStatus]
+ * @property {number} [TimeoutSeconds]
+ * @property {boolean} [FollowRedirects]
+ */
+
+/**
+ * @typedef {object} SqlScript  a SQL definition's database and statements
+ * @property {string | null} [Credential]
+ * @property {string} Database
+ * @property {string} Script
+ * @property {boolean} [Transaction]
  */
 
 /**

@@ -140,6 +140,44 @@ export async function renderDefinition(main, { key = '' }) {
       h('tbody', {}, params),
     ),
     d.Script ? [h('h2', {}, 'Script'), h('pre', { class: 'script' }, d.Script)] : null,
+    requestSection(d),
     submit,
   );
+}
+
+/**
+ * An HTTP definition's request (method, URL, headers, body) or a SQL definition's database and script, as text;
+ * credentials by name only (their passwords never reach the dashboard).
+ * @param {JobDefinition} d
+ */
+function requestSection(d) {
+  if (d.Http) {
+    const r = d.Http;
+    const lines = [`${r.Method} ${r.Url}`, ...(r.Headers ?? []).map((x) => `${x.Name}: ${x.Value}`)];
+    if (r.Body) lines.push('', r.Body);
+    const how = [
+      `Expect ${r.ExpectStatus ?? '200-299'}`,
+      `timeout ${r.TimeoutSeconds ?? 60} s`,
+      r.FollowRedirects === false ? 'no redirects' : 'follows redirects',
+      r.Credential ? `credential ${r.Credential}` : 'no credential',
+    ];
+    return [
+      h('h2', {}, 'Request'),
+      h('pre', { class: 'script', id: 'definition-request' }, lines.join('\n')),
+      h('p', { class: 'muted small' }, how.join(' · ')),
+    ];
+  }
+  if (d.Sql) {
+    const s = d.Sql;
+    return [
+      h('h2', {}, 'SQL'),
+      h(
+        'p',
+        { class: 'muted small' },
+        `${s.Database} · credential ${text(s.Credential)} · ${s.Transaction === false ? 'no transaction' : 'one transaction'}`,
+      ),
+      h('pre', { class: 'script', id: 'definition-sql' }, s.Script),
+    ];
+  }
+  return null;
 }

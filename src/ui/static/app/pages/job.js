@@ -9,6 +9,7 @@ import { feedOpen, jobIdOf, onFeed } from '../feed.js';
 import { errorText, paramValue, statusClass, text } from '../format.js';
 import { chainView } from '../chain-view.js';
 import { estimateLine, estimateOf, markCriticalPath } from '../estimates.js';
+import { csvPreview } from '../csv-preview.js';
 import { actionButtons } from '../job-actions.js';
 import { followFile } from '../log-follower.js';
 import { parameterForm } from '../param-form.js';
@@ -285,6 +286,10 @@ function renderFiles(page) {
       const follower = followFile(f, () => isFinal(page.job.Status));
       followers.set(f.uniqueId, follower);
       files.append(follower.element);
+    } else if (f.Name.endsWith('.csv') && isFinal(job.Status)) {
+      // A SQL job's result.csv (or any CSV file of a finished job): its first rows as a table.
+      followers.set(f.uniqueId, null);
+      files.append(csvPreview(f, `${jsonBase()}/JobFile/${f.uniqueId}/content`));
     } else {
       followers.set(f.uniqueId, null);
       files.append(
