@@ -47,10 +47,10 @@ async function intoDatabase(
   folder: string,
   say: (line: string) => void,
 ): Promise<number> {
-  const files = source.prepare('select job_id, name from job_files order by job_id, name').raw().all() as [
-    number,
-    string,
-  ][];
+  const files = source
+    .prepare<[], [number, string]>('select job_id, name from job_files order by job_id, name')
+    .raw()
+    .all();
   let moved = 0;
   let chunks = 0;
   for (const [jobId, name] of files) {

@@ -49,10 +49,10 @@ export async function migrateToPostgres(o: MigrateOptions): Promise<TableCount[]
   try {
     await refuseForeignTarget(source, target);
     const tables = tablesToCopy(
-      source.prepare("select name from sqlite_master where type = 'table' order by rowid").pluck().all() as string[],
+      source.prepare<[], string>("select name from sqlite_master where type = 'table' order by rowid").pluck().all(),
     );
     for (const table of tables) await copyTable(source, target, table, o);
-    const counters = source.prepare('select name, value from sequences').all() as { name: string; value: number }[];
+    const counters = source.prepare<[], { name: string; value: number }>('select name, value from sequences').all();
     for (const c of counters) await target.setSequence(`${c.name}_seq`, c.value);
     // Chunks made from the source's folder of job files count on the source's side.
     const chunks = await copyJobFiles(source, target, { ...o, from });
@@ -86,7 +86,7 @@ async function refuseForeignTarget(source: BetterSqlite3.Database, target: PgTar
 }
 
 async function copyTable(source: BetterSqlite3.Database, target: PgTarget, table: string, o: MigrateOptions) {
-  const info = source.prepare(`pragma table_info(${ident(table)})`).all() as { name: string; type: string }[];
+  const info = source.prepare<[], { name: string; type: string }>(`pragma table_info(${ident(table)})`).all();
   const columns = info.map((c) => c.name);
   const known = await target.columns(table);
   const missing = columns.filter((c) => !known.has(c));
@@ -97,8 +97,9 @@ async function copyTable(source: BetterSqlite3.Database, target: PgTarget, table
   const binary = info.some((c) => /blob/i.test(c.type));
   // Bounded by PostgreSQL's 65,535 parameters, and small for tables of binary content (chunks of files).
   const limit = Math.max(1, Math.min(o.batchRows ?? DEFAULT_BATCH_ROWS, binary ? 16 : 60_000 / columns.length));
+  // Each row is its rowid, then the table's columns.
   const page = source
-    .prepare(
+    .prepare<[number, number], [number, ...unknown[]]>(
       `select rowid as "__rowid", ${columns.map(ident).join(', ')} from ${ident(table)} where rowid > ? order by rowid limit ?`,
     )
     .raw();
@@ -107,9 +108,10 @@ async function copyTable(source: BetterSqlite3.Database, target: PgTarget, table
   let inserted = 0;
   let saidAt = performance.now();
   for (;;) {
-    const rows = page.all(after, limit) as unknown[][];
-    if (rows.length === 0) break;
-    after = rows[rows.length - 1]?.[0] as number;
+    const rows = page.all(after, limit);
+    const last = rows[rows.length - 1];
+    if (!last) break;
+    after = last[0];
     inserted += await target.insert(
       table,
       columns,

@@ -3,7 +3,6 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { type Entry, open, type ZipFile } from 'yauzl';
 import { nameProblem } from '../car/entry-names.ts';
@@ -38,7 +37,8 @@ function records(zip: ZipFile): Promise<Map<string, Entry>> {
   });
 }
 
-function stream(zip: ZipFile, entry: Entry): Promise<Readable> {
+/** An entry's inflated bytes: yauzl's stream carries no encoding, so each chunk is a Buffer. */
+function stream(zip: ZipFile, entry: Entry): Promise<AsyncIterable<Buffer>> {
   return new Promise((resolve, reject) =>
     zip.openReadStream(entry, (err, s) => (err ? reject(damaged(`${entry.fileName}: ${err.message}`)) : resolve(s))),
   );
@@ -56,10 +56,10 @@ async function checked(
   let size = 0;
   try {
     for await (const chunk of await stream(zip, entry)) {
-      hash.update(chunk as Buffer);
-      crc = crc32(chunk as Buffer, crc);
-      size += (chunk as Buffer).length;
-      await sink(chunk as Buffer);
+      hash.update(chunk);
+      crc = crc32(chunk, crc);
+      size += chunk.length;
+      await sink(chunk);
     }
   } catch (err) {
     throw err instanceof Error && err.message.startsWith('the archive is damaged')
@@ -89,21 +89,23 @@ export async function openBackup(file: string, check: (text: string) => Manifest
       parts.push(c);
     });
     const manifest = check(Buffer.concat(parts).toString('utf8'));
-    for (const f of manifest.files) {
+    const listed = manifest.files.map((f) => {
       const problem = nameProblem(f.name);
       if (problem) throw damaged(`entry ${JSON.stringify(f.name)} ${problem}`);
-      if (!found.has(f.name)) throw damaged(`${f.name} is missing`);
-    }
+      const entry = found.get(f.name);
+      if (!entry) throw damaged(`${f.name} is missing`);
+      return { file: f, entry };
+    });
     if (found.size !== manifest.files.length + 1) throw damaged('it holds entries its manifest does not list');
     return {
       manifest,
       async extract(folder) {
-        for (const f of manifest.files) {
+        for (const { file: f, entry } of listed) {
           const target = join(folder, f.name);
           await mkdir(dirname(target), { recursive: true });
           const out = createWriteStream(target, { mode: 0o600 });
           try {
-            await checked(zip, found.get(f.name) as Entry, f, async (c) => {
+            await checked(zip, entry, f, async (c) => {
               if (!out.write(c)) await once(out, 'drain');
             });
           } finally {

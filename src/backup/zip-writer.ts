@@ -115,18 +115,23 @@ export class ZipWriter {
     return { crc: crc32(data), size: data.length, packed: out.length };
   }
 
-  private async streamed(source: Readable, hash: Hash): Promise<{ crc: number; size: number; packed: number }> {
+  // Neither stream has an encoding set, so each chunk read from them is a Buffer.
+  private async streamed(
+    source: AsyncIterable<Buffer>,
+    hash: Hash,
+  ): Promise<{ crc: number; size: number; packed: number }> {
     let crc = 0;
     let size = 0;
     let packed = 0;
     const deflate = createDeflateRaw(OPTIONS);
+    const deflated: AsyncIterable<Buffer> = deflate;
     const pumped = (async () => {
-      for await (const chunk of deflate as AsyncIterable<Buffer>) {
+      for await (const chunk of deflated) {
         packed += chunk.length;
         await this.write(chunk);
       }
     })();
-    for await (const chunk of source as AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
       hash.update(chunk);
       crc = crc32(chunk, crc);
       size += chunk.length;

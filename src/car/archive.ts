@@ -9,7 +9,7 @@ import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { createInflateRaw, crc32, inflateRawSync } from 'node:zlib';
 import { type Entry, fromBuffer, type ZipFile as ZipReader } from 'yauzl';
-import { type MillraceError, tooLarge, unprocessable } from '../errors.ts';
+import { errorCode, errorMessage, type MillraceError, tooLarge, unprocessable } from '../errors.ts';
 import { loopYielder } from '../loop-yield.ts';
 import { checkCollisions, checkName, decodeName } from './entry-names.ts';
 import {
@@ -125,7 +125,7 @@ function checkRecord(entry: Entry, limits: CarLimits): Listed {
 }
 
 interface Span {
-  name: string;
+  record: Listed;
   start: number;
   dataStart: number;
   end: number;
@@ -141,7 +141,7 @@ function spanOf(bytes: Buffer, record: Listed): Span {
   const dataStart = start + LOCAL_HEADER_SIZE + nameLength + bytes.readUInt16LE(start + 28);
   const end = dataStart + entry.compressedSize;
   if (end > bytes.length) throw unprocessable(`entry ${JSON.stringify(name)} runs past the end of the archive`);
-  return { name, start, dataStart, end };
+  return { record, start, dataStart, end };
 }
 
 /**
@@ -149,18 +149,17 @@ function spanOf(bytes: Buffer, record: Listed): Span {
  * (Fifield) make many large files out of one small kernel. Then refuses a local name that differs from the
  * central one, which other tools would extract under another name.
  */
-function checkSpans(bytes: Buffer, records: readonly Listed[], spans: readonly Span[]): void {
+function checkSpans(bytes: Buffer, spans: readonly Span[]): void {
   const ordered = [...spans].sort((a, b) => a.start - b.start || a.end - b.end);
   let previous: Span | undefined;
   for (const span of ordered) {
     if (previous && span.start < previous.end)
       throw unprocessable(
-        `entries ${JSON.stringify(previous.name)} and ${JSON.stringify(span.name)} overlap (overlapping entries are a zip bomb)`,
+        `entries ${JSON.stringify(previous.record.name)} and ${JSON.stringify(span.record.name)} overlap (overlapping entries are a zip bomb)`,
       );
     if (!previous || span.end > previous.end) previous = span;
   }
-  for (const [i, record] of records.entries()) {
-    const start = (spans[i] as Span).start;
+  for (const { record, start } of spans) {
     const nameStart = start + LOCAL_HEADER_SIZE;
     if (!bytes.subarray(nameStart, nameStart + bytes.readUInt16LE(start + 26)).equals(record.entry.fileNameRaw))
       throw unprocessable(`entry ${JSON.stringify(record.name)} has another name in its local header`);
@@ -230,8 +229,9 @@ function inflateSmall(raw: Buffer, record: Listed, check: (inflated: number) => 
     data = inflateRawSync(raw, { maxOutputLength: declared + 1 });
   } catch (err) {
     // Past the declared size the counter always objects.
-    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw check(declared + 1) as MillraceError;
-    throw unprocessable(`entry ${JSON.stringify(record.name)} has corrupt compressed data: ${(err as Error).message}`);
+    const over = errorCode(err) === 'ERR_BUFFER_TOO_LARGE' ? check(declared + 1) : undefined;
+    if (over) throw over;
+    throw unprocessable(`entry ${JSON.stringify(record.name)} has corrupt compressed data: ${errorMessage(err)}`);
   }
   const err = check(data.length);
   if (err) throw err;
@@ -267,16 +267,16 @@ export async function readCar(
     if (declared > caps.maxTotalBytes)
       throw tooLarge(`the archive declares ${declared} bytes; at most ${caps.maxTotalBytes} are allowed`);
     const spans = records.map((r) => spanOf(bytes, r));
-    checkSpans(bytes, records, spans);
+    checkSpans(bytes, spans);
 
     const result: CarEntry[] = [];
     let total = 0;
     // A large archive must not hold the event loop: by time, since `visit` may parse each entry too.
     const pause = loopYielder();
-    for (const [i, record] of records.entries()) {
+    for (const span of spans) {
+      const { record } = span;
       if (record.isDirectory) continue;
       await pause();
-      const span = spans[i] as Span;
       const raw = bytes.subarray(span.dataStart, span.end);
       const check = counter(record, caps, total);
       let data: Buffer;

@@ -3,6 +3,7 @@ import { emptyRecord } from '../domain/own.ts';
 import { substitute } from '../domain/substitute.ts';
 import { invalid } from '../errors.ts';
 import type { FieldKind, TypeName } from '../model/fields.ts';
+import { fieldDefault, type DataOf } from '../model/data.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
 import type { ObjectType } from '../model/object-type.ts';
 import { requireType } from '../model/registry.ts';
@@ -30,19 +31,23 @@ export interface ImportRules {
   properties: Readonly<Record<string, string>>;
 }
 
+type RuleFields = 'TargetPartition' | 'PartitionMappings' | 'Includes' | 'Excludes' | 'PropertyOverrides';
+
 /** The rules of a stored ImportRuleSet, with the request's target partition (which wins) and properties. */
 export function rulesOf(
-  ruleSet: Record<string, unknown> | undefined,
+  ruleSet: Pick<DataOf<'ImportRuleSet'>, RuleFields> | undefined,
   target: string | null,
   properties: Record<string, string>,
 ): ImportRules {
-  const list = <T>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
+  const listed = <F extends Exclude<RuleFields, 'TargetPartition'>>(name: F) =>
+    ruleSet?.[name] ?? fieldDefault('ImportRuleSet', name);
   return {
-    targetPartition: target ?? (ruleSet?.TargetPartition as string | null | undefined) ?? null,
-    mappings: new Map(list<{ From: string; To: string }>(ruleSet?.PartitionMappings).map((m) => [m.From, m.To])),
-    includes: list<string>(ruleSet?.Includes),
-    excludes: list<string>(ruleSet?.Excludes),
-    overrides: list(ruleSet?.PropertyOverrides),
+    targetPartition: target ?? ruleSet?.TargetPartition ?? null,
+    mappings: new Map(listed('PartitionMappings').map((m) => [m.From, m.To])),
+    includes: listed('Includes'),
+    excludes: listed('Excludes'),
+    // Stored records hold every field of theirs (null when unset).
+    overrides: listed('PropertyOverrides').map((o) => ({ ...o, Value: o.Value ?? null })),
     properties,
   };
 }
@@ -149,7 +154,7 @@ function rewriteReferences(
       return p ? reference(kind.type, p.key) : v;
     }
     if (kind.kind === 'record' && typeof v === 'object' && !Array.isArray(v)) {
-      const out: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+      const out: Record<string, unknown> = { ...v };
       for (const f of kind.fields) if (f.name in out) out[f.name] = walk(f.kind, out[f.name]);
       return out;
     }
@@ -187,7 +192,7 @@ function overrideValue(kind: FieldKind, text: string, where: string): unknown {
     case 'list':
     case 'record':
       try {
-        return JSON.parse(text) as unknown;
+        return JSON.parse(text);
       } catch {
         throw invalid(`Property override of ${where}: the value must be JSON`);
       }

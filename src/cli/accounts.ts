@@ -34,17 +34,26 @@ async function withAccounts<T>(flags: DbFlags, fn: (accounts: AccountService, st
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const when = (ms: number | null) => (ms === null ? '-' : formatInstant(ms, 'UTC'));
 
+const UNIT_MS = new Map([
+  ['h', 3_600_000],
+  ['d', 86_400_000],
+  ['w', 7 * 86_400_000],
+  ['mo', 30 * 86_400_000],
+]);
+
 /** `30d`, `12h`, `2w`, `6mo` → milliseconds. */
 export function parseDuration(text: string): number {
   const m = /^(\d{1,5})(h|d|w|mo)$/.exec(text);
-  if (!m) throw new Error(`"${text}" is not a duration such as 12h, 30d, 2w or 6mo`);
-  const unit = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000, mo: 30 * 86_400_000 }[m[2] as 'h' | 'd' | 'w' | 'mo'];
+  const unit = UNIT_MS.get(m?.[2] ?? '');
+  if (!m || unit === undefined) throw new Error(`"${text}" is not a duration such as 12h, 30d, 2w or 6mo`);
   return Number(m[1]) * unit;
 }
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
+  // No encoding is set on stdin, so it yields Buffers.
+  const input: AsyncIterable<Buffer> = process.stdin;
+  for await (const c of input) chunks.push(c);
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');

@@ -217,7 +217,7 @@ export function loadConfig(
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
     ...(initialSecrets ? { initialSecretsFile: resolve(initialSecrets) } : {}),
     ...(jobFiles ? { jobFilesDir: jobFilesPlace(jobFiles) } : {}),
-    ...(text('node-id') ? { nodeId: check('node-id', nodeIdValue) as string } : {}),
+    ...(text('node-id') ? { nodeId: check('node-id', nodeIdValue) } : {}),
     timerLeaseMs: lease ? parseWhole(lease, 2, 3600) * 1000 : DEFAULTS.timerLeaseMs,
     migrateBesideOlderNodes: sw('migrate-beside-older-nodes', DEFAULTS.migrateBesideOlderNodes),
     ...(check('vendor-folder', (v) => vendorFolder(v)) ?? {}),

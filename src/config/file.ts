@@ -56,8 +56,8 @@ async function yamlEntries(path: string, text: string): Promise<Entry[]> {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
   const lineOf = (offset: number | undefined) => (offset === undefined ? 0 : lines.linePos(offset).line);
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0] as { message: string; pos: [number, number] };
+  const [e] = doc.errors;
+  if (e) {
     throw new Error(`${path} line ${lineOf(e.pos[0])}: ${e.message.split('\n')[0]}`);
   }
   if (doc.contents === null) return [];
@@ -102,7 +102,7 @@ async function tomlEntries(path: string, text: string): Promise<Entry[]> {
       entries.push({ section, key: '', value: body, line: tomlLine(text, undefined, section) });
       continue;
     }
-    for (const [key, value] of Object.entries(body as Record<string, unknown>))
+    for (const [key, value] of Object.entries(body))
       entries.push({ section, key, value, line: tomlLine(text, section, key) });
   }
   return entries;

@@ -313,8 +313,9 @@ export function resolveOptions(
   for (const o of optionsOf(command)) {
     const name = camel(o.key);
     const flag = flags[name];
+    const fromEnv = env[o.env];
     if (!o.noFlag && flag !== undefined && given(name)) out.set(o.key, { text: String(flag), source: `--${o.key}` });
-    else if (env[o.env] !== undefined) out.set(o.key, { text: env[o.env] as string, source: o.env });
+    else if (fromEnv !== undefined) out.set(o.key, { text: fromEnv, source: o.env });
     else {
       const v = file?.values.get(o.key);
       if (v && file) out.set(o.key, { text: v.text, source: `"${o.key}" in ${file.path} line ${v.line}` });

@@ -3,7 +3,7 @@ import type { FieldKind } from './fields.ts';
 import type { ObjectType } from './object-type.ts';
 
 const isZoned = (v: unknown): v is ZonedInstant =>
-  typeof v === 'object' && v !== null && typeof (v as ZonedInstant).ms === 'number';
+  typeof v === 'object' && v !== null && 'ms' in v && typeof v.ms === 'number';
 
 /** Stored form → output form of one value: dates written in their own zone, secrets never. */
 function output(kind: FieldKind, v: unknown): unknown {

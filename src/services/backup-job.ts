@@ -1,6 +1,7 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { createBackup } from '../backup/backup.ts';
+import { itemAt } from '../domain/item-at.ts';
 import type { JobRecord } from '../domain/job.ts';
 import type { Engine, SystemRunner } from '../engine/engine.ts';
 import type { FinalOutcome } from '../engine/kernel.ts';
@@ -91,10 +92,10 @@ async function finish(d: BackupJobDeps, job: JobRecord, lines: string[], outcome
   await d.engine.mutate(async (tx, fx, k) => {
     const current = await tx.jobs.get(job.jobId);
     if (current?.status !== 'Running') return;
-    const [uniqueId] = await tx.nextUniqueIds(1);
+    const uniqueId = itemAt(await tx.nextUniqueIds(1), 0);
     await tx.jobs.insertFiles([
       {
-        uniqueId: uniqueId as number,
+        uniqueId,
         jobId: job.jobId,
         name: 'stdout.log',
         fileOrder: 1,

@@ -199,9 +199,10 @@ export class JobService {
       ['Queue', job.queue],
       ['ProcessServer', job.processServer],
     ] as const) {
-      const partition = key === null ? undefined : parseKey('partitioned', key)?.partition;
+      if (key === null) continue;
+      const partition = parseKey('partitioned', key)?.partition;
       if (partition !== undefined && !can(principal, type, partition, 'View'))
-        throw forbidden(`You need the View privilege on the referenced object ${businessKey(type, key as string)}`);
+        throw forbidden(`You need the View privilege on the referenced object ${businessKey(type, key)}`);
     }
   }
 

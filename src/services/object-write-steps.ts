@@ -87,9 +87,10 @@ export function applyIdentity(type: ObjectType, parsed: ParsedKey, values: Recor
 }
 
 export function sealSecrets(deps: ObjectServiceDeps, type: ObjectType, values: Record<string, unknown>): void {
-  for (const f of type.fields)
-    if (f.kind.kind === 'secret' && typeof values[f.name] === 'string')
-      values[f.name] = deps.secrets.encrypt(values[f.name] as string);
+  for (const f of type.fields) {
+    const value = values[f.name];
+    if (f.kind.kind === 'secret' && typeof value === 'string') values[f.name] = deps.secrets.encrypt(value);
+  }
 }
 
 /** Every reference must name an object that exists and that the caller may view; returns the rows to keep. */

@@ -29,8 +29,7 @@ export async function checkWindowCircles(tx: Store, key: string, data: Rec): Pro
   const seen = new Set<string>();
   const stack: Step[] = [{ key, calendar: false, path: key, field: '' }];
   let reads = 0;
-  while (stack.length > 0) {
-    const at = stack.pop() as Step;
+  for (let at = stack.pop(); at !== undefined; at = stack.pop()) {
     const d = at.key === key ? data : (await tx.getObject('TimeWindow', at.key))?.data;
     if (at.key !== key && ++reads > MAX_WINDOWS_READ)
       return `Field "${at.field}": its time windows reach more than ${MAX_WINDOWS_READ} others; this server does not check that many`;

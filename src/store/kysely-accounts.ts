@@ -7,7 +7,7 @@ import type { ApiKey, Role, User } from './store.ts';
 const toUser = (r: Database['users']): User => ({
   name: r.name,
   passwordHash: r.password_hash,
-  roles: JSON.parse(r.roles) as string[],
+  roles: JSON.parse(r.roles),
   disabled: Number(r.disabled) !== 0,
   creationTime: Number(r.creation_time),
 });
@@ -15,7 +15,7 @@ const toUser = (r: Database['users']): User => ({
 const toRole = (r: Database['roles']): Role => ({
   name: r.name,
   description: r.description,
-  grants: JSON.parse(r.grants) as Role['grants'],
+  grants: JSON.parse(r.grants),
   builtin: Number(r.builtin) !== 0,
 });
 

@@ -15,7 +15,7 @@ const toItem = (r: Row): AlertWorkItem => ({
   attempts: Number(r.attempts),
   state: r.state,
   lastError: r.last_error,
-  data: JSON.parse(r.data) as Record<string, unknown>,
+  data: JSON.parse(r.data),
 });
 
 /** The AlertWorkStore of one Kysely database or transaction. */

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { EventData, EventRecord, EventStatus, EventStore } from './event-store.ts';
+import type { EventRecord, EventStatus, EventStore } from './event-store.ts';
 import type { Database } from './tables.ts';
 
 type EventRow = Database['events'];
@@ -13,7 +13,7 @@ const toEvent = (r: EventRow): EventRecord => ({
   status: r.status,
   raiseTime: Number(r.raise_time),
   clearTime: r.clear_time === null ? null : Number(r.clear_time),
-  data: JSON.parse(r.data) as EventData,
+  data: JSON.parse(r.data),
 });
 
 // Literals, not parameters: SQLite uses a partial index only when the query names the index's status itself.

@@ -1,4 +1,4 @@
-import type { JobData, JobFileRecord, JobRecord } from '../domain/job.ts';
+import type { JobFileRecord, JobRecord } from '../domain/job.ts';
 import { maxRunDue } from '../domain/max-run-time.ts';
 import type { Database } from './tables.ts';
 
@@ -32,7 +32,7 @@ export const toJob = (r: JobRow): JobRecord => ({
   starts: Number(r.starts),
   submittedBy: r.submitted_by,
   description: r.description,
-  data: JSON.parse(r.data) as JobData,
+  data: JSON.parse(r.data),
   creationTime: Number(r.creation_time),
   modificationTime: Number(r.modification_time),
 });

@@ -214,7 +214,7 @@ export class KyselyJobStore implements JobStore {
       .select('structure')
       .where('job_id', '=', chain.jobId)
       .executeTakeFirst();
-    return row ? this.structures.remember(chain, JSON.parse(row.structure) as ChainStructure) : undefined;
+    return row ? this.structures.remember(chain, JSON.parse(row.structure)) : undefined;
   }
 
   async putChainStructure(chain: ChainJobId, structure: ChainStructure): Promise<void> {

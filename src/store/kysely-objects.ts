@@ -24,7 +24,7 @@ const toObject = <T extends TypeName>(r: ObjectRow): StoredObject<T> =>
     key: r.key,
     partition: r.partition,
     data: JSON.parse(r.data),
-    protection: r.protection as Protection | null,
+    protection: r.protection,
     creationTime: Number(r.creation_time),
     modificationTime: Number(r.modification_time),
   }) as StoredObject<T>;
@@ -139,7 +139,7 @@ export class KyselyObjects {
     return rows.map((r) => ({
       key: r.key,
       partition: r.partition,
-      protection: r.protection as Protection | null,
+      protection: r.protection,
       description: r.description ?? null,
     }));
   }
@@ -223,7 +223,7 @@ export class KyselyObjects {
       .returning(['type', 'key', 'partition'])
       .executeTakeFirst();
     this.wrote();
-    if (row) this.watch({ type: row.type as TypeName, key: row.key, partition: row.partition, data, created: false });
+    if (row) this.watch({ type: row.type, key: row.key, partition: row.partition, data, created: false });
   }
 
   async setProtection(uniqueId: number, protection: Protection | null): Promise<void> {
@@ -248,7 +248,7 @@ export class KyselyObjects {
       .orderBy('o.key')
       .limit(1)
       .executeTakeFirst();
-    return row ? { type: row.type as TypeName, key: row.key, path: row.path } : undefined;
+    return row ? { type: row.type, key: row.key, path: row.path } : undefined;
   }
 
   async referrerKeys(uniqueId: number, type: TypeName, path: string): Promise<string[]> {

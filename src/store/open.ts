@@ -131,8 +131,9 @@ function watched(pool: pg.Pool, onDiskFull: (err: unknown) => void): PostgresPoo
 export async function openStore(options: StoreOptions): Promise<Store> {
   let store: KyselyStore;
   let db: Kysely<Database>;
-  if (isPostgresUrl(options.databaseUrl)) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10, types: pgTypes });
+  const { databaseUrl } = options;
+  if (isPostgresUrl(databaseUrl)) {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, types: pgTypes });
     const onDiskFull = options.onDiskFull;
     // An idle client whose connection the server closed (restart, failover) emits 'error'; unhandled, that would
     // end the process. The pool drops the client and the next query connects afresh (or answers 503).
@@ -149,7 +150,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       onClose: () => db.destroy(),
       pendingMigrations: () => pendingMigrations(kdb, 'postgres'),
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-      openChannel: () => new PgChannel(options.databaseUrl as string, pool),
+      openChannel: () => new PgChannel(databaseUrl, pool),
       ...(options.runtimeStatistics === false ? { runtimeStatistics: false } : {}),
     });
   } else {

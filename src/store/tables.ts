@@ -5,8 +5,10 @@
 import type { Generated } from 'kysely';
 import type { JobFileRecord } from '../domain/job.ts';
 import type { JobStatus } from '../domain/job-status.ts';
+import type { TypeName } from '../model/fields.ts';
 import type { AlertWorkItem, AlertWorkKind } from './alert-work-store.ts';
 import type { EventStatus } from './event-store.ts';
+import type { Protection } from './store.ts';
 
 /** Every table: those of migrations 0001 (objects, security) here, the others in their areas' interfaces below. */
 export interface Database
@@ -20,11 +22,11 @@ export interface Database
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
-    type: string;
+    type: TypeName;
     key: string;
     partition: string;
     data: string;
-    protection: string | null;
+    protection: Protection | null;
     creation_time: number;
     modification_time: number;
   };

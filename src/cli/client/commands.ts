@@ -29,8 +29,10 @@ interface LoginFlags {
 async function readKey(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('API key: ');
   const chunks: Buffer[] = [];
-  for await (const c of process.stdin) {
-    chunks.push(c as Buffer);
+  // No encoding is set on stdin, so it yields Buffers.
+  const input: AsyncIterable<Buffer> = process.stdin;
+  for await (const c of input) {
+    chunks.push(c);
     if (process.stdin.isTTY && Buffer.concat(chunks).includes(10)) break;
   }
   return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0]?.trim() ?? '';
