@@ -169,6 +169,11 @@ export interface JobData {
   agentInstance?: string;
   /** Killed for running past its MaxRunTime (these seconds): its end is recorded with that cause. */
   overrun?: number;
+  /**
+   * The RaiserComment of the event each of its WaitEvents found Raised when it started (the one it consumed with
+   * ClearsEvent), in WaitEvents order: its environment's MILLRACE_EVENT_COMMENT (docs/architecture.md §7b).
+   */
+  eventComments?: Array<{ definition: string; comment: string | null }>;
 }
 
 export interface JobRecord {

@@ -92,7 +92,13 @@ export async function applyHello(
       effects.messages.push({ processServer, message: { type: 'abandon', jobId: a.jobId, attempt: a.attempt } });
 }
 
-export async function applyStarted(tx: Store, processServer: string, m: StartedMessage, now: number, effects: Effects): Promise<void> {
+export async function applyStarted(
+  tx: Store,
+  processServer: string,
+  m: StartedMessage,
+  now: number,
+  effects: Effects,
+): Promise<void> {
   const job = await tx.jobs.get(m.jobId);
   if (!isCurrent(job, processServer, m.attempt) || (job.status !== 'Dispatched' && job.status !== 'Assigned')) return;
   await markRunning(tx, job, m.startTime, now, effects);

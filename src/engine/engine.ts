@@ -187,6 +187,7 @@ export class Engine {
       loop,
       alertSources: this.alertSources,
       tellHeartbeat: (processServer, every) => this.routing.tellHeartbeat(processServer, every),
+      sendWatches: () => this.routing.sendWatches(),
     });
     this.inbox = new ClusterInbox({
       clock,

@@ -16,6 +16,8 @@ export interface ObjectReactionsOptions {
   alertSources: Pick<AlertSources, 'invalidate'>;
   /** Tells a connected agent its new heartbeat pace, wherever it is connected. */
   tellHeartbeat(processServer: string, every: number): void;
+  /** Tells the agents connected to this node their file watches again (docs/architecture.md §7b). */
+  sendWatches(): Promise<void>;
 }
 
 /**
@@ -36,7 +38,8 @@ export class ObjectReactions {
   changed(type: TypeName, before: StoredObject | undefined, after: StoredObject | undefined): Promise<void> {
     const { cluster, loop, clock } = this.options;
     const reactions = this.inMemory(type);
-    if (reactions.some((r) => r === 'alert-sources' || r === 'dispatch')) cluster.tell({ k: 'object', type });
+    if (reactions.some((r) => r === 'alert-sources' || r === 'dispatch' || r === 'file-watches'))
+      cluster.tell({ k: 'object', type });
     if (type === 'ProcessServer' && before && after && before.data.AgentTimeout !== after.data.AgentTimeout)
       this.options.tellHeartbeat(after.key, heartbeatMs(after.data.AgentTimeout));
     const held = after?.data.Held === true;
@@ -57,6 +60,7 @@ export class ObjectReactions {
     const reactions = requireType(type).traits.onChange ?? [];
     if (reactions.includes('alert-sources')) this.options.alertSources.invalidate();
     if (reactions.includes('dispatch')) this.options.loop.requestDispatch();
+    if (reactions.includes('file-watches')) void this.options.sendWatches();
     return reactions;
   }
 }

@@ -29,6 +29,7 @@ import { lazySchemas } from './lazy-schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
 import { type OpsDeps, opsRoutes } from './ops-routes.ts';
 import type { WindowOpenings } from '../services/window-openings.ts';
+import type { FileWatchStatus } from '../services/file-watch-status.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -56,6 +57,8 @@ export interface AppDeps {
   exporter: CarExporter;
   /** A time window's openings (`GET /TimeWindow/<key>/openings`). */
   windows: WindowOpenings;
+  /** A process server's file watches (`GET /ProcessServer/<key>/filewatches`). */
+  fileWatches: FileWatchStatus;
   store: Store;
   /** The web dashboard: its sessions and the load of queues and process servers. */
   dashboard: { sessions: Sessions; load: LoadReport };

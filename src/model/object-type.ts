@@ -55,9 +55,10 @@ export interface TypeTraits {
   readonly script?: (data: Record<string, unknown>) => boolean;
   /**
    * What the engine does when an object of the type changes: dispatch again (a window, a lock, a queue …), reload
-   * the alert sources, or move the queue's waiting jobs in or out of QueueHeld when its Held flag changes.
+   * the alert sources, or move the queue's waiting jobs in or out of QueueHeld when its Held flag changes, or tell
+   * the agents named by an event definition's file watches what to watch.
    */
-  readonly onChange?: ReadonlyArray<'dispatch' | 'alert-sources' | 'queue-hold'>;
+  readonly onChange?: ReadonlyArray<'dispatch' | 'alert-sources' | 'queue-hold' | 'file-watches'>;
 }
 
 export interface ObjectType {

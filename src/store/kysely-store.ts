@@ -9,6 +9,8 @@ import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import { KyselyJobFileChunks } from './kysely-job-file-chunks.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
 import { KyselyAuthFailures } from './kysely-auth-failures.ts';
+import type { FileWatchStore } from './file-watch-store.ts';
+import { KyselyFileWatches } from './kysely-file-watches.ts';
 import { KyselyClusterStore } from './kysely-cluster.ts';
 import { KyselyBlobStore } from './kysely-blobs.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -93,6 +95,7 @@ export class KyselyStore implements Store {
   readonly cluster: ClusterStore;
   readonly jobFileChunks: JobFileChunkStore;
   readonly authFailures: AuthFailureStore;
+  readonly fileWatches: FileWatchStore;
 
   constructor(
     db: Kysely<Database>,
@@ -117,6 +120,7 @@ export class KyselyStore implements Store {
     this.cluster = new KyselyClusterStore(db, dialect);
     this.jobFileChunks = new KyselyJobFileChunks(db);
     this.authFailures = new KyselyAuthFailures(db);
+    this.fileWatches = new KyselyFileWatches(db);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
     this.objects = new KyselyObjects(db, dialect, {
       readRows: this.objectRows,

@@ -3,6 +3,7 @@ import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { BlobStore } from './blob-store.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
+import type { FileWatchStore } from './file-watch-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
 
@@ -126,6 +127,8 @@ export interface Store {
   readonly jobFileChunks: JobFileChunkStore;
   /** Failed sign-ins per address and user name, counted for every node (migration 0012). */
   readonly authFailures: AuthFailureStore;
+  /** Files raised by file events and the agents' watch status (migration 0018); inside a transaction, part of it. */
+  readonly fileWatches: FileWatchStore;
   /**
    * The channel nodes tell each other through (PostgreSQL's LISTEN/NOTIFY); undefined on SQLite, where one node
    * serves the database. Each call opens a new channel.

@@ -11,7 +11,8 @@ export interface Database
     AlertWorkTables,
     BlobTables,
     ClusterTables,
-    AuthFailureTables {
+    AuthFailureTables,
+    FileWatchTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -158,4 +159,18 @@ export interface ClusterTables {
 /** Row shape of migration 0012: failed sign-ins per address or user name, in one-minute windows. */
 export interface AuthFailureTables {
   auth_failures: { name: string; failures: number; window_start: number };
+}
+
+/** Row shapes of migration 0018: the files raised by file events, and each process server's watch status. */
+export interface FileWatchTables {
+  file_raises: {
+    definition: string;
+    process_server: string;
+    path: string;
+    size: number;
+    mtime: number;
+    inode: string;
+    raise_time: number;
+  };
+  file_watch_status: { process_server: string; data: string; updated_at: number };
 }

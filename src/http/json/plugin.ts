@@ -18,6 +18,8 @@ import { registerObjectRoutes } from './object-routes.ts';
 import { registerStreamRoute } from './stream-route.ts';
 import { registerWaitingRoutes } from './waiting-routes.ts';
 import { registerWindowRoutes } from './window-routes.ts';
+import { registerFileWatchRoutes } from './file-watch-routes.ts';
+import type { FileWatchStatus } from '../../services/file-watch-status.ts';
 import type { WindowOpenings } from '../../services/window-openings.ts';
 import type { Feed } from '../../feed/feed.ts';
 
@@ -31,6 +33,7 @@ export interface JsonInterfaceDeps {
   events: EventService;
   imports: ImportService;
   windows: WindowOpenings;
+  fileWatches: FileWatchStatus;
   forecast: ForecastService;
   /** The dashboard's sessions: their cookie stands in for an API key. */
   sessions?: Sessions;
@@ -87,6 +90,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   await registerImportRoute(app, deps.imports, deps.jobs.jobs, served);
   registerStreamRoute(app, deps.feed, served);
   registerWindowRoutes(app, deps.windows, served);
+  registerFileWatchRoutes(app, deps.fileWatches, served);
   registerForecastRoute(app, deps.forecast, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);
