@@ -50,6 +50,8 @@ export interface Config {
   smtp?: SmtpSettings;
   /** Public keys (files, or folders of `*.pem`/`*.pub`) trusted for signed CARs, besides `<data>/trusted-keys`. */
   trustedKeys: string[];
+  /** Folders the local agent may watch for file events (docs/architecture.md §7b); none: no folder. */
+  watchRoots: string[];
   /** `GET /metrics` serves Prometheus metrics (and the server counts what they need). */
   metrics: boolean;
   /** When set, `GET /metrics` requires it as `Authorization: Bearer <token>`. */
@@ -111,6 +113,7 @@ export const DEFAULTS: Config = {
   feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
   trustedKeys: [],
+  watchRoots: [],
   metrics: true,
   logFormat: 'json',
   shutdownGraceMs: 10_000,
@@ -204,6 +207,7 @@ export function loadConfig(
     ...(check('webhook-secret', webhookSecret) ?? {}),
     ...(check('smtp-url', (url) => smtpSettings(url, mailFrom)) ?? {}),
     trustedKeys: check('trusted-keys', (v) => list(v).map((e) => resolve(e))) ?? [],
+    watchRoots: check('watch-root', (v) => list(v).map((e) => resolve(e))) ?? [],
     localAgent: sw('local-agent', DEFAULTS.localAgent),
     metrics: sw('metrics', DEFAULTS.metrics),
     ...(text('metrics-token') ? { metricsToken: text('metrics-token') as string } : {}),
