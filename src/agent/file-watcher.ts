@@ -176,7 +176,17 @@ export class FileWatcher {
         if (failed !== undefined) {
           problem = `could not move ${from} to ${moveDirectory}: ${failed}; it is not raised`;
           this.deps.log(`file watch ${watchId(w.spec)}: ${problem}`);
+          // Told to the server in place of the raise (an operator message), as reliably and once.
+          const { id: _, ...identity } = f.raise;
+          const told: RaiseMessage = {
+            ...identity,
+            id: identityId(definition, from, f.raise),
+            path: from,
+            moveError: problem,
+          };
           if (!f.known) this.deps.spool.remove(f.raise.id);
+          if (!this.deps.spool.has(told.id)) this.deps.spool.add([told]);
+          raises.push(told);
           continue;
         }
       }

@@ -212,6 +212,11 @@ export interface RaiseMessage {
   /** Modification time, epoch ms. */
   mtime: number;
   inode: string;
+  /**
+   * The file could not be moved into the watch's MoveDirectory (why): it stays at `path` and is not raised; the
+   * server leaves an operator message instead, once for this identity.
+   */
+  moveError?: string;
 }
 
 /** How one watch is doing, as the agent last saw it. */

@@ -113,7 +113,8 @@ function wellFormed(m: unknown): m is AgentMessage {
         typeof x.path === 'string' &&
         isInt(x.size) &&
         isInt(x.mtime) &&
-        typeof x.inode === 'string'
+        typeof x.inode === 'string' &&
+        (x.moveError === undefined || typeof x.moveError === 'string')
       );
     case 'watchStatus':
       return Array.isArray(x.watches) && x.watches.length <= 10_000;

@@ -4,6 +4,7 @@ import { allObjects, listAllObjects } from '../store/all-objects.ts';
 import type { Store } from '../store/store.ts';
 import { raiseEvent } from './events.ts';
 import type { Effects, Kernel } from './kernel.ts';
+import { insertOperatorMessage } from './operator-message.ts';
 
 /**
  * File events on the server's side (docs/architecture.md §7b): what each agent watches, the raises its agent
@@ -29,7 +30,8 @@ export async function watchedServers(store: Store): Promise<Set<string>> {
  * An agent saw a stable file: the event is raised as a raise through the interface would (Pending behind a Raised
  * one), with the path as comment and the process server as raiser, unless this file identity was raised before.
  * Acknowledged in every case once committed, so that the agent drops it; a raise for a definition that no longer
- * watches on this process server is dropped (the agent learns its new watches from the `watch` message).
+ * watches on this process server is dropped (the agent learns its new watches from the `watch` message). A file the
+ * agent could not move is not raised: an operator message says so, once for its identity.
  */
 export async function applyRaise(
   kernel: Kernel,
@@ -38,13 +40,24 @@ export async function applyRaise(
   m: RaiseMessage,
   now: number,
   effects: Effects,
-): Promise<'raised' | 'duplicate' | 'unwatched'> {
+): Promise<'raised' | 'duplicate' | 'unwatched' | 'unmoved'> {
   effects.messages.push({ processServer, message: { type: 'raised', id: m.id } });
   const def = await tx.getObject('EventDefinition', m.definition);
   const watches = def ? watchesOf(processServer, [def]) : [];
   if (!def || watches.length === 0) return 'unwatched';
   const identity = { definition: def.key, processServer, path: m.path, size: m.size, mtime: m.mtime, inode: m.inode };
   if (!(await tx.fileWatches.claim(identity, now))) return 'duplicate';
+  if (m.moveError !== undefined) {
+    const text = `EventDefinition:${def.key}: ${m.moveError.slice(0, 2000)}`;
+    const sender = `ProcessServer:${processServer}`;
+    // The engine is given no server zone (a job's message takes the job's); UTC, as the server's default.
+    await insertOperatorMessage(
+      tx,
+      { partition: def.partition, sender, text, replyExpression: null, zone: 'UTC' },
+      now,
+    );
+    return 'unmoved';
+  }
   await raiseEvent(kernel, tx, def.key, { comment: m.path, raiser: `ProcessServer:${processServer}` }, now, effects);
   return 'raised';
 }

@@ -74,7 +74,7 @@ describe('agent: file watches (real agent process, real files)', () => {
     await killAgent(first); // no `raised` came
 
     const c2 = peer.connections;
-    await startAgent(peer, suite.dir(), { dataDir, args: ['--watch-root', root] });
+    const second = await startAgent(peer, suite.dir(), { dataDir, args: ['--watch-root', root] });
     // Sent again from its spool after the welcome, before the server told it what to watch.
     await until(() => raises(c2).some((r) => r.id === sent.id), 'the raise sent again');
     assert.deepEqual(raises(c2)[0], sent);
@@ -83,6 +83,7 @@ describe('agent: file watches (real agent process, real files)', () => {
       async () => (await readFile(join(dataDir, 'spool', 'raises'), 'utf8')).includes('"removed":true'),
       'the ack in the spool',
     );
+    await killAgent(second);
   });
 
   it('moves a stable file into MoveDirectory and raises it with its new path', async () => {
@@ -92,7 +93,10 @@ describe('agent: file watches (real agent process, real files)', () => {
     const done = join(root, 'done');
     await mkdir(inbox, { recursive: true });
     await mkdir(done, { recursive: true });
-    await startAgent(peer, suite.dir(), { dataDir: join(suite.dir(), 'a3'), args: ['--watch-root', root] });
+    const agent = await startAgent(peer, suite.dir(), {
+      dataDir: join(suite.dir(), 'a3'),
+      args: ['--watch-root', root],
+    });
     const from = peer.connections - 1;
     peer.send({ type: 'watch', watches: [watch(inbox, { moveDirectory: done })] });
     await writeFile(join(inbox, 'm.csv'), 'm\n');
@@ -101,6 +105,7 @@ describe('agent: file watches (real agent process, real files)', () => {
     assert.equal(r.path, join(done, 'm.csv'));
     assert.equal(await readFile(join(done, 'm.csv'), 'utf8'), 'm\n');
     await assert.rejects(stat(join(inbox, 'm.csv')), { code: 'ENOENT' });
+    await killAgent(agent);
   });
 
   it('refuses a folder outside its --watch-root folders, and every folder without one, saying why', async () => {

@@ -152,6 +152,40 @@ for (const backend of backends()) {
       assert.equal(await event('Outside1'), undefined, 'nothing raised');
     });
 
+    test('a file that cannot be moved stays, is not raised, and leaves one operator message', async () => {
+      const inbox = join(root, 'stuck');
+      const missing = join(root, 'no-such-folder');
+      await mkdir(inbox);
+      await writeFile(join(inbox, 'stuck.csv'), 'x\n');
+      await createDefinition(t, 'GLOBAL.Stuck', {
+        FileEvents: [
+          { ProcessServer: 'GLOBAL.Local', Directory: inbox, PollSeconds: 1, StableSeconds: 0, MoveDirectory: missing },
+        ],
+      });
+      const messages = async (): Promise<Json[]> =>
+        ((await get('/OperatorMessage?Limit=1000')).items as Json[]).filter((m) =>
+          String(m.FullText).startsWith('EventDefinition:GLOBAL.Stuck:'),
+        );
+      const [message] = await waitFor('the operator message', async () => {
+        const found = await messages();
+        return found.length > 0 ? found : undefined;
+      });
+      assert.match(
+        message.FullText,
+        /could not move .*\/stuck\/stuck\.csv to .*no-such-folder: .*ENOENT.*; it is not raised$/,
+      );
+      assert.equal(message.SenderObject, 'ProcessServer:GLOBAL.Local');
+      const watch = await waitFor('the error on the process server', async () => {
+        const items = (await get('/ProcessServer/GLOBAL.Local/filewatches')).items as Json[];
+        return items.find((w) => w.EventDefinition === 'GLOBAL.Stuck' && w.LastError !== null);
+      });
+      assert.match(watch.LastError, /^could not move/);
+      await pause(2500); // more looks: the unchanged file is not offered again
+      assert.equal((await messages()).length, 1, 'one message for the file');
+      assert.equal(await event('Stuck1'), undefined, 'not raised');
+      await stat(join(inbox, 'stuck.csv'));
+    });
+
     test('bad FileEvents are refused with the error record and change nothing', async () => {
       const bad = async (item: Record<string, unknown>, message: string) => {
         const r = await t.req('POST', '/EventDefinition/GLOBAL.Bad', {
