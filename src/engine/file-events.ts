@@ -1,6 +1,6 @@
 import type { RaiseMessage, WatchMessage, WatchState, WatchStatusMessage } from '../agent/protocol.ts';
 import { watchesOf } from '../domain/file-watch.ts';
-import { allObjects, listAllObjects } from '../store/all-objects.ts';
+import { listAllObjects } from '../store/all-objects.ts';
 import type { Store } from '../store/store.ts';
 import { raiseEvent } from './events.ts';
 import type { Effects, Kernel } from './kernel.ts';
@@ -15,15 +15,6 @@ import { insertOperatorMessage } from './operator-message.ts';
 export async function watchMessage(store: Store, processServer: string): Promise<WatchMessage> {
   const definitions = await listAllObjects(store, 'EventDefinition');
   return { type: 'watch', watches: watchesOf(processServer, definitions) };
-}
-
-/** Whether any event definition watches a folder on this process server (so its agent is told of a change). */
-export async function watchedServers(store: Store): Promise<Set<string>> {
-  const found = new Set<string>();
-  for await (const d of allObjects(store, 'EventDefinition'))
-    for (const f of (d.data.FileEvents as Array<Record<string, unknown>> | null) ?? [])
-      if (typeof f.ProcessServer === 'string') found.add(f.ProcessServer);
-  return found;
 }
 
 /**
