@@ -57,6 +57,6 @@ export async function listen(server: MillraceServer, config: Config): Promise<vo
     const { port } = server.app.server.address() as { port: number };
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${root}`;
-    server.localAgent = superviseLocalAgent(config.dataDir, url, server.logger);
+    server.localAgent = superviseLocalAgent(config.dataDir, url, server.logger, config.watchRoots);
   }
 }

@@ -10,6 +10,8 @@ import { ParentLink } from './parent-link.ts';
 import { isAlive, lockDataDir } from './pidfile.ts';
 import { toServerMessage } from './server-messages.ts';
 import { serverList } from './servers.ts';
+import { FileWatcher } from './file-watcher.ts';
+import { RaiseSpool } from './raise-spool.ts';
 import { Spool } from './spool.ts';
 import { Timers } from './timers.ts';
 
@@ -38,6 +40,11 @@ export interface AgentOptions {
   pollMs?: number;
   /** For the `hello` text. */
   version?: string;
+  /**
+   * Folders (with what lies below them) the server may ask this agent to watch for file events
+   * (docs/architecture.md §7b); none: it watches no folder.
+   */
+  watchRoots?: readonly string[];
   /**
    * Log every job's start and end. Default: only ends the job record cannot tell (no start, a signal, a kill);
    * two lines per job were a write to stderr each, which the local agent shares with the server.
@@ -95,6 +102,8 @@ class Agent {
   private readonly workRoot: string;
   private readonly releaseLock: () => void;
   private readonly attempts: Attempts;
+  private readonly raises: RaiseSpool;
+  private readonly watcher: FileWatcher;
   private session: Session | null = null;
   private killGraceMs = DEFAULT_KILL_GRACE_MS;
   private draining = false;
@@ -133,6 +142,17 @@ class Agent {
         changed: () => this.checkDone(),
       });
       this.attempts.loadSpool();
+      this.raises = new RaiseSpool(this.spool.dir);
+      this.watcher = new FileWatcher({
+        roots: (options.watchRoots ?? []).map((r) => resolve(r)),
+        spool: this.raises,
+        log: this.log,
+        send: (message) => {
+          const live = this.live();
+          if (live) void live.send(message);
+          return live !== null;
+        },
+      });
     } catch (err) {
       this.releaseLock();
       throw err;
@@ -145,7 +165,10 @@ class Agent {
         `server ${this.servers.map((u) => agentUrl(u).href).join(', ')}`,
     );
     this.timers.every(this.options.pollMs ?? 250, () => this.attempts.shipOutput());
-    this.timers.every(RESEND_MIN_MS, () => this.attempts.resendUnacknowledged(this.resendMs));
+    this.timers.every(RESEND_MIN_MS, () => {
+      this.attempts.resendUnacknowledged(this.resendMs);
+      this.watcher.resend(this.resendMs);
+    });
     const parent = this.options.parentPid;
     // When the parent is our own parent, being re-parented also tells it is gone (even if it lingers as a zombie).
     const direct = parent === process.ppid;
@@ -242,6 +265,12 @@ class Agent {
         return;
       case 'pong':
         return;
+      case 'watch':
+        this.watcher.update(m.watches);
+        return;
+      case 'raised':
+        this.watcher.acknowledged(m.id);
+        return;
       case 'heartbeat':
         if (session !== this.session || session.welcomedAt === 0) return;
         this.beat(session, m.heartbeatMs);
@@ -259,6 +288,7 @@ class Agent {
     this.log(`welcomed (kill grace ${killGraceMs} ms, heartbeat ${this.heartbeatEvery} ms)`);
     // Everything not yet acknowledged is reported again; running jobs' logs ship again from offset 0.
     this.attempts.reportAll(session);
+    this.watcher.resend();
     this.checkDone();
   }
 
@@ -322,12 +352,14 @@ class Agent {
     if (this.stopped) return;
     this.stopped = true;
     this.timers.clear();
+    this.watcher.stop();
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.session?.close('agent stopping', true);
     this.parentLink?.close();
     this.log(`stopped: ${why}`);
     // Spool entries still being synced to disk are finished first (the pid file goes last: no second agent before).
     void this.spool.flushed().finally(() => {
+      this.raises.close();
       this.releaseLock();
       this.resolveClosed(why);
     });

@@ -17,6 +17,8 @@
  *   current one, or whose job is already final, and acknowledges it all the same.
  */
 
+import type { FileWatch } from '../domain/file-watch.ts';
+
 /** Definition types an agent runs; the script text comes from the job's snapshot of its definition. */
 export type ScriptType = 'BASH' | 'SH' | 'PYTHON' | 'NODE';
 /** Definition types the agent runs inside its own process (no script, no child process). */
@@ -91,7 +93,24 @@ export interface HeartbeatMessage {
   heartbeatMs: number;
 }
 
+/**
+ * The folders this agent watches for its process server (docs/architecture.md §7b), sent after `hello` and whenever
+ * an event definition's `FileEvents` change: the whole list, replacing the one before.
+ */
+export interface WatchMessage {
+  type: 'watch';
+  watches: FileWatch[];
+}
+
+/** The server has committed the raise of this file (or refused it as a duplicate): the agent drops it. */
+export interface RaisedMessage {
+  type: 'raised';
+  id: string;
+}
+
 export type ServerMessage =
+  | WatchMessage
+  | RaisedMessage
   | WelcomeMessage
   | RunMessage
   | KillMessage
@@ -185,7 +204,50 @@ export interface DrainingMessage {
   type: 'draining';
 }
 
+/**
+ * A watched file became stable (and was moved, when its watch says so): raise the event. Kept in the agent's spool
+ * and sent again after every (re)connect until `raised`; the server raises one file identity
+ * (definition, path, size, mtime, inode) once.
+ */
+export interface RaiseMessage {
+  type: 'raise';
+  /** The agent's key of this raise (the identity as text), echoed by `raised`. */
+  id: string;
+  definition: string;
+  /** Full path of the file, after the move when there was one: the event's RaiserComment. */
+  path: string;
+  size: number;
+  /** Modification time, epoch ms. */
+  mtime: number;
+  inode: string;
+  /**
+   * The file could not be moved into the watch's MoveDirectory (why): it stays at `path` and is not raised; the
+   * server leaves an operator message instead, once for this identity.
+   */
+  moveError?: string;
+}
+
+/** How one watch is doing, as the agent last saw it. */
+export interface WatchState {
+  definition: string;
+  directory: string;
+  pattern: string;
+  /** When the folder was last read (epoch ms), or null when it never was. */
+  lastPoll: number | null;
+  /** Files raised by this agent process for this watch. */
+  filesSeen: number;
+  lastError: string | null;
+}
+
+/** The state of every watch, sent when it changes (at most every few seconds, and at once for an error). */
+export interface WatchStatusMessage {
+  type: 'watchStatus';
+  watches: WatchState[];
+}
+
 export type AgentMessage =
+  | RaiseMessage
+  | WatchStatusMessage
   | HelloMessage
   | StartedMessage
   | OutputMessage

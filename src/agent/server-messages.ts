@@ -1,3 +1,4 @@
+import { type FileWatch, folderProblem } from '../domain/file-watch.ts';
 import type { RunMessage, ServerMessage } from './protocol.ts';
 
 const RUN_TYPES = new Set(['BASH', 'SH', 'PYTHON', 'NODE', 'HTTP', 'SQL']);
@@ -71,12 +72,35 @@ export function toServerMessage(value: unknown): ServerMessage | string {
       return { type: m.type, jobId: m.jobId, attempt: m.attempt };
     case 'pong':
       return { type: 'pong' };
+    case 'raised':
+      if (typeof m.id !== 'string') return 'raised without id';
+      return { type: 'raised', id: m.id };
+    case 'watch':
+      return watchOf(m.watches);
     case 'heartbeat':
       if (!isCount(m.heartbeatMs)) return 'heartbeat without heartbeatMs';
       return { type: 'heartbeat', heartbeatMs: m.heartbeatMs };
     default:
       return `unknown message type ${JSON.stringify(m.type)?.slice(0, 40)}`;
   }
+}
+
+/** A `watch` message: every item well formed, or the whole message is ignored (the agent keeps its watches). */
+function watchOf(watches: unknown): ServerMessage | string {
+  if (!Array.isArray(watches)) return 'watch without watches';
+  const out: FileWatch[] = [];
+  for (const w of watches as Array<Record<string, unknown>>) {
+    if (typeof w !== 'object' || w === null) return 'watch with a bad item';
+    const { definition, directory, pattern, pollSeconds, stableSeconds, moveDirectory } = w;
+    if (typeof definition !== 'string' || typeof directory !== 'string' || typeof pattern !== 'string')
+      return 'watch with a bad item';
+    if (!isCount(pollSeconds) || pollSeconds < 1 || !isCount(stableSeconds)) return 'watch with a bad item';
+    if (moveDirectory !== null && typeof moveDirectory !== 'string') return 'watch with a bad item';
+    if (folderProblem(directory) || (moveDirectory !== null && folderProblem(moveDirectory)))
+      return `watch of a folder that is not absolute or holds ".." (${directory.slice(0, 200)})`;
+    out.push({ definition, directory, pattern, pollSeconds, stableSeconds, moveDirectory });
+  }
+  return { type: 'watch', watches: out };
 }
 
 function isCount(v: unknown): v is number {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { CONFIG_ENV, optionsOf, parseSwitch, resolveOptions } from '../config/options.ts';
 import { addOptions, typed } from './options.ts';
@@ -14,6 +15,7 @@ interface AgentFlags {
   parentPid?: string;
   parentPipe?: string;
   logJobs?: boolean;
+  watchRoots: string[];
 }
 
 /**
@@ -58,6 +60,10 @@ async function agentFlags(flags: Record<string, unknown>, given: (name: string) 
     ...(typeof flags.parentPid === 'string' ? { parentPid: flags.parentPid } : {}),
     ...(typeof flags.parentPipe === 'string' ? { parentPipe: flags.parentPipe } : {}),
     logJobs: logJobs ? parseSwitch(logJobs) : false,
+    watchRoots: (r.get('watch-root')?.text ?? '')
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== ''),
   };
 }
 
@@ -103,6 +109,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
       parentPipe,
       logJobs: flags.logJobs === true,
       version: VERSION,
+      watchRoots: flags.watchRoots.map((root) => resolve(root)),
     });
   } catch (err) {
     if (err instanceof AgentLockedError) {

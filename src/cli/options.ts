@@ -11,7 +11,14 @@ export function addOptions(cmd: Program, command: Command): Program {
   for (const o of optionsOf(command)) {
     if (o.noFlag) continue;
     const help = `${o.help.replace(/`/g, '')} (env ${o.env}; default ${o.default.replace(/`/g, '')})`;
-    if (o.arg) cmd.addOption(new Option(`--${o.key} <${o.arg.toLowerCase()}>`, help));
+    if (o.arg && o.list)
+      // A list option may also be repeated: its values join as if written comma-separated.
+      cmd.addOption(
+        new Option(`--${o.key} <${o.arg.toLowerCase()}>`, help).argParser((v: string, before: string | undefined) =>
+          before === undefined ? v : `${before},${v}`,
+        ),
+      );
+    else if (o.arg) cmd.addOption(new Option(`--${o.key} <${o.arg.toLowerCase()}>`, help));
     else {
       cmd.addOption(new Option(`--${o.key}`, help));
       cmd.addOption(new Option(`--no-${o.key}`, `(turns --${o.key} off)`));

@@ -50,6 +50,8 @@ export interface Config {
   smtp?: SmtpSettings;
   /** Public keys (files, or folders of `*.pem`/`*.pub`) trusted for signed CARs, besides `<data>/trusted-keys`. */
   trustedKeys: string[];
+  /** Folders the local agent may watch for file events (docs/architecture.md §7b); none: no folder. */
+  watchRoots: string[];
   /** `GET /metrics` serves Prometheus metrics (and the server counts what they need). */
   metrics: boolean;
   /** Finished jobs are added to their definitions' runtime statistics (docs/architecture.md §8b). */
@@ -113,6 +115,7 @@ export const DEFAULTS: Config = {
   feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
   trustedKeys: [],
+  watchRoots: [],
   metrics: true,
   runtimeStatistics: true,
   logFormat: 'json',
@@ -210,6 +213,7 @@ export function loadConfig(
     ...(check('webhook-secret', webhookSecret) ?? {}),
     ...(check('smtp-url', (url) => smtpSettings(url, mailFrom)) ?? {}),
     trustedKeys: check('trusted-keys', (v) => list(v).map((e) => resolve(e))) ?? [],
+    watchRoots: check('watch-root', (v) => list(v).map((e) => resolve(e))) ?? [],
     localAgent: sw('local-agent', DEFAULTS.localAgent),
     metrics: sw('metrics', DEFAULTS.metrics),
     runtimeStatistics: sw('runtime-statistics', DEFAULTS.runtimeStatistics),

@@ -224,6 +224,15 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: 'run database migrations although nodes of another version are alive',
   },
   {
+    command: 'serve',
+    key: 'watch-root',
+    arg: 'DIR',
+    list: true,
+    env: 'MILLRACE_WATCH_ROOTS',
+    default: '–',
+    help: 'folders the local agent may watch for file events (repeatable or comma-separated); none: no folder',
+  },
+  {
     command: 'agent',
     key: 'server',
     arg: 'URL',
@@ -269,6 +278,15 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'MILLRACE_AGENT_LOG_JOBS',
     default: 'false',
     help: "log every job's start and end",
+  },
+  {
+    command: 'agent',
+    key: 'watch-root',
+    arg: 'DIR',
+    list: true,
+    env: 'MILLRACE_AGENT_WATCH_ROOTS',
+    default: '–',
+    help: 'folders the server may ask this agent to watch for file events (repeatable or comma-separated); none: no folder',
   },
 ];
 

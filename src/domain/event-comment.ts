@@ -3,7 +3,8 @@ import { invalid } from '../errors.ts';
 /** The longest comment an event keeps (the registry's string(1000) of RaiserComment and ClearerComment). */
 export const MAX_COMMENT = 1000;
 
-const byJob = (who: string): boolean => who.startsWith('Job:');
+/** A job, or an agent raising a file event: never refused for its comment (docs/architecture.md §7b). */
+const byJob = (who: string): boolean => who.startsWith('Job:') || who.startsWith('ProcessServer:');
 
 /**
  * The comment an event gets: the one given, else the definition's default. A person must give one when the
@@ -29,4 +30,25 @@ export function commentFor(
     );
   const fallback = def?.data[`Default${act}Comment`];
   return typeof fallback === 'string' && fallback !== '' ? fallback : null;
+}
+
+/**
+ * What a job started by events reads of them (docs/architecture.md §7b): `MILLRACE_EVENT_COMMENT` holds the
+ * RaiserComment of its first WaitEvent's event (a file event's path), and
+ * `MILLRACE_EVENT_COMMENT_<NAME>` that of each WaitEvent's, by its definition's name in upper case. An event without a
+ * comment gives an empty value.
+ */
+export function eventEnvironment(job: {
+  data: { eventComments?: ReadonlyArray<{ definition: string; comment: string | null }> };
+}): Record<string, string> {
+  const comments = job.data.eventComments ?? [];
+  const env: Record<string, string> = {};
+  const first = comments[0];
+  if (first === undefined) return env;
+  env.MILLRACE_EVENT_COMMENT = first.comment ?? '';
+  for (const c of comments) {
+    const name = c.definition.slice(c.definition.indexOf('.') + 1).toUpperCase();
+    env[`MILLRACE_EVENT_COMMENT_${name}`] = c.comment ?? '';
+  }
+  return env;
 }

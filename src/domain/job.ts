@@ -183,6 +183,11 @@ export interface JobData {
    * raises each, so each is raised once per run across restarts and nodes.
    */
   deadlineAlerts?: Record<string, DeadlineAlertKind[]>;
+  /**
+   * The RaiserComment of the event each of its WaitEvents found Raised when it started (the one it consumed with
+   * ClearsEvent), in WaitEvents order: its environment's MILLRACE_EVENT_COMMENT (docs/architecture.md §7b).
+   */
+  eventComments?: Array<{ definition: string; comment: string | null }>;
 }
 
 export interface JobRecord {

@@ -106,6 +106,18 @@ function wellFormed(m: unknown): m is AgentMessage {
       );
     case 'lost':
       return isInt(x.jobId) && isInt(x.attempt);
+    case 'raise':
+      return (
+        typeof x.id === 'string' &&
+        typeof x.definition === 'string' &&
+        typeof x.path === 'string' &&
+        isInt(x.size) &&
+        isInt(x.mtime) &&
+        typeof x.inode === 'string' &&
+        (x.moveError === undefined || typeof x.moveError === 'string')
+      );
+    case 'watchStatus':
+      return Array.isArray(x.watches) && x.watches.length <= 10_000;
     default:
       return false;
   }

@@ -8,6 +8,7 @@ import { busyReason, heartbeatMs } from './agent-instances.ts';
 import { applyFinished, applyHello, applyLost, applyStarted } from './agent-reports.ts';
 import type { Cluster } from './cluster.ts';
 import type { Effects } from './effects.ts';
+import { applyRaise, saveWatchStatus, watchMessage } from './file-events.ts';
 import type { JobFileStore } from './job-files.ts';
 import type { SerialLoop } from './serial-loop.ts';
 import { type AgentView, agentViewOf, type ServerStatusKeeper } from './server-status.ts';
@@ -87,6 +88,21 @@ export class AgentRouting {
   }
 
   /**
+   * Tells the agents connected to this node what to watch (docs/architecture.md §7b): after their `hello`, and on
+   * every node when an event definition changed (its type's `file-watches` reaction).
+   */
+  async sendWatches(only?: string): Promise<void> {
+    const servers = only !== undefined ? [only] : this.hub.connected().map((c) => c.processServer);
+    for (const processServer of servers) {
+      const message = await watchMessage(this.options.store, processServer).catch((err: unknown) => {
+        this.options.logger.warn({ err, processServer }, 'could not read the file watches');
+        return undefined;
+      });
+      if (message) this.hub.send(processServer, message);
+    }
+  }
+
+  /**
    * The secret first; then one agent instance per process server (docs/architecture.md §16): another instance
    * connected here, or holding it on another live node, makes this one refused (the hub accepts one upgrade of a
    * process server at a time, so the check and the claim do not race).
@@ -130,6 +146,19 @@ export class AgentRouting {
         await loop.mutate((tx, effects, kernel) =>
           applyHello(kernel, tx, { processServer, instance }, message.known, now(), effects),
         );
+        await this.sendWatches(processServer);
+        return;
+      case 'raise':
+        void loop
+          .report(async (tx, effects, kernel) => {
+            await applyRaise(kernel, tx, processServer, message, now(), effects);
+          })
+          .catch(failed);
+        return;
+      case 'watchStatus':
+        await saveWatchStatus(this.options.store, processServer, message, now()).catch((err: unknown) => {
+          this.options.logger.warn({ err, processServer }, 'file watch status not stored');
+        });
         return;
       case 'started':
         void loop.report((tx, effects) => applyStarted(tx, processServer, message, now(), effects)).catch(failed);

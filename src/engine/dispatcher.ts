@@ -20,6 +20,7 @@ import { asks, startAsking } from './question-jobs.ts';
 import { startChain } from './chains.ts';
 import { CREDENTIAL_PASSWORD, CREDENTIAL_USER, CredentialResolver, type OpenCredential } from './credentials.ts';
 import { consumeEvent } from './events.ts';
+import { eventEnvironment } from '../domain/event-comment.ts';
 import { type GateView, Gates } from './window-and-lock-gates.ts';
 import { type Effects, type Kernel, move } from './kernel.ts';
 import { wakeAtLimit } from './max-run-time.ts';
@@ -113,8 +114,25 @@ async function closedQueueWindow(
  * credential adds CREDENTIAL_USER and CREDENTIAL_PASSWORD (over parameters of those names), and its password is
  * to be masked in the job's output. The message lives in memory only: it is sent after the commit, never stored.
  */
+/**
+ * A starting job's events: those with ClearsEvent are consumed; the comment of each event found Raised is kept for
+ * its environment (docs/architecture.md §7b).
+ */
+async function takeEvents(kernel: Kernel, tx: Store, job: JobRecord, now: number, effects: Effects): Promise<void> {
+  const waits = job.data.spec.waitEvents ?? [];
+  if (waits.length === 0) return;
+  const comments: NonNullable<JobRecord['data']['eventComments']> = [];
+  for (const w of waits) {
+    const event = w.clears
+      ? await consumeEvent(kernel, tx, w.event, job.jobId, now, effects)
+      : await tx.events.raised(w.event);
+    comments.push({ definition: w.event, comment: event?.data.raiserComment ?? null });
+  }
+  job.data.eventComments = comments;
+}
+
 export function runMessage(job: JobRecord, credential?: OpenCredential): ServerMessage {
-  const env = parameterEnvironment(job.data.parameters);
+  const env = { ...parameterEnvironment(job.data.parameters), ...eventEnvironment(job) };
   const spec = job.data.spec;
   if (spec.request) {
     // HTTP and SQL run inside the agent: parameters are substituted or bound there, the credential used directly.
@@ -215,8 +233,7 @@ export async function dispatchPass(
     delete job.data.runNow;
     delete job.data.windowClosesAt;
     await submitNextOccurrence(kernel, tx, job, now, effects); // started early (runnow, release): its successor is due now too
-    for (const w of job.data.spec.waitEvents ?? [])
-      if (w.clears) await consumeEvent(kernel, tx, w.event, job.jobId, now, effects);
+    await takeEvents(kernel, tx, job, now, effects);
     if (a.processServer === SYSTEM_SERVER) {
       move(job, 'Running', at).runStart = at;
       wakeAtLimit(job, effects);

@@ -201,6 +201,7 @@ export class Engine {
       alertSources: this.alertSources,
       deadlines: this.deadlines,
       tellHeartbeat: (processServer, every) => this.routing.tellHeartbeat(processServer, every),
+      sendWatches: () => this.routing.sendWatches(),
     });
     this.inbox = new ClusterInbox({
       clock,

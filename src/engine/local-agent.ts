@@ -53,12 +53,17 @@ export interface LocalAgent {
  * and steps aside while the old one reconnects and finishes its jobs; whenever the agent exits while the server
  * runs, another is started a little later.
  */
-export function superviseLocalAgent(dataDir: string, serverUrl: string, logger: Logger): LocalAgent {
+export function superviseLocalAgent(
+  dataDir: string,
+  serverUrl: string,
+  logger: Logger,
+  watchRoots: readonly string[] = [],
+): LocalAgent {
   let child: ChildProcess | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const launch = () => {
-    child = startLocalAgent(dataDir, serverUrl, logger);
+    child = startLocalAgent(dataDir, serverUrl, logger, watchRoots);
     child.on('exit', () => {
       if (stopped) return;
       timer = setTimeout(launch, 2000);
@@ -106,7 +111,12 @@ function left(child: ChildProcess): Promise<void> {
  */
 export const AGENT_HEAP = '--max-semi-space-size=2';
 
-function startLocalAgent(dataDir: string, serverUrl: string, logger: Logger): ChildProcess {
+function startLocalAgent(
+  dataDir: string,
+  serverUrl: string,
+  logger: Logger,
+  watchRoots: readonly string[],
+): ChildProcess {
   const { dir, secretFile } = localAgentPaths(dataDir);
   const bin = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/millrace');
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MILLRACE_')));
@@ -128,6 +138,7 @@ function startLocalAgent(dataDir: string, serverUrl: string, logger: Logger): Ch
       String(process.pid),
       '--parent-pipe',
       '3',
+      ...watchRoots.flatMap((root) => ['--watch-root', root]),
     ],
     { env, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] },
   );

@@ -19,6 +19,8 @@ export interface ObjectReactionsOptions {
   deadlines: Pick<DeadlineWatch, 'invalidate'>;
   /** Tells a connected agent its new heartbeat pace, wherever it is connected. */
   tellHeartbeat(processServer: string, every: number): void;
+  /** Tells the agents connected to this node their file watches again (docs/architecture.md §7b). */
+  sendWatches(): Promise<void>;
 }
 
 /**
@@ -61,6 +63,7 @@ export class ObjectReactions {
     if (reactions.includes('alert-sources')) this.options.alertSources.invalidate();
     if (reactions.includes('deadlines')) this.options.deadlines.invalidate();
     if (reactions.includes('dispatch')) this.options.loop.requestDispatch();
+    if (reactions.includes('file-watches')) void this.options.sendWatches();
     return reactions;
   }
 }

@@ -31,6 +31,7 @@ import { requestContext, requestIdFrom } from '../log/request-context.ts';
 import { type OpsDeps, opsRoutes } from './ops-routes.ts';
 import type { WindowOpenings } from '../services/window-openings.ts';
 import type { RuntimeAnswers } from '../services/runtime-answers.ts';
+import type { FileWatchStatus } from '../services/file-watch-status.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -62,6 +63,8 @@ export interface AppDeps {
   windows: WindowOpenings;
   /** Runtime statistics and estimates (`GET /JobDefinition/<key>/statistics`, `GET /Job/<id>/estimate`). */
   runtime: RuntimeAnswers;
+  /** A process server's file watches (`GET /ProcessServer/<key>/filewatches`). */
+  fileWatches: FileWatchStatus;
   store: Store;
   /** The web dashboard: its sessions and the load of queues and process servers. */
   dashboard: { sessions: Sessions; load: LoadReport };

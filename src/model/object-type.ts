@@ -68,9 +68,9 @@ export interface TypeTraits {
   /**
    * What the engine does when an object of the type changes: dispatch again (a window, a lock, a queue …), reload
    * the alert sources or the deadlines, or move the queue's waiting jobs in or out of QueueHeld when its Held flag
-   * changes.
+   * changes, or tell the agents named by an event definition's file watches what to watch.
    */
-  readonly onChange?: ReadonlyArray<'dispatch' | 'alert-sources' | 'deadlines' | 'queue-hold'>;
+  readonly onChange?: ReadonlyArray<'dispatch' | 'alert-sources' | 'deadlines' | 'queue-hold' | 'file-watches'>;
 }
 
 export type Storage = 'definition' | 'runtime';

@@ -48,4 +48,5 @@ async function deleteEvents(tx: Store, definition: string): Promise<void> {
       `${businessKey('EventDefinition', definition)} still has the ${live.status} event ${businessKey('Event', live.eventId)}; clear it first`,
     );
   await tx.events.deleteOfDefinition(definition);
+  await tx.fileWatches.deleteOfDefinition(definition);
 }

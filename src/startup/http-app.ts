@@ -15,6 +15,7 @@ import { Sessions } from '../services/sessions.ts';
 import { UserMessages } from '../services/user-messages.ts';
 import { WaitingService } from '../services/waiting.ts';
 import { WindowOpenings } from '../services/window-openings.ts';
+import { FileWatchStatus } from '../services/file-watch-status.ts';
 import { VERSION, VERSION_STRING } from '../version.ts';
 import type { ServerCore } from './core-services.ts';
 import type { JobWork } from './job-work.ts';
@@ -79,6 +80,7 @@ export function buildHttpApp(
       estimates: work.estimates,
       defaultTimeZone: config.defaultTimeZone,
     }),
+    fileWatches: new FileWatchStatus({ store, objects, defaultTimeZone: config.defaultTimeZone }),
     store,
     dashboard: {
       sessions: new Sessions(auth, clock),

@@ -3,6 +3,8 @@ import type { Kysely, Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
+import type { FileWatchStore } from './file-watch-store.ts';
+import { KyselyFileWatches } from './kysely-file-watches.ts';
 import type { BlobStore } from './blob-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { EventStore } from './event-store.ts';
@@ -98,6 +100,7 @@ export class KyselyStore implements Store {
   readonly jobFileChunks: JobFileChunkStore;
   readonly authFailures: AuthFailureStore;
   readonly runtimeStats: RuntimeStatsStore;
+  readonly fileWatches: FileWatchStore;
 
   constructor(
     db: Kysely<Database>,
@@ -123,6 +126,7 @@ export class KyselyStore implements Store {
     this.jobFileChunks = new KyselyJobFileChunks(db);
     this.authFailures = new KyselyAuthFailures(db);
     this.runtimeStats = new KyselyRuntimeStats(db, dialect);
+    this.fileWatches = new KyselyFileWatches(db);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
     this.objects = new KyselyObjects(db, dialect, {
       readRows: this.objectRows,

@@ -4,6 +4,7 @@ import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { BlobStore } from './blob-store.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
+import type { FileWatchStore } from './file-watch-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
 import { errorCode } from '../errors.ts';
@@ -141,6 +142,8 @@ export interface Store {
   readonly authFailures: AuthFailureStore;
   /** Runtime statistics per definition and chain step (migration 0014), added to as jobs finish. */
   readonly runtimeStats: RuntimeStatsStore;
+  /** Files raised by file events and the agents' watch status (migration 0016); inside a transaction, part of it. */
+  readonly fileWatches: FileWatchStore;
   /**
    * The channel nodes tell each other through (PostgreSQL's LISTEN/NOTIFY); undefined on SQLite, where one node
    * serves the database. Each call opens a new channel.

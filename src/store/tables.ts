@@ -18,7 +18,8 @@ export interface Database
     BlobTables,
     ClusterTables,
     AuthFailureTables,
-    RuntimeStatsTables {
+    RuntimeStatsTables,
+    FileWatchTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -184,4 +185,18 @@ export interface RuntimeStatsTables {
     max_ms: number;
   };
   runtime_buckets: { definition: string; step: string; bucket: number; runs: number; min_ms: number; max_ms: number };
+}
+
+/** Row shapes of migration 0016: the files raised by file events, and each process server's watch status. */
+export interface FileWatchTables {
+  file_raises: {
+    definition: string;
+    process_server: string;
+    path: string;
+    size: number;
+    mtime: number;
+    inode: string;
+    raise_time: number;
+  };
+  file_watch_status: { process_server: string; data: string; updated_at: number };
 }

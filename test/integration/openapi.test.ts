@@ -80,6 +80,8 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/waiting`, ['get']);
     // A time window's openings (docs/architecture.md §5a).
     expected.set(`${t.base}/TimeWindow/{key}/openings`, ['get']);
+    // A process server's file watches (docs/architecture.md §7b).
+    expected.set(`${t.base}/ProcessServer/{key}/filewatches`, ['get']);
     // The starts to come, in order.
     expected.set(`${t.base}/forecast`, ['get']);
     // Today's deadlines (docs/architecture.md §8c).

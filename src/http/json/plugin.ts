@@ -22,6 +22,8 @@ import { registerWaitingRoutes } from './waiting-routes.ts';
 import { registerWindowRoutes } from './window-routes.ts';
 import { registerRuntimeRoutes } from './runtime-routes.ts';
 import type { RuntimeAnswers } from '../../services/runtime-answers.ts';
+import { registerFileWatchRoutes } from './file-watch-routes.ts';
+import type { FileWatchStatus } from '../../services/file-watch-status.ts';
 import type { WindowOpenings } from '../../services/window-openings.ts';
 import type { Feed } from '../../feed/feed.ts';
 
@@ -35,6 +37,7 @@ export interface JsonInterfaceDeps {
   events: EventService;
   imports: ImportService;
   windows: WindowOpenings;
+  fileWatches: FileWatchStatus;
   forecast: ForecastService;
   deadlines: DeadlineService;
   /** Runtime statistics and estimates. */
@@ -95,6 +98,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerStreamRoute(app, deps.feed, served);
   registerWindowRoutes(app, deps.windows, served);
   registerRuntimeRoutes(app, deps.runtime, served);
+  registerFileWatchRoutes(app, deps.fileWatches, served);
   registerForecastRoute(app, deps.forecast, served);
   registerDeadlineRoutes(app, deps.deadlines, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);

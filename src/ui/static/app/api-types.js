@@ -181,6 +181,21 @@
  *   & Record<string, unknown>} TimeWindow  `GET /TimeWindow/<key>`: every field is shown, so all are kept
  */
 
+/**
+ * @typedef {{ Partition: string, Name: string, FileEvents?: Record<string, unknown>[] | null }
+ *   & Record<string, unknown>} EventDefinition  `GET /EventDefinition/<key>`: every field is shown, so all are kept
+ */
+
+/**
+ * @typedef {object} FileWatch  a watch of `GET /ProcessServer/<key>/filewatches`
+ * @property {string} EventDefinition
+ * @property {string} Directory
+ * @property {string} Pattern
+ * @property {string | null} LastPoll
+ * @property {number} FilesSeen
+ * @property {string | null} LastError
+ */
+
 /** @typedef {{ From: string, Until: string }} Opening  an open period of `GET /TimeWindow/<key>/openings` */
 
 /**

@@ -12,6 +12,7 @@ import { renderJob } from './pages/job.js';
 import { renderJobs } from './pages/jobs.js';
 import { renderSignIn } from './pages/signin.js';
 import { renderTimeWindow } from './pages/time-window.js';
+import { renderEventDefinition } from './pages/event-definition.js';
 import { leave, route, show } from './router.js';
 import { setSession } from './session.js';
 /** @import { Session } from './api-types.js' */
@@ -38,6 +39,7 @@ route('/infra', renderInfra);
 route('/forecast', renderForecast);
 route('/deadlines', renderDeadlines);
 route('/timewindow/:key', renderTimeWindow);
+route('/eventdefinition/:key', renderEventDefinition);
 
 /** @type {(() => void) | null} */
 let stopBadge = null;

@@ -36,6 +36,7 @@ export function objectHref(object) {
   if (type === 'Job') return `#/job/${key}`;
   if (type === 'JobDefinition') return `#/definition/${key}`;
   if (type === 'TimeWindow') return `#/timewindow/${key}`;
+  if (type === 'EventDefinition') return `#/eventdefinition/${key}`;
   if (type === 'Queue' || type === 'ProcessServer' || type === 'QueueProvider') return '#/infra';
   return null;
 }
