@@ -27,7 +27,8 @@ for (const backend of backends()) {
       assert.equal(r.status, 201, r.body);
       const id = (await api('POST', '/Job/GLOBAL.Overrun')).json.jobId as number;
       const pids = await maxRunPids(dir, id);
-      assert.equal((await api('GET', `/Job/${id}`)).json.Status, 'Running');
+      // The script wrote its pids before the agent's `started` report reached the server: wait for Running.
+      await waitFor('the job to run', async () => (await api('GET', `/Job/${id}`)).json.Status === 'Running' || undefined);
       const gone = new Promise((resolve) => server.serve.child.once('exit', resolve));
       server.serve.child.kill('SIGKILL');
       await gone;
