@@ -88,7 +88,7 @@ export class RuntimeAnswers {
     );
     if (definition.JobDefinitionType !== 'JobChain') return own;
     const chain = await this.d.store.getObject('JobChain', key);
-    const names = ((chain?.data.Steps as Array<{ Name: string }> | null) ?? []).map((s) => s.Name);
+    const names = (chain?.data.Steps ?? []).map((s) => s.Name);
     const scan = Math.min(MAX_STEP_SCAN, LAST_RUNS * names.length);
     const stepRuns = names.length === 0 ? [] : await this.d.store.runtimeStats.lastStepRuns(key, scan);
     return {
