@@ -1,3 +1,5 @@
+import { isPlainObject } from '../domain/json.ts';
+
 /**
  * The JSON paths an HTTP job's Out parameters name: `$`, then `.name` and `[index]` steps only (`$.items[0].id`).
  * Hand-written rather than a JSON-path library: this subset is all a definition may declare (the registry checks
@@ -16,9 +18,8 @@ export function readJsonPath(document: unknown, path: string): string | undefine
     const m = STEP.exec(path);
     if (!m || m.index !== at) return undefined;
     if (m[1] !== undefined) {
-      if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, m[1]))
-        return undefined;
-      value = (value as Record<string, unknown>)[m[1]];
+      if (!isPlainObject(value) || !Object.hasOwn(value, m[1])) return undefined;
+      value = value[m[1]];
     } else {
       if (!Array.isArray(value)) return undefined;
       value = value[Number(m[2])];

@@ -1,7 +1,15 @@
 import { type FileWatch, folderProblem } from '../domain/file-watch.ts';
 import type { RunMessage, ServerMessage } from './protocol.ts';
 
-const RUN_TYPES = new Set(['BASH', 'SH', 'PYTHON', 'NODE', 'HTTP', 'SQL']);
+const RUN_TYPES: ReadonlySet<unknown> = new Set<RunMessage['scriptType']>([
+  'BASH',
+  'SH',
+  'PYTHON',
+  'NODE',
+  'HTTP',
+  'SQL',
+]);
+const isRunType = (v: unknown): v is RunMessage['scriptType'] => RUN_TYPES.has(v);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An HTTP or SQL run's request, credential and JSON paths, checked; none for a script. */
@@ -9,10 +17,10 @@ function requestParts(m: Record<string, unknown>): Pick<RunMessage, 'request' | 
   if (m.scriptType !== 'HTTP' && m.scriptType !== 'SQL') return {};
   if (!isObject(m.request)) return 'no request';
   const jsonPaths = m.jsonPaths ?? {};
-  if (!isObject(jsonPaths) || Object.values(jsonPaths).some((v) => typeof v !== 'string')) return 'bad jsonPaths';
+  if (!isTextRecord(jsonPaths)) return 'bad jsonPaths';
   const parts: Pick<RunMessage, 'request' | 'auth' | 'jsonPaths'> = {
     request: m.request,
-    jsonPaths: { ...(jsonPaths as Record<string, string>) },
+    jsonPaths: { ...jsonPaths },
   };
   if (m.auth !== undefined) {
     const a = m.auth;
@@ -35,15 +43,15 @@ const isTextRecord = (v: unknown): v is Record<string, string> =>
   Object.values(v).every((item) => typeof item === 'string');
 
 export function toServerMessage(value: unknown): ServerMessage | string {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an object';
-  const m = value as Record<string, unknown>;
+  if (!isObject(value)) return 'not an object';
+  const m = value;
   switch (m.type) {
     case 'welcome':
       if (!isCount(m.killGraceMs) || !isCount(m.heartbeatMs)) return 'welcome without killGraceMs or heartbeatMs';
       return { type: 'welcome', killGraceMs: m.killGraceMs, heartbeatMs: m.heartbeatMs };
     case 'run': {
       if (!isAttemptOf(m)) return 'run without jobId or attempt';
-      if (!RUN_TYPES.has(m.scriptType as string)) return `run ${m.jobId}.${m.attempt} with an unknown scriptType`;
+      if (!isRunType(m.scriptType)) return `run ${m.jobId}.${m.attempt} with an unknown scriptType`;
       if (typeof m.script !== 'string') return `run ${m.jobId}.${m.attempt} without script`;
       const env = m.env ?? {};
       if (!isTextRecord(env)) return `run ${m.jobId}.${m.attempt}: bad env`;
@@ -58,7 +66,7 @@ export function toServerMessage(value: unknown): ServerMessage | string {
         type: 'run',
         jobId: m.jobId,
         attempt: m.attempt,
-        scriptType: m.scriptType as RunMessage['scriptType'],
+        scriptType: m.scriptType,
         script: m.script,
         env: { ...env },
         outNames: [...outNames],
@@ -89,8 +97,9 @@ export function toServerMessage(value: unknown): ServerMessage | string {
 function watchOf(watches: unknown): ServerMessage | string {
   if (!Array.isArray(watches)) return 'watch without watches';
   const out: FileWatch[] = [];
-  for (const w of watches as Array<Record<string, unknown>>) {
-    if (typeof w !== 'object' || w === null) return 'watch with a bad item';
+  const items: unknown[] = watches;
+  for (const w of items) {
+    if (!isObject(w)) return 'watch with a bad item';
     const { definition, directory, pattern, pollSeconds, stableSeconds, moveDirectory } = w;
     if (typeof definition !== 'string' || typeof directory !== 'string' || typeof pattern !== 'string')
       return 'watch with a bad item';

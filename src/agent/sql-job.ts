@@ -86,7 +86,7 @@ async function toCsv(client: pg.Client, text: string, values: string[], file: st
       if (batch.length === 0) break;
       rows += batch.length;
       let chunk = '';
-      for (const row of batch) chunk += csvLine(Object.values(row as Record<string, unknown>));
+      for (const row of batch) chunk += csvLine(Object.values(row));
       if (!out.write(chunk)) await once(out, 'drain');
     }
     const result = (cursor as unknown as { _result?: { rowCount?: number | null; fields?: unknown[] } })._result;

@@ -52,7 +52,7 @@ export async function createBackup(o: BackupOptions): Promise<BackupSummary> {
         files.push({ name: f.name, ...(await zip.add(f.name, await f.open())) });
       } catch (err) {
         // A job file removed meanwhile (its job purged) is left out; anything else stops the backup.
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        if (!(err instanceof Error && 'code' in err && err.code === 'ENOENT')) throw err;
       }
     }
     const manifest: Manifest = {

@@ -50,7 +50,7 @@ export function compareVersions(a: string, b: string): number {
 export function checkManifest(text: string, version: string, known: readonly string[]): Manifest {
   let m: Manifest;
   try {
-    m = JSON.parse(text) as Manifest;
+    m = JSON.parse(text);
   } catch {
     throw new Error('the archive is damaged: its manifest is not readable');
   }

@@ -60,8 +60,9 @@ export function criticalPath(
       t = step.runEnd ?? t;
       continue;
     }
-    const running = step.runStart !== null;
-    const from = running ? Math.max(now, step.runStart as number) : Math.max(t, now);
+    const runStart = step.runStart;
+    const running = runStart !== null;
+    const from = runStart !== null ? Math.max(now, runStart) : Math.max(t, now);
     let end = running ? now : from;
     let longest: { index: number; call: CallProgress; end: number } | undefined;
     for (const [index, call] of step.calls.entries()) {

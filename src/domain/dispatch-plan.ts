@@ -99,7 +99,9 @@ export class Slots {
 
 const add = (m: Map<string, number>, k: string, n: number) => m.set(k, (m.get(k) ?? 0) + n);
 const providerId = (server: string, queue: string) => `${server}|${queue}`;
-const below = (used: number | undefined, size: number | null) => size === null || (used ?? 0) < size;
+/** The size a count of running jobs has reached (so nothing more may start); undefined while below it or unlimited. */
+const fullAt = (used: number | undefined, size: number | null): number | undefined =>
+  size !== null && (used ?? 0) >= size ? size : undefined;
 
 /**
  * Where the dispatcher looks for candidates: a queue and a definition type, and at most how many jobs of them can
@@ -176,8 +178,8 @@ export function placeCandidate(state: DispatchState, slots: Slots, c: Candidate)
     if (q.closed)
       blockers.push({ code: 'TimeWindowClosed', queue: q.key, window: q.closed.window, opens: q.closed.opens });
     const running = slots.queue.get(q.key) ?? 0;
-    if (!below(running, q.executionSize))
-      blockers.push({ code: 'QueueFull', queue: q.key, running, size: q.executionSize as number });
+    const queueFull = fullAt(running, q.executionSize);
+    if (queueFull !== undefined) blockers.push({ code: 'QueueFull', queue: q.key, running, size: queueFull });
     if (q.holdLevel !== null && c.priority < q.holdLevel)
       blockers.push({ code: 'HoldLevel', queue: q.key, priority: c.priority, holdLevel: q.holdLevel });
   }
@@ -209,13 +211,15 @@ function serverBlocker(
   c: Candidate,
 ): Blocker | undefined {
   if (!s.available) return { code: s.down ?? 'AgentDisconnected', processServer: s.key };
-  if (!below(used, s.executionSize))
-    return { code: 'ProcessServerFull', processServer: s.key, running: used, size: s.executionSize as number };
+  const serverFull = fullAt(used, s.executionSize);
+  if (serverFull !== undefined)
+    return { code: 'ProcessServerFull', processServer: s.key, running: used, size: serverFull };
   if (c.runNow) return undefined;
   if (p.held) return { code: 'QueueHeld', queue: c.queue, processServer: s.key };
   const running = slots.provider.get(providerId(s.key, c.queue)) ?? 0;
-  if (!below(running, p.executionSize))
-    return { code: 'QueueFull', queue: c.queue, processServer: s.key, running, size: p.executionSize as number };
+  const providerFull = fullAt(running, p.executionSize);
+  if (providerFull !== undefined)
+    return { code: 'QueueFull', queue: c.queue, processServer: s.key, running, size: providerFull };
   if (p.holdLevel !== null && c.priority < p.holdLevel)
     return { code: 'HoldLevel', queue: c.queue, processServer: s.key, priority: c.priority, holdLevel: p.holdLevel };
   return undefined;

@@ -37,7 +37,7 @@ export function watchesOf(
 ): FileWatch[] {
   const out: FileWatch[] = [];
   for (const d of definitions) {
-    const items = Array.isArray(d.data.FileEvents) ? (d.data.FileEvents as Array<Record<string, unknown>>) : [];
+    const items: Array<Record<string, unknown>> = Array.isArray(d.data.FileEvents) ? d.data.FileEvents : [];
     for (const f of items) {
       if (f.ProcessServer !== processServer || f.Enabled === false) continue;
       out.push({

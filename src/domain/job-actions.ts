@@ -131,7 +131,8 @@ export const JOB_ACTION_TABLE = {
 } as const satisfies Record<string, JobActionSpec>;
 
 export type JobAction = keyof typeof JOB_ACTION_TABLE;
-export const JOB_ACTIONS = Object.keys(JOB_ACTION_TABLE) as JobAction[];
+export const isJobAction = (name: string): name is JobAction => Object.hasOwn(JOB_ACTION_TABLE, name);
+export const JOB_ACTIONS: readonly JobAction[] = Object.keys(JOB_ACTION_TABLE).filter(isJobAction);
 
 /** The actions whose effect is the kernel's `act`: all but those with a submit body, which are a submit (resubmit). */
 export type KernelAction = {
@@ -140,7 +141,6 @@ export type KernelAction = {
 
 export const jobAction = (action: JobAction): JobActionSpec => JOB_ACTION_TABLE[action];
 export const isKernelAction = (action: JobAction): action is KernelAction => jobAction(action).body !== 'submit';
-export const isJobAction = (name: string): name is JobAction => Object.hasOwn(JOB_ACTION_TABLE, name);
 
 export function actionApplies(action: JobAction, status: JobStatus): boolean {
   const applies: readonly JobStatus[] = JOB_ACTION_TABLE[action].applies;

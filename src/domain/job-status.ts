@@ -36,7 +36,9 @@ export const JOB_STATUSES = {
   Never: 'n',
 } as const;
 export type JobStatus = keyof typeof JOB_STATUSES;
-export const JOB_STATUS_NAMES = Object.keys(JOB_STATUSES) as JobStatus[];
+/** Whether a value is one of the process statuses (a name of JOB_STATUSES). */
+export const isJobStatus = (v: unknown): v is JobStatus => typeof v === 'string' && Object.hasOwn(JOB_STATUSES, v);
+export const JOB_STATUS_NAMES: readonly JobStatus[] = Object.keys(JOB_STATUSES).filter(isJobStatus);
 
 export const INITIAL: readonly JobStatus[] = ['New', 'Chained', 'Disabled', 'Delayed'];
 export const PENDING: readonly JobStatus[] = [

@@ -15,7 +15,8 @@ export const QUANTILE_PRECISION = 2 ** (1 / BUCKETS_PER_OCTAVE) - 1;
 export const RUN_STATUSES = ['Completed', 'Error', 'Killed', 'Unknown'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-export const isRunStatus = (s: string): s is RunStatus => (RUN_STATUSES as readonly string[]).includes(s);
+const RUN_STATUS_SET: ReadonlySet<string> = new Set(RUN_STATUSES);
+export const isRunStatus = (s: string): s is RunStatus => RUN_STATUS_SET.has(s);
 
 /** Totals of a definition's (or a step's) finished runs. */
 export interface RuntimeAggregate {

@@ -13,6 +13,7 @@ import {
   type WelcomeMessage,
 } from '../agent/protocol.ts';
 import { Inflow } from './agent-inflow.ts';
+import { isPlainObject } from '../domain/json.ts';
 
 /**
  * The server's end of the agent protocol: accepts the agents' upgrade requests, keeps one session per process
@@ -72,17 +73,14 @@ const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
 /** Only well-formed messages reach the engine; agents are authenticated, but not trusted with the server's state. */
 function wellFormed(m: unknown): m is AgentMessage {
-  if (typeof m !== 'object' || m === null) return false;
-  const x = m as Record<string, unknown>;
+  if (!isPlainObject(m)) return false;
+  const x = m;
   switch (x.type) {
     case 'ping':
     case 'draining':
       return true;
     case 'hello':
-      return (
-        Array.isArray(x.known) &&
-        x.known.every((k) => isInt((k as KnownLike)?.jobId) && isInt((k as KnownLike)?.attempt))
-      );
+      return Array.isArray(x.known) && x.known.every(isKnownAttempt);
     case 'started':
       return isInt(x.jobId) && isInt(x.attempt) && isInt(x.startTime);
     case 'output':
@@ -122,7 +120,9 @@ function wellFormed(m: unknown): m is AgentMessage {
       return false;
   }
 }
-type KnownLike = { jobId?: unknown; attempt?: unknown } | undefined;
+/** An item of `hello`'s `known`: a job id and attempt the agent still has. */
+const isKnownAttempt = (k: unknown): boolean =>
+  typeof k === 'object' && k !== null && 'jobId' in k && isInt(k.jobId) && 'attempt' in k && isInt(k.attempt);
 
 export class AgentHub {
   private readonly sessions = new Map<string, Session>();

@@ -70,7 +70,7 @@ export function pack(
 /** Reads a payload; undefined when it is not one of ours. */
 export function unpack(payload: string): Envelope | undefined {
   try {
-    const e = JSON.parse(payload) as Partial<Envelope>;
+    const e: Partial<Envelope> = JSON.parse(payload);
     if (typeof e.from !== 'string' || !Array.isArray(e.messages)) return undefined;
     return e as Envelope;
   } catch {

@@ -46,7 +46,7 @@ export async function raiseDeadlineAlert(tx: Store, f: DeadlineAlertFacts, now: 
       vars,
       zone: f.rule.zone,
       address: null,
-      escalation: (f.deadline.data.AlertEscalation as string | null | undefined) ?? null,
+      escalation: f.deadline.data.AlertEscalation ?? null,
     },
     now,
   );

@@ -46,8 +46,8 @@ export interface DeadlineWatchOptions {
 /** A Deadline object's rule, from its data and window. */
 export async function deadlineRule(store: Store, deadline: StoredObject<'Deadline'>): Promise<DeadlineRule> {
   const d = deadline.data;
-  const zone = (d.TimeZone as string | null) || 'UTC';
-  const windowKey = d.TimeWindow as string | null;
+  const zone = d.TimeZone || 'UTC';
+  const windowKey = d.TimeWindow;
   const window = windowKey ? await loadWindow(store, windowKey, zone) : undefined;
   return {
     endBy: String(d.EndBy),

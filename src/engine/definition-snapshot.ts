@@ -66,7 +66,7 @@ function requestCredential(d: DefinitionData): string | null {
 /** A chain's own MaxRunTime (its JobChain's), which comes before its definition's; null when it has none. */
 export async function chainMaxRunTime(tx: Store, definition: StoredObject): Promise<number | null> {
   const chain = await tx.getObject('JobChain', definition.key);
-  return (chain?.data.MaxRunTime as number | null | undefined) ?? null;
+  return chain?.data.MaxRunTime ?? null;
 }
 
 /** The structure a chain job keeps (its JobChain as it is now); 400 when the chain has no JobChain or nests too deep. */
@@ -79,6 +79,6 @@ export async function chainStructure(tx: Store, definition: StoredObject, depth:
   if (depth > MAX_DEPTH) throw invalid(`Chains call each other more than ${MAX_DEPTH} deep (at ${definition.key})`);
   return {
     steps: structuredClone((chain.data.Steps as ChainStepSpec[] | null) ?? []),
-    handlers: structuredClone((chain.data.StatusHandlers as ChainStructure['handlers'] | null) ?? []),
+    handlers: structuredClone(chain.data.StatusHandlers ?? []),
   };
 }

@@ -11,23 +11,17 @@ import type { AgentHub } from './agent-hub.ts';
 import { AgentRouting } from './agent-routing.ts';
 import { AgentWatchdog } from './agent-watchdog.ts';
 import { type AlertSenders, AlertWorker } from './alert-worker.ts';
-import { AlertSources, answerAlertReply, onJobStatusChanges, onServerStatus } from './alerts.ts';
-import { answerAsking, closeQuestion } from './question-jobs.ts';
-import { answerStep, onCallFinal } from './chains.ts';
-import { createChainJobs } from './chain-creation.ts';
-import { cancelTree, killTree } from './chain-closing.ts';
+import { AlertSources, onJobStatusChanges, onServerStatus } from './alerts.ts';
 import { Cluster } from './cluster.ts';
 import { ClusterInbox } from './cluster-inbox.ts';
 import { DeadlineWatch } from './deadlines.ts';
 import type { Effects } from './effects.ts';
 import { EventActions } from './event-actions.ts';
-import { raiseOnFinal } from './events.ts';
-import { releaseLocks } from './window-and-lock-gates.ts';
 import type { JobFileStore } from './job-files.ts';
 import { JobPurge } from './job-purge.ts';
 import { Kernel } from './kernel.ts';
 import { ObjectReactions } from './object-reactions.ts';
-import { endRecurrence, submitNextOccurrence } from './recurrences.ts';
+import { registerReactions } from './reactions.ts';
 import { type KernelWork, SerialLoop } from './serial-loop.ts';
 import { ServerStatusKeeper } from './server-status.ts';
 import { endJobsOfStoppedNode } from './stopped-node.ts';
@@ -135,7 +129,7 @@ export class Engine {
     this.store = store;
     const cluster = options.cluster ?? Cluster.solo();
     this.cluster = cluster;
-    this.registerReactions();
+    registerReactions(this.kernel);
     const kernel = this.kernel;
     const loop = new SerialLoop({
       store,
@@ -219,23 +213,6 @@ export class Engine {
       lookAtDeadlines: () => this.deadlines.lookSoon(),
       refreshServers,
     });
-  }
-
-  /** What follows from a transition, in the order it happens (docs/architecture.md §6a). */
-  private registerReactions(): void {
-    const kernel = this.kernel;
-    kernel.on('created', createChainJobs);
-    kernel.on('due', submitNextOccurrence);
-    kernel.on('final', closeQuestion);
-    kernel.on('final', raiseOnFinal);
-    kernel.on('final', releaseLocks);
-    kernel.on('final', endRecurrence);
-    kernel.on('settled', onCallFinal);
-    kernel.on('cancelTree', cancelTree);
-    kernel.on('killTree', killTree);
-    kernel.on('answered', answerStep);
-    kernel.on('answered', answerAsking);
-    kernel.on('answered', answerAlertReply);
   }
 
   /** Lets a capability outside the engine run the jobs of a System definition (see SystemRunner). */

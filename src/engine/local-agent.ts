@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { STAYING } from '../agent/parent-link.ts';
 
@@ -86,10 +86,16 @@ export function superviseLocalAgent(
   };
 }
 
+/** The pipe to the agent (its fd 3): a socket, as every piped stdio of a child is. */
+function parentLink(child: ChildProcess): Socket | undefined {
+  const link = child.stdio[3];
+  return link instanceof Socket ? link : undefined;
+}
+
 /** Ends the agent's parent link; resolves once the agent has exited or answered that it stays for its jobs. */
 function left(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  const link = child.stdio[3] as Socket | null | undefined;
+  const link = parentLink(child);
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
     if (!link) return;
@@ -143,7 +149,7 @@ function startLocalAgent(
     { env, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] },
   );
   // Held, never written: its end is the message. Unreferenced, so it keeps no process (a test's) running.
-  (child.stdio[3] as Socket | null)?.unref();
+  parentLink(child)?.unref();
   child.on('exit', (code, signal) => logger.debug({ code, signal }, 'local agent exited'));
   child.on('error', (err) => logger.error({ err }, 'local agent could not start'));
   return child;

@@ -25,7 +25,7 @@ export async function checkCredentialUse(
     ['Sql.Credential', data.Sql],
   ] as const) {
     if (typeof holder !== 'object' || holder === null) continue;
-    const problem = await checkOne(tx, field, (holder as Record<string, unknown>).Credential, data, principal);
+    const problem = await checkOne(tx, field, 'Credential' in holder ? holder.Credential : undefined, data, principal);
     if (problem) return problem;
   }
   return undefined;

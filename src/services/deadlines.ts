@@ -70,7 +70,7 @@ export class DeadlineService {
     const base = {
       due,
       Deadline: deadline.key,
-      Description: (deadline.data.Description as string | null) ?? null,
+      Description: deadline.data.Description ?? null,
       JobDefinition: definition,
       EndBy: formatInstant(due, rule.zone),
       LeadMinutes: rule.leadMs / 60_000,

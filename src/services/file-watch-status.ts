@@ -39,7 +39,7 @@ export class FileWatchStatus {
     const { store, defaultTimeZone } = this.deps;
     const watches = watchesOf(key, await listAllObjects(store, 'EventDefinition'));
     const stored = await store.fileWatches.status(key);
-    const reported = stored ? (JSON.parse(stored.data) as Array<Record<string, unknown>>) : [];
+    const reported: Array<Record<string, unknown>> = stored ? JSON.parse(stored.data) : [];
     const items = watches.map((w) => {
       const r = reported.find(
         (x) => x.definition === w.definition && x.directory === w.directory && x.pattern === w.pattern,

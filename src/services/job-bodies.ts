@@ -1,8 +1,8 @@
-import type { JobStatus } from '../domain/job-status.ts';
+import { isJobStatus, type JobStatus } from '../domain/job-status.ts';
 import type { ActionBody } from '../domain/job-actions.ts';
 import type { Form } from '../model/object-type.ts';
 import { keyShapeOf, requireForm } from '../model/registry.ts';
-import { validateForm } from '../model/validate.ts';
+import { isPlainObject, validateForm } from '../model/validate.ts';
 import type { ZonedInstant } from '../time/date-format.ts';
 
 /**
@@ -35,7 +35,16 @@ export interface SubmitOptions {
   maxRunTime: number | undefined;
 }
 
-const orUndefined = <T>(v: unknown): T | undefined => (v === null || v === undefined ? undefined : (v as T));
+// The form has checked each field's type; these only tell TypeScript what it checked (null reads as not given).
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const count = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+const flag = (v: unknown): boolean | undefined => (typeof v === 'boolean' ? v : undefined);
+const instant = (v: unknown): ZonedInstant | undefined =>
+  isPlainObject(v) && typeof v.ms === 'number' && typeof v.zone === 'string' ? { ms: v.ms, zone: v.zone } : undefined;
+/** A Description: null clears it, undefined leaves it. */
+const description = (v: unknown): string | null | undefined => (v === null ? null : text(v));
+/** A field of the body as given (validateForm has made sure it is an object, or null or undefined). */
+const given = (body: unknown, name: string): unknown => (isPlainObject(body) ? body[name] : undefined);
 
 /** A submit body (`submit`) or an action's process properties (`properties`: the same fields). */
 export function parseSubmitBody(
@@ -44,16 +53,15 @@ export function parseSubmitBody(
   form: 'submit' | 'properties' = 'submit',
 ): SubmitOptions {
   const v = validateForm(FORMS[form], body, { defaultZone, keyShapeOf });
-  const raw = (body ?? {}) as Record<string, unknown>;
   return {
-    parameters: raw.JobParameters,
-    requestedStart: orUndefined<ZonedInstant>(v.RequestedStartTime),
-    queue: orUndefined<string>(v.Queue),
-    priority: orUndefined<number>(v.Priority),
-    description: v.Description as string | null | undefined,
-    holdOnSubmit: orUndefined<boolean>(v.HoldOnSubmit),
-    submitFrame: orUndefined<string>(v.SubmitFrame),
-    maxRunTime: orUndefined<number>(v.MaxRunTime),
+    parameters: given(body, 'JobParameters'),
+    requestedStart: instant(v.RequestedStartTime),
+    queue: text(v.Queue),
+    priority: count(v.Priority),
+    description: description(v.Description),
+    holdOnSubmit: flag(v.HoldOnSubmit),
+    submitFrame: text(v.SubmitFrame),
+    maxRunTime: count(v.MaxRunTime),
   };
 }
 
@@ -68,9 +76,9 @@ export interface Completion {
 export function parseCompletion(body: unknown, defaultZone: string): Completion {
   const v = validateForm(FORMS.completion, body, { defaultZone, keyShapeOf });
   return {
-    status: orUndefined<JobStatus>(v.Status),
-    description: v.Description as string | null | undefined,
-    notes: (v.JobNotes as string[] | null | undefined) ?? [],
-    outValues: ((body ?? {}) as Record<string, unknown>).JobParameters,
+    status: isJobStatus(v.Status) ? v.Status : undefined,
+    description: description(v.Description),
+    notes: Array.isArray(v.JobNotes) ? v.JobNotes.filter((n) => typeof n === 'string') : [],
+    outValues: given(body, 'JobParameters'),
   };
 }

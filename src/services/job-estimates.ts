@@ -59,8 +59,9 @@ export class JobEstimates {
         Progress: job.runStart === null ? null : 1,
         CriticalPath: null,
       };
-    const running = ACTIVE.includes(job.status) && job.runStart !== null;
-    const start = running ? (job.runStart as number) : Math.max(now, job.requestedStart);
+    const runStart = ACTIVE.includes(job.status) ? job.runStart : null;
+    const running = runStart !== null;
+    const start = runStart !== null ? runStart : Math.max(now, job.requestedStart);
     if (job.data.chain?.structure) {
       const path = await this.chainPath(job, basis, start, now);
       if (path)

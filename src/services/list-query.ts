@@ -1,6 +1,7 @@
 import { invalid } from '../errors.ts';
 import { NAME_PATTERN } from '../model/fields.ts';
 import { parseKey } from '../model/keys.ts';
+import { isPlainObject } from '../domain/json.ts';
 
 /**
  * The query parameters every list takes (Limit, After, fields) and the checks of all of them: a parameter a list
@@ -32,7 +33,7 @@ export const PAGE_PARAMS: readonly ListParam[] = [
 export function readParams(query: unknown, params: readonly ListParam[]): Map<string, string> {
   const byLower = new Map(params.map((p) => [p.name.toLowerCase(), p.name]));
   const values = new Map<string, string>();
-  for (const [given, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+  for (const [given, value] of Object.entries(isPlainObject(query) ? query : {})) {
     const name = byLower.get(given.toLowerCase());
     if (name === undefined)
       throw invalid(`Unknown query parameter "${given}"; this list takes ${params.map((p) => p.name).join(', ')}`);

@@ -11,6 +11,7 @@ import { formatInstant } from '../time/date-format.ts';
 import type { EstimateBasis, JobEstimates } from './job-estimates.ts';
 import type { JobService } from './jobs.ts';
 import type { ObjectService } from './objects.ts';
+import { isPlainObject } from '../domain/json.ts';
 
 /** At most this many runs in LastRuns, newest first. */
 export const LAST_RUNS = 100;
@@ -79,7 +80,7 @@ export class RuntimeAnswers {
   async statistics(p: Principal, pathKey: string): Promise<StatisticsAnswer> {
     const type = requireType('JobDefinition');
     // Read as GET reads it: 404 unless the caller may view it, 403 naming a referenced object it may not view.
-    const definition = JSON.parse(await this.d.objects.getText(p, type, pathKey)) as Record<string, unknown>;
+    const definition: Record<string, unknown> = JSON.parse(await this.d.objects.getText(p, type, pathKey));
     const key = parseKey(type.key, pathKey)?.key ?? pathKey;
     const stats = (await this.d.store.runtimeStats.read([key])).get(key) ?? [];
     const own = this.figures(
@@ -88,7 +89,7 @@ export class RuntimeAnswers {
     );
     if (definition.JobDefinitionType !== 'JobChain') return own;
     const chain = await this.d.store.getObject('JobChain', key);
-    const names = ((chain?.data.Steps as Array<{ Name: string }> | null) ?? []).map((s) => s.Name);
+    const names = (chain?.data.Steps ?? []).map((s) => s.Name);
     const scan = Math.min(MAX_STEP_SCAN, LAST_RUNS * names.length);
     const stepRuns = names.length === 0 ? [] : await this.d.store.runtimeStats.lastStepRuns(key, scan);
     return {
@@ -164,7 +165,7 @@ const pathStep = (s: PathStep, date: (ms: number) => string) => ({
 
 /** `Basis`: P50 (the default) or P95; anything else is 400 naming the parameter. */
 export function parseBasis(query: unknown): EstimateBasis {
-  const raw = (query as Record<string, unknown> | undefined)?.Basis;
+  const raw = isPlainObject(query) ? query.Basis : undefined;
   if (raw === undefined) return 'P50';
   if (raw === 'P50' || raw === 'P95') return raw;
   throw invalid(`Parameter "Basis": "${String(raw).slice(0, 40)}" is not P50 or P95`);

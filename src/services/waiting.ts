@@ -6,6 +6,7 @@ import { can, type Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import { formatInstant } from '../time/date-format.ts';
 import type { JobService } from './jobs.ts';
+import { isPlainObject } from '../domain/json.ts';
 
 export interface WaitingServiceDeps {
   store: Store;
@@ -82,7 +83,7 @@ function answer(job: JobRecord, reasons: readonly WaitReason[]): WaitingAnswer {
 
 /** `Jobs`: 1 to 200 job ids, comma-separated, in the order given (repeats once). 400 naming the field otherwise. */
 export function parseJobIds(query: unknown): number[] {
-  const raw = (query as Record<string, unknown> | undefined)?.Jobs;
+  const raw = isPlainObject(query) ? query.Jobs : undefined;
   if (typeof raw !== 'string' || raw.trim() === '')
     throw invalid('Parameter "Jobs": give the job ids, comma-separated (e.g. Jobs=12,13)');
   const parts = raw.split(',').map((s) => s.trim());

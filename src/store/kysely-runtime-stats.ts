@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type NotNull, sql } from 'kysely';
 import type { JobData } from '../domain/job.ts';
 import {
   contributions,
@@ -132,6 +132,7 @@ export class KyselyRuntimeStats implements RuntimeStatsStore {
   async lastRuns(definition: string, limit: number): Promise<FinishedRun[]> {
     const rows = await this.finished(definition, false, limit)
       .select(['job_id', 'status', 'run_start', 'run_end'])
+      .$narrowType<RunColumns>()
       .execute();
     return rows.map((r) => run(r, ''));
   }
@@ -139,9 +140,11 @@ export class KyselyRuntimeStats implements RuntimeStatsStore {
   async lastStepRuns(definition: string, limit: number): Promise<FinishedRun[]> {
     const rows = await this.finished(definition, true, limit)
       .select(['job_id', 'status', 'run_start', 'run_end', 'data'])
+      .$narrowType<RunColumns>()
       .execute();
     return rows.map((r) => {
-      return run(r, stepName((JSON.parse(r.data) as JobData).chain?.step));
+      const data: JobData = JSON.parse(r.data);
+      return run(r, stepName(data.chain?.step));
     });
   }
 
@@ -168,13 +171,16 @@ export class KyselyRuntimeStats implements RuntimeStatsStore {
   }
 }
 
+/** What `finished` selects by: a run's status, and both its times set. */
+type RunColumns = { status: RunStatus; run_start: NotNull; run_end: NotNull };
+
 const run = (
-  r: { job_id: number; status: string; run_start: number | null; run_end: number | null },
+  r: { job_id: number; status: RunStatus; run_start: number; run_end: number },
   step: string,
 ): FinishedRun => ({
   jobId: n(r.job_id),
-  status: r.status as RunStatus,
-  runStart: n(r.run_start as number),
-  runEnd: n(r.run_end as number),
+  status: r.status,
+  runStart: n(r.run_start),
+  runEnd: n(r.run_end),
   step,
 });

@@ -1,8 +1,7 @@
 import { once } from 'node:events';
 import type { Command } from 'commander';
 import { JOB_ACTIONS, type JobAction, jobAction } from '../../domain/job-actions.ts';
-import { FINAL } from '../../domain/job-status.ts';
-import type { JobStatus } from '../../model/fields.ts';
+import { FINAL, isJobStatus } from '../../domain/job-status.ts';
 import { clientCommand, collect, contextOf, type ClientFlags, type Ctx, reportFailure, sleep } from './context.ts';
 import { type ApiClient, type Json, seg } from './http.ts';
 import {
@@ -19,7 +18,7 @@ import {
 
 /** `millrace job …`: submit (and follow), list, show, logs (and follow), why a job waits, and act on jobs. */
 
-const isFinal = (status: unknown): boolean => FINAL.includes(status as JobStatus);
+const isFinal = (status: unknown): boolean => isJobStatus(status) && FINAL.includes(status);
 
 export const JOB_COLUMNS: Column[] = [
   { header: 'ID', value: (j) => j.jobId },

@@ -42,10 +42,13 @@ export default defineType({
   privileges: ['View', 'Create', 'Edit', 'Delete', 'Control'],
   traits: { owns: 'Event', onChange: ['file-watches'] },
   rules: (v) => {
-    for (const [i, f] of ((v.FileEvents as Array<Record<string, unknown>> | null) ?? []).entries())
-      for (const name of ['Directory', 'MoveDirectory'])
-        if (typeof f[name] === 'string' && f[name] !== '') {
-          const problem = folderProblem(f[name]);
+    for (const [i, f] of (v.FileEvents ?? []).entries())
+      for (const [name, folder] of [
+        ['Directory', f.Directory],
+        ['MoveDirectory', f.MoveDirectory],
+      ] as const)
+        if (typeof folder === 'string' && folder !== '') {
+          const problem = folderProblem(folder);
           if (problem) return `Field "FileEvents[${i}].${name}" ${problem}`;
         }
     return undefined;

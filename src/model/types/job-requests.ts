@@ -52,7 +52,12 @@ export const sqlField = field(
 );
 
 /** The definition's Http and Sql agree with its type; a Database names no password. */
-export function requestRules(v: Record<string, unknown>): string | undefined {
+export function requestRules(v: {
+  JobDefinitionType?: unknown;
+  Script?: unknown;
+  Http?: { Url: string } | null;
+  Sql?: { Database: string } | null;
+}): string | undefined {
   const type = v.JobDefinitionType;
   for (const [name, owner] of [
     ['Http', 'HTTP'],
@@ -62,9 +67,9 @@ export function requestRules(v: Record<string, unknown>): string | undefined {
     if (type === owner && !given) return `Field "${name}" is required for a ${owner} definition`;
     if (type !== owner && given) return `Field "${name}" is only for a ${owner} definition`;
   }
-  const http = v.Http as { Url: string } | null;
+  const http = v.Http;
   if (http && !/^https?:\/\//i.test(http.Url)) return 'Field "Http.Url" must start with http:// or https://';
-  const sql = v.Sql as { Database: string } | null;
+  const sql = v.Sql;
   if (sql) {
     let url: URL;
     try {
