@@ -14,7 +14,7 @@ const JSON_PATH_LIMIT = 16 * 1024 * 1024;
 interface HttpSpec {
   Method: string;
   Url: string;
-  Headers: Array<{ Name: string; Value: string }>;
+  Headers: Record<string, string> | null;
   Body: string | null;
   ExpectStatus: string;
   TimeoutSeconds: number;
@@ -48,8 +48,10 @@ export async function runHttp(ctx: RequestContext): Promise<number> {
   const origin = url.origin;
   let method = spec.Method;
   let body: string | null = spec.Body == null ? null : substitute(spec.Body, env);
-  const headers: Record<string, string> = {};
-  for (const h of spec.Headers ?? []) headers[h.Name] = substitute(h.Value, env);
+  // Object.fromEntries defines each name as an own property: a header named `__proto__` is sent as a header.
+  const headers: Record<string, string> = Object.fromEntries(
+    Object.entries(spec.Headers ?? {}).map(([name, value]) => [name, substitute(value, env)]),
+  );
   const auth = ctx.run.auth;
   const hasAuthorization = Object.keys(headers).some((n) => n.toLowerCase() === 'authorization');
   if (auth && !hasAuthorization)

@@ -191,6 +191,7 @@ function overrideValue(kind: FieldKind, text: string, where: string): unknown {
       return text === 'true';
     case 'list':
     case 'record':
+    case 'map':
       try {
         return JSON.parse(text);
       } catch {

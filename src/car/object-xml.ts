@@ -4,12 +4,15 @@
  *
  * Writing (stored form → XML): the root element is the type name, then one child per field in registry order.
  * Secret fields are never written. null → empty element; a reference → empty element with `type` and `path`;
- * a record → one child per record field; a list → a wrapper holding one element per item (see itemName).
+ * a record → one child per record field; a list → a wrapper holding one element per item (see itemName); a map → a
+ * wrapper holding one item element per entry, its name in the attribute `name` and its value as text
+ * (`<Headers><Header name="Accept">application/json</Header></Headers>`).
  *
  * Reading (XML → the body the JSON interface accepts, i.e. the input of validateObjectBody). Two things XML
  * cannot tell apart, and how they read back:
  * - an empty element means null, so an empty string is written as, and reads back as, null;
- * - an empty list wrapper means an empty list, so a null list reads back as [].
+ * - an empty list wrapper means an empty list, so a null list reads back as [] (and a null map as {});
+ *   an empty map entry is the empty text, since an entry's value is never null.
  * Values are not trimmed (`<Description> x </Description>` is " x "); only number and boolean text is.
  */
 import { invalid } from '../errors.ts';
@@ -48,6 +51,14 @@ function valueElement(name: string, kind: FieldKind, v: unknown, isItem: boolean
       return el(
         name,
         (Array.isArray(v) ? v : []).map((x) => valueElement(item, kind.of, x, true)),
+      );
+    }
+    case 'map': {
+      const item = isItem ? NESTED_ITEM : itemName(name);
+      const entries = isRecord(v) ? Object.entries(v) : [];
+      return el(
+        name,
+        entries.map(([key, x]) => el(item, String(x), { name: key })),
       );
     }
     case 'date':
@@ -146,6 +157,8 @@ function readValue(kind: FieldKind, e: XmlElement, at: string, isItem: boolean, 
         return readValue(kind.of, c, itemAt, true, opts);
       });
     }
+    case 'map':
+      return readMap(e, at, isItem ? NESTED_ITEM : itemName(e.name));
     default: {
       if (e.children.length > 0) return fail(at, 'must hold text, not elements');
       if (kind.kind === 'number') {
@@ -163,6 +176,21 @@ function readValue(kind: FieldKind, e: XmlElement, at: string, isItem: boolean, 
       return e.text === '' ? null : e.text;
     }
   }
+}
+
+/** A map's entries; Object.fromEntries keeps every name an own property (`__proto__` stays a name). */
+function readMap(e: XmlElement, at: string, item: string): Record<string, string> {
+  if (!isBlank(e.text)) fail(at, 'holds text; it must hold one element per entry');
+  return Object.fromEntries(
+    e.children.map((c, i) => {
+      const itemAt = `${at}/${c.name}[${i + 1}]`;
+      if (c.name !== item) fail(itemAt, `must be named ${item}`);
+      if (c.children.length > 0) fail(itemAt, 'must hold text, not elements');
+      const key = attribute(c, 'name');
+      if (key === undefined) return fail(itemAt, 'has no name attribute');
+      return [key, c.text];
+    }),
+  );
 }
 
 /**

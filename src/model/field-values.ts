@@ -6,6 +6,7 @@ import type {
   Field,
   FieldKind,
   ListKind,
+  MapKind,
   NumberKind,
   RecordKind,
   ReferenceKind,
@@ -15,7 +16,7 @@ import type {
 /**
  * The stored form of a value of each field kind, read from the declaration (docs/architecture.md §3): the type of
  * an object's data is made from its field table, never written a second time. References are canonical keys,
- * dates {ms, zone}, secrets the sealed string, records and lists their items' stored forms.
+ * dates {ms, zone}, secrets the sealed string, records and lists their items' stored forms, maps an object of texts.
  */
 export type ValueOf<K extends FieldKind> =
   K extends EnumKind<infer V>
@@ -34,7 +35,9 @@ export type ValueOf<K extends FieldKind> =
                 ? ZonedInstant
                 : K extends ScalarKind
                   ? string | number
-                  : string;
+                  : K extends MapKind
+                    ? Record<string, string>
+                    : string;
 
 type Simplify<T> = { [P in keyof T]: T[P] } & {};
 type Required<F> = F extends { readonly required: true } ? true : false;

@@ -95,6 +95,19 @@ export interface ListKind<K extends FieldKind = FieldKind> {
   readonly maxItems: number;
   readonly single?: boolean;
 }
+/**
+ * Names mapped to one-line text values, written as a JSON object (`{"Accept": "application/json"}`). Names match
+ * `keyPattern` and are distinct ignoring case (as HTTP header names are); the stored value is a plain object whose
+ * entries are all own properties, so a name such as `__proto__` is only ever a name.
+ */
+export interface MapKind {
+  readonly kind: 'map';
+  readonly maxEntries: number;
+  readonly keyPattern: RegExp;
+  readonly keyPatternText: string;
+  readonly keyMaxLength: number;
+  readonly valueMaxLength: number;
+}
 /** A string or a number, kept as given (input only: an Out value given to updateJob, converted by its parameter). */
 export interface ScalarKind {
   readonly kind: 'scalar';
@@ -113,6 +126,7 @@ export type FieldKind =
   | SecretKind
   | RecordKind
   | ListKind
+  | MapKind
   | ScalarKind;
 
 /** What a field declares besides its name and kind. */
@@ -167,6 +181,16 @@ export const listOrOne = <K extends FieldKind>(of: K, maxItems = 1000): ListKind
   maxItems,
   single: true,
 });
+/** The characters of an HTTP header name (a token: letters, digits and !#$%&'*+-.^_`|~). */
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const HEADER_NAME_TEXT = "letters, digits and !#$%&'*+-.^_`|~ (an HTTP header name)";
+export const map = (
+  maxEntries: number,
+  keyPattern: RegExp,
+  keyPatternText: string,
+  valueMaxLength: number,
+  keyMaxLength = 255,
+): MapKind => ({ kind: 'map', maxEntries, keyPattern, keyPatternText, keyMaxLength, valueMaxLength });
 export const scalar = (maxLength = 4000): ScalarKind => ({ kind: 'scalar', maxLength });
 
 export function field<const N extends string, K extends FieldKind>(fieldName: N, kind: K): Field<N, K>;

@@ -17,6 +17,11 @@ function output(kind: FieldKind, v: unknown): unknown {
       for (const f of kind.fields) if (f.kind.kind !== 'secret') out[f.name] = output(f.kind, rec[f.name]);
       return out;
     }
+    case 'map':
+      // Object.fromEntries keeps every name an own property (a name `__proto__` stays a name).
+      return typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).filter(([, x]) => typeof x === 'string'))
+        : {};
     case 'list':
       return Array.isArray(v) ? v.map((item) => output(kind.of, item)) : [];
     default:

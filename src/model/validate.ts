@@ -3,7 +3,7 @@ import { DateParseError, parseDate } from '../time/date-format.ts';
 import { isValidTimeZone } from '../time/zone.ts';
 import { codePointText, NOT_XML_CHAR } from '../domain/characters.ts';
 import { isPlainObject } from '../domain/json.ts';
-import type { Field, FieldKind, TypeName } from './fields.ts';
+import type { Field, FieldKind, MapKind, TypeName } from './fields.ts';
 import { parseKey } from './keys.ts';
 import type { Form, ObjectType } from './object-type.ts';
 
@@ -92,6 +92,8 @@ function value(kind: FieldKind, input: unknown, path: string, opts: ValidateOpti
       if (typeof input !== 'string') return fail(path, 'must be a string or a number');
       return value({ kind: 'text', maxLength: kind.maxLength }, input, path, opts);
     }
+    case 'map':
+      return mapValue(kind, input, path, opts);
     case 'list': {
       if (kind.single && !Array.isArray(input)) input = [input];
       if (!Array.isArray(input)) return fail(path, 'must be a list');
@@ -102,6 +104,29 @@ function value(kind: FieldKind, input: unknown, path: string, opts: ValidateOpti
       });
     }
   }
+}
+
+/**
+ * A map's entries checked one by one. The result is built by Object.fromEntries, which defines each name as an own
+ * property: a name such as `__proto__` or `constructor` is stored as a name, never a change of prototype.
+ */
+function mapValue(kind: MapKind, input: unknown, path: string, opts: ValidateOptions): Record<string, string> {
+  if (!isPlainObject(input)) return fail(path, 'must be an object of names and text values');
+  const entries = Object.entries(input);
+  if (entries.length > kind.maxEntries) return fail(path, `must hold at most ${kind.maxEntries} entries`);
+  const seen = new Set<string>();
+  const line: FieldKind = { kind: 'string', maxLength: kind.valueMaxLength };
+  return Object.fromEntries(
+    entries.map(([name, v]) => {
+      const at = `${path}.${name.slice(0, 80)}`;
+      if (name.length > kind.keyMaxLength || !kind.keyPattern.test(name))
+        fail(at, `is not a valid name: names must consist of ${kind.keyPatternText}, at most ${kind.keyMaxLength}`);
+      if (seen.has(name.toLowerCase())) fail(at, 'is given twice (names are compared ignoring case)');
+      seen.add(name.toLowerCase());
+      if (typeof v !== 'string') fail(at, 'must be a string');
+      return [name, String(value(line, v, at, opts))];
+    }),
+  );
 }
 
 /** Runs `check` on a list item; a refusal of a named item (a parameter) also says which it is: `(Name "Text")`. */

@@ -34,7 +34,7 @@ describe('HTTP and SQL jobs in the dashboard', { skip }, () => {
       Http: {
         Method: 'POST',
         Url: 'http://127.0.0.1:1/orders/${ID}',
-        Headers: [{ Name: 'X-Trace', Value: '<b>bold</b>' }],
+        Headers: { 'X-Trace': '<b>bold</b>' },
         Body: '{"a": 1}',
       },
     });

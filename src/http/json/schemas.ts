@@ -45,6 +45,14 @@ function kindSchema(kind: FieldKind, mode: 'input' | 'output'): Schema {
       const many = { type: 'array', maxItems: kind.maxItems, items };
       return kind.single ? { oneOf: [items, many] } : many;
     }
+    case 'map':
+      // OpenAPI 3.0 has no propertyNames: the names' rule is said in words.
+      return {
+        type: 'object',
+        maxProperties: kind.maxEntries,
+        additionalProperties: { type: 'string', maxLength: kind.valueMaxLength },
+        description: `Names (${kind.keyPatternText}, at most ${kind.keyMaxLength} characters, distinct ignoring case) mapped to text values.`,
+      };
     case 'scalar':
       return { oneOf: [{ type: 'string', maxLength: kind.maxLength }, { type: 'number' }] };
   }

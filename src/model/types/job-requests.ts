@@ -1,4 +1,4 @@
-import { bool, field, int, list, oneOf, record, string, text } from '../fields.ts';
+import { bool, field, HEADER_NAME, HEADER_NAME_TEXT, int, map, oneOf, record, string, text } from '../fields.ts';
 
 /**
  * The request an HTTP definition sends and the script a SQL definition runs: both run inside an agent whose process
@@ -14,11 +14,11 @@ export const httpField = field(
   record(
     field('Method', oneOf('GET', 'POST', 'PUT', 'PATCH', 'DELETE'), { default: 'GET' }),
     field('Url', string(4000), { required: true, description: 'http:// or https://; ${NAME} is substituted.' }),
-    field(
-      'Headers',
-      list(record(field('Name', string(255), { required: true }), field('Value', string(4000), { default: '' })), 100),
-      { default: [], description: 'Request headers; ${NAME} in a value is substituted.' },
-    ),
+    field('Headers', map(50, HEADER_NAME, HEADER_NAME_TEXT, 4000), {
+      default: {},
+      description:
+        'Request headers, an object of header names and values ({"Accept": "application/json"}); at most 50, names distinct ignoring case; ${NAME} in a value is substituted.',
+    }),
     field('Body', text(1_000_000), { description: 'Request body; ${NAME} is substituted.' }),
     field('Credential', string(255), {
       description:

@@ -148,7 +148,8 @@ for (const backend of backends()) {
         {
           Method: 'POST',
           Url: `${base}/echo?customer=\${CUSTOMER}`,
-          Headers: [{ Name: 'X-Order', Value: 'order-${ORDER}' }],
+          // `constructor`, a name every object inherits, is a header like any other.
+          Headers: { 'X-Order': 'order-${ORDER}', Accept: 'application/json', constructor: 'c-${ORDER}' },
           Body: '{"order": "${ORDER}"}',
         },
         {
@@ -175,6 +176,9 @@ for (const backend of backends()) {
       assert.equal(seen.method, 'POST');
       assert.equal(new URL(seen.url, base).searchParams.get('customer'), 'Ada & Co');
       assert.equal(seen.headers['x-order'], 'order-A-17');
+      assert.equal(seen.headers.accept, 'application/json');
+      assert.ok(Object.hasOwn(seen.headers, 'constructor'));
+      assert.equal(seen.headers.constructor, 'c-A-17');
       assert.equal(seen.body, '{"order": "A-17"}');
       assert.deepEqual(JSON.parse(await file(job, 'stdout.log')).body, '{"order": "A-17"}');
       assert.match(await file(job, 'headers.log'), /^HTTP\/1\.1 200 OK\n(.*\n)*x-answer: yes/im);

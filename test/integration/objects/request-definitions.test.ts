@@ -33,7 +33,7 @@ for (const backend of backends()) {
       assert.deepEqual(d.Http, {
         Method: 'GET',
         Url: 'http://127.0.0.1:1/health/ready',
-        Headers: [],
+        Headers: {},
         Body: null,
         Credential: null,
         ExpectStatus: '200-299',
@@ -42,6 +42,67 @@ for (const backend of backends()) {
       });
       assert.equal(d.Parameters[0].JsonPath, '$.items[0].id');
       assert.equal(d.Sql, null);
+    });
+
+    test('Headers are a JSON object of names and values, in JSON and in XML; odd names are names or refused', async () => {
+      const headers = { Accept: 'application/json', 'X-Order': '${ORDER}', constructor: 'y' };
+      const r = await t.req('POST', '/JobDefinition/GLOBAL.Headed', {
+        body: { JobDefinitionType: 'HTTP', Http: { Url: 'http://x/', Headers: headers } },
+      });
+      assert.equal(r.status, 201, r.body);
+      const d = (await t.req('GET', '/JobDefinition/GLOBAL.Headed')).json;
+      assert.deepEqual(Object.entries(d.Http.Headers), Object.entries(headers));
+      const xml = await t.xml('GET', '/object/JobDefinition/GLOBAL.Headed');
+      assert.equal(xml.status, 200, xml.body);
+      assert.match(
+        xml.body.replace(/>\s+</g, '><'),
+        /<Headers><Header name="Accept">application\/json<\/Header><Header name="X-Order">\$\{ORDER\}<\/Header><Header name="constructor">y<\/Header><\/Headers>/,
+      );
+      // The XML document sent back changes nothing; with a header named __proto__ it stores that name.
+      const put = (body: string) =>
+        t.xml('PUT', '/xml', { payload: body, headers: { 'content-type': 'application/xml' } });
+      assert.equal((await put(xml.body)).status, 200);
+      assert.deepEqual((await t.req('GET', '/JobDefinition/GLOBAL.Headed')).json.Http.Headers, headers);
+      const withProto = xml.body.replace(
+        '<Header name="constructor">y</Header>',
+        '<Header name="__proto__">x</Header>',
+      );
+      assert.notEqual(withProto, xml.body);
+      const proto = await put(withProto);
+      assert.equal(proto.status, 200, proto.body);
+      const after = (await t.req('GET', '/JobDefinition/GLOBAL.Headed')).json.Http.Headers;
+      assert.deepEqual(Object.entries(after), [
+        ['Accept', 'application/json'],
+        ['X-Order', '${ORDER}'],
+        ['__proto__', 'x'],
+      ]);
+      // The JSON interface refuses a body naming __proto__ (its parser's rule) with the error record; nothing changes.
+      const refusedProto = await t.req('PUT', '/JobDefinition/GLOBAL.Headed', {
+        body: { Http: { Url: 'http://x/', Headers: JSON.parse('{"__proto__": "x"}') } },
+      });
+      assert.equal(refusedProto.status, 400, refusedProto.body);
+      assert.deepEqual(Object.keys(refusedProto.json).sort(), ['code', 'message']);
+      assert.equal(refusedProto.json.code, '400');
+      assert.deepEqual(
+        Object.entries((await t.req('GET', '/JobDefinition/GLOBAL.Headed')).json.Http.Headers),
+        Object.entries(after),
+      );
+      // A list of {Name, Value} records is not the object form.
+      await refused(
+        'HeaderList',
+        { JobDefinitionType: 'HTTP', Http: { Url: 'http://x/', Headers: [{ Name: 'A', Value: 'b' }] } },
+        /"Http.Headers" must be an object/,
+      );
+      await refused(
+        'HeaderName',
+        { JobDefinitionType: 'HTTP', Http: { Url: 'http://x/', Headers: { 'X Y': 'b' } } },
+        /"Http.Headers.X Y" is not a valid name/,
+      );
+      await refused(
+        'HeaderTwice',
+        { JobDefinitionType: 'HTTP', Http: { Url: 'http://x/', Headers: { 'x-a': '1', 'X-A': '2' } } },
+        /given twice/,
+      );
     });
 
     test('bad HTTP and SQL definitions get the error record and are not stored', async () => {

@@ -131,6 +131,29 @@ for (const backend of backends()) {
       assert.match(log2, /unchanged JobDefinition:PROD\.Load/);
     });
 
+    test("an HTTP definition's Headers object goes through a CAR unchanged, odd names included", async () => {
+      const headers = JSON.parse('{"Accept": "application/json", "X-Order": "${ORDER}", "constructor": "y"}');
+      await postCreated(t, '/JobDefinition/DEV.Call', {
+        JobDefinitionType: 'HTTP',
+        Http: { Method: 'POST', Url: 'http://127.0.0.1:1/orders', Headers: headers },
+      });
+      const car = await exportCar('/car/JobDefinition/DEV.Call');
+      const entry = (await readCar(car)).find((e) => e.name === 'JobDefinition/DEV.Call.xml');
+      assert.ok(entry);
+      assert.match(
+        entry.data.toString().replace(/>\s+</g, '><'),
+        /<Headers><Header name="Accept">application\/json<\/Header><Header name="X-Order">\$\{ORDER\}<\/Header><Header name="constructor">y<\/Header><\/Headers>/,
+      );
+      const res = await putCar(car, { 'X-Vendor-TargetPartition': 'PROD' });
+      assert.equal(res.status, 200, res.body);
+      assert.equal(statusOf(res.body), 'Completed');
+      const imported = (await t.req('GET', '/JobDefinition/PROD.Call')).json;
+      assert.deepEqual(Object.entries(imported.Http.Headers), Object.entries(headers));
+      const again = await putCar(car, { 'X-Vendor-TargetPartition': 'PROD' });
+      const log = (await t.xml('GET', `/jobfile/${(await getJob(t, jobIdOf(again.body))).JobFiles[0].uniqueId}`)).body;
+      assert.match(log, /unchanged JobDefinition:PROD\.Call/);
+    });
+
     test('car-put refuses bad headers and bodies with 400 before any job or archive is stored', async () => {
       const car = await writeCar([queueEntry('GLOBAL', 'BadHeaders')]);
       const jobsBefore = await t.server.store.jobs.listByStatus(['Completed', 'Error'], { limit: 10_000 });

@@ -9,6 +9,7 @@ import { defineType, type KeyShape, type ObjectType } from '../../../src/model/o
 import { allTypes, keyShapeOf, requireType } from '../../../src/model/registry.ts';
 import { renderObject } from '../../../src/model/render.ts';
 import { validateObjectBody } from '../../../src/model/validate.ts';
+import { isPlainObject } from '../../../src/domain/json.ts';
 import { formatInstant, parseDate } from '../../../src/time/date-format.ts';
 
 const Queue = requireType('Queue');
@@ -297,18 +298,38 @@ function valueArb(kind: FieldKind): fc.Arbitrary<unknown> {
       return fieldsArb(kind.fields);
     case 'list':
       return fc.array(valueArb(kind.of), { maxLength: Math.min(3, kind.maxItems) });
+    case 'map': {
+      const key = fc
+        .stringMatching(kind.keyPattern)
+        .filter((k) => k.length > 0 && k.length <= kind.keyMaxLength)
+        .map((k) => k.toLowerCase());
+      const entry = fc.tuple(
+        key,
+        fc.string({ unit: char(false), maxLength: 40 }).filter((s) => s.length <= kind.valueMaxLength),
+      );
+      // Names distinct ignoring case (lower-cased above), `__proto__` among them at times; built as own properties.
+      return fc
+        .uniqueArray(
+          fc.oneof(entry, fc.tuple(fc.constant('__proto__'), fc.string({ unit: char(false), maxLength: 5 }))),
+          {
+            selector: ([k]) => k,
+            maxLength: Math.min(3, kind.maxEntries),
+          },
+        )
+        .map((entries) => Object.fromEntries(entries));
+    }
     case 'scalar': // input only (a form's field): no stored object holds one
       throw new Error('a stored object has no scalar field');
   }
 }
 
-/** Every field but secrets; optional scalars and records are sometimes null, lists are always lists. */
+/** Every field but secrets; optional scalars and records are sometimes null, lists and maps are always there. */
 function fieldsArb(fields: readonly Field[]): fc.Arbitrary<Record<string, unknown>> {
   const model: Record<string, fc.Arbitrary<unknown>> = {};
   for (const f of fields) {
     if (f.kind.kind === 'secret') continue;
     const v = valueArb(f.kind);
-    model[f.name] = f.required || f.kind.kind === 'list' ? v : fc.option(v, { nil: null });
+    model[f.name] = f.required || f.kind.kind === 'list' || f.kind.kind === 'map' ? v : fc.option(v, { nil: null });
   }
   return fc.record(model, { noNullPrototype: true });
 }
@@ -354,10 +375,8 @@ test('an HTTP and a SQL definition go through XML and back unchanged', () => {
       Http: {
         Method: 'POST',
         Url: 'https://api.example.com/orders/${ID}',
-        Headers: [
-          { Name: 'X-A', Value: 'a & <b>' },
-          { Name: 'Accept', Value: 'application/json' },
-        ],
+        // JSON.parse makes `__proto__` an own name, as a request body's parser does.
+        Headers: JSON.parse('{"X-A": "a & <b>", "Accept": "application/json", "constructor": "", "__proto__": "x"}'),
         Body: '{"id": "${ID}"}',
         Credential: 'GLOBAL.Api',
         ExpectStatus: '200-299,304',
@@ -383,4 +402,34 @@ test('an HTTP and a SQL definition go through XML and back unchanged', () => {
     );
     assert.deepEqual(again, stored);
   }
+});
+
+test("an HTTP definition's headers are an object in JSON and Header elements named by attribute in XML", () => {
+  const jd = requireType('JobDefinition');
+  const headers = JSON.parse('{"Accept": "application/json", "__proto__": "x", "constructor": "y"}');
+  const stored = validate(jd, {
+    Name: 'Request',
+    Partition: 'GLOBAL',
+    JobDefinitionType: 'HTTP',
+    Http: { Url: 'http://x/', Headers: headers },
+  });
+  const rendered = renderObject(jd, { uniqueId: 1, businessKey: 'k' }, stored);
+  const http = rendered.Http;
+  assert.ok(isPlainObject(http) && isPlainObject(http.Headers));
+  assert.equal(Object.getPrototypeOf(http.Headers), Object.prototype);
+  assert.deepEqual(Object.entries(http.Headers), [
+    ['Accept', 'application/json'],
+    ['__proto__', 'x'],
+    ['constructor', 'y'],
+  ]);
+  const xml = objectToXml(jd, rendered);
+  assert.match(
+    xml.replace(/>\s+</g, '><'),
+    /<Headers><Header name="Accept">application\/json<\/Header><Header name="__proto__">x<\/Header><Header name="constructor">y<\/Header><\/Headers>/,
+  );
+  const back = read(xml);
+  assert.ok(isPlainObject(back.Http) && isPlainObject(back.Http.Headers));
+  assert.ok(Object.hasOwn(back.Http.Headers, '__proto__'));
+  assert.equal(Object.getPrototypeOf(back.Http.Headers), Object.prototype);
+  assert.deepEqual(validate(jd, back), stored);
 });

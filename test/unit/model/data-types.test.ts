@@ -51,3 +51,14 @@ test('records and lists are typed from their items, enumerations by their values
   wait.AutoSubmit = 'Sometimes';
   assert.equal(wait.EventDefinition, 'E');
 });
+
+test("a map field's data is an object of texts: an HTTP definition's Headers", () => {
+  type Http = NonNullable<DataOf<'JobDefinition'>['Http']>;
+  const headers: Http['Headers'] = { Accept: 'application/json', 'X-Order': '${ORDER}' };
+  // @ts-expect-error a header's value is text
+  const numeric: Http['Headers'] = { Accept: 1 };
+  // @ts-expect-error the list of {Name, Value} records is not the map's form
+  const listed: Http['Headers'] = [{ Name: 'Accept', Value: 'application/json' }];
+  assert.deepEqual(Object.keys(headers ?? {}), ['Accept', 'X-Order']);
+  assert.ok(numeric && listed);
+});

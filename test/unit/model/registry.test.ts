@@ -294,3 +294,45 @@ test('runtime types refuse every field on input', () => {
   rejects('Job', { Status: 'Completed' }, /^Field "Status" is read-only/);
   rejects('Event', { RaiserComment: 'hi' }, /^Field "RaiserComment" is read-only/);
 });
+
+test("an HTTP definition's Headers are an object of header names and one-line texts", () => {
+  const http = (Headers: unknown) => ({
+    Partition: 'GLOBAL',
+    Name: 'Call',
+    JobDefinitionType: 'HTTP',
+    Http: { Url: 'http://x/', Headers },
+  });
+  const headersOf = (v: Record<string, unknown>): unknown => {
+    const h = v.Http;
+    return typeof h === 'object' && h !== null && 'Headers' in h ? h.Headers : undefined;
+  };
+  assert.deepEqual(headersOf(create('JobDefinition', http({ Accept: 'application/json', 'X-Order': '${ORDER}' }))), {
+    Accept: 'application/json',
+    'X-Order': '${ORDER}',
+  });
+  assert.deepEqual(headersOf(create('JobDefinition', { ...http(undefined), Http: { Url: 'http://x/' } })), {});
+  // Names that are also names of Object.prototype are stored as own names; the prototype is untouched.
+  const odd = headersOf(create('JobDefinition', http(JSON.parse('{"__proto__": "x", "constructor": "y"}'))));
+  assert.ok(typeof odd === 'object' && odd !== null);
+  assert.equal(Object.getPrototypeOf(odd), Object.prototype);
+  assert.deepEqual(Object.entries(odd), [
+    ['__proto__', 'x'],
+    ['constructor', 'y'],
+  ]);
+  rejects('JobDefinition', http([{ Name: 'Accept', Value: 'x' }]), /"Http.Headers" must be an object/);
+  rejects('JobDefinition', http({ 'Bad Name': 'x' }), /"Http.Headers.Bad Name" is not a valid name/);
+  rejects('JobDefinition', http({ 'X:Y': 'x' }), /"Http.Headers.X:Y" is not a valid name/);
+  rejects('JobDefinition', http({ '': 'x' }), /is not a valid name/);
+  rejects('JobDefinition', http({ Accept: 'a', accept: 'b' }), /"Http.Headers.accept" is given twice/);
+  rejects('JobDefinition', http({ Accept: 1 }), /"Http.Headers.Accept" must be a string/);
+  rejects('JobDefinition', http({ Accept: null }), /"Http.Headers.Accept" must be a string/);
+  rejects('JobDefinition', http({ Accept: 'a\r\nX-Evil: 1' }), /"Http.Headers.Accept" must be a single line/);
+  rejects('JobDefinition', http({ Accept: 'a'.repeat(4001) }), /at most 4000 characters/);
+  const many = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`X-${i}`, 'v']));
+  rejects('JobDefinition', http(many), /"Http.Headers" must hold at most 50 entries/);
+  assert.equal(
+    Object.keys(headersOf(create('JobDefinition', http(Object.fromEntries(Object.entries(many).slice(1))))) ?? {})
+      .length,
+    50,
+  );
+});

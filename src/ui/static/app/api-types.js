@@ -160,7 +160,7 @@
  * @typedef {object} HttpRequest  an HTTP definition's request
  * @property {string} Method
  * @property {string} Url
- * @property {{ Name: string, Value: string }[]} [Headers]
+ * @property {Record<string, string> | null} [Headers]  header names and values
  * @property {string | null} [Body]
  * @property {string | null} [Credential]
  * @property {string} [ExpectStatus]

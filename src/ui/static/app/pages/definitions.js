@@ -153,7 +153,10 @@ export async function renderDefinition(main, { key = '' }) {
 function requestSection(d) {
   if (d.Http) {
     const r = d.Http;
-    const lines = [`${r.Method} ${r.Url}`, ...(r.Headers ?? []).map((x) => `${x.Name}: ${x.Value}`)];
+    const lines = [
+      `${r.Method} ${r.Url}`,
+      ...Object.entries(r.Headers ?? {}).map(([name, value]) => `${name}: ${value}`),
+    ];
     if (r.Body) lines.push('', r.Body);
     const how = [
       `Expect ${r.ExpectStatus ?? '200-299'}`,
