@@ -1,17 +1,18 @@
 /**
  * Benchmark B13 (method in bench/README.md): file events against jobs submitted over HTTP. One `millrace serve`
  * (pinned to core 0, its local agent started with `MILLRACE_WATCH_ROOTS`) first runs N BASH jobs submitted as B2
- * submits them, then N files dropped at once into a folder watched by an event definition (PollSeconds 1,
- * StableSeconds 1) whose waiting definition has ClearsEvent and AutoSubmit Always: one job per file, each printing
- * the file's path. For both: the time from the first submit (or file) to the last Completed job, and the CPU the
- * server and the agent spent per job. Target: a file event costs at most 1.5 times the CPU of an HTTP submit.
+ * submits them, each printing a line as long as a file's path, then N files dropped at once into a folder watched by
+ * an event definition (PollSeconds 1, StableSeconds 1) whose waiting definition has ClearsEvent and AutoSubmit
+ * Always: one job per file, each printing the file's path. Both kinds of job write the same output, so the ratio is
+ * the cost of the event path. For both: the time from the first submit (or file) to the last Completed job, and the
+ * CPU the server and the agent spent per job. Target: a file event costs at most 1.5 times the CPU of an HTTP submit.
  *
  *   npm run bench:b13                    # 10,000 of each
  *   npm run bench:b13 -- --files 1000
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pollUntil, startJobServer, submitMany } from './agent-harness.ts';
+import { createBashDefinition, pollUntil, startJobServer, submitMany } from './agent-harness.ts';
 import { processCpu, processCpuSeconds } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { amount, count, shared } from './lib/options.ts';
@@ -82,8 +83,11 @@ benchmark({
       };
     };
     try {
+      // The HTTP jobs print a line as long as a file job's (its path), so both drains carry the same job output and
+      // the ratio is what the event path costs, not what shipping a job's stdout costs.
+      await createBashDefinition(serve.base, apiKey, 'Echo', `echo "${join(inbox, `f${opts.files - 1}.dat`)}"`);
       const viaHttp = await drain(
-        () => submitMany(http, 'GLOBAL.True', Buffer.from('{}'), opts.files, opts.concurrency),
+        () => submitMany(http, 'GLOBAL.Echo', Buffer.from('{}'), opts.files, opts.concurrency),
         'HTTP',
       );
       await post('/EventDefinition/GLOBAL.Landed', {

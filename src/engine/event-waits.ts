@@ -1,7 +1,6 @@
 import { INITIAL, PENDING } from '../domain/job-status.ts';
 import { buildJobParameters } from '../domain/parameters.ts';
 import { fieldDefault } from '../model/data.ts';
-import { allObjects } from '../store/all-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import type { Effects, Kernel } from './kernel.ts';
 import { declaredParameters } from '../model/definition-parameters.ts';
@@ -27,15 +26,22 @@ export async function onEventRaised(
     await autoSubmit(kernel, tx, d.object, d.mode, definition, now, effects);
 }
 
-/** Definitions that wait for `event` with AutoSubmit other than Never. */
+/**
+ * Definitions that wait for `event` with AutoSubmit other than Never, in key order. Found through the references
+ * their WaitEvents keep (object_refs, written with every definition), so a raise reads only the definitions that
+ * name the event instead of every JobDefinition.
+ */
 async function autoSubmitters(
   tx: Store,
   event: string,
 ): Promise<Array<{ object: StoredObject<'JobDefinition'>; mode: string }>> {
+  const target = await tx.getObject('EventDefinition', event);
+  if (!target) return [];
   const found: Array<{ object: StoredObject<'JobDefinition'>; mode: string }> = [];
-  for await (const o of allObjects(tx, 'JobDefinition')) {
-    const w = (o.data.WaitEvents ?? []).find((x) => x.EventDefinition === event);
-    if (w?.AutoSubmit && w.AutoSubmit !== 'Never') found.push({ object: o, mode: w.AutoSubmit });
+  for (const key of await tx.referrerKeysInList(target.uniqueId, 'JobDefinition', 'WaitEvents', 'EventDefinition')) {
+    const o = await tx.getObject('JobDefinition', key);
+    const w = (o?.data.WaitEvents ?? []).find((x) => x.EventDefinition === event);
+    if (o && w?.AutoSubmit && w.AutoSubmit !== 'Never') found.push({ object: o, mode: w.AutoSubmit });
   }
   return found;
 }

@@ -263,4 +263,20 @@ export class KyselyObjects {
       .execute();
     return rows.map((r) => r.key);
   }
+
+  async referrerKeysInList(uniqueId: number, type: TypeName, list: string, field: string): Promise<string[]> {
+    // Read through object_refs_to (to_id, path): the paths of one target are few, the pattern sorts them out. '['
+    // is no wildcard in LIKE on SQLite or PostgreSQL; `list` and `field` are field names (letters only).
+    const rows = await this.db
+      .selectFrom('object_refs as r')
+      .innerJoin('objects as o', 'o.unique_id', 'r.from_id')
+      .select('o.key')
+      .distinct()
+      .where('r.to_id', '=', uniqueId)
+      .where('r.path', 'like', `${list}[%].${field}`)
+      .where('o.type', '=', type)
+      .orderBy('o.key')
+      .execute();
+    return rows.map((r) => r.key);
+  }
 }

@@ -279,6 +279,10 @@ export class KyselyStore implements Store {
     return this.objects.referrerKeys(uniqueId, type, path);
   }
 
+  referrerKeysInList(uniqueId: number, type: TypeName, list: string, field: string): Promise<string[]> {
+    return this.objects.referrerKeysInList(uniqueId, type, list, field);
+  }
+
   getUser(name: string): Promise<User | undefined> {
     return this.accounts.getUser(name);
   }

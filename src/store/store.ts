@@ -206,6 +206,9 @@ export interface Store {
   findReferrer(uniqueId: number): Promise<{ type: TypeName; key: string; path: string } | undefined>;
   /** Keys of the objects of `type` that refer to `uniqueId` through the field `path`. */
   referrerKeys(uniqueId: number, type: TypeName, path: string): Promise<string[]>;
+  /** Keys of the objects of `type` that refer to `uniqueId` through `field` of any item of the list `list`
+   * (`<list>[<i>].<field>`), in key order, each once. */
+  referrerKeysInList(uniqueId: number, type: TypeName, list: string, field: string): Promise<string[]>;
 
   getUser(name: string): Promise<User | undefined>;
   listUsers(): Promise<User[]>;

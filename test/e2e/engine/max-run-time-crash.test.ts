@@ -28,7 +28,10 @@ for (const backend of backends()) {
       const id = (await api('POST', '/Job/GLOBAL.Overrun')).json.jobId as number;
       const pids = await maxRunPids(dir, id);
       // The script wrote its pids before the agent's `started` report reached the server: wait for Running.
-      await waitFor('the job to run', async () => (await api('GET', `/Job/${id}`)).json.Status === 'Running' || undefined);
+      await waitFor(
+        'the job to run',
+        async () => (await api('GET', `/Job/${id}`)).json.Status === 'Running' || undefined,
+      );
       const gone = new Promise((resolve) => server.serve.child.once('exit', resolve));
       server.serve.child.kill('SIGKILL');
       await gone;

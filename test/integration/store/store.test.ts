@@ -130,6 +130,35 @@ for (const backend of backends()) {
       assert.equal(await t.store.findReferrer(target as number), undefined);
     });
 
+    test('referrers through any item of a list are found once each, in key order, and only through that field', async () => {
+      const [target, other, a, b, c] = await t.store.nextUniqueIds(5);
+      await t.store.insertObject(queue(target as number, 'GLOBAL.Ev'), []);
+      await t.store.insertObject(queue(other as number, 'GLOBAL.Other'), []);
+      const def = (id: number, key: string) => ({ ...queue(id, key), type: 'JobDefinition' as const });
+      // B names the target in two items, A in its second item only; C names it in another field and another list.
+      await t.store.insertObject(def(b as number, 'GLOBAL.B'), [
+        { path: 'WaitEvents[0].EventDefinition', toId: target as number },
+        { path: 'WaitEvents[1].EventDefinition', toId: target as number },
+      ]);
+      await t.store.insertObject(def(a as number, 'GLOBAL.A'), [
+        { path: 'WaitEvents[0].EventDefinition', toId: other as number },
+        { path: 'WaitEvents[1].EventDefinition', toId: target as number },
+      ]);
+      await t.store.insertObject(def(c as number, 'GLOBAL.C'), [
+        { path: 'DefaultQueue', toId: target as number },
+        { path: 'RaiseEvents[0].EventDefinition', toId: target as number },
+      ]);
+      const found = (to: number) => t.store.referrerKeysInList(to, 'JobDefinition', 'WaitEvents', 'EventDefinition');
+      assert.deepEqual(await found(target as number), ['GLOBAL.A', 'GLOBAL.B']);
+      assert.deepEqual(await found(other as number), ['GLOBAL.A']);
+      assert.deepEqual(
+        await t.store.referrerKeysInList(target as number, 'Queue', 'WaitEvents', 'EventDefinition'),
+        [],
+      );
+      await t.store.deleteObject(b as number);
+      assert.deepEqual(await found(target as number), ['GLOBAL.A']);
+    });
+
     test('instants and large ids survive the round trip as numbers', async () => {
       const o = { ...queue(2 ** 40, 'GLOBAL.Big'), creationTime: 4_102_444_800_123 };
       await t.store.insertObject(o, []);
