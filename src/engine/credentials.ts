@@ -1,3 +1,4 @@
+import { fieldDefault } from '../model/data.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
 import type { SecretOpener } from '../security/secret-box.ts';
 import { allObjects } from '../store/all-objects.ts';
@@ -69,7 +70,7 @@ export class CredentialResolver {
       credential: {
         user: String(object.data.RealUser ?? ''),
         password,
-        protocol: String(object.data.Protocol ?? 'login'),
+        protocol: String(object.data.Protocol ?? fieldDefault('Credential', 'Protocol')),
       },
     };
   }
