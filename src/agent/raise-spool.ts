@@ -1,5 +1,6 @@
-import { closeSync, fdatasyncSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { replaceDurably } from './durable-replace.ts';
 import type { RaiseMessage } from './protocol.ts';
 
 /**
@@ -86,18 +87,10 @@ export class RaiseSpool {
     return n;
   }
 
-  /** The journal anew with the live raises only (written and synced aside, then renamed); its append descriptor. */
+  /** The journal anew with the live raises only (replaced durably); its append descriptor. */
   private rewrite(): number {
     const text = [...this.live.values()].map((r) => `${JSON.stringify(r)}\n`).join('');
-    const temp = `${this.path}.tmp`;
-    const fd = openSync(temp, 'w', 0o600);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, this.path);
+    replaceDurably(this.path, text);
     this.size = Buffer.byteLength(text);
     return openSync(this.path, 'a', 0o600);
   }

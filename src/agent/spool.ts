@@ -1,17 +1,16 @@
 import {
   closeSync,
   fdatasync,
-  fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
-  renameSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { replaceDurably } from './durable-replace.ts';
 import type { FinishedMessage } from './protocol.ts';
 
 /**
@@ -125,16 +124,7 @@ export class Spool {
   /** The journal anew with the live entries only: written and synced aside, then put in place by a rename. */
   private rewrite(): void {
     const text = [...this.live.values()].map((l) => lineOf(l.entry)).join('');
-    const temp = `${this.path}.tmp`;
-    const fd = openSync(temp, 'w', 0o600);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, this.path);
-    syncFolder(this.dir);
+    replaceDurably(this.path, text);
     const old = this.fd;
     this.fd = openSync(this.path, 'a', 0o600);
     this.size = this.liveBytes = Buffer.byteLength(text);
@@ -223,15 +213,4 @@ function sorted(entries: LoadedEntry[]): LoadedEntry[] {
     const [jb, ab] = ids(b);
     return ja - jb || aa - ab;
   });
-}
-
-function syncFolder(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } catch {
-    // some file systems cannot sync a folder; the rename is then as durable as they make it
-  } finally {
-    closeSync(fd);
-  }
 }

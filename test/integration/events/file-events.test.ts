@@ -65,7 +65,7 @@ for (const backend of backends()) {
       await mkdir(inbox);
       await createDefinition(t, 'GLOBAL.FileArrived', {
         FileEvents: [
-          { ProcessServer: 'GLOBAL.Local', Directory: inbox, Pattern: '*.csv', PollSeconds: 1, StableSeconds: 1 },
+          { ProcessServer: 'GLOBAL.Local', Directory: inbox, Pattern: '*.csv', PollSeconds: 1, StableSeconds: 3 },
         ],
       });
       await post('/JobDefinition/GLOBAL.ImportFile', {
@@ -75,7 +75,8 @@ for (const backend of backends()) {
       });
       const paths = Array.from({ length: FILES }, (_, i) => join(inbox, `f${String(i).padStart(3, '0')}.csv`));
       const slow = paths.slice(0, SLOW);
-      // The slow ones: a line every 250 ms over 3 s, never unchanged for StableSeconds until done.
+      // The slow ones: a line every 250 ms over 3 s. StableSeconds 3 leaves a loaded machine room: a writer stalled
+      // for under 3 s between two lines still counts as writing.
       const writingSlowly = (async () => {
         for (let i = 0; i < 12; i++) {
           await Promise.all(slow.map((p) => appendFile(p, `row ${i}\n`)));
