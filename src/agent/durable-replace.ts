@@ -2,9 +2,9 @@ import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
- * Replaces the file at `path` by `text` so that a crash leaves either the old or the new content (docs/architecture.md
- * §7): written and synced aside, put in place by a rename, and the folder synced so the rename itself survives. The
- * agent's journals (the attempts' spool and the file raises) compact themselves this way.
+ * Replaces the file at `path` by `text` so that a crash leaves either the old or the new content: written and
+ * synced aside, put in place by a rename, and the folder synced so the rename itself survives
+ * (docs/architecture.md §7). The agent's journals (the attempts' spool and the file raises) compact this way.
  */
 export function replaceDurably(path: string, text: string): void {
   const temp = `${path}.tmp`;
