@@ -232,5 +232,10 @@ async function registerInterfaces(app: FastifyInstance, deps: AppDeps, paths: Pa
       xmlBase: paths.xmlBase,
     });
   await app.register(xmlPlugin, { prefix: paths.xmlBase });
-  await registerDashboard(app, { ...deps.dashboard, root: paths.root, jsonBase: paths.jsonBase });
+  await registerDashboard(app, {
+    ...deps.dashboard,
+    exporter: deps.exporter,
+    root: paths.root,
+    jsonBase: paths.jsonBase,
+  });
 }

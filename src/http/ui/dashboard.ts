@@ -3,8 +3,10 @@ import { JOB_ACTIONS, jobAction } from '../../domain/job-actions.ts';
 import { FINAL } from '../../domain/job-status.ts';
 import { invalid, unauthenticated } from '../../errors.ts';
 import { isPlainObject } from '../../model/validate.ts';
+import type { CarExporter } from '../../services/car-export.ts';
 import type { LoadReport } from '../../services/load.ts';
 import { SESSION_CHALLENGE, type Session, Sessions } from '../../services/sessions.ts';
+import { registerDefinitionRoutes } from './definition-routes.ts';
 import { DASHBOARD_HEADERS } from './security-headers.ts';
 import { clearSessionCookie, requireCsrf, sessionCookie, setSessionCookie } from './session-cookie.ts';
 import { loadStaticFiles, type StaticFile } from './static-files.ts';
@@ -12,6 +14,8 @@ import { loadStaticFiles, type StaticFile } from './static-files.ts';
 export interface DashboardDeps {
   sessions: Sessions;
   load: LoadReport;
+  /** One object's CAR export, offered by the definition pages as a download. */
+  exporter: CarExporter;
   /** The context root (`/millrace`, or empty) and the JSON interface's base path the page calls. */
   root: string;
   jsonBase: string;
@@ -98,6 +102,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       return reply.code(204).send();
     });
     scope.get(`${ui}/api/load`, HIDDEN, async (req) => deps.load.of((await session(req)).principal));
+    registerDefinitionRoutes(scope, ui, { exporter: deps.exporter, session });
     done();
   });
 }

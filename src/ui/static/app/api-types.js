@@ -58,6 +58,41 @@
 
 /** @typedef {{ queues: QueueLoad[], processServers: ProcessServerLoad[] }} Load  `GET ui/api/load` */
 
+/**
+ * @typedef {{ kind: 'string', maxLength: number, pattern?: string, patternText?: string }
+ *   | { kind: 'text' | 'secret' | 'scalar', maxLength: number }
+ *   | { kind: 'number', integer: boolean, min?: number, max?: number }
+ *   | { kind: 'boolean' | 'date' | 'timezone' }
+ *   | { kind: 'enum', values: string[] }
+ *   | { kind: 'reference', type: string }
+ *   | { kind: 'record', fields: FieldDescription[] }
+ *   | { kind: 'list', of: FieldKind, maxItems: number }
+ *   | { kind: 'map', maxEntries: number, keyPatternText: string }} FieldKind  a field's kind, as the registry declares it
+ */
+
+/**
+ * @typedef {object} FieldDescription  a field of the registry's declaration of a type
+ * @property {string} name
+ * @property {FieldKind} kind
+ * @property {boolean} [required]
+ * @property {boolean} [readOnly]
+ * @property {boolean} [derived]
+ * @property {unknown} [default]
+ * @property {string} [description]
+ */
+
+/**
+ * @typedef {object} TypeDescription  a definition type as the registry declares it (`GET ui/api/types`)
+ * @property {string} name
+ * @property {string} description
+ * @property {'partitioned' | 'name' | 'queueProvider'} key
+ * @property {string[]} identity  the fields that make its key, in the key's order
+ * @property {string[]} privileges
+ * @property {FieldDescription[]} fields
+ */
+
+/** @typedef {Record<string, unknown>} DefinitionObject  a definition as `GET /<Type>/<key>` renders it */
+
 // ---- The JSON interface
 
 /**

@@ -36,6 +36,15 @@ export function can(type, partition, privilege) {
 }
 
 /**
+ * Whether some grant gives `privilege` on `type` in some partition: a "New" button is offered before the partition
+ * is chosen (the server judges the one chosen).
+ * @param {string} type
+ * @param {string} privilege
+ */
+export const canSomewhere = (type, privilege) =>
+  current?.grants.some((g) => (g.type === '*' || g.type === type) && g.privileges.includes(privilege)) ?? false;
+
+/**
  * The partition of a business key `<partition>.<name>` (a job's is its definition's).
  * @param {unknown} key
  * @returns {string}

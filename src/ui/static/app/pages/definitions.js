@@ -1,34 +1,54 @@
 /**
- * Definitions: browse and search (`GET {base}/JobDefinition?Search=…`, paged by cursor), open one, and submit
- * it with a form built from its parameters.
+ * Definitions: browse and search those of any type (`GET {base}/<Type>?Search=…`, paged by cursor), open a job
+ * definition, and submit it with a form built from its parameters; its edit, copy, delete and export buttons
+ * (definition-actions.js) lead to the forms of pages/definition-edit.js.
  */
 import { api, withQuery } from '../api.js';
-import { fill, h } from '../dom.js';
+import { definitionActions, viewPath } from '../definition-actions.js';
+import { typeDescriptions } from '../definition-types.js';
+import { fill, h, notice } from '../dom.js';
 import { errorText, text } from '../format.js';
 import { parameterForm } from '../param-form.js';
 import { runtimeSection } from '../runtime-chart.js';
 import { navigate } from '../router.js';
-import { can, partitionOf } from '../session.js';
-/** @import { Job, JobDefinition, Page } from '../api-types.js' */
-
-const FIELDS = 'businessKey,Name,Partition,JobDefinitionType,Description';
+import { can, canSomewhere, partitionOf } from '../session.js';
+/** @import { Job, JobDefinition, Page, TypeDescription } from '../api-types.js' */
 
 /**
+ * The objects of one definition type (`?type=`, JobDefinition by default), searched by name or description; a user
+ * who may create one gets a "New" button.
  * @param {HTMLElement} main
  * @param {Record<string, string>} _params
  * @param {Record<string, string>} query
  */
-export function renderDefinitions(main, _params, query) {
+export async function renderDefinitions(main, _params, query) {
+  const typeName = query.type || 'JobDefinition';
+  const jobDefinitions = typeName === 'JobDefinition';
+  /** @type {TypeDescription[]} */
+  let types = [];
+  try {
+    types = await typeDescriptions();
+  } catch (err) {
+    notice(errorText(err), 'error');
+  }
+  const typeSelect = h(
+    'select',
+    { name: 'type', id: 'def-type' },
+    (types.length ? types.map((t) => t.name) : [typeName]).map((n) => h('option', { value: n }, n)),
+  );
+  typeSelect.value = typeName;
   const search = h('input', {
     name: 'Search',
     id: 'def-search',
     placeholder: 'Search name or description',
     value: query.Search ?? '',
   });
-  const form = h('form', { class: 'filters' }, search, h('button', { type: 'submit' }, 'Search'));
+  const form = h('form', { class: 'filters' }, typeSelect, search, h('button', { type: 'submit' }, 'Search'));
+  const go = () => navigate('/definitions', { type: typeSelect.value, Search: search.value.trim() });
+  typeSelect.addEventListener('change', go);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    navigate('/definitions', { Search: search.value.trim() });
+    go();
   });
   const body = h('tbody', { id: 'definitions-body' });
   const info = h('p', { class: 'muted' });
@@ -37,19 +57,24 @@ export function renderDefinitions(main, _params, query) {
 
   async function load() {
     try {
-      /** @type {Page<JobDefinition>} */
+      /** @type {Page<JobDefinition & { businessKey: string }>} */
       const res = await api(
         'GET',
-        withQuery('/JobDefinition', { Search: query.Search, Limit: 100, After: after, fields: FIELDS }),
+        withQuery(`/${typeName}`, {
+          Search: query.Search,
+          Limit: 100,
+          After: after,
+          fields: jobDefinitions ? 'businessKey,JobDefinitionType,Description' : 'businessKey,Description',
+        }),
       );
       for (const d of res.items) {
-        const key = `${d.Partition}.${d.Name}`;
+        const key = d.businessKey.slice(typeName.length + 1);
         body.append(
           h(
             'tr',
-            {},
-            h('td', {}, h('a', { href: `#/definition/${encodeURIComponent(key)}` }, key)),
-            h('td', {}, text(d.JobDefinitionType)),
+            { 'data-key': key },
+            h('td', {}, h('a', { href: `#${viewPath(typeName, key)}` }, key)),
+            jobDefinitions ? h('td', {}, text(d.JobDefinitionType)) : null,
             h('td', { class: 'desc' }, text(d.Description)),
           ),
         );
@@ -66,10 +91,17 @@ export function renderDefinitions(main, _params, query) {
     main,
     h('h1', {}, 'Definitions'),
     form,
+    canSomewhere(typeName, 'Create')
+      ? h('p', {}, h('a', { class: 'button', href: `#/new/${typeName}`, id: 'definition-new' }, `New ${typeName}`))
+      : null,
     h(
       'table',
       { class: 'definitions' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Definition'), h('th', {}, 'Type'), h('th', {}, 'Description'))),
+      h(
+        'thead',
+        {},
+        h('tr', {}, h('th', {}, typeName), jobDefinitions ? h('th', {}, 'Type') : null, h('th', {}, 'Description')),
+      ),
       body,
     ),
     more,
@@ -123,6 +155,7 @@ export async function renderDefinition(main, { key = '' }) {
     h('h1', {}, fullKey, ' ', h('span', { class: 'muted' }, text(d.JobDefinitionType))),
     h('p', { class: 'desc', id: 'definition-description' }, text(d.Description)),
     h('p', {}, h('a', { href: `#/jobs?JobDefinition=${encodeURIComponent(fullKey)}` }, 'Jobs of this definition')),
+    definitionActions('JobDefinition', fullKey),
     runtimeSection(fullKey),
     h('h2', {}, 'Parameters'),
     h(
