@@ -27,6 +27,7 @@ describe('definitions edited in the console', { skip }, () => {
   let browser: Browser;
   let page: Page;
   let ui: string;
+  const pageErrors: string[] = [];
   const get = (path: string) => t.req('GET', path);
   /** The message shown at a field of the form. */
   const fieldError = (field: string) =>
@@ -38,6 +39,7 @@ describe('definitions edited in the console', { skip }, () => {
     page = await (
       await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true })
     ).newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
     await signIn(page, ui, 'admin', ADMIN_PASSWORD);
   });
   after(async () => {
@@ -164,6 +166,29 @@ describe('definitions edited in the console', { skip }, () => {
     await page.click('#diff-save');
     await page.locator('.notice').filter({ hasText: 'Saved Queue GLOBAL.Night' }).waitFor();
     assert.equal((await get('/Queue/GLOBAL.Night')).json.Held, true);
+  });
+
+  test("a list of records is JSON text; the server's message about an item is shown at the list", async () => {
+    const created = await t.req('POST', '/TimeWindow/GLOBAL.Nights', {
+      body: { TimeZone: 'UTC', Elements: [{ FromTime: '22:00', UntilTime: '24:00' }] },
+    });
+    assert.equal(created.status, 201, created.body);
+    await page.goto(`${ui}/#/timewindow/GLOBAL.Nights`);
+    await page.click('#definition-edit');
+    await page.locator('[id="f-Elements"]').waitFor();
+    await page.fill('[id="f-Elements"]', '[{"FromTime": "25:00", "UntilTime": "24:00"}]');
+    await page.click('#definition-save');
+    await page.click('#diff-save');
+    await fieldError('Elements').filter({ hasText: 'Field "Elements[0].FromTime"' }).waitFor();
+    assert.equal((await get('/TimeWindow/GLOBAL.Nights')).json.Elements[0].FromTime, '22:00');
+
+    await page.fill('[id="f-Elements"]', '[{"FromTime": "21:00", "UntilTime": "24:00"}]');
+    await page.click('#definition-save');
+    await page.locator('#diff-table tr[data-field="Elements"]').waitFor();
+    await page.click('#diff-save');
+    await page.locator('.notice').filter({ hasText: 'Saved TimeWindow GLOBAL.Nights' }).waitFor();
+    assert.equal((await get('/TimeWindow/GLOBAL.Nights')).json.Elements[0].FromTime, '21:00');
+    assert.deepEqual(pageErrors, [], 'no page raised an uncaught error');
   });
 
   test('a Viewer is offered no edit, copy, delete or new button, and the form is read-only', async () => {

@@ -105,6 +105,7 @@ function widget(f, value, path, disabled, widgets) {
       read() {
         /** @type {Record<string, unknown>} */
         const out = {};
+        /** @type {string | undefined} */
         let problem;
         for (const p of parts) {
           const r = p.w.read();

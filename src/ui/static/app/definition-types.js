@@ -18,7 +18,7 @@ async function fetchTypes() {
 /** @returns {Promise<TypeDescription[]>} */
 export function typeDescriptions() {
   if (!loading)
-    loading = fetchTypes().catch((err) => {
+    loading = fetchTypes().catch((/** @type {unknown} */ err) => {
       loading = null;
       throw err;
     });

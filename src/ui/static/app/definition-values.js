@@ -54,10 +54,10 @@ export function toText(kind, value) {
   if (value === null || value === undefined) return '';
   const widget = widgetOf(kind);
   if (widget === 'lines' && Array.isArray(value)) return value.map(String).join('\n');
-  if (widget === 'map' && typeof value === 'object')
-    return Object.entries(value)
-      .map(([name, v]) => `${name}: ${String(v)}`)
-      .join('\n');
+  if (widget === 'map' && typeof value === 'object') {
+    const entries = Object.entries(/** @type {Record<string, unknown>} */ (value));
+    return entries.map(([name, v]) => `${name}: ${String(v)}`).join('\n');
+  }
   if (widget === 'json') return JSON.stringify(value, null, 2);
   return String(value);
 }
@@ -124,7 +124,11 @@ const isEmpty = (v) =>
  */
 export function sameValue(a, b) {
   if (isEmpty(a) && isEmpty(b)) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const la = /** @type {unknown[]} */ (a);
+    const lb = /** @type {unknown[]} */ (b);
+    return la.length === lb.length && la.every((x, i) => sameValue(x, lb[i]));
+  }
   if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
     const ra = /** @type {Record<string, unknown>} */ (a);
     const rb = /** @type {Record<string, unknown>} */ (b);

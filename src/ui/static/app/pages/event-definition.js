@@ -4,6 +4,7 @@
  * docs/architecture.md §7b).
  */
 import { api } from '../api.js';
+import { definitionActions } from '../definition-actions.js';
 import { fill, h } from '../dom.js';
 import { errorText, text } from '../format.js';
 /** @import { EventDefinition, FileWatch, Page } from '../api-types.js' */
@@ -101,6 +102,7 @@ export async function renderEventDefinition(main, { key = '' }) {
   fill(
     main,
     h('h1', {}, fullKey, ' ', h('span', { class: 'muted' }, 'Event definition')),
+    definitionActions('EventDefinition', fullKey),
     h(
       'dl',
       { class: 'info', id: 'event-definition-info' },

@@ -4,6 +4,7 @@
  * they set; and its calendar of open days.
  */
 import { api } from '../api.js';
+import { definitionActions } from '../definition-actions.js';
 import { fill, h } from '../dom.js';
 import { errorText, text } from '../format.js';
 import { monthCalendar } from '../month-calendar.js';
@@ -91,6 +92,7 @@ export async function renderTimeWindow(main, { key = '' }) {
       {},
       h('a', { href: `#/forecast?Calendar=${encodeURIComponent(fullKey)}` }, 'The forecast with this window shaded'),
     ),
+    definitionActions('TimeWindow', fullKey),
     h(
       'div',
       { class: 'cols' },
