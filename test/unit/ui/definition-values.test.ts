@@ -85,7 +85,10 @@ test('lists, maps and JSON come back from their text as they were', () => {
           v.fromText(kindOf('Locks'), v.toText(kindOf('Locks'), items)).value,
           items.length ? items : null,
         );
-        assert.deepEqual(v.fromText(headers, v.toText(headers, map)).value, Object.keys(map).length ? { ...map } : null);
+        assert.deepEqual(
+          v.fromText(headers, v.toText(headers, map)).value,
+          Object.keys(map).length ? { ...map } : null,
+        );
         const back = v.fromText(kindOf('Parameters'), v.toText(kindOf('Parameters'), json)).value;
         assert.deepEqual(back, JSON.parse(JSON.stringify(json)));
       },
