@@ -100,6 +100,8 @@ describe('definitions edited in the console', { skip }, () => {
     assert.equal(saved.Script, 'echo "hello $WHO"', 'fields not changed are kept');
 
     // A value the server refuses on an edit is shown at its field too, and changes nothing.
+    assert.equal(await page.locator('[id="f-Http.Url"]').isVisible(), false, 'an empty group is folded');
+    await page.click('[data-field="Http"] > summary');
     await page.fill('[id="f-Http.Url"]', 'http://example.test/');
     await page.click('#definition-save');
     await page.click('#diff-save');

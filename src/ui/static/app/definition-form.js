@@ -64,6 +64,7 @@ export function definitionForm({ fields, values, locked = [], readOnly = false }
       if (!w) return false;
       w.error.textContent = message;
       w.box.classList.add('invalid');
+      for (let d = w.box.closest('details'); d; d = d.parentElement?.closest('details') ?? null) d.open = true;
       w.box.scrollIntoView({ block: 'center' });
       return true;
     },
@@ -95,7 +96,15 @@ function widget(f, value, path, disabled, widgets) {
       name: sub.name,
       w: widget(sub, record[sub.name], `${path}.${sub.name}`, disabled, widgets),
     }));
-    const box = h('fieldset', { class: 'record', 'data-field': path }, h('legend', {}, label), about, error);
+    // Folded while empty: a definition type's groups for other kinds of definition (Http, Sql …) stay out of the way.
+    const filled = Object.values(record).some((x) => x !== null && x !== undefined);
+    const box = h(
+      'details',
+      { class: 'record', 'data-field': path, open: filled },
+      h('summary', {}, label),
+      about,
+      error,
+    );
     for (const p of parts) box.append(p.w.box);
     /** @type {Widget} */
     const w = {

@@ -135,6 +135,8 @@ export async function renderNewObject(main, { type: typeName = '' }, query) {
       fill(main, h('h1', {}, title), h('p', { class: 'error' }, errorText(err)));
       return;
     }
+  // A bare name means GLOBAL on the server too; said in the form rather than left for the reader to know.
+  if (type.key === 'partitioned' && !start.Partition) start.Partition = 'GLOBAL';
   const form = definitionForm({ fields: type.fields, values: start });
   const error = h('p', { class: 'error', role: 'alert', id: 'definition-error' });
   const save = h('button', { type: 'submit', id: 'definition-save' }, 'Create');
