@@ -15,7 +15,7 @@ import {
 } from './list-query.ts';
 import { selectFields } from './job-render.ts';
 
-/** The query parameters of `GET /Event` (docs/architecture.md §12). */
+/** The query parameters of `GET /Event` (docs/architecture.md §15). */
 export const EVENT_LIST_PARAMS: readonly ListParam[] = [
   { name: 'EventDefinition', description: 'Business key of the event definition; a bare name means GLOBAL' },
   { name: 'Status', description: `Comma-separated statuses (of ${EVENT_STATUSES.join(', ')})` },
