@@ -63,6 +63,11 @@ describe('inbox and event actions in Chromium', { skip }, () => {
       ['admin'],
       'a refused forward changes nothing',
     );
+    // Another approval arrives: the inbox is read again, and the open form keeps what was typed.
+    const other = (await t.req('POST', '/Job/Payroll', { body: {} })).json;
+    const otherId = (await waitForJob(get, other.jobId, ['Console'])).UserMessage;
+    await admin.locator(`#inbox-user [data-message="${otherId}"]`).waitFor();
+    assert.equal(await card.locator('input[name=to]').inputValue(), 'nobody-here');
     await card.locator('input[name=to]').fill('bob');
     await card.locator('input[name=handover-comment]').fill('I am on leave');
     await card.locator('button[data-handover=forward]').click();

@@ -19,14 +19,34 @@ export const mayDo = (type, privilege) =>
   session()?.grants.some((g) => (g.type === '*' || g.type === type) && g.privileges.includes(privilege)) ?? false;
 
 /**
+ * The open forward forms by message id, with what was typed: the inbox is read again every few seconds and when the
+ * feed tells of a message, and an open form must survive that.
+ * @type {Map<number, { to: string, comment: string }>}
+ */
+const drafts = new Map();
+
+/**
  * A "Forward…" button that opens a small form: who (users, or role:<name>, separated by commas), a comment, and
  * Forward (they become participants) or Delegate (they answer in your place).
  * @param {UserMessage} m
  * @param {() => void} done  re-reads the inbox
  */
 export function handOverControls(m, done) {
-  const to = h('input', { name: 'to', placeholder: 'user, role:Name', 'aria-label': 'Forward to' });
-  const comment = h('input', { name: 'handover-comment', placeholder: 'why (optional)', 'aria-label': 'Why' });
+  // Only a participant may pass a message on: a delegate (named in Delegates, not in Participants) is offered
+  // nothing. Roles are not in the session, so a message naming any role offers it and the server decides.
+  const user = session()?.user;
+  if (!(m.Participants ?? []).some((p) => p === user || /^role:/i.test(p))) return null;
+  const kept = drafts.get(m.uniqueId);
+  const to = h('input', { name: 'to', placeholder: 'user, role:Name', 'aria-label': 'Forward to', value: kept?.to });
+  const comment = h('input', {
+    name: 'handover-comment',
+    placeholder: 'why (optional)',
+    'aria-label': 'Why',
+    value: kept?.comment,
+  });
+  const keep = () => drafts.set(m.uniqueId, { to: to.value, comment: comment.value });
+  to.addEventListener('input', keep);
+  comment.addEventListener('input', keep);
   /** @param {'forward' | 'delegate'} kind */
   const send = (kind) => {
     const names = to.value
@@ -36,6 +56,7 @@ export function handOverControls(m, done) {
     const body = { To: names, ...(comment.value.trim() ? { Comment: comment.value.trim() } : {}) };
     return api('PUT', `/UserMessage/${m.uniqueId}/${kind}`, body).then(
       () => {
+        drafts.delete(m.uniqueId);
         notice(`UserMessage ${m.uniqueId} ${kind === 'forward' ? 'forwarded' : 'delegated'} to ${names.join(', ')}`);
         done();
       },
@@ -44,7 +65,7 @@ export function handOverControls(m, done) {
   };
   const form = h(
     'div',
-    { class: 'reply handover', hidden: true },
+    { class: 'reply handover', hidden: !kept },
     to,
     comment,
     h('button', { type: 'button', 'data-handover': 'forward', onclick: () => void send('forward') }, 'Forward'),
@@ -58,7 +79,11 @@ export function handOverControls(m, done) {
       'data-open-handover': m.uniqueId,
       onclick: () => {
         form.hidden = !form.hidden;
-        if (!form.hidden) to.focus();
+        if (form.hidden) drafts.delete(m.uniqueId);
+        else {
+          keep();
+          to.focus();
+        }
       },
     },
     'Forward…',
