@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine.ts';
-import { forbidden, notFound } from '../errors.ts';
+import { conflict, forbidden, notFound } from '../errors.ts';
 import { businessKey, parseKey } from '../model/keys.ts';
 import { keyShapeOf, requireForm, requireType } from '../model/registry.ts';
 import { renderObject } from '../model/render.ts';
@@ -7,6 +7,8 @@ import { validateForm } from '../model/validate.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { EventRecord } from '../store/event-store.ts';
 import type { Clock } from '../time/clock.ts';
+import { listEvents } from './event-list.ts';
+import type { ListAnswer } from './list-query.ts';
 import { userCause } from './user-cause.ts';
 
 const EVENT = requireType('Event');
@@ -63,6 +65,49 @@ export class EventService {
 
   async get(principal: Principal, eventIdText: string): Promise<Record<string, unknown>> {
     return this.render(await this.visibleEvent(principal, eventIdText));
+  }
+
+  /** `GET /Event`: the events the caller may view, newest first (event-list.ts). */
+  list(principal: Principal, query: unknown): Promise<ListAnswer> {
+    const store = this.deps.engine.store;
+    return listEvents(
+      (o) => store.events.list(o),
+      (e) => this.render(e),
+      principal,
+      query,
+      this.deps.defaultTimeZone,
+    );
+  }
+
+  /**
+   * `DELETE /Event/<event_id>`: removes a Cleared event from the history; 409 for a Raised or Pending one (it
+   * still holds or waits for its definition's place: clear it first).
+   */
+  async delete(principal: Principal, eventIdText: string): Promise<void> {
+    const seen = await this.authorizeDelete(principal, eventIdText);
+    await this.deps.engine.mutate(
+      async (tx) => {
+        const current = await tx.events.get(seen.eventId);
+        if (!current) throw notFound('Event', seen.eventId);
+        if (current.status !== 'Cleared')
+          throw conflict(`${businessKey('Event', current.eventId)} is ${current.status}; clear it before deleting it`);
+        await tx.events.delete(current.uniqueId);
+      },
+      userCause(principal, 'delete', `Deleted ${businessKey('Event', seen.eventId)}`),
+    );
+  }
+
+  /**
+   * The checks of deleting an event: visible (else 404) and the Delete privilege on its definition's partition,
+   * whose privileges govern its events (else 403). Run before anything else, and again by `delete`.
+   */
+  async authorizeDelete(principal: Principal, eventIdText: string): Promise<EventRecord> {
+    const seen = await this.visibleEvent(principal, eventIdText);
+    if (!can(principal, 'EventDefinition', seen.partition, 'Delete'))
+      throw forbidden(
+        `You need the Delete privilege on ${businessKey('EventDefinition', seen.definition)} to delete ${businessKey('Event', seen.eventId)}`,
+      );
+    return seen;
   }
 
   /** `POST /Event/<partition>.<definition>`. */

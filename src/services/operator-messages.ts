@@ -1,6 +1,7 @@
 import { normalizeReply, replyMatches } from '../domain/reply-match.ts';
-import { conflict, invalid, notFound } from '../errors.ts';
-import type { Principal } from '../security/privileges.ts';
+import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import { can, type Principal } from '../security/privileges.ts';
+import { parseJobId } from './jobs.ts';
 import { MessageService, replyBody } from './messages.ts';
 import { userCause } from './user-cause.ts';
 
@@ -49,5 +50,33 @@ export class OperatorMessages extends MessageService {
       userCause(principal, 'reply', `Reply to OperatorMessage:${id}`),
     );
     return this.get(principal, String(id));
+  }
+
+  /**
+   * The checks of a delete that need no body: the message exists and is visible (else 404), the Delete privilege
+   * on its partition (else 403). Run before anything else, and again by `delete`.
+   */
+  async authorizeDelete(principal: Principal, idText: string): Promise<number> {
+    const id = parseJobId(idText, this.kind);
+    const m = await this.engine.store.getObject('OperatorMessage', String(id));
+    if (!m || !can(principal, this.kind, m.partition, 'View')) throw notFound(this.kind, id);
+    if (!can(principal, this.kind, m.partition, 'Delete'))
+      throw forbidden(`You need the Delete privilege to delete OperatorMessage:${id}`);
+    return id;
+  }
+
+  /** `DELETE /OperatorMessage/<id>`: a Replied or NotRequired message goes; one still waiting for a reply is 409. */
+  async delete(principal: Principal, idText: string): Promise<void> {
+    const id = await this.authorizeDelete(principal, idText);
+    await this.engine.mutate(
+      async (tx) => {
+        const m = await tx.getObject('OperatorMessage', String(id));
+        if (!m) throw notFound('OperatorMessage', id);
+        if (m.data.ReplyStatus === 'Required')
+          throw conflict(`OperatorMessage:${id} still waits for a reply; reply to it before deleting it`);
+        await tx.deleteObject(m.uniqueId);
+      },
+      userCause(principal, 'delete', `Deleted OperatorMessage:${id}`),
+    );
   }
 }

@@ -34,6 +34,19 @@ export interface EventRecord {
   data: EventData;
 }
 
+/** A page of `GET /Event`: newest (highest uniqueId) first, filtered in SQL. */
+export interface EventListOptions {
+  /** Only these partitions (of the definition); undefined: all. */
+  partitions?: readonly string[];
+  definition?: string;
+  statuses?: readonly EventStatus[];
+  /** Raised at or after this instant (epoch ms). */
+  since?: number;
+  /** Keyset pagination: events with a smaller uniqueId only. */
+  beforeId?: number;
+  limit: number;
+}
+
 export interface EventStore {
   insert(event: EventRecord): Promise<void>;
   /** Writes status, clear time and data (the rest never changes). */
@@ -43,12 +56,16 @@ export interface EventStore {
   raised(definition: string): Promise<EventRecord | undefined>;
   /** Pending events of a definition, oldest raise first. */
   pending(definition: string, limit: number): Promise<EventRecord[]>;
-  /** The highest RaiseSequence of a definition, 0 when it has no event. */
+  /** The highest RaiseSequence a definition gave, its deleted events' included; 0 when it has none. */
   maxSequence(definition: string): Promise<number>;
   /** Those of `eventIds` that some event has already. */
   takenIds(eventIds: readonly string[]): Promise<string[]>;
   /** Some Raised or Pending event of a definition (the delete check), or undefined. */
   anyLive(definition: string): Promise<EventRecord | undefined>;
+  /** Events newest first, as the options filter them. */
+  list(options: EventListOptions): Promise<EventRecord[]>;
+  /** Deletes one event (a Cleared one: the service checks), keeping its RaiseSequence for `maxSequence`. */
+  delete(uniqueId: number): Promise<void>;
   /** Deletes every event of a definition, history included. */
   deleteOfDefinition(definition: string): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { EventRecord, EventStatus, EventStore } from './event-store.ts';
+import type { EventListOptions, EventRecord, EventStatus, EventStore } from './event-store.ts';
 import type { Database } from './tables.ts';
 
 type EventRow = Database['events'];
@@ -86,7 +86,18 @@ export class KyselyEventStore implements EventStore {
       .select(sql<number | null>`max(raise_sequence)`.as('m'))
       .where('definition', '=', definition)
       .executeTakeFirst();
-    return row?.m === null || row?.m === undefined ? 0 : Number(row.m);
+    const kept = row?.m === null || row?.m === undefined ? 0 : Number(row.m);
+    return Math.max(kept, await this.deletedSequence(definition));
+  }
+
+  /** The highest RaiseSequence of the definition's deleted events, 0 when none was deleted. */
+  private async deletedSequence(definition: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('event_sequences')
+      .select('last_sequence')
+      .where('definition', '=', definition)
+      .executeTakeFirst();
+    return row ? Number(row.last_sequence) : 0;
   }
 
   async takenIds(eventIds: readonly string[]): Promise<string[]> {
@@ -103,7 +114,39 @@ export class KyselyEventStore implements EventStore {
     return (await this.raised(definition)) ?? (await this.pending(definition, 1))[0];
   }
 
+  async list(o: EventListOptions): Promise<EventRecord[]> {
+    if (o.partitions?.length === 0 || o.statuses?.length === 0) return [];
+    let q = this.db.selectFrom('events').selectAll();
+    if (o.partitions !== undefined) q = q.where('partition', 'in', [...o.partitions]);
+    if (o.definition !== undefined) q = q.where('definition', '=', o.definition);
+    if (o.statuses !== undefined) q = q.where('status', 'in', [...o.statuses]);
+    if (o.since !== undefined) q = q.where('raise_time', '>=', o.since);
+    if (o.beforeId !== undefined) q = q.where('unique_id', '<', o.beforeId);
+    const rows = await q.orderBy('unique_id', 'desc').limit(o.limit).execute();
+    return rows.map(toEvent);
+  }
+
+  async delete(uniqueId: number): Promise<void> {
+    const row = await this.db
+      .deleteFrom('events')
+      .where('unique_id', '=', uniqueId)
+      .returning(['definition', 'raise_sequence'])
+      .executeTakeFirst();
+    if (!row) return;
+    // One statement, so two nodes deleting events of one definition at once both keep the higher sequence.
+    await this.db
+      .insertInto('event_sequences')
+      .values({ definition: row.definition, last_sequence: Number(row.raise_sequence) })
+      .onConflict((oc) =>
+        oc.column('definition').doUpdateSet({
+          last_sequence: sql<number>`case when excluded.last_sequence > event_sequences.last_sequence then excluded.last_sequence else event_sequences.last_sequence end`,
+        }),
+      )
+      .execute();
+  }
+
   async deleteOfDefinition(definition: string): Promise<void> {
     await this.db.deleteFrom('events').where('definition', '=', definition).execute();
+    await this.db.deleteFrom('event_sequences').where('definition', '=', definition).execute();
   }
 }

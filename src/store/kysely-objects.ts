@@ -158,18 +158,21 @@ export class KyselyObjects {
     return rows.map((r) => toObject<T>(r));
   }
 
-  /** `Participants` (a JSON list) names `user`, or `role:<r>` (any case of `role:`) for one of `roles`. */
+  /**
+   * `Participants` (a JSON list) names `user`, or `role:<r>` (any case of `role:`) for one of `roles`; or so does
+   * the `Delegate` of an item of `Delegates` (a user message delegated to the caller).
+   */
   private participates(user: string, roles: readonly string[]) {
-    const role = (v: RawBuilder<unknown>) =>
+    const names = (v: RawBuilder<unknown>) =>
       roles.length === 0
-        ? sql``
-        : sql` or (lower(substr(${v}, 1, 5)) = 'role:' and substr(${v}, 6) in (${sql.join(roles.map((r) => sql`${r}`))}))`;
+        ? sql`${v} = ${user}`
+        : sql`(${v} = ${user} or (lower(substr(${v}, 1, 5)) = 'role:' and substr(${v}, 6) in (${sql.join(roles.map((r) => sql`${r}`))})))`;
     if (this.dialect === 'postgres') {
-      const v = sql`p.v`;
-      return sql<boolean>`exists (select 1 from jsonb_array_elements_text(case when jsonb_typeof(objects.data::jsonb -> 'Participants') = 'array' then objects.data::jsonb -> 'Participants' else '[]'::jsonb end) as p(v) where ${v} = ${user}${role(v)})`;
+      const list = (name: string) =>
+        sql`case when jsonb_typeof(objects.data::jsonb -> ${sql.lit(name)}) = 'array' then objects.data::jsonb -> ${sql.lit(name)} else '[]'::jsonb end`;
+      return sql<boolean>`(exists (select 1 from jsonb_array_elements_text(${list('Participants')}) as p(v) where ${names(sql`p.v`)}) or exists (select 1 from jsonb_array_elements(${list('Delegates')}) as d(v) where ${names(sql`(d.v ->> 'Delegate')`)}))`;
     }
-    const v = sql`p.value`;
-    return sql<boolean>`exists (select 1 from json_each(objects.data, '$.Participants') as p where ${v} = ${user}${role(v)})`;
+    return sql<boolean>`(exists (select 1 from json_each(objects.data, '$.Participants') as p where ${names(sql`p.value`)}) or exists (select 1 from json_each(objects.data, '$.Delegates') as d where ${names(sql`json_extract(d.value, '$.Delegate')`)}))`;
   }
 
   private async writeRefs(fromId: number, refs: ObjectRef[]): Promise<void> {

@@ -82,7 +82,8 @@ export async function bodyRoutes(t: TestServer, participants: string[]): Promise
     if (type === 'OperatorMessage') return path(String(operatorMessage));
     if (type === 'UserMessage') return path(String(userMessage));
     if (type === 'Alert') return path(String(alert));
-    if (type === 'Event') return path(tail === 'clear' ? String(event.json.eventId) : 'Finance.LedgerClosed');
+    if (type === 'Event')
+      return path(tail === 'clear' || method === 'delete' ? String(event.json.eventId) : 'Finance.LedgerClosed');
     const sample = SAMPLES.find((s) => s.type === type);
     if (key === undefined || !sample) return undefined;
     if (method === 'post' && !tail) return path(fresh[type] ?? 'Finance.Fresh');

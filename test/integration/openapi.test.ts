@@ -58,7 +58,11 @@ describe('the description document (swagger.yml)', () => {
     }
     for (const source of ['ProcessServerAlertSource', 'JobDefinitionAlertSource'])
       for (const action of ['enable', 'disable']) expected.set(`${t.base}/${source}/{key}/${action}`, ['put']);
-    expected.set(`${t.base}/Event/{key}`, ['get', 'post']);
+    expected.set(`${t.base}/Event/{key}`, ['delete', 'get', 'post']);
+    // Deleting a Cleared event, an answered operator message; passing an approval on.
+    expected.set(`${t.base}/OperatorMessage/{key}`, ['delete', 'get']);
+    for (const action of ['forward', 'delegate']) expected.set(`${t.base}/UserMessage/{key}/${action}`, ['put']);
+    expected.set(`${t.base}/Event`, ['get']);
     expected.set(`${t.base}/Import`, ['post']);
     expected.set(`${t.base}/Event/{key}/clear`, ['post']);
     expected.set(`${t.base}/EventDefinition/{key}/clear`, ['post']);

@@ -20,13 +20,13 @@ const CLEAR_BODY = { $ref: `${requireForm('Event', 'clear').id}#` };
 const ERRORS = errorResponses(400, 401, 403, 404, 409, 413, 415);
 const keyOf = (req: FastifyRequest) => pathParams(req).key ?? '';
 
-/** Raise an event, clear the raised, the pending or one event; and read an event (docs/interfaces.md §4). */
+/** Raise an event, clear the raised, the pending or one event; read and delete an event (docs/interfaces.md §4). */
 export function registerEventRoutes(
   app: FastifyInstance,
   events: EventService,
   served: Map<string, Set<string>>,
 ): void {
-  served.set('/Event/:key', new Set(['GET', 'POST']));
+  served.set('/Event/:key', new Set(['GET', 'POST', 'DELETE']));
   served.set('/Event/:key/clear', new Set(['POST']));
   served.set('/EventDefinition/:key/clear', new Set(['POST']));
   served.set('/EventDefinition/:key/clearAllPending', new Set(['POST']));
@@ -39,6 +39,19 @@ export function registerEventRoutes(
       response: { 200: EVENT, ...errorResponses(401, 404) },
     },
     handler: (req) => events.get(req.principal, req.params.key),
+  });
+  app.delete<Req>('/Event/:key', {
+    preParsing: authorizeFirst((req) => events.authorizeDelete(req.principal, keyOf(req))),
+    schema: {
+      tags: ['Event'],
+      summary: 'Delete a Cleared event from the history (409 for a Raised or Pending one; Delete privilege)',
+      params: EVENT_ID,
+      response: { 204: { type: 'null', description: 'Deleted; no body' }, ...errorResponses(401, 403, 404, 409) },
+    },
+    handler: async (req, reply) => {
+      await events.delete(req.principal, req.params.key);
+      return reply.code(204).send();
+    },
   });
   const controlled = (what: string) =>
     authorizeFirst((req) => events.controlledDefinition(req.principal, keyOf(req), what));

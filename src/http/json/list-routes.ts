@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { definitionTypes } from '../../model/registry.ts';
 import type { Principal } from '../../security/privileges.ts';
+import { EVENT_LIST_PARAMS } from '../../services/event-list.ts';
+import type { EventService } from '../../services/events.ts';
 import { JOB_LIST_PARAMS } from '../../services/job-list.ts';
 import type { JobService } from '../../services/jobs.ts';
 import type { ListAnswer, ListParam } from '../../services/list-query.ts';
@@ -11,7 +13,7 @@ import { errorResponses, outputSchemaId } from './schemas.ts';
 
 /**
  * The lists of the operator's console (docs/interfaces.md §2–§5): `GET /Job`, `GET /<Type>` for every definition
- * type of the registry, and the inboxes `GET /OperatorMessage`, `/UserMessage`, `/Alert`. One answer shape,
+ * type of the registry, the inboxes `GET /OperatorMessage`, `/UserMessage`, `/Alert`, and `GET /Event`. One answer shape,
  * `{items, next}`, newest first (jobs, messages) or by business key (definitions), paged by an opaque cursor.
  */
 
@@ -28,7 +30,7 @@ interface ListRoute {
 
 export function registerListRoutes(
   app: FastifyInstance,
-  deps: { objects: ObjectService; jobs: JobService; messages: MessageServices },
+  deps: { objects: ObjectService; jobs: JobService; messages: MessageServices; events: EventService },
   served: Map<string, Set<string>>,
 ): void {
   const inboxes: Record<MessageKind, { summary: string; service: MessageServices['operator' | 'user' | 'alerts'] }> = {
@@ -67,6 +69,14 @@ export function registerListRoutes(
       params: inboxParams(kind),
       list: (p: Principal, q: unknown) => inbox.service.list(p, q),
     })),
+    {
+      name: 'Event',
+      item: 'Event',
+      summary: 'List the events the caller may view (raised, pending and cleared), newest first',
+      order: 'newest first',
+      params: EVENT_LIST_PARAMS,
+      list: (p, q) => deps.events.list(p, q),
+    },
   ];
   for (const r of routes) {
     served.set(`/${r.name}`, new Set(['GET']));

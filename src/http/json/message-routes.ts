@@ -73,6 +73,8 @@ export function registerMessageRoutes(
       handler: (req) => service.reply(req.principal, req.params.key, req.body),
     });
   }
+  registerOperatorMessageDelete(app, services.operator, served);
+  registerUserMessageHandOver(app, services.user, served);
   for (const name of ['ProcessServerAlertSource', 'JobDefinitionAlertSource'] as const) {
     const type = requireType(name);
     for (const action of ['enable', 'disable'] as const) {
@@ -90,5 +92,51 @@ export function registerMessageRoutes(
         handler: (req) => services.objects.setEnabled(req.principal, type, req.params.key, action === 'enable'),
       });
     }
+  }
+}
+
+/** `DELETE /OperatorMessage/<id>`: a Replied or NotRequired message (Delete privilege); 409 while it waits. */
+function registerOperatorMessageDelete(
+  app: FastifyInstance,
+  operator: OperatorMessages,
+  served: Map<string, Set<string>>,
+): void {
+  served.get('/OperatorMessage/:key')?.add('DELETE');
+  app.delete<Req>('/OperatorMessage/:key', {
+    preParsing: authorizeFirst((req) => operator.authorizeDelete(req.principal, pathParams(req).key ?? '')),
+    schema: {
+      tags: ['OperatorMessage'],
+      summary: 'Delete an operator message that is Replied or NotRequired (409 while it waits for a reply)',
+      params: idParams('OperatorMessage'),
+      response: { 204: { type: 'null', description: 'Deleted; no body' }, ...errorResponses(401, 403, 404, 409) },
+    },
+    handler: async (req, reply) => {
+      await operator.delete(req.principal, req.params.key);
+      return reply.code(204).send();
+    },
+  });
+}
+
+const HAND_OVER_SUMMARIES = {
+  forward: 'Forward a user message: the users and roles of To become participants (only a participant may)',
+  delegate: "Delegate a user message: those of To may reply in the caller's place (only a participant may)",
+} as const;
+
+/** `PUT /UserMessage/<id>/forward` and `/delegate` (services/user-message-handover.ts). */
+function registerUserMessageHandOver(app: FastifyInstance, user: UserMessages, served: Map<string, Set<string>>): void {
+  for (const kind of ['forward', 'delegate'] as const) {
+    served.set(`/UserMessage/:key/${kind}`, new Set(['PUT']));
+    app.put<Req>(`/UserMessage/:key/${kind}`, {
+      preParsing: authorizeFirst((req) => user.authorizeHandOver(req.principal, pathParams(req).key ?? '', kind)),
+      schema: {
+        tags: ['UserMessage'],
+        summary: HAND_OVER_SUMMARIES[kind],
+        params: idParams('UserMessage'),
+        // The UserMessage's forms in the registry (model/types/UserMessage.ts); app.ts adds their schemas by id.
+        body: { $ref: `${requireForm('UserMessage', kind).id}#` },
+        response: { 200: { $ref: 'UserMessage#' }, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+      },
+      handler: (req) => user.handOver(req.principal, req.params.key, kind, req.body),
+    });
   }
 }

@@ -101,6 +101,10 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerFileWatchRoutes(app, deps.fileWatches, served);
   registerForecastRoute(app, deps.forecast, served);
   registerDeadlineRoutes(app, deps.deadlines, served);
-  registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
+  registerListRoutes(
+    app,
+    { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages, events: deps.events },
+    served,
+  );
   addMethodNotAllowed(app, served);
 }

@@ -7,6 +7,26 @@ import { defineForm, defineType } from '../object-type.ts';
  */
 export const USER_MESSAGE_STATUSES = ['ManualTask', 'Completed', 'Error'] as const;
 
+/** A forward or delegation, kept in the message's History: who passed it on, to whom, and why. */
+export const HAND_OVER_ACTIONS = ['Forward', 'Delegate'] as const;
+const handOver = record(
+  field('Time', date()),
+  field('User', string(255)),
+  field('Action', oneOf(...HAND_OVER_ACTIONS)),
+  field('To', list(string(255), 50)),
+  field('Comment', string(1000)),
+);
+const delegation = record(field('Delegate', string(255)), field('For', string(255)));
+
+/** The body of a forward and of a delegation: the same shape, checked by the registry. */
+const handOverFields = (to: string) => [
+  field('To', list(string(255), 50), {
+    required: true,
+    description: `${to}: user names, or role:<name>; each must exist.`,
+  }),
+  field('Comment', text(1000), { description: 'Why; kept in the History.' }),
+];
+
 const response = record(
   field('Response', string(255)),
   field('Status', oneOf('Completed', 'Error')),
@@ -29,6 +49,15 @@ export default defineType({
     field('ReplyUser', string(255), { readOnly: true }),
     field('ReplyTime', date(), { readOnly: true }),
     field('CreationTime', date(), { readOnly: true }),
+    field('Delegates', list(delegation, 200), {
+      readOnly: true,
+      description: 'Users or roles who may reply in place of a participant (For).',
+    }),
+    field('ReplyFor', string(255), {
+      readOnly: true,
+      description: 'The participant in whose place a delegate (ReplyUser) replied; null when a participant did.',
+    }),
+    field('History', list(handOver, 1000), { readOnly: true, description: 'Forwards and delegations, oldest first.' }),
   ],
   privileges: ['View', 'Reply', 'Delete'],
   forms: {
@@ -39,5 +68,15 @@ export default defineType({
       }),
       field('ReplyComment', text(1000)),
     ]),
+    forward: defineForm(
+      'UserMessageForward',
+      'Adds participants to a message waiting for a reply; only a participant may forward it.',
+      handOverFields('Who becomes a participant'),
+    ),
+    delegate: defineForm(
+      'UserMessageDelegate',
+      "Lets others reply in the caller's place (the reply names both); only a participant may delegate.",
+      handOverFields("Who may reply in the caller's place"),
+    ),
   },
 });

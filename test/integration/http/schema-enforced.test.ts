@@ -153,11 +153,14 @@ describe('the OpenAPI document is what the JSON interface enforces', () => {
       'post /EventDefinition/{key}/clearAllPending',
       'post /Event/{key}/clear',
     ]);
-    // Replies need a question waiting (an operator or user message, an alert): tested in test/integration/people.
+    // Replies, forwards and delegations need a question waiting (an operator or user message, an alert): tested in
+    // test/integration/people.
     const elsewhere = new Set([
       'put /OperatorMessage/{key}/reply',
       'put /UserMessage/{key}/reply',
       'put /Alert/{key}/reply',
+      'put /UserMessage/{key}/forward',
+      'put /UserMessage/{key}/delegate',
     ]);
     const declared = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops)

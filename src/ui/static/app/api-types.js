@@ -250,6 +250,10 @@
  * @property {string | null} [SenderObject]
  * @property {string | null} [CreationTime]
  * @property {string | null} [ReplyExpression]
+ * @property {string | null} [ReplyStatus]
+ * @property {string | null} [Reply]
+ * @property {string | null} [ReplyUser]
+ * @property {string | null} [ReplyTime]
  */
 
 /**
@@ -261,6 +265,30 @@
  * @property {{ Response: string }[] | null} [Responses]
  * @property {number | null} [Job]
  * @property {string | null} [CreationTime]
+ * @property {string[] | null} [Participants]
+ * @property {{ Delegate: string | null, For: string | null }[] | null} [Delegates]
+ * @property {HandOverEntry[] | null} [History]
+ */
+
+/**
+ * @typedef {object} HandOverEntry  a forward or delegation in a user message's History
+ * @property {string | null} Time
+ * @property {string | null} User
+ * @property {'Forward' | 'Delegate' | null} Action
+ * @property {string[] | null} To
+ * @property {string | null} Comment
+ */
+
+/**
+ * @typedef {object} MillraceEvent  `GET /Event/<eventId>`, an item of `GET /Event`
+ * @property {string} eventId
+ * @property {string} Status
+ * @property {number} RaiseSequence
+ * @property {string | null} [RaiseTime]
+ * @property {string | null} [RaiserObject]
+ * @property {string | null} [RaiserComment]
+ * @property {string | null} [ClearTime]
+ * @property {string | null} [ClearerObject]
  */
 
 /**

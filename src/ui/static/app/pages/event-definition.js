@@ -1,12 +1,13 @@
 /**
  * An event definition (`GET {base}/EventDefinition/<key>`): its fields, and its file watches (`FileEvents`) with
  * what the agent of each process server last reported of them (`GET {base}/ProcessServer/<key>/filewatches`,
- * docs/architecture.md §7b).
+ * docs/architecture.md §7b), and its events with Delete on the Cleared ones (event-list.js).
  */
 import { api } from '../api.js';
 import { definitionActions } from '../definition-actions.js';
 import { fill, h } from '../dom.js';
 import { errorText, text } from '../format.js';
+import { eventList } from '../event-list.js';
 /** @import { EventDefinition, FileWatch, Page } from '../api-types.js' */
 
 /** Shown elsewhere on the page (the title, the watches table) or only the interface's bookkeeping. */
@@ -110,5 +111,6 @@ export async function renderEventDefinition(main, { key = '' }) {
     ),
     h('h2', {}, 'File watches'),
     watchesTable(items, status),
+    eventList(fullKey, d.Partition),
   );
 }

@@ -1,11 +1,13 @@
 /**
  * What waits for the signed-in user: operator messages needing a reply, user messages (approvals) they may
- * answer, and unacknowledged alerts; each answered here. Re-read when the feed reports a message or alert.
+ * answer (or forward, or delegate), and unacknowledged alerts; each answered here; and the latest answered operator
+ * messages, to delete (message-actions.js). Re-read when the feed reports a message or alert.
  */
 import { api, withQuery } from '../api.js';
 import { fill, h, notice } from '../dom.js';
 import { onFeed } from '../feed.js';
 import { errorText, text } from '../format.js';
+import { answeredCard, handOverControls, handOverNotes } from '../message-actions.js';
 import { session } from '../session.js';
 /** @import { Alert, OperatorMessage, Page, UserMessage } from '../api-types.js' */
 
@@ -110,7 +112,9 @@ function userCard(m, done) {
       m.Job ? h('a', { href: `#/job/${m.Job}` }, String(m.Job)) : '—',
       ` · ${text(m.CreationTime)}`,
     ),
+    handOverNotes(m),
     mayReply('UserMessage') ? h('div', { class: 'reply' }, comment, buttons) : null,
+    mayReply('UserMessage') ? handOverControls(m, done) : null,
   );
 }
 
@@ -139,6 +143,7 @@ export function renderInbox(main) {
   const operator = h('div', { id: 'inbox-operator' });
   const user = h('div', { id: 'inbox-user' });
   const alerts = h('div', { id: 'inbox-alerts' });
+  const answered = h('div', { id: 'inbox-answered' });
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
 
@@ -167,11 +172,14 @@ export function renderInbox(main) {
     const userMessages = list('/UserMessage', { ReplyStatus: 'Required' });
     /** @type {Promise<Listed<Alert>>} */
     const waitingAlerts = list('/Alert', { Status: 'NotAcknowledged,Escalated' });
-    const [o, u, a] = await Promise.all([operatorMessages, userMessages, waitingAlerts]);
+    /** @type {Promise<Listed<OperatorMessage>>} */
+    const answeredMessages = list('/OperatorMessage', { ReplyStatus: 'Replied,NotRequired', Limit: '20' });
+    const [o, u, a, done] = await Promise.all([operatorMessages, userMessages, waitingAlerts, answeredMessages]);
     u.items = u.items.filter((m) => m.Status === 'ManualTask' || m.Response === null);
     section(operator, o, operatorCard, 'No operator message waits for a reply.');
     section(user, u, userCard, 'No approval waits for you.');
     section(alerts, a, alertCard, 'No alert waits for an acknowledgement.');
+    section(answered, done, answeredCard, 'No answered operator message.');
   }
 
   fill(
@@ -180,6 +188,7 @@ export function renderInbox(main) {
     h('section', {}, h('h2', {}, 'Approvals'), user),
     h('section', {}, h('h2', {}, 'Operator messages'), operator),
     h('section', {}, h('h2', {}, 'Alerts'), alerts),
+    h('section', {}, h('h2', {}, 'Answered operator messages'), answered),
   );
   const unsubscribe = onFeed((batch, resync) => {
     if (resync || batch.some((ev) => /message|alert/i.test(ev.type))) {
