@@ -124,7 +124,7 @@ export interface EventTables {
     clear_time: number | null;
     data: string;
   };
-  /** Migration 0019: the highest RaiseSequence of a definition's deleted events. */
+  /** Migration 0017: the highest RaiseSequence of a definition's deleted events. */
   event_sequences: { definition: string; last_sequence: number };
 }
 
