@@ -129,6 +129,40 @@ describe('single sign-on: bearer tokens', () => {
         assert.equal((await t.req('GET', READ, bearer(token))).status, 200);
       });
 
+      test("the dashboard's sign-in begins with PKCE, state and nonce kept in an encrypted Lax cookie", async () => {
+        const res = await t.server.app.inject({
+          method: 'GET',
+          url: '/millrace/ui/oidc/login',
+          headers: { host: '127.0.0.1:7070' },
+        });
+        assert.equal(res.statusCode, 302, res.body);
+        const to = new URL(String(res.headers.location));
+        assert.equal(to.origin, idp.issuer);
+        assert.equal(to.searchParams.get('redirect_uri'), 'http://127.0.0.1:7070/millrace/ui/oidc/callback');
+        assert.equal(to.searchParams.get('code_challenge_method'), 'S256');
+        assert.match(to.searchParams.get('code_challenge') ?? '', /^[A-Za-z0-9_-]{43}$/);
+        assert.ok(to.searchParams.get('state') && to.searchParams.get('nonce'));
+        const cookie = String(res.headers['set-cookie']);
+        assert.match(cookie, /^millrace_oidc=[^;]+; Path=\/millrace\/ui\/oidc\/; Max-Age=600; HttpOnly; SameSite=Lax$/);
+        // The verifier is not readable in the cookie: five parts of a JWE, none holding the state in clear.
+        const value = cookie.slice('millrace_oidc='.length, cookie.indexOf(';'));
+        assert.equal(value.split('.').length, 5);
+        assert.ok(!Buffer.from(value.replaceAll('.', ''), 'base64url').includes(to.searchParams.get('state') ?? '-'));
+      });
+
+      test('a callback without its sign-in, or with a cookie not sealed by this server, is refused', async () => {
+        for (const cookie of [undefined, 'millrace_oidc=eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..AAAA.BBBB.CCCC']) {
+          const res = await t.server.app.inject({
+            method: 'GET',
+            url: '/millrace/ui/oidc/callback?code=abc&state=xyz',
+            headers: cookie ? { cookie } : {},
+          });
+          assert.equal(res.statusCode, 302, res.body);
+          assert.equal(res.headers.location, '/millrace/ui/?sso=failed');
+          assert.doesNotMatch(String(res.headers['set-cookie']), /millrace_session=[^;]/);
+        }
+      });
+
       test('the XML interface does not take bearer tokens', async () => {
         const token = (await idp.clientToken('robot')).token;
         const res = await t.xml('GET', '/queues', { auth: null, headers: { authorization: `Bearer ${token}` } });
