@@ -12,7 +12,8 @@ import { ADMIN_PASSWORD, type TestServer } from '../helpers/server.ts';
  * docs/architecture.md §10, single sign-on as a person meets it in Chromium: the sign-in page offers "Sign in with
  * <issuer>", the browser goes through the real provider's (oidc-provider) login and consent pages and lands in the
  * dashboard signed in, with the roles the provider's groups claim maps to; the user is created at that first
- * sign-in, or refused when users are not created; a user whose groups map to no role is refused.
+ * sign-in, or refused when users are not created; a user whose groups map to no role is refused; under
+ * `--oidc-only` the page offers no password form.
  */
 
 const skip = browserSkip();
@@ -35,7 +36,7 @@ describe('single sign-on in Chromium', { skip }, () => {
       users: { ada: ['millrace-operators', 'unrelated-group'], grace: ['unrelated-group'], carol: ['millrace-admins'] },
     });
     creating = await startDashboardServer({ oidc: await idp.settings(dir) });
-    refusing = await startDashboardServer({ oidc: await idp.settings(dir, { createUsers: false }) });
+    refusing = await startDashboardServer({ oidc: await idp.settings(dir, { createUsers: false, only: true }) });
     browser = await launchBrowser();
   });
   after(async () => {
@@ -102,8 +103,11 @@ describe('single sign-on in Chromium', { skip }, () => {
     assert.equal(new URL(page.url()).search, '', 'the reason is taken out of the address');
   });
 
-  test('without creating users, a user Millrace does not know is refused, a known one signs in', async () => {
+  test('with --oidc-only and without creating users: no password form, an unknown user refused, a known one in', async () => {
     const page = await newPage();
+    await page.goto(refusing.ui);
+    await page.locator('#sso-signin').waitFor();
+    assert.equal(await page.locator('#password').count(), 0, 'no password field under --oidc-only');
     await signInAtProvider(page, refusing, 'carol');
     await page.locator('#signin-error').filter({ hasText: 'Your account is not known to Millrace' }).waitFor();
     await screenshot(page, 'oidc-unknown-user');
@@ -111,7 +115,7 @@ describe('single sign-on in Chromium', { skip }, () => {
     assert.equal(await refusing.t.server.store.getUser('carol'), undefined);
 
     await refusing.t.server.accounts.addUser('carol', { roles: ['Viewer'] });
-    // The provider remembers carol's sign-in; it asks a native client's consent every time (RFC 8252).
+    // The provider remembers carol's sign-in; it asks a native client's consent every time.
     await page.locator('#sso-signin').click();
     await page.locator('button', { hasText: 'Continue' }).click();
     await page.locator('#who').filter({ hasText: 'carol' }).waitFor();

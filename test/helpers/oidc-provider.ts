@@ -23,9 +23,9 @@ export interface TestIdentityProvider {
 
 /**
  * A real OpenID provider (oidc-provider) on a loopback port, for the single sign-on tests:
- * - the client `millrace` (authorization code with PKCE, client credentials), a native client so that its redirect
- *   URI `http://127.0.0.1/millrace/ui/oidc/callback` matches on any port (RFC 8252 loopback redirects): the test's
- *   Millrace servers listen on ports picked at start;
+ * - the client `millrace` (authorization code with PKCE, client credentials), a native client: oidc-provider lets
+ *   a native client's loopback redirect URI (`http://127.0.0.1/millrace/ui/oidc/callback`) match on any port, and
+ *   the test's Millrace servers listen on ports picked at start;
  * - the provider's own development login page (any password) and consent page; an account's `groups` claim is
  *   `users[account]` (none for an account not listed), in the ID token and in access tokens;
  * - further clients `clients[id] = groups` for the client-credentials grant;
