@@ -16,8 +16,13 @@ export async function buildSingleSignOn(
 ): Promise<SingleSignOn | undefined> {
   const settings = config.oidc;
   if (!settings) return undefined;
-  const secret = (await readFile(settings.clientSecretFile, 'utf8')).trim();
-  if (secret === '') throw new Error(`${settings.clientSecretFile} (--oidc-client-secret-file) is empty`);
+  const secret = await readFile(settings.clientSecretFile, 'utf8').then(
+    (text) => text.trim(),
+    (err: unknown) => {
+      throw new Error(`cannot read --oidc-client-secret-file: ${err instanceof Error ? err.message : String(err)}`);
+    },
+  );
+  if (secret === '') throw new Error(`--oidc-client-secret-file ${settings.clientSecretFile} is empty`);
   const { store, clock } = base;
   const issuer = new OidcIssuer(settings, secret);
   return {

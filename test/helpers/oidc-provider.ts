@@ -16,8 +16,11 @@ export interface TestIdentityProvider {
   issuer: string;
   /** The settings a Millrace server needs to use this issuer (the secret written to a file in `dir`). */
   settings(dir: string, overrides?: Partial<OidcSettings>): Promise<OidcSettings>;
-  /** A JWT access token for `clientId` through the client-credentials grant (the client's groups as its claim). */
-  clientToken(clientId: string): Promise<{ token: string; expiresIn: number }>;
+  /**
+   * A JWT access token for `clientId` through the client-credentials grant (the client's groups as its claim), for
+   * the resource RESOURCE unless another is named (its audience).
+   */
+  clientToken(clientId: string, resource?: string): Promise<{ token: string; expiresIn: number }>;
   close(): Promise<void>;
 }
 
@@ -81,9 +84,9 @@ export async function startIdentityProvider(options: {
         enabled: true,
         defaultResource: () => RESOURCE,
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({
+        getResourceServerInfo: (_ctx: unknown, resource: string) => ({
           scope: 'api',
-          audience: RESOURCE,
+          audience: resource,
           accessTokenFormat: 'jwt',
           accessTokenTTL: ttl,
         }),
@@ -118,7 +121,7 @@ export async function startIdentityProvider(options: {
         ...overrides,
       };
     },
-    async clientToken(clientId) {
+    async clientToken(clientId, resource = RESOURCE) {
       const secret = clientId === CLIENT_ID ? CLIENT_SECRET : `${clientId}-secret-0123456789abcdef`;
       const res = await fetch(`${issuer}/token`, {
         method: 'POST',
@@ -127,7 +130,7 @@ export async function startIdentityProvider(options: {
           grant_type: 'client_credentials',
           client_id: clientId,
           client_secret: secret,
-          resource: RESOURCE,
+          resource,
           scope: 'api',
         }),
       });

@@ -96,7 +96,7 @@ describe('single sign-on: bearer tokens', () => {
         assert.equal((await t.req('GET', READ, bearer(token))).status, 200);
       });
 
-      test('a token of another issuer, or signed with a key not the issuer’s, is refused', async () => {
+      test('a token of another issuer, for another audience, or signed with another key is refused', async () => {
         const other = (await foreign.clientToken('robot')).token;
         assertRefused(await t.req('GET', READ, bearer(other)), 'foreign issuer');
 
@@ -113,6 +113,8 @@ describe('single sign-on: bearer tokens', () => {
           .sign(privateKey);
         assertRefused(await t.req('GET', READ, bearer(forged)), 'forged signature');
         assertRefused(await t.req('GET', READ, bearer('not-a-jwt')), 'not a JWT');
+        const elsewhere = (await idp.clientToken('robot', 'urn:another-api')).token;
+        assertRefused(await t.req('GET', READ, bearer(elsewhere)), 'another audience');
         assertRefused(await t.req('GET', READ, bearer(`${forged.slice(0, -4)}AAAA`)), 'tampered');
       });
 

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadConfig } from '../../../src/config/config.ts';
+import { loadConfig, loadServeConfig } from '../../../src/config/config.ts';
 
 /** docs/architecture.md §10: the single sign-on options as `millrace serve` reads them. */
 
@@ -58,4 +61,39 @@ test('refused: a half-configured client, http off loopback, --oidc-only alone, a
   assert.throws(() => load({ MILLRACE_OIDC_ONLY: 'true' }), /--oidc-only needs --oidc-issuer/);
   assert.throws(() => load({ ...BASE, MILLRACE_OIDC_ROLE_MAP: 'ops' }), /claimValue=Role/);
   assert.throws(() => load({ ...BASE, MILLRACE_OIDC_REDIRECT_URI: 'https://x.example.com/elsewhere' }), /callback/);
+});
+
+test('the same keys in the configuration file, a flag above them', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'millrace-oidc-config-'));
+  try {
+    const path = join(dir, 'millrace.toml');
+    await writeFile(
+      path,
+      [
+        '[serve]',
+        'oidc-issuer = "https://login.example.com"',
+        'oidc-client-id = "millrace"',
+        'oidc-client-secret-file = "/etc/millrace/oidc-secret"',
+        'oidc-role-map = ["wla-ops=Operator", "wla-read=Viewer"]',
+        'oidc-roles-claim = "realm_access.roles"',
+        'oidc-only = true',
+        '',
+      ].join('\n'),
+    );
+    const oidc = (await loadServeConfig({ config: path, oidcClientId: 'from-flag' }, {})).oidc;
+    assert.ok(oidc);
+    assert.equal(oidc.issuer, 'https://login.example.com');
+    assert.equal(oidc.clientId, 'from-flag');
+    assert.deepEqual(
+      [...oidc.roleMap],
+      [
+        ['wla-ops', 'Operator'],
+        ['wla-read', 'Viewer'],
+      ],
+    );
+    assert.equal(oidc.rolesClaim, 'realm_access.roles');
+    assert.equal(oidc.only, true);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
