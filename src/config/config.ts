@@ -4,6 +4,7 @@ import { allowEntryProblem } from '../alerts/ssrf.ts';
 import { readConfigFile } from './file.ts';
 import { CONFIG_ENV, type ConfigFile, parseSwitch, parseWhole, type Resolved, resolveOptions } from './options.ts';
 import { normalizeTimeZone } from '../time/zone.ts';
+import { type OidcSettings, oidcSettings } from './oidc.ts';
 
 /** Everything `millrace serve` can be told (src/config/options.ts: flag > environment > file > default). */
 export interface Config {
@@ -74,6 +75,8 @@ export interface Config {
   migrateBesideOlderNodes: boolean;
   /** Bounds that keep hostile or overwhelming clients from taking the server down (README "Limits"). */
   limits: HttpLimits;
+  /** Single sign-on through an OpenID Connect issuer; none unless `--oidc-issuer` is given. */
+  oidc?: OidcSettings;
 }
 
 export interface HttpLimits {
@@ -228,6 +231,7 @@ export function loadConfig(
     corsOrigins: corsOrigins(env.MILLRACE_CORS_ORIGINS),
     feedRetainEvents: positive(env.MILLRACE_FEED_RETAIN, 'MILLRACE_FEED_RETAIN') ?? DEFAULTS.feedRetainEvents,
     limits: httpLimits(env),
+    ...oidcSettings({ text, switchOn: sw }),
   };
 }
 

@@ -22,6 +22,7 @@ import type { JobRouteDeps } from './json/job-routes.ts';
 import type { LoadReport } from '../services/load.ts';
 import type { Sessions } from '../services/sessions.ts';
 import { registerDashboard } from './ui/dashboard.ts';
+import type { SingleSignOn } from './ui/oidc-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
 import type { ForecastService } from '../services/forecast.ts';
 import type { DeadlineService } from '../services/deadlines.ts';
@@ -68,6 +69,8 @@ export interface AppDeps {
   store: Store;
   /** The web dashboard: its sessions and the load of queues and process servers. */
   dashboard: { sessions: Sessions; load: LoadReport };
+  /** Single sign-on (the dashboard's sign-in through the issuer, bearer tokens on the JSON interface); optional. */
+  sso?: SingleSignOn;
   version: string;
   /** The XML interface's version string, `<dotted_version>-<date>-<time>_<digits>`. */
   versionString: string;
@@ -237,5 +240,7 @@ async function registerInterfaces(app: FastifyInstance, deps: AppDeps, paths: Pa
     exporter: deps.exporter,
     root: paths.root,
     jsonBase: paths.jsonBase,
+    logger: deps.logger,
+    ...(deps.sso ? { sso: deps.sso } : {}),
   });
 }

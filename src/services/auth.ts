@@ -41,6 +41,8 @@ export class Authenticator {
   private readonly pendingUses = new Map<string, number>();
   /** Failed attempts per address and per user name (429 beyond authFailuresPerMinute; docs/architecture.md §10). */
   private readonly limiter: FailureLimiter;
+  /** False under `--oidc-only`: users' passwords are refused (docs/architecture.md §10); API keys still work. */
+  private readonly passwords: boolean;
   /**
    * Keyed by SHA-256 of a secret of this process and user:password, so the cache never holds a password. A one-shot
    * hash rather than an HMAC: createHmac builds a key object per request, a large share of an XML GET's
@@ -56,10 +58,11 @@ export class Authenticator {
   constructor(
     store: Store,
     clock: Clock,
-    options: { idleLapseMs: number; failuresPerMinute: number; failureCounts?: FailureCounts },
+    options: { idleLapseMs: number; failuresPerMinute: number; failureCounts?: FailureCounts; passwords?: boolean },
   ) {
     this.store = store;
     this.clock = clock;
+    this.passwords = options.passwords ?? true;
     this.idleLapseMs = options.idleLapseMs;
     this.limiter = new FailureLimiter(options.failureCounts ?? new MemoryFailureCounts(), options.failuresPerMinute);
   }
@@ -120,6 +123,7 @@ export class Authenticator {
     clientAddress: string,
     challenge: string,
   ): Promise<{ principal: Principal; passwordHash: string }> {
+    if (!this.passwords) throw unauthenticated(challenge);
     const now = this.clock.now();
     const attempt = { address: clientAddress, user: credentials?.user };
     const verdict = await this.checkRateLimit(attempt, now);
@@ -164,7 +168,7 @@ export class Authenticator {
    * The current principal of a signed-in user, or null when the user is gone, disabled or has another password
    * now (the session ends). Sessions call it at most every CACHE_MS.
    */
-  async principalWithPassword(userName: string, passwordHash: string): Promise<Principal | null> {
+  async principalWithPassword(userName: string, passwordHash: string | null): Promise<Principal | null> {
     const user = await this.store.getUser(userName);
     if (!user || user.disabled || user.passwordHash !== passwordHash) return null;
     return this.principalOf(user.name);
@@ -202,6 +206,16 @@ export class Authenticator {
       if (role) grants.push(...role.grants);
     }
     return { user: user.name, roles: user.roles, grants };
+  }
+
+  /** Throws 429 when an address has failed too often: bearer tokens are limited by address, as API keys are. */
+  async checkAddress(clientAddress: string): Promise<void> {
+    await this.checkRateLimit({ address: clientAddress }, this.clock.now());
+  }
+
+  /** Counts a failed bearer token against its address. */
+  async failAddress(clientAddress: string): Promise<void> {
+    await this.limiter.fail({ address: clientAddress }, this.clock.now());
   }
 
   /** Writes the collected last-used times; called on a timer and at shutdown. */

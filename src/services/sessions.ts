@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { unauthenticated } from '../errors.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { Clock } from '../time/clock.ts';
 import { Authenticator } from './auth.ts';
@@ -11,8 +12,11 @@ export interface Session {
   csrf: string;
   createdAt: number;
   lastSeenAt: number;
-  /** The password hash the sign-in was checked against: another password now ends the session. */
-  passwordHash: string;
+  /**
+   * The user's password hash at sign-in (null for a user without a password, signed in through the identity
+   * provider): another password now ends the session.
+   */
+  passwordHash: string | null;
   checkedAt: number;
 }
 
@@ -44,6 +48,23 @@ export class Sessions {
       clientAddress,
       SESSION_CHALLENGE,
     );
+    return this.open(principal, passwordHash);
+  }
+
+  /**
+   * A session for a user signed in elsewhere (the identity provider, docs/architecture.md §10): the user's current
+   * principal and password hash, as a password sign-in would have them. 401 when the user is gone or disabled.
+   */
+  async startFor(
+    user: { name: string; passwordHash: string | null },
+    _clientAddress: string,
+  ): Promise<{ id: string; session: Session }> {
+    const principal = await this.auth.principalWithPassword(user.name, user.passwordHash);
+    if (!principal) throw unauthenticated(SESSION_CHALLENGE);
+    return this.open(principal, user.passwordHash);
+  }
+
+  private open(principal: Principal, passwordHash: string | null): { id: string; session: Session } {
     const now = this.clock.now();
     this.sweep(now);
     const id = randomBytes(32).toString('base64url');

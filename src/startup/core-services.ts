@@ -36,6 +36,7 @@ export function buildCore(config: Config, base: ServerBase): ServerCore {
   const auth = new Authenticator(store, clock, {
     idleLapseMs: config.apiKeyIdleLapseMs,
     failuresPerMinute: config.authFailuresPerMinute,
+    passwords: !config.oidc?.only,
     // Nodes on one PostgreSQL count failed sign-ins together (docs/architecture.md §16); one SQLite node in memory.
     ...(store.dialect === 'postgres' ? { failureCounts: new SharedFailureCounts(store.authFailures) } : {}),
   });

@@ -21,9 +21,10 @@ import type { ServerCore } from './core-services.ts';
 import type { JobWork } from './job-work.ts';
 import type { LiveParts } from './live-feed.ts';
 import type { ServerBase } from './open-data.ts';
+import { buildSingleSignOn } from './single-sign-on.ts';
 
 /** The HTTP app serving both interfaces, the dashboard and the operations routes over the services. */
-export function buildHttpApp(
+export async function buildHttpApp(
   config: Config,
   base: ServerBase,
   core: ServerCore,
@@ -35,7 +36,9 @@ export function buildHttpApp(
   const { engine, objects, auth } = core;
   const { jobs } = work;
   const processServer = requireType('ProcessServer');
+  const sso = await buildSingleSignOn(config, base, core);
   return buildApp({
+    ...(sso ? { sso } : {}),
     ops: {
       store,
       engineRunning: () => engine.running,

@@ -4,6 +4,7 @@ import type { Authenticator } from '../../services/auth.ts';
 import type { EventService } from '../../services/events.ts';
 import type { ObjectService } from '../../services/objects.ts';
 import type { Sessions } from '../../services/sessions.ts';
+import type { OidcBearer } from '../../services/oidc-bearer.ts';
 import { requireCsrf, sessionCookie } from '../ui/session-cookie.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
 import type { ImportService } from '../../services/car-import.ts';
@@ -44,6 +45,8 @@ export interface JsonInterfaceDeps {
   runtime: RuntimeAnswers;
   /** The dashboard's sessions: their cookie stands in for an API key. */
   sessions?: Sessions;
+  /** Single sign-on: `Authorization: Bearer <access token>` of the issuer stands in for an API key. */
+  sso?: { bearer: OidcBearer };
   feed: Feed;
 }
 
@@ -51,7 +54,8 @@ export interface JsonInterfaceDeps {
  * The JSON interface (docs/interfaces.md §2–§6), registered under its base URL. Every route needs an API key in
  * `X-API-Key` (Node lower-cases header names, so any spelling works); keys in the query string are ignored.
  * Without a key, the dashboard's session cookie is accepted instead, and then a state-changing request must also
- * carry the session's CSRF token (X-Millrace-CSRF).
+ * carry the session's CSRF token (X-Millrace-CSRF). With single sign-on configured, an access token of its issuer
+ * in `Authorization: Bearer` is accepted too (docs/architecture.md §10); an API key, when also sent, decides.
  */
 export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDeps): Promise<void> {
   // Only JSON bodies; anything else is 415. An empty body counts as no body, so `POST …/submit` with a
@@ -85,6 +89,11 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
         return;
       }
     }
+    const bearer = header === undefined && deps.sso ? bearerToken(req.headers.authorization) : undefined;
+    if (bearer !== undefined && deps.sso) {
+      req.principal = await deps.sso.bearer.authenticate(bearer, req.ip);
+      return;
+    }
     req.principal = await deps.auth.authenticateApiKey(typeof header === 'string' ? header : undefined, req.ip);
   });
 
@@ -107,4 +116,10 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
     served,
   );
   addMethodNotAllowed(app, served);
+}
+
+/** The token of `Authorization: Bearer <token>`, or undefined for any other header (or none). */
+function bearerToken(header: string | undefined): string | undefined {
+  const m = header === undefined ? null : /^Bearer +(\S+)\s*$/i.exec(header);
+  return m?.[1];
 }

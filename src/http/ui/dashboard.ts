@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { JOB_ACTIONS, jobAction } from '../../domain/job-actions.ts';
 import { FINAL } from '../../domain/job-status.ts';
 import { invalid, unauthenticated } from '../../errors.ts';
@@ -10,6 +11,7 @@ import { registerDefinitionRoutes } from './definition-routes.ts';
 import { DASHBOARD_HEADERS } from './security-headers.ts';
 import { clearSessionCookie, requireCsrf, sessionCookie, setSessionCookie } from './session-cookie.ts';
 import { loadStaticFiles, type StaticFile } from './static-files.ts';
+import { registerSsoRoutes, type SingleSignOn } from './oidc-routes.ts';
 
 export interface DashboardDeps {
   sessions: Sessions;
@@ -19,6 +21,9 @@ export interface DashboardDeps {
   /** The context root (`/millrace`, or empty) and the JSON interface's base path the page calls. */
   root: string;
   jsonBase: string;
+  /** Sign-in through an OpenID Connect issuer, when one is configured. */
+  sso?: SingleSignOn;
+  logger: Logger;
 }
 
 const HIDDEN = { schema: { hide: true } };
@@ -94,6 +99,12 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       return me(s);
     });
     scope.get(`${ui}/api/session`, HIDDEN, async (req) => me(await session(req)));
+    // What the sign-in page offers, asked before anyone is signed in.
+    scope.get(`${ui}/api/signin-options`, HIDDEN, () => ({
+      passwords: !deps.sso?.signIn.only,
+      sso: deps.sso ? { label: deps.sso.signIn.label, url: `${ui}/oidc/login` } : null,
+    }));
+    if (deps.sso) registerSsoRoutes(scope, { ...deps, sso: deps.sso, ui });
     scope.delete(`${ui}/api/session`, HIDDEN, async (req, reply) => {
       const s = await session(req);
       requireCsrf(req, s);

@@ -12,11 +12,16 @@ export const CSRF_HEADER = 'x-millrace-csrf';
 
 /** The value of the session cookie in the request's Cookie header, if any. */
 export function sessionCookie(req: FastifyRequest): string | undefined {
+  return readCookie(req, SESSION_COOKIE);
+}
+
+/** The value of the cookie `name` in the request's Cookie header, if any. */
+export function readCookie(req: FastifyRequest, name: string): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
 }

@@ -37,6 +37,12 @@
  */
 
 /**
+ * @typedef {object} SignInOptions  `GET ui/api/signin-options`: what the sign-in page offers
+ * @property {boolean} passwords  false when users' passwords are refused (single sign-on only)
+ * @property {{ label: string, url: string } | null} sso  the identity provider's sign-in, when configured
+ */
+
+/**
  * @typedef {object} QueueLoad
  * @property {string} key
  * @property {string | null} Description
