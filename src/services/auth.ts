@@ -204,6 +204,15 @@ export class Authenticator {
     return { user: user.name, roles: user.roles, grants };
   }
 
+  /**
+   * Drops what this node has cached of a user's keys and passwords, so a change made through this node (a key
+   * revoked, the user disabled) holds at once here; other nodes re-read within CACHE_MS.
+   */
+  forgetUser(userName: string): void {
+    for (const [presented, entry] of this.cache) if (entry.key.userName === userName) this.cache.delete(presented);
+    for (const [k, login] of this.logins) if (login.user === userName) this.logins.delete(k);
+  }
+
   /** Writes the collected last-used times; called on a timer and at shutdown. */
   async flushUses(): Promise<void> {
     if (this.pendingUses.size === 0) return;

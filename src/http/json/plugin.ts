@@ -7,6 +7,7 @@ import type { Sessions } from '../../services/sessions.ts';
 import { requireCsrf, sessionCookie } from '../ui/session-cookie.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
 import type { ImportService } from '../../services/car-import.ts';
+import { type AccountRouteDeps, registerAccountRoutes } from './account-routes.ts';
 import { registerEventRoutes } from './event-routes.ts';
 import type { ForecastService } from '../../services/forecast.ts';
 import { registerForecastRoute } from './forecast-routes.ts';
@@ -42,6 +43,8 @@ export interface JsonInterfaceDeps {
   deadlines: DeadlineService;
   /** Runtime statistics and estimates. */
   runtime: RuntimeAnswers;
+  /** Users, roles and API keys, for administrators. */
+  accounts: AccountRouteDeps;
   /** The dashboard's sessions: their cookie stands in for an API key. */
   sessions?: Sessions;
   feed: Feed;
@@ -78,7 +81,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
     reply.header('Cache-Control', 'no-store').header('X-Content-Type-Options', 'nosniff');
     const header = req.headers['x-api-key'];
     if (header === undefined && deps.sessions) {
-      const session = await deps.sessions.resolve(sessionCookie(req));
+      const session = await deps.sessions.resolve(sessionCookie(req), req.ip);
       if (session) {
         requireCsrf(req, session);
         req.principal = session.principal;
@@ -101,6 +104,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerFileWatchRoutes(app, deps.fileWatches, served);
   registerForecastRoute(app, deps.forecast, served);
   registerDeadlineRoutes(app, deps.deadlines, served);
+  registerAccountRoutes(app, deps.accounts, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);
 }
