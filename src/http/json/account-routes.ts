@@ -109,19 +109,29 @@ export function registerAccountRoutes(
   deps: AccountRouteDeps,
   served: Map<string, Set<string>>,
 ): void {
-  const { accounts, auth } = deps;
-  const zone = deps.defaultTimeZone;
-  const user = (name: string) =>
-    answering(async () => {
-      const u = await accounts.getUser(name);
-      if (!u) throw new AccountError(`no user ${name}`, 'missing');
-      return u;
-    });
-  const routeOptions = (summary: string, response: Record<number, unknown>, extra: Record<string, unknown> = {}) => ({
-    preParsing: onlyAdministrators,
-    schema: { tags, summary, ...extra, response },
+  registerLists(app, deps, served);
+  registerUserRoutes(app, deps, served);
+  registerKeyRoutes(app, deps, served);
+}
+
+/** A route's options: administrators only (checked before the body is read), and its documentation. */
+const routeOptions = (summary: string, response: Record<number, unknown>, extra: Record<string, unknown> = {}) => ({
+  preParsing: onlyAdministrators,
+  schema: { tags, summary, ...extra, response },
+});
+
+/** The user of that name; 404 when there is none. */
+const requireUser = (accounts: AccountService, name: string) =>
+  answering(async () => {
+    const u = await accounts.getUser(name);
+    if (!u) throw new AccountError(`no user ${name}`, 'missing');
+    return u;
   });
 
+/** `GET /User` and `GET /Role`. */
+function registerLists(app: FastifyInstance, deps: AccountRouteDeps, served: Map<string, Set<string>>): void {
+  const { accounts } = deps;
+  const zone = deps.defaultTimeZone;
   served.set('/User', new Set(['GET']));
   app.get<{ Querystring: unknown }>('/User', {
     ...routeOptions(
@@ -146,13 +156,18 @@ export function registerAccountRoutes(
       return namePage(byName((await accounts.listRoles()).map(renderRole)), p);
     },
   });
+}
 
+/** `/User/<name>`: read, create, change and delete a user. */
+function registerUserRoutes(app: FastifyInstance, deps: AccountRouteDeps, served: Map<string, Set<string>>): void {
+  const { accounts, auth } = deps;
+  const zone = deps.defaultTimeZone;
   const one = '/User/:name';
   served.set(one, new Set(['GET', 'POST', 'PUT', 'DELETE']));
   const params = nameParams();
   app.get<NameRequest>(one, {
     ...routeOptions('Read a user (never its password)', { 200: USER, ...errorResponses(401, 403, 404) }, { params }),
-    handler: async (req) => renderUser(await user(req.params.name), zone),
+    handler: async (req) => renderUser(await requireUser(accounts, req.params.name), zone),
   });
   app.post<NameRequest>(one, {
     ...routeOptions(
@@ -197,7 +212,13 @@ export function registerAccountRoutes(
       return reply.code(204).send();
     },
   });
+}
 
+/** `/User/<name>/apikeys`: a user's keys in use, a new key (shown once), a key revoked. */
+function registerKeyRoutes(app: FastifyInstance, deps: AccountRouteDeps, served: Map<string, Set<string>>): void {
+  const { accounts, auth } = deps;
+  const zone = deps.defaultTimeZone;
+  const params = nameParams();
   const keys = '/User/:name/apikeys';
   served.set(keys, new Set(['GET', 'POST']));
   app.get<NameRequest>(keys, {
@@ -207,7 +228,7 @@ export function registerAccountRoutes(
       { params },
     ),
     handler: async (req) => {
-      const u = await user(req.params.name);
+      const u = await requireUser(accounts, req.params.name);
       const live = (await accounts.listApiKeys(u.name)).filter((k) => k.revokedTime === null);
       return { items: live.map((k) => renderApiKey(k, zone)), next: null };
     },
