@@ -183,6 +183,28 @@ for (const backend of backends()) {
       assert.equal((await t.req('GET', READ, { key: bossKey })).status, 401, "a deleted user's keys end with it");
     });
 
+    test('two administrators demoted at once: one change passes, the other is refused', async () => {
+      const accounts = t.server.accounts;
+      for (const name of ['ivy', 'jon'])
+        assert.equal((await t.req('POST', `/User/${name}`, { body: { Roles: ['Administrator'] } })).status, 201);
+      // admin steps aside (through the service: the change is the point, not who asks), so ivy and jon are the only
+      // enabled administrators; then both are demoted at the same moment.
+      await accounts.setDisabled('admin', true);
+      const outcomes = await Promise.allSettled([
+        accounts.setRoles('ivy', ['Viewer']),
+        accounts.setRoles('jon', ['Viewer']),
+      ]);
+      await accounts.setDisabled('admin', false);
+      assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']);
+      const refusal = outcomes.find((o) => o.status === 'rejected');
+      assert.match(String(refusal?.reason), /last enabled administrator/);
+      const left = (await accounts.listUsers()).filter(
+        (u) => ['ivy', 'jon'].includes(u.name) && u.roles.includes('Administrator'),
+      );
+      assert.equal(left.length, 1, 'one of them is still an administrator');
+      for (const name of ['ivy', 'jon']) assert.equal((await t.req('DELETE', `/User/${name}`)).status, 204);
+    });
+
     test('an API key made through the API: shown once, works, stops when revoked', async () => {
       assert.equal((await t.req('POST', '/User/carol', { body: { Roles: ['Viewer'] } })).status, 201);
       const made = await t.req('POST', '/User/carol/apikeys', { body: { Description: 'nightly report' } });

@@ -168,6 +168,21 @@ for (const backend of backends()) {
       assert.equal(write.statusCode, 200, write.body);
     });
 
+    test('the last use is written at most once a minute', async () => {
+      const s = await signIn();
+      const digest = createHash('sha256').update(s.cookie.slice('millrace_session='.length)).digest('base64');
+      const began = (await t.server.store.sessions.get(digest))?.lastSeenAt;
+      assert.equal(began, clock.now());
+      for (let i = 0; i < 5; i++) {
+        clock.advance(10_000);
+        assert.equal((await inject('GET', `${UI}/api/session`, { cookie: s.cookie })).statusCode, 200);
+      }
+      assert.equal((await t.server.store.sessions.get(digest))?.lastSeenAt, began, 'not written within the minute');
+      clock.advance(Sessions.TOUCH_MS);
+      assert.equal((await inject('GET', `${UI}/api/session`, { cookie: s.cookie })).statusCode, 200);
+      assert.equal((await t.server.store.sessions.get(digest))?.lastSeenAt, clock.now(), 'written once it passed');
+    });
+
     test('disabling a user through the JSON interface ends its sessions at once', async () => {
       await t.loginWithGrants('ella', 'ella-password-123', ['*:*:View']);
       const first = await signIn('ella', 'ella-password-123');
