@@ -1,3 +1,4 @@
+import type { AccountRouteDeps } from './json/account-routes.ts';
 import { createServer } from 'node:http';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
@@ -67,6 +68,9 @@ export interface AppDeps {
   /** A process server's file watches (`GET /ProcessServer/<key>/filewatches`). */
   fileWatches: FileWatchStatus;
   store: Store;
+  /** Users, roles and API keys (`/User`, `/Role`), and the zone their dates are written in. */
+  accounts: AccountRouteDeps['accounts'];
+  defaultTimeZone: string;
   /** The web dashboard: its sessions and the load of queues and process servers. */
   dashboard: { sessions: Sessions; load: LoadReport };
   /** Single sign-on (the dashboard's sign-in through the issuer, bearer tokens on the JSON interface); optional. */
@@ -220,7 +224,11 @@ function addErrorHandlers(app: FastifyInstance, logger: Logger): void {
 /** The JSON and XML interfaces under their bases, then the dashboard. */
 async function registerInterfaces(app: FastifyInstance, deps: AppDeps, paths: Paths): Promise<void> {
   const jsonPlugin: FastifyPluginAsync = (scope) =>
-    jsonInterface(scope, { ...deps, sessions: deps.dashboard.sessions });
+    jsonInterface(scope, {
+      ...deps,
+      sessions: deps.dashboard.sessions,
+      accounts: { accounts: deps.accounts, auth: deps.auth, defaultTimeZone: deps.defaultTimeZone },
+    });
   await app.register(jsonPlugin, { prefix: paths.jsonBase });
   const xmlPlugin: FastifyPluginAsync = (scope) =>
     xmlInterface(scope, {

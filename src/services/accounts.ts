@@ -5,13 +5,43 @@ import { BUILTIN_ROLES, parseGrant } from '../security/privileges.ts';
 import type { ApiKey, Role, Store, User } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 
-/** A mistake in a management command (unknown user, bad grant…); the CLI prints it and exits non-zero. */
-export class AccountError extends Error {}
+/** What kind of mistake an AccountError is: the JSON interface answers 400, 404 or 409 for it. */
+export type AccountErrorKind = 'invalid' | 'missing' | 'conflict';
+
+/**
+ * A mistake in a management command or request (unknown user, bad grant…); the CLI prints it and exits non-zero,
+ * the JSON interface answers it in its error record.
+ */
+export class AccountError extends Error {
+  readonly kind: AccountErrorKind;
+  constructor(message: string, kind: AccountErrorKind = 'invalid') {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+/** The built-in role whose holders administer users, roles and keys. */
+export const ADMINISTRATOR = 'Administrator';
+
+/** A change to a user: each field given is set; `password` is stored as its scrypt hash only. */
+export interface UserChange {
+  roles?: string[];
+  disabled?: boolean;
+  password?: string;
+}
+
+/** A user that is enabled and holds the Administrator role. */
+export const isAdministrator = (u: User): boolean => !u.disabled && u.roles.includes(ADMINISTRATOR);
 
 const USER_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 const ROLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-/** Users, roles and API keys: what `millrace user …` and `millrace apikey …` manage. */
+/**
+ * Users, roles and API keys: what `millrace user …`, `millrace apikey …` and the JSON interface's `/User`, `/Role`
+ * routes manage, through these methods only (docs/architecture.md §10). A user disabled, deleted or given another
+ * password loses its dashboard sessions in the same transaction; the last enabled administrator cannot be
+ * disabled, demoted or deleted.
+ */
 export class AccountService {
   private readonly store: Store;
   private readonly clock: Clock;
@@ -23,42 +53,82 @@ export class AccountService {
     this.maxKeyLifetimeMs = options.maxKeyLifetimeMs;
   }
 
+  /** The longest lifetime a key may be given, in whole days. */
+  get maxKeyDays(): number {
+    return Math.floor(this.maxKeyLifetimeMs / 86_400_000);
+  }
+
   async ensureBuiltinRoles(): Promise<void> {
     for (const role of BUILTIN_ROLES) if (!(await this.store.getRole(role.name))) await this.store.upsertRole(role);
   }
 
-  async addUser(name: string, options: { password?: string; roles: string[] }): Promise<User> {
+  async addUser(name: string, options: { password?: string; roles: string[]; disabled?: boolean }): Promise<User> {
     if (!USER_NAME.test(name)) throw new AccountError(`"${name}" is not a user name (letters, digits, _ . @ -)`);
-    if (await this.store.getUser(name)) throw new AccountError(`user ${name} exists already`);
     await this.checkRoles(options.roles);
     const user: User = {
       name,
       passwordHash: options.password ? await hashPassword(options.password) : null,
       roles: options.roles,
-      disabled: false,
+      disabled: options.disabled ?? false,
       creationTime: this.clock.now(),
     };
-    await this.store.upsertUser(user);
+    await this.store.transaction(async (tx) => {
+      if (await tx.getUser(name)) throw new AccountError(`user ${name} exists already`, 'conflict');
+      await tx.upsertUser(user);
+    });
     return user;
   }
 
-  async setPassword(name: string, password: string): Promise<void> {
-    const user = await this.requireUser(name);
-    if (password.length < 8) throw new AccountError('a password has at least 8 characters');
-    await this.store.upsertUser({ ...user, passwordHash: await hashPassword(password) });
+  getUser(name: string): Promise<User | undefined> {
+    return this.store.getUser(name);
   }
 
-  async setRoles(name: string, roles: string[]): Promise<User> {
-    const user = await this.requireUser(name);
-    await this.checkRoles(roles);
-    const next = { ...user, roles };
-    await this.store.upsertUser(next);
-    return next;
+  /**
+   * Sets the fields of `change` that are given, in one transaction. Refused (409) when it would leave no enabled
+   * administrator; ends the user's sessions when it disables the user or sets a password.
+   */
+  async updateUser(name: string, change: UserChange): Promise<User> {
+    if (change.password !== undefined && change.password.length < 8)
+      throw new AccountError('a password has at least 8 characters');
+    if (change.roles) await this.checkRoles(change.roles);
+    const passwordHash = change.password === undefined ? undefined : await hashPassword(change.password);
+    return this.store.transaction(async (tx) => {
+      await tx.lockUsers();
+      const user = await this.requireUser(name, tx);
+      const next: User = {
+        ...user,
+        ...(change.roles ? { roles: change.roles } : {}),
+        ...(change.disabled !== undefined ? { disabled: change.disabled } : {}),
+        ...(passwordHash !== undefined ? { passwordHash } : {}),
+      };
+      if (isAdministrator(user) && !isAdministrator(next)) await this.keepAnAdministrator(tx, name);
+      await tx.upsertUser(next);
+      if ((next.disabled && !user.disabled) || passwordHash !== undefined) await tx.sessions.deleteForUser(name);
+      return next;
+    });
+  }
+
+  /** Removes a user, its API keys and its sessions; 409 for the last enabled administrator. */
+  async deleteUser(name: string): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      await tx.lockUsers();
+      const user = await this.requireUser(name, tx);
+      if (isAdministrator(user)) await this.keepAnAdministrator(tx, name);
+      await tx.deleteUser(name);
+      await tx.sessions.deleteForUser(name);
+    });
+  }
+
+  async setPassword(name: string, password: string): Promise<void> {
+    await this.updateUser(name, { password });
+  }
+
+  setRoles(name: string, roles: string[]): Promise<User> {
+    return this.updateUser(name, { roles });
   }
 
   async setDisabled(name: string, disabled: boolean): Promise<void> {
-    const user = await this.requireUser(name);
-    await this.store.upsertUser({ ...user, disabled });
+    await this.updateUser(name, { disabled });
   }
 
   listUsers(): Promise<User[]> {
@@ -69,7 +139,7 @@ export class AccountService {
   async putRole(name: string, grantTexts: string[], description = ''): Promise<Role> {
     if (!ROLE_NAME.test(name)) throw new AccountError(`"${name}" is not a role name`);
     const existing = await this.store.getRole(name);
-    if (existing?.builtin) throw new AccountError(`role ${name} is built in and cannot be changed`);
+    if (existing?.builtin) throw new AccountError(`role ${name} is built in and cannot be changed`, 'conflict');
     const known = new Set<string>(allTypes().map((t) => t.name));
     const grants = grantTexts.map((text) => {
       const g = parseGrant(text, known);
@@ -83,7 +153,7 @@ export class AccountService {
 
   async deleteRole(name: string): Promise<void> {
     const role = await this.store.getRole(name);
-    if (!role) throw new AccountError(`no role ${name}`);
+    if (!role) throw new AccountError(`no role ${name}`, 'missing');
     if (role.builtin) throw new AccountError(`role ${name} is built in and cannot be deleted`);
     const holder = (await this.store.listUsers()).find((u) => u.roles.includes(name));
     if (holder) throw new AccountError(`role ${name} is still given to user ${holder.name}`);
@@ -127,14 +197,25 @@ export class AccountService {
     return this.store.listApiKeys(userName);
   }
 
-  async revokeApiKey(id: string): Promise<void> {
-    if (!(await this.store.revokeApiKey(id, this.clock.now()))) throw new AccountError(`no active API key ${id}`);
+  /** Revokes a key at once; with `userName`, only a key of that user (another user's key is "no key"). */
+  async revokeApiKey(id: string, userName?: string): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const key = (await tx.listApiKeys(userName)).find((k) => k.id === id && k.revokedTime === null);
+      if (!key || !(await tx.revokeApiKey(id, this.clock.now())))
+        throw new AccountError(`no active API key ${id}`, 'missing');
+    });
   }
 
-  private async requireUser(name: string): Promise<User> {
-    const user = await this.store.getUser(name);
-    if (!user) throw new AccountError(`no user ${name}`);
+  private async requireUser(name: string, store: Store = this.store): Promise<User> {
+    const user = await store.getUser(name);
+    if (!user) throw new AccountError(`no user ${name}`, 'missing');
     return user;
+  }
+
+  /** Throws 409 unless an enabled administrator other than `leaving` remains. */
+  private async keepAnAdministrator(tx: Store, leaving: string): Promise<void> {
+    if (!(await tx.listUsers()).some((u) => u.name !== leaving && isAdministrator(u)))
+      throw new AccountError(`${leaving} is the last enabled administrator: another must be made first`, 'conflict');
   }
 
   private async checkRoles(roles: string[]): Promise<void> {

@@ -164,16 +164,6 @@ export class Authenticator {
     return { principal: login.principal, passwordHash: login.passwordHash };
   }
 
-  /**
-   * The current principal of a signed-in user, or null when the user is gone, disabled or has another password
-   * now (the session ends). Sessions call it at most every CACHE_MS.
-   */
-  async principalWithPassword(userName: string, passwordHash: string | null): Promise<Principal | null> {
-    const user = await this.store.getUser(userName);
-    if (!user || user.disabled || user.passwordHash !== passwordHash) return null;
-    return this.principalOf(user.name);
-  }
-
   private async verifyLogin(userName: string, password: string, now: number): Promise<CachedLogin | undefined> {
     const user = await this.store.getUser(userName);
     // verifyPassword(…, null) runs scrypt on a dummy hash, so an unknown user takes as long as a wrong password.
@@ -216,6 +206,15 @@ export class Authenticator {
   /** Counts a failed bearer token against its address. */
   async failAddress(clientAddress: string): Promise<void> {
     await this.limiter.fail({ address: clientAddress }, this.clock.now());
+  }
+
+  /**
+   * Drops what this node has cached of a user's keys and passwords, so a change made through this node (a key
+   * revoked, the user disabled) holds at once here; other nodes re-read within CACHE_MS.
+   */
+  forgetUser(userName: string): void {
+    for (const [presented, entry] of this.cache) if (entry.key.userName === userName) this.cache.delete(presented);
+    for (const [k, login] of this.logins) if (login.user === userName) this.logins.delete(k);
   }
 
   /** Writes the collected last-used times; called on a timer and at shutdown. */

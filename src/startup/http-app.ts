@@ -85,8 +85,10 @@ export async function buildHttpApp(
     }),
     fileWatches: new FileWatchStatus({ store, objects, defaultTimeZone: config.defaultTimeZone }),
     store,
+    accounts: core.accounts,
+    defaultTimeZone: config.defaultTimeZone,
     dashboard: {
-      sessions: new Sessions(auth, clock),
+      sessions: new Sessions(auth, store.sessions, clock),
       load: new LoadReport(store, (ps) => engine.hub.isConnected(ps)),
     },
     version: VERSION,

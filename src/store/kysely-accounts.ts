@@ -33,11 +33,17 @@ const toApiKey = (r: Database['api_keys']): ApiKey => ({
 /** The account rows of one Kysely database or transaction. */
 export class KyselyAccounts {
   private readonly db: Kysely<Database>;
+  private readonly dialect: 'sqlite' | 'postgres';
   private readonly inTransaction: (work: (db: Kysely<Database>) => Promise<void>) => Promise<void>;
 
   /** `inTransaction` runs its work in the store's transaction (a new one outside a transaction). */
-  constructor(db: Kysely<Database>, inTransaction: (work: (db: Kysely<Database>) => Promise<void>) => Promise<void>) {
+  constructor(
+    db: Kysely<Database>,
+    dialect: 'sqlite' | 'postgres',
+    inTransaction: (work: (db: Kysely<Database>) => Promise<void>) => Promise<void>,
+  ) {
     this.db = db;
+    this.dialect = dialect;
     this.inTransaction = inTransaction;
   }
 
@@ -69,6 +75,17 @@ export class KyselyAccounts {
         }),
       )
       .execute();
+  }
+
+  async deleteUser(name: string): Promise<void> {
+    await this.inTransaction(async (db) => {
+      await db.deleteFrom('api_keys').where('user_name', '=', name).execute();
+      await db.deleteFrom('users').where('name', '=', name).execute();
+    });
+  }
+
+  async lockUsers(): Promise<void> {
+    if (this.dialect === 'postgres') await this.db.selectFrom('users').select('name').forUpdate().execute();
   }
 
   async getRole(name: string): Promise<Role | undefined> {

@@ -12,6 +12,8 @@ import type { JobStore, StatusChange } from './job-store.ts';
 import { KyselyAccounts } from './kysely-accounts.ts';
 import { KyselyAlertWorkStore } from './kysely-alert-work.ts';
 import { KyselyAuthFailures } from './kysely-auth-failures.ts';
+import { KyselySessions } from './kysely-sessions.ts';
+import type { SessionStore } from './session-store.ts';
 import { KyselyBlobStore } from './kysely-blobs.ts';
 import { ChainStructureCache } from './kysely-chain-structures.ts';
 import { KyselyClusterStore } from './kysely-cluster.ts';
@@ -99,6 +101,7 @@ export class KyselyStore implements Store {
   readonly cluster: ClusterStore;
   readonly jobFileChunks: JobFileChunkStore;
   readonly authFailures: AuthFailureStore;
+  readonly sessions: SessionStore;
   readonly runtimeStats: RuntimeStatsStore;
   readonly fileWatches: FileWatchStore;
 
@@ -125,6 +128,7 @@ export class KyselyStore implements Store {
     this.cluster = new KyselyClusterStore(db, dialect);
     this.jobFileChunks = new KyselyJobFileChunks(db);
     this.authFailures = new KyselyAuthFailures(db);
+    this.sessions = new KyselySessions(db);
     this.runtimeStats = new KyselyRuntimeStats(db, dialect);
     this.fileWatches = new KyselyFileWatches(db);
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
@@ -133,7 +137,7 @@ export class KyselyStore implements Store {
       wrote: () => this.wrote(),
       watch: (change) => this.watch(change),
     });
-    this.accounts = new KyselyAccounts(db, (work) => this.transaction((tx) => work((tx as KyselyStore).db)));
+    this.accounts = new KyselyAccounts(db, dialect, (work) => this.transaction((tx) => work((tx as KyselyStore).db)));
   }
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
@@ -293,6 +297,14 @@ export class KyselyStore implements Store {
 
   upsertUser(user: User): Promise<void> {
     return this.accounts.upsertUser(user);
+  }
+
+  deleteUser(name: string): Promise<void> {
+    return this.accounts.deleteUser(name);
+  }
+
+  lockUsers(): Promise<void> {
+    return this.accounts.lockUsers();
   }
 
   getRole(name: string): Promise<Role | undefined> {

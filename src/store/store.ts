@@ -4,6 +4,7 @@ import type { EventStore } from './event-store.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
 import type { BlobStore } from './blob-store.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
+import type { SessionStore } from './session-store.ts';
 import type { FileWatchStore } from './file-watch-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
@@ -140,6 +141,8 @@ export interface Store {
   readonly jobFileChunks: JobFileChunkStore;
   /** Failed sign-ins per address and user name, counted for every node (migration 0012). */
   readonly authFailures: AuthFailureStore;
+  /** The dashboard's sessions, for every node (migration 0018); inside a transaction, part of it. */
+  readonly sessions: SessionStore;
   /** Runtime statistics per definition and chain step (migration 0014), added to as jobs finish. */
   readonly runtimeStats: RuntimeStatsStore;
   /** Files raised by file events and the agents' watch status (migration 0016); inside a transaction, part of it. */
@@ -213,6 +216,13 @@ export interface Store {
   getUser(name: string): Promise<User | undefined>;
   listUsers(): Promise<User[]>;
   upsertUser(user: User): Promise<void>;
+  /** Removes a user and its API keys. */
+  deleteUser(name: string): Promise<void>;
+  /**
+   * Inside a transaction: holds every user row until it ends, so two transactions that each check "another
+   * administrator is left" cannot both pass (PostgreSQL; SQLite writes one transaction at a time anyway).
+   */
+  lockUsers(): Promise<void>;
   getRole(name: string): Promise<Role | undefined>;
   listRoles(): Promise<Role[]>;
   upsertRole(role: Role): Promise<void>;

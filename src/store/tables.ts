@@ -18,6 +18,7 @@ export interface Database
     BlobTables,
     ClusterTables,
     AuthFailureTables,
+    SessionTables,
     RuntimeStatsTables,
     FileWatchTables {
   sequences: { name: string; value: number };
@@ -168,6 +169,17 @@ export interface ClusterTables {
 /** Row shape of migration 0012: failed sign-ins per address or user name, in one-minute windows. */
 export interface AuthFailureTables {
   auth_failures: { name: string; failures: number; window_start: number };
+}
+
+/** Row shape of migration 0018: the dashboard's sessions, keyed by the SHA-256 of the cookie value. */
+export interface SessionTables {
+  sessions: {
+    token_hash: string;
+    user_name: string;
+    creation_time: number;
+    last_seen_time: number;
+    expiry_time: number;
+  };
 }
 
 /**

@@ -70,6 +70,9 @@ export async function bodyRoutes(t: TestServer, participants: string[]): Promise
   const event = await t.req('POST', '/Event/Finance.LedgerClosed', { body: {} });
   assert.equal(event.status, 201, event.body);
 
+  // A user with a key for the routes of users and API keys (`newcomer` is the one a POST creates).
+  await t.server.accounts.addUser('keyholder', { roles: ['Viewer'] });
+  const keyId = (await t.server.accounts.createApiKey('keyholder', {})).record.id;
   await t.server.app.ready();
   const doc = t.server.app.swagger() as unknown as Doc;
   const fresh: Record<string, string> = { Partition: 'Fresh', QueueProvider: 'Finance.Agent1.GLOBAL.Fresh' };
@@ -77,6 +80,10 @@ export async function bodyRoutes(t: TestServer, participants: string[]): Promise
     const [, type = '', key, tail] = /^\/([A-Za-z]+)(\/\{key\})?(?:\/(.+))?$/.exec(template) ?? [];
     const path = (k: string) => `/${type}/${k}${tail ? `/${tail.replace('{action}', action ?? '')}` : ''}`;
     if (template === '/Import') return '/Import';
+    if (type === 'User')
+      return template
+        .replace('{name}', method === 'post' && !template.endsWith('apikeys') ? 'newcomer' : 'keyholder')
+        .replace('{id}', keyId);
     if (type === 'Job') return path(method === 'post' ? PARKED : String(held));
     if (type === 'ProcessServer' && tail) return path('GLOBAL.Local');
     if (type === 'OperatorMessage') return path(String(operatorMessage));

@@ -93,6 +93,12 @@ describe('the description document (swagger.yml)', () => {
     // Runtime statistics of a definition and a job's estimate (docs/architecture.md §8b).
     expected.set(`${t.base}/JobDefinition/{key}/statistics`, ['get']);
     expected.set(`${t.base}/Job/{key}/estimate`, ['get']);
+    // Users, roles and API keys, for administrators (docs/architecture.md §10).
+    expected.set(`${t.base}/User`, ['get']);
+    expected.set(`${t.base}/Role`, ['get']);
+    expected.set(`${t.base}/User/{name}`, ['delete', 'get', 'post', 'put']);
+    expected.set(`${t.base}/User/{name}/apikeys`, ['get', 'post']);
+    expected.set(`${t.base}/User/{name}/apikeys/{id}`, ['delete']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,

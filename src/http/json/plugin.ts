@@ -8,6 +8,7 @@ import type { OidcBearer } from '../../services/oidc-bearer.ts';
 import { requireCsrf, sessionCookie } from '../ui/session-cookie.ts';
 import { addMethodNotAllowed } from '../method-not-allowed.ts';
 import type { ImportService } from '../../services/car-import.ts';
+import { type AccountRouteDeps, registerAccountRoutes } from './account-routes.ts';
 import { registerEventRoutes } from './event-routes.ts';
 import type { ForecastService } from '../../services/forecast.ts';
 import { registerForecastRoute } from './forecast-routes.ts';
@@ -43,6 +44,8 @@ export interface JsonInterfaceDeps {
   deadlines: DeadlineService;
   /** Runtime statistics and estimates. */
   runtime: RuntimeAnswers;
+  /** Users, roles and API keys, for administrators. */
+  accounts: AccountRouteDeps;
   /** The dashboard's sessions: their cookie stands in for an API key. */
   sessions?: Sessions;
   /** Single sign-on: `Authorization: Bearer <access token>` of the issuer stands in for an API key. */
@@ -82,7 +85,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
     reply.header('Cache-Control', 'no-store').header('X-Content-Type-Options', 'nosniff');
     const header = req.headers['x-api-key'];
     if (header === undefined && deps.sessions) {
-      const session = await deps.sessions.resolve(sessionCookie(req));
+      const session = await deps.sessions.resolve(sessionCookie(req), req.ip);
       if (session) {
         requireCsrf(req, session);
         req.principal = session.principal;
@@ -110,6 +113,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerFileWatchRoutes(app, deps.fileWatches, served);
   registerForecastRoute(app, deps.forecast, served);
   registerDeadlineRoutes(app, deps.deadlines, served);
+  registerAccountRoutes(app, deps.accounts, served);
   registerListRoutes(
     app,
     { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages, events: deps.events },

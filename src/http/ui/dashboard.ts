@@ -54,7 +54,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
   };
 
   const session = async (req: FastifyRequest): Promise<Session> => {
-    const s = await deps.sessions.resolve(sessionCookie(req));
+    const s = await deps.sessions.resolve(sessionCookie(req), req.ip);
     if (!s) throw unauthenticated(SESSION_CHALLENGE);
     return s;
   };
@@ -108,7 +108,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
     scope.delete(`${ui}/api/session`, HIDDEN, async (req, reply) => {
       const s = await session(req);
       requireCsrf(req, s);
-      deps.sessions.signOut(sessionCookie(req));
+      await deps.sessions.signOut(sessionCookie(req));
       clearSessionCookie(reply, deps.root);
       return reply.code(204).send();
     });

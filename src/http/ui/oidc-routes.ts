@@ -55,7 +55,7 @@ export function registerSsoRoutes(
     const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1 || req.url.length));
     try {
       const user = await sso.signIn.finish(query, readCookie(req, FLOW_COOKIE));
-      const { id } = await deps.sessions.startFor(user, req.ip);
+      const { id } = await deps.sessions.startFor(user.name, req.ip);
       setSessionCookie(req, reply, deps.root, id);
       return reply.redirect(`${ui}/`, 302);
     } catch (err) {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Authenticator } from '../../../src/services/auth.ts';
 import { Sessions } from '../../../src/services/sessions.ts';
@@ -146,6 +147,68 @@ for (const backend of backends()) {
       await t.server.accounts.setPassword('dora', 'another-password-456');
       clock.advance(Authenticator.CACHE_MS + 1);
       assert.equal((await inject('GET', `${UI}/api/session`, { cookie: s.cookie })).statusCode, 401);
+    });
+
+    test('the database keeps only the SHA-256 of the cookie value, so a restart signs nobody out', async () => {
+      const s = await signIn();
+      const value = s.cookie.slice('millrace_session='.length);
+      const digest = createHash('sha256').update(value).digest('base64');
+      const stored = await t.server.store.sessions.get(digest);
+      assert.equal(stored?.user, 'admin');
+      assert.equal(await t.server.store.sessions.get(value), undefined, 'not under the value itself');
+      await t.restart();
+      const me = await inject('GET', `${UI}/api/session`, { cookie: s.cookie });
+      assert.equal(me.statusCode, 200, me.body);
+      assert.equal(me.json().csrf, s.csrf, 'the same CSRF token after the restart');
+      const write = await inject('PUT', `${t.base}/Queue/GLOBAL.Default`, {
+        cookie: s.cookie,
+        csrf: s.csrf,
+        body: { Held: false },
+      });
+      assert.equal(write.statusCode, 200, write.body);
+    });
+
+    test('the last use is written at most once a minute', async () => {
+      const s = await signIn();
+      const digest = createHash('sha256').update(s.cookie.slice('millrace_session='.length)).digest('base64');
+      const began = (await t.server.store.sessions.get(digest))?.lastSeenAt;
+      assert.equal(began, clock.now());
+      for (let i = 0; i < 5; i++) {
+        clock.advance(10_000);
+        assert.equal((await inject('GET', `${UI}/api/session`, { cookie: s.cookie })).statusCode, 200);
+      }
+      assert.equal((await t.server.store.sessions.get(digest))?.lastSeenAt, began, 'not written within the minute');
+      clock.advance(Sessions.TOUCH_MS);
+      assert.equal((await inject('GET', `${UI}/api/session`, { cookie: s.cookie })).statusCode, 200);
+      assert.equal((await t.server.store.sessions.get(digest))?.lastSeenAt, clock.now(), 'written once it passed');
+    });
+
+    test('disabling a user through the JSON interface ends its sessions at once', async () => {
+      await t.loginWithGrants('ella', 'ella-password-123', ['*:*:View']);
+      const first = await signIn('ella', 'ella-password-123');
+      const second = await signIn('ella', 'ella-password-123', '10.0.0.7');
+      const disabled = await t.req('PUT', '/User/ella', { body: { Disabled: true } });
+      assert.equal(disabled.status, 200, disabled.body);
+      for (const s of [first, second]) {
+        assert.equal((await inject('GET', `${UI}/api/session`, { cookie: s.cookie })).statusCode, 401);
+        assert.equal((await inject('GET', `${t.base}/Queue/GLOBAL.Default`, { cookie: s.cookie })).statusCode, 401);
+      }
+      const whileDisabled = await inject('POST', `${UI}/api/session`, {
+        body: { user: 'ella', password: 'ella-password-123' },
+        ip: '10.0.0.8',
+      });
+      assert.equal(whileDisabled.statusCode, 401, 'a disabled user cannot sign in');
+      await t.req('PUT', '/User/ella', { body: { Disabled: false } });
+      assert.equal(
+        (await inject('GET', `${UI}/api/session`, { cookie: first.cookie })).statusCode,
+        401,
+        'enabling the user again does not bring an ended session back',
+      );
+      const again = await inject('POST', `${UI}/api/session`, {
+        body: { user: 'ella', password: 'ella-password-123' },
+        ip: '10.0.0.9',
+      });
+      assert.equal(again.statusCode, 200, 'enabled again, ella signs in anew');
     });
 
     test('wrong passwords get one answer and are rate-limited like basic auth', async () => {

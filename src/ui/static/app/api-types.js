@@ -27,6 +27,7 @@
 /**
  * @typedef {object} Session  `GET`/`POST ui/api/session`: who is signed in and what they may do
  * @property {string} user
+ * @property {string[]} roles
  * @property {string} csrf
  * @property {string} jsonBase
  * @property {number} serverTime
@@ -107,6 +108,28 @@
  */
 
 /** @typedef {{ code?: string, message?: string }} ErrorRecord  the interface's error answer */
+
+/**
+ * @typedef {object} UserAccount  `GET /User/<name>` (never the password)
+ * @property {string} Name
+ * @property {string[]} Roles
+ * @property {boolean} Disabled
+ * @property {boolean} PasswordSet
+ * @property {string} CreationTime
+ */
+
+/** @typedef {{ Name: string, Description: string, BuiltIn: boolean, Grants: string[] }} RoleItem  `GET /Role` */
+
+/**
+ * @typedef {object} ApiKeyItem  an item of `GET /User/<name>/apikeys` (never the key)
+ * @property {string} Id
+ * @property {string} Description
+ * @property {string} Created
+ * @property {string} Expires
+ * @property {string | null} LastUsed
+ */
+
+/** @typedef {{ Id: string, Key: string, Expires: string }} NewApiKey  `POST /User/<name>/apikeys`, the key shown once */
 
 /**
  * @typedef {object} JobParameter

@@ -13,6 +13,7 @@ import { renderJob } from './pages/job.js';
 import { renderJobs } from './pages/jobs.js';
 import { renderSignIn } from './pages/signin.js';
 import { renderTimeWindow } from './pages/time-window.js';
+import { renderUsers } from './pages/users.js';
 import { renderEventDefinition } from './pages/event-definition.js';
 import { leave, route, show } from './router.js';
 import { setSession } from './session.js';
@@ -43,6 +44,7 @@ route('/forecast', renderForecast);
 route('/deadlines', renderDeadlines);
 route('/timewindow/:key', renderTimeWindow);
 route('/eventdefinition/:key', renderEventDefinition);
+route('/users', renderUsers);
 
 /** @type {(() => void) | null} */
 let stopBadge = null;
@@ -63,6 +65,8 @@ function signedIn(session) {
   setSession(session);
   configureApi(session, signedOut);
   top.hidden = false;
+  // Only administrators manage users and keys (the server refuses anyone else); others are not offered the page.
+  pageElement('nav-users').hidden = !session.roles.includes('Administrator');
   pageElement('who').replaceChildren(h('span', { class: 'muted' }, 'Signed in as '), session.user);
   startFeed();
   stopBadge?.();
