@@ -20,6 +20,7 @@ import type { Store } from '../store/store.ts';
 import { renderJob } from './job-render.ts';
 import { userCause } from './user-cause.ts';
 import {
+  COMMENT_REQUIRED,
   type Completion,
   parseComment,
   parseCompletion,
@@ -113,6 +114,7 @@ export class JobActions {
         let job = await tx.jobs.get(seen.jobId);
         if (!job) throw notFound('Job', seen.jobId);
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
+        if (spec.body === 'comment' && comment === undefined) throw invalid(COMMENT_REQUIRED);
         if (properties) job = await this.applyProperties(tx, principal, job, action, properties, now(), effects);
         // An action with a submit body is a submit: a new job from this one (resubmit).
         if (!isKernelAction(action))

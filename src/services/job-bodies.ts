@@ -85,10 +85,17 @@ export function parseCompletion(body: unknown, defaultZone: string): Completion 
   };
 }
 
-/** markcompleted's and markerror's body: the comment, required and not blank (why a status is set by hand). */
-export function parseComment(body: unknown): string {
+/**
+ * markcompleted's and markerror's body: the comment (why a status is set by hand), not blank. Undefined for no body
+ * (or an empty one), which the action refuses once it knows it applies: in another status the 409 comes first.
+ */
+export function parseComment(body: unknown): string | undefined {
+  if (body === undefined || body === null || (isPlainObject(body) && Object.keys(body).length === 0)) return undefined;
   const v = validateForm(FORMS.comment, body, { defaultZone: 'UTC', keyShapeOf });
   const comment = typeof v.Comment === 'string' ? v.Comment.trim() : '';
-  if (comment === '') throw invalid('Field "Comment": say why the status is set by hand; it is required');
+  if (comment === '') throw invalid('Field "Comment": say why the status is set by hand; it must not be blank');
   return comment;
 }
+
+/** The 400 of a mark without its comment. */
+export const COMMENT_REQUIRED = 'Field "Comment" is required';
