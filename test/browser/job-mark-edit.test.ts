@@ -49,7 +49,7 @@ describe('marking and editing a job in the console (Chromium)', { skip }, () => 
     await page.click('#job-actions button[data-action=markcompleted]');
     await page.locator('#comment-dialog').waitFor();
     await page.click('#comment-yes');
-    assert.match(await page.locator('#comment-error').innerText(), /required/);
+    assert.match(String(await page.locator('#comment-error').textContent()), /required/);
     assert.equal((await getJob(t, failed.jobId)).Status, 'Error', 'nothing sent without a comment');
     await page.fill('#comment-text', 'Loaded by hand after the outage');
     await page.click('#comment-yes');

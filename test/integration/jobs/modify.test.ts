@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
-import {
-  act,
-  assertError,
-  getJob,
-  type JobJson,
-  postCreated as post,
-  submitSleep,
-  systemQueue,
-  waitForStatus,
-} from '../../helpers/jobs.ts';
+import { act, assertError, getJob, type JobJson, submitSleep, systemQueue, waitForStatus } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { FakeClock } from '../../../src/time/clock.ts';
 
