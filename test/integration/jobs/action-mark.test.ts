@@ -118,6 +118,56 @@ for (const backend of backends()) {
       assert.deepEqual([callEntry.FromStatus, callEntry.ToStatus, callEntry.User], ['Error', 'Completed', 'admin']);
     });
 
+    test('a step waiting for an operator (RequestRestart) goes on once its failed call is marked Completed', async () => {
+      await post(t, '/JobDefinition/GLOBAL.Asks', { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' });
+      await post(t, '/JobChain/GLOBAL.Asks', {
+        Steps: [
+          {
+            Name: 'Load',
+            Calls: [{ JobDefinition: 'GLOBAL.Fails' }],
+            StatusHandlers: [{ Status: 'Error', Action: 'RequestRestart' }],
+          },
+          { Name: 'Report', Calls: [sleepCall(10)] },
+        ],
+      });
+      const chain = await submit(t, 'GLOBAL.Asks');
+      const [load] = await children(t, chain.jobId);
+      await waitForStatus(t, load.jobId, 'Console');
+      const [call] = await children(t, load.jobId);
+      assert.equal((await getJob(t, call.jobId)).Status, 'Error');
+      assert.equal((await getJob(t, chain.jobId)).Status, 'Waiting');
+      assert.equal((await act(t, call.jobId, 'markcompleted', { Comment: 'ran it by hand' })).status, 200);
+      assert.equal((await waitForStatus(t, chain.jobId, ['Completed', 'Error'])).Status, 'Completed');
+      assert.equal((await getJob(t, load.jobId)).Status, 'Completed');
+    });
+
+    test('a chain called from an outer chain goes on, and the outer chain with it', async () => {
+      await post(t, '/JobDefinition/GLOBAL.Outer', { JobDefinitionType: 'JobChain', DefaultQueue: 'GLOBAL.System' });
+      await post(t, '/JobChain/GLOBAL.Outer', {
+        Steps: [
+          { Name: 'Inner', Calls: [{ JobDefinition: 'GLOBAL.Stops' }] },
+          { Name: 'Last', Calls: [sleepCall(10)] },
+        ],
+      });
+      const outer = await submit(t, 'GLOBAL.Outer');
+      await waitForStatus(t, outer.jobId, 'Error');
+      const [innerStep] = await children(t, outer.jobId);
+      const [inner] = await children(t, innerStep.jobId);
+      const [load] = await children(t, inner.jobId);
+      assert.deepEqual([innerStep.Status, inner.Status, load.Status], ['Error', 'Error', 'Error']);
+      assert.equal((await act(t, load.jobId, 'markcompleted', { Comment: 'loaded by hand' })).status, 200);
+      assert.equal((await waitForStatus(t, outer.jobId, ['Completed', 'Error'])).Status, 'Completed');
+      assert.deepEqual(
+        [(await getJob(t, inner.jobId)).Status, (await getJob(t, innerStep.jobId)).Status],
+        ['Completed', 'Completed'],
+      );
+      const last = (await children(t, outer.jobId)).filter((s) => s.Description === 'Last');
+      assert.deepEqual(
+        last.map((s) => s.Status),
+        ['Skipped', 'Completed'],
+      );
+    });
+
     test('markcompleted does not run the restart behaviour, which a Completed end would', async () => {
       await post(t, '/JobDefinition/GLOBAL.FailsOnce', {
         JobDefinitionType: 'System',
