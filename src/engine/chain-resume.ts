@@ -9,6 +9,7 @@ import type { Store } from '../store/store.ts';
 import { callSlot, newestBySlot, save, stepSlot, structureOf } from './chain-creation.ts';
 import { applyDecision, decide, stepOutcomes } from './chains.ts';
 import type { Effects, Kernel, Marked } from './kernel.ts';
+import { wakeAtLimit } from './max-run-time.ts';
 import { move } from './status-move.ts';
 
 /** Reaction to a final status set by hand: a call or step marked Completed lets the chain it stopped go on. */
@@ -74,6 +75,7 @@ async function stepMarked(kernel: Kernel, tx: Store, stepJob: JobRecord, now: nu
     if (j.data.chain) delete j.data.chain.endedBy;
     j.data.notes.push(`Goes on (was ${from}): step ${stepJob.data.chain?.step?.name ?? index} was marked Completed`);
     await save(tx, [j]);
+    wakeAtLimit(j, effects); // its MaxRunTime counts from its start again (docs/architecture.md §6b)
   }
   const structure = await structureOf(tx, chain);
   const step = itemAt(structure.steps, index);
