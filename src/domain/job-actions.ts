@@ -7,8 +7,11 @@ import { ACTIVE, FINAL, INITIAL, type JobStatus, PENDING } from './job-status.ts
  * kernel (`Kernel.act`, keyed by the same names; resubmit is a submit), which the domain may not import.
  */
 
-/** What an action's body is: process properties, a submit body, or an external completion. */
-export type ActionBody = 'properties' | 'submit' | 'completion';
+/**
+ * What an action's body is: process properties, a submit body, an external completion, or a person's comment
+ * (required: why a final status is set by hand).
+ */
+export type ActionBody = 'properties' | 'submit' | 'completion' | 'comment';
 
 /** A privilege the user must hold; `Job` is checked on the job's partition, `JobDefinition` on its definition's. */
 export interface ActionPrivilege {
@@ -113,6 +116,24 @@ export const JOB_ACTION_TABLE = {
     body: 'completion',
     creates: false,
     effect: 'a Running job with CompletionStrategy External: Status (final), Description, JobNotes, Out parameters',
+  },
+  markcompleted: {
+    applies: ['Error', 'Killed', 'Unknown'],
+    privileges: [CONTROL],
+    body: 'comment',
+    creates: false,
+    effect:
+      'a failed final job → Completed, with a comment; its history keeps the status it had; a chain it stopped goes on; its restart behaviour does not run',
+    button: { label: 'Mark completed' },
+  },
+  markerror: {
+    applies: ['Completed'],
+    privileges: [CONTROL],
+    body: 'comment',
+    creates: false,
+    effect:
+      'a Completed job → Error, with a comment; its history keeps the status it had; what followed from it is not undone',
+    button: { label: 'Mark error' },
   },
   disable: {
     applies: ['Chained'],

@@ -85,6 +85,11 @@ export interface ChainInfo {
    * from its row (JobStore.chainStructure): they never change, and the row is read and written at every step.
    */
   structure?: { depth: number };
+  /**
+   * A chain job that ended because of a step's outcome: that step job. A person marking the step (or its failed
+   * call) Completed lets the chain go on from there (docs/architecture.md §6).
+   */
+  endedBy?: number;
 }
 
 /** The steps and status handlers of a chain job, as its JobChain had them at submit. */

@@ -19,7 +19,10 @@ export type ProcessProperty =
   | 'MaxRunTime';
 
 /** A job not yet handed to a process server: what it will run with (queue, start, priority, In values) may change. */
-const NOT_STARTED = new Set<JobStatus>([...INITIAL, ...PENDING.filter((s) => s !== 'Dispatched' && s !== 'Assigned')]);
+export const NOT_STARTED: ReadonlySet<JobStatus> = new Set<JobStatus>([
+  ...INITIAL,
+  ...PENDING.filter((s) => s !== 'Dispatched' && s !== 'Assigned'),
+]);
 
 /**
  * Why `field` cannot be changed on job `jobId` in `status` by `action`, or undefined when it can. Restart applies

@@ -62,7 +62,7 @@ async function startStep(
   }
   const step = itemAt(structure.steps, index);
   let stepJob = newestBySlot(await tx.jobs.listChildren(chain.jobId), stepSlot).get(index);
-  if (stepJob && isFinal(stepJob.status) && (stepJob.data.chain?.step?.runs ?? 0) === 0) {
+  if (stepJob && isFinal(stepJob.status) && (stepJob.data.chain?.step?.runs ?? 0) === 0 && !closedWithChain(stepJob)) {
     // Ended before it ran (canceled by hand): the handlers decide as if its calls had ended so.
     await applyDecision(
       kernel,
@@ -96,7 +96,7 @@ async function startStep(
     stepJob.data.notes.push(`Step ${step.Name} ran ${runs - 1} times, its limit`);
     await closeDescendants(tx, stepJob, 'Skipped', now, 'Step limit reached');
     await kernel.finish(tx, stepJob, { status: 'Error' }, now, effects);
-    await endChain(kernel, tx, chain, 'Error', now, effects);
+    await endChain(kernel, tx, chain, 'Error', now, effects, stepJob);
     return;
   }
   stepJob.status = 'Waiting';
@@ -143,7 +143,7 @@ async function startCalls(
   if (calls.every((c) => isFinal(c.status))) await stepDone(kernel, tx, stepJob, now, effects);
 }
 
-const decide = (outcomes: CallOutcome[], step: ChainStepSpec, structure: Structure): StepDecision =>
+export const decide = (outcomes: CallOutcome[], step: ChainStepSpec, structure: Structure): StepDecision =>
   decideStep(outcomes, step.StatusHandlers ?? [], structure.handlers);
 
 const CALL_OUTCOMES: readonly JobStatus[] = [
@@ -159,7 +159,7 @@ const isOutcome = (s: JobStatus): s is CallOutcome & JobStatus => CALL_OUTCOMES.
 const asOutcome = (s: JobStatus): CallOutcome => (isOutcome(s) ? s : 'Error');
 
 /** The outcome of each call of the step: its newest job's status (a call that could not be created: Error). */
-async function stepOutcomes(tx: Store, stepJob: JobRecord, step: ChainStepSpec): Promise<CallOutcome[]> {
+export async function stepOutcomes(tx: Store, stepJob: JobRecord, step: ChainStepSpec): Promise<CallOutcome[]> {
   const calls = newestBySlot(await tx.jobs.listChildren(stepJob.jobId), callSlot);
   return step.Calls.map((_, i) => {
     const c = calls.get(i);
@@ -198,7 +198,7 @@ async function stepDone(kernel: Kernel, tx: Store, stepJob: JobRecord, now: numb
   await applyDecision(kernel, tx, chain, index, stepJob, decide(outcomes, step, structure), now, effects, outcomes);
 }
 
-async function applyDecision(
+export async function applyDecision(
   kernel: Kernel,
   tx: Store,
   chain: JobRecord,
@@ -249,16 +249,16 @@ async function applyDecision(
   switch (decision.action) {
     case 'GotoStep': {
       const target = structure.steps.findIndex((s) => s.Name === decision.step);
-      if (target < 0) return endChain(kernel, tx, chain, 'Error', now, effects);
+      if (target < 0) return endChain(kernel, tx, chain, 'Error', now, effects, stepJob);
       if (target > index) await skipSteps(tx, chain, index + 1, target, now);
       return startStep(kernel, tx, chain, target, now, effects);
     }
     case 'MarkCompleted':
-      return endChain(kernel, tx, chain, 'Completed', now, effects);
+      return endChain(kernel, tx, chain, 'Completed', now, effects, stepJob);
     case 'Continue':
       return startStep(kernel, tx, chain, index + 1, now, effects);
     default:
-      return endChain(kernel, tx, chain, 'Error', now, effects);
+      return endChain(kernel, tx, chain, 'Error', now, effects, stepJob);
   }
 }
 
@@ -304,7 +304,15 @@ async function skipSteps(tx: Store, chain: JobRecord, from: number, to: number, 
   }
 }
 
-/** Ends the chain: what it will not run is Skipped, then the chain job takes its final status. */
+/** The note on what a chain's end closed before it ran; a chain that goes on again runs those steps afresh. */
+const CHAIN_END_NOTE = 'The chain ended ';
+const closedWithChain = (stepJob: JobRecord): boolean =>
+  stepJob.status === 'Skipped' && (stepJob.data.notes.at(-1) ?? '').startsWith(CHAIN_END_NOTE);
+
+/**
+ * Ends the chain: what it will not run is Skipped, then the chain job takes its final status. The step whose
+ * outcome ended it is kept (`endedBy`): marking that step Completed lets the chain go on (chain-resume.ts).
+ */
 async function endChain(
   kernel: Kernel,
   tx: Store,
@@ -312,10 +320,12 @@ async function endChain(
   status: JobStatus,
   now: number,
   effects: Effects,
+  stepJob?: JobRecord,
 ): Promise<void> {
-  await closeDescendants(tx, chain, 'Skipped', now, `The chain ended ${status}`);
+  await closeDescendants(tx, chain, 'Skipped', now, `${CHAIN_END_NOTE}${status}`);
   const fresh = (await tx.jobs.get(chain.jobId)) ?? chain;
   if (isFinal(fresh.status)) return;
+  if (stepJob) fresh.data.chain = { ...fresh.data.chain, endedBy: stepJob.jobId };
   await kernel.finish(tx, fresh, { status }, now, effects);
 }
 

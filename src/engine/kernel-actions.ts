@@ -11,7 +11,7 @@ import type { JobStatus } from '../model/fields.ts';
 import type { Store } from '../store/store.ts';
 import type { Effects } from './effects.ts';
 import type { RerunOptions } from './job-rows.ts';
-import type { ActOptions, FinalOutcome } from './kernel-types.ts';
+import type { ActOptions, FinalOutcome, Marked } from './kernel-types.ts';
 import { move, onAgent } from './status-move.ts';
 
 /** The kernel's transitions an action runs (see Kernel). */
@@ -21,6 +21,8 @@ export interface KernelTransitions {
   rerun(tx: Store, job: JobRecord, now: number, effects: Effects, options: RerunOptions): Promise<JobRecord>;
   /** Runs the reactions that cancel or kill a job's children. */
   emitTree(kind: 'cancelTree' | 'killTree', tx: Store, job: JobRecord, now: number, effects: Effects): Promise<unknown>;
+  /** Runs the reactions to a final status set by hand (a chain the job stopped goes on). */
+  emitMarked(tx: Store, marked: Marked, now: number, effects: Effects): Promise<unknown>;
 }
 
 export class KernelActions {
@@ -84,11 +86,45 @@ export class KernelActions {
         if (onAgent(job) && !job.data.scriptEnded) this.abandon(job, effects);
         await this.kernel.finish(tx, job, { status: options.status }, now, effects);
         return job;
+      case 'markcompleted':
+        return this.mark(tx, job, 'Completed', options, now, effects);
+      case 'markerror':
+        return this.mark(tx, job, 'Error', options, now, effects);
       case 'disable':
         return this.save(tx, job, 'Disabled', now);
       case 'enable':
         return this.save(tx, job, 'Chained', now);
     }
+  }
+
+  /**
+   * markcompleted, markerror (docs/architecture.md §6): a final job takes another final status by hand. Not through
+   * `finish`: its restart behaviour, its events and its chain's handlers ran when it ended and do not run again.
+   * The history entry names the user, the status it had and the comment; what else moves with it (a chain that
+   * goes on) is recorded with the same cause.
+   */
+  private async mark(
+    tx: Store,
+    job: JobRecord,
+    to: JobStatus,
+    options: ActOptions,
+    now: number,
+    effects: Effects,
+  ): Promise<JobRecord> {
+    const from = job.status;
+    const comment = options.comment ?? '';
+    const cause = {
+      user: options.user,
+      cause: to === 'Completed' ? 'markcompleted' : 'markerror',
+      detail: `from ${from}: ${comment}`,
+    };
+    await tx.jobs.withCause(cause, async () => {
+      move(job, to, now);
+      job.data.notes.push(`Marked ${to} by ${options.user} (was ${from}): ${comment}`);
+      await tx.jobs.updateMany([job]);
+      await this.kernel.emitMarked(tx, { job, from }, now, effects);
+    });
+    return job;
   }
 
   private abandon(job: JobRecord, effects: Effects): void {

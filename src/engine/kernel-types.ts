@@ -59,4 +59,12 @@ export interface ActOptions {
   at?: number;
   /** updateJob: the final status set from outside. */
   status?: JobStatus;
+  /** markcompleted, markerror: why (required by the service). */
+  comment?: string;
+}
+
+/** A final job set to another final status by a person (markcompleted, markerror): it was `from` before. */
+export interface Marked {
+  job: JobRecord;
+  from: JobStatus;
 }

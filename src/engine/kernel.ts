@@ -12,14 +12,14 @@ import { chainMaxRunTime, chainStructure } from './definition-snapshot.ts';
 import type { Effects } from './effects.ts';
 import { newJobRow, type RerunOptions, rerunCopy } from './job-rows.ts';
 import { KernelActions } from './kernel-actions.ts';
-import type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
+import type { ActOptions, Answer, FinalOutcome, Marked, NewJob } from './kernel-types.ts';
 import { createOperatorMessage } from './operator-message.ts';
 import { move } from './status-move.ts';
 import { loadFrame } from './submit-frames.ts';
 import { loadWindow } from './windows.ts';
 
 export type { Effects } from './effects.ts';
-export type { ActOptions, Answer, FinalOutcome, NewJob } from './kernel-types.ts';
+export type { ActOptions, Answer, FinalOutcome, Marked, NewJob } from './kernel-types.ts';
 export { move } from './status-move.ts';
 
 /**
@@ -49,6 +49,11 @@ export interface Reactions {
   killTree: Reaction<JobRecord>[];
   /** A reply to an operator message reached what sent it; a reaction that took it returns true. */
   answered: Reaction<Answer>[];
+  /**
+   * A person set a final job to another final status (markcompleted, markerror); none of `final` and `settled` runs
+   * for it (its restart behaviour, events and handlers ran when it ended). A chain it stopped may go on.
+   */
+  marked: Reaction<Marked>[];
 }
 
 /** Thrown by `submit` outside the serial loop for a job that must be created in it (see SerialLoop.submit). */
@@ -70,6 +75,7 @@ export class Kernel {
       cancelTree: [],
       killTree: [],
       answered: [],
+      marked: [],
     };
     this.serial = serial;
     this.actions = new KernelActions({
@@ -77,6 +83,7 @@ export class Kernel {
       settle: (tx, job, now, effects) => this.settle(tx, job, now, effects),
       rerun: (tx, job, now, effects, options) => this.rerun(tx, job, now, effects, options),
       emitTree: (kind, tx, job, now, effects) => this.emit(kind, tx, job, now, effects),
+      emitMarked: (tx, marked, now, effects) => this.emit('marked', tx, marked, now, effects),
     });
   }
 

@@ -1,6 +1,7 @@
 import { answerAlertReply } from './alerts.ts';
 import { cancelTree, killTree } from './chain-closing.ts';
 import { createChainJobs } from './chain-creation.ts';
+import { resumeOnMarked } from './chain-resume.ts';
 import { answerStep, onCallFinal } from './chains.ts';
 import { raiseOnFinal } from './events.ts';
 import type { Kernel } from './kernel.ts';
@@ -22,4 +23,5 @@ export function registerReactions(kernel: Kernel): void {
   kernel.on('answered', answerStep);
   kernel.on('answered', answerAsking);
   kernel.on('answered', answerAlertReply);
+  kernel.on('marked', resumeOnMarked);
 }

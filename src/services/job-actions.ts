@@ -19,7 +19,15 @@ import type { Principal } from '../security/privileges.ts';
 import type { Store } from '../store/store.ts';
 import { renderJob } from './job-render.ts';
 import { userCause } from './user-cause.ts';
-import { type Completion, parseCompletion, parseSubmitBody, SUBMIT_FIELDS, type SubmitOptions } from './job-bodies.ts';
+import {
+  COMMENT_REQUIRED,
+  type Completion,
+  parseComment,
+  parseCompletion,
+  parseSubmitBody,
+  SUBMIT_FIELDS,
+  type SubmitOptions,
+} from './job-bodies.ts';
 import type { JobService, JobServiceDeps } from './jobs.ts';
 
 /** Deleting a job needs Delete on it (it is no action of the table: it applies to final jobs and ends them all). */
@@ -99,12 +107,14 @@ export class JobActions {
     // Process properties are applied with the action.
     const properties = spec.body === 'properties' ? parseProperties(body, this.deps.defaultTimeZone) : undefined;
     const completion = spec.body === 'completion' ? parseCompletion(body, this.deps.defaultTimeZone) : undefined;
+    const comment = spec.body === 'comment' ? parseComment(body) : undefined;
     const now = () => this.deps.clock.now();
     const result = await this.deps.engine.mutate(
       async (tx, effects, kernel) => {
         let job = await tx.jobs.get(seen.jobId);
         if (!job) throw notFound('Job', seen.jobId);
         if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
+        if (spec.body === 'comment' && comment === undefined) throw invalid(COMMENT_REQUIRED);
         if (properties) job = await this.applyProperties(tx, principal, job, action, properties, now(), effects);
         // An action with a submit body is a submit: a new job from this one (resubmit).
         if (!isKernelAction(action))
@@ -119,6 +129,7 @@ export class JobActions {
             cancelRecurrence: query.cancelRecurrence === 'true',
             ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
             ...(status ? { status } : {}),
+            ...(comment !== undefined ? { comment } : {}),
           },
           now(),
           effects,

@@ -4,6 +4,7 @@ import type { Form } from '../model/object-type.ts';
 import { keyShapeOf, requireForm } from '../model/registry.ts';
 import { isPlainObject, validateForm } from '../model/validate.ts';
 import type { ZonedInstant } from '../time/date-format.ts';
+import { invalid } from '../errors.ts';
 
 /**
  * The Job's request bodies, read through the registry's forms (model/types/Job.ts): the one validator, whose
@@ -15,6 +16,7 @@ const FORMS: Record<ActionBody, Form> = {
   submit: requireForm('Job', 'submit'),
   properties: requireForm('Job', 'properties'),
   completion: requireForm('Job', 'completion'),
+  comment: requireForm('Job', 'comment'),
 };
 
 /** The fields of a submit body; a resubmit body may also be the job as GET renders it. */
@@ -82,3 +84,18 @@ export function parseCompletion(body: unknown, defaultZone: string): Completion 
     outValues: given(body, 'JobParameters'),
   };
 }
+
+/**
+ * markcompleted's and markerror's body: the comment (why a status is set by hand), not blank. Undefined for no body
+ * (or an empty one), which the action refuses once it knows it applies: in another status the 409 comes first.
+ */
+export function parseComment(body: unknown): string | undefined {
+  if (body === undefined || body === null || (isPlainObject(body) && Object.keys(body).length === 0)) return undefined;
+  const v = validateForm(FORMS.comment, body, { defaultZone: 'UTC', keyShapeOf });
+  const comment = typeof v.Comment === 'string' ? v.Comment.trim() : '';
+  if (comment === '') throw invalid('Field "Comment": say why the status is set by hand; it must not be blank');
+  return comment;
+}
+
+/** The 400 of a mark without its comment. */
+export const COMMENT_REQUIRED = 'Field "Comment" is required';

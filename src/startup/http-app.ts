@@ -54,6 +54,7 @@ export async function buildHttpApp(
     jobs: {
       jobs,
       actions: work.actions,
+      modify: work.modify,
       waiting: new WaitingService({ store, engine, jobs }),
       processServerAction: (principal, key, action) => processServerAction({ store, engine }, principal, key, action),
       processServerText: (principal, key) => objects.getText(principal, processServer, key),

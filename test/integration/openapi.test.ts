@@ -48,7 +48,8 @@ describe('the description document (swagger.yml)', () => {
     const expected = new Map<string, string[]>();
     for (const type of definitionTypes())
       expected.set(`${t.base}/${type.name}/{key}`, ['delete', 'get', 'post', 'put']);
-    expected.set(`${t.base}/Job/{key}`, ['delete', 'get', 'post', 'put']);
+    // PATCH: a job changed before it starts (docs/architecture.md §6).
+    expected.set(`${t.base}/Job/{key}`, ['delete', 'get', 'patch', 'post', 'put']);
     expected.set(`${t.base}/Job/{key}/{action}`, ['post', 'put']);
     expected.set(`${t.base}/JobFile/{key}/content`, ['get']);
     expected.set(`${t.base}/ProcessServer/{key}/{action}`, ['put']);

@@ -4,6 +4,7 @@ import { JOB_ACTIONS, type JobAction, jobAction } from '../../domain/job-actions
 import { FINAL, isJobStatus } from '../../domain/job-status.ts';
 import { clientCommand, collect, contextOf, type ClientFlags, type Ctx, reportFailure, sleep } from './context.ts';
 import { type ApiClient, type Json, seg } from './http.ts';
+import { registerJobChangeCommands } from './job-change-commands.ts';
 import {
   type Column,
   paint,
@@ -100,6 +101,7 @@ export function registerJobCommands(program: Command): void {
     clientCommand(job, action, `${action} jobs`)
       .argument('<id...>', 'job ids')
       .action((ids: string[], flags: ClientFlags) => act(contextOf(flags), action, ids));
+  registerJobChangeCommands(job);
 }
 
 function parameters(given: string[]): Array<{ Name: string; InValueString: string }> {

@@ -10,6 +10,7 @@ const BODY: Record<ActionBody, string> = {
   properties: `optional process properties (${schemaOf('properties')})`,
   submit: `a submit body (${schemaOf('submit')}), or the job as GET renders it (as PUT /Job/<id>)`,
   completion: `${schemaOf('completion')}: Status, Description, JobNotes and JobParameters as {Name, OutValue}`,
+  comment: `${schemaOf('comment')}: a Comment saying why, required`,
 };
 
 const named = (pick: (a: JobAction) => boolean): string =>

@@ -4,6 +4,7 @@ import { requireForm } from '../../model/registry.ts';
 import { invalid } from '../../errors.ts';
 import type { Principal } from '../../security/privileges.ts';
 import type { JobActions } from '../../services/job-actions.ts';
+import type { JobModify } from '../../services/job-modify.ts';
 import { selectFields } from '../../services/job-render.ts';
 import type { JobService } from '../../services/jobs.ts';
 import type { WaitingService } from '../../services/waiting.ts';
@@ -20,6 +21,8 @@ import { errorResponses, formBody } from './schemas.ts';
 export interface JobRouteDeps {
   jobs: JobService;
   actions: JobActions;
+  /** PATCH /Job/<id>. */
+  modify: JobModify;
   /** Why jobs wait (routes of waiting-routes.ts). */
   waiting: WaitingService;
   processServerAction(p: Principal, key: string, action: ProcessServerAction): Promise<void>;
@@ -54,7 +57,7 @@ const ACTION_BODY = {
   description: `${ACTION_BODY_DESCRIPTION} ${JOB_ACTIONS.filter((a) => jobAction(a).body !== 'properties')
     .map((a) => `${a} takes ${form(jobAction(a).body).id}.`)
     .join(' ')}`,
-  anyOf: (['properties', 'completion', 'submit'] as const).map((b) => ({ $ref: `${form(b).id}#` })),
+  anyOf: (['properties', 'completion', 'comment', 'submit'] as const).map((b) => ({ $ref: `${form(b).id}#` })),
 };
 
 const HISTORY = {
@@ -120,7 +123,7 @@ function processServerActionOf(req: FastifyRequest): ProcessServerAction {
 
 /** Jobs (docs/interfaces.md §3): submit, read, actions, files, history; process servers' start, stop, restart. */
 export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps, served: Map<string, Set<string>>): void {
-  served.set('/Job/:key', new Set(['GET', 'POST', 'PUT', 'DELETE']));
+  served.set('/Job/:key', new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']));
   served.set('/Job/:key/:action', new Set(['POST', 'PUT']));
   served.set('/Job/:key/history', new Set(['GET']));
   served.set('/JobFile/:key/content', new Set(['GET']));
@@ -234,6 +237,19 @@ function registerJobActionRoutes(app: FastifyInstance, deps: JobRouteDeps): void
       response: { 200: JOB, 201: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },
     handler: (req, reply) => act(req, reply, actionOf(req)),
+  });
+  app.patch<Req>('/Job/:key', {
+    preParsing: authorizeFirst((req) => deps.modify.authorize(req.principal, keyOf(req))),
+    schema: {
+      tags: ['Job'],
+      summary: 'Change a job before it starts: its start, queue, priority, description or In values',
+      description:
+        'Applies to a job that has not been handed to a process server (Scheduled, Queued, Held, EventWait, LockWait, Chained …); later 409 and nothing changes. Each change is kept in the job’s history with the user. The answer is the job as GET renders it.',
+      params: JOB_KEY,
+      body: { $ref: `${requireForm('Job', 'modify').id}#` },
+      response: { 200: JOB, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    },
+    handler: (req) => deps.modify.modify(req.principal, req.params.key, req.body),
   });
   app.delete<Req>('/Job/:key', {
     preParsing: authorizeFirst((req) => deps.actions.authorize(req.principal, keyOf(req), 'delete')),

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { JOB_ACTIONS, jobAction } from '../../domain/job-actions.ts';
 import { FINAL } from '../../domain/job-status.ts';
+import { NOT_STARTED } from '../../domain/process-properties.ts';
 import { invalid, unauthenticated } from '../../errors.ts';
 import { isPlainObject } from '../../model/validate.ts';
 import type { CarExporter } from '../../services/car-export.ts';
@@ -72,6 +73,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
     actions: ACTION_STATUSES,
     actionButtons: ACTION_BUTTONS,
     finalStatuses: FINAL,
+    modifiableStatuses: [...NOT_STARTED],
   });
 
   // A plugin scope, so the hook below applies to the dashboard's routes only.

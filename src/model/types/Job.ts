@@ -64,6 +64,7 @@ const DESCRIPTION = string(255);
 const PRIORITY = int(1, 100);
 const NOTE = text(4000);
 const MAX_NOTES = 1000;
+const NOTE_COMMENT = string(1000);
 
 /** Submit (POST /Job/<definition>), and the bodies that are a submit: resubmit (PUT /Job/<id>) and restart's. */
 const SUBMIT_FIELDS = [
@@ -83,6 +84,15 @@ const SUBMIT_FIELDS = [
     description:
       "Seconds the job may run before it is killed (cause maxruntime). Default: the definition's MaxRunTime.",
   }),
+];
+
+/** What PATCH /Job/<id> may change (docs/architecture.md §6). */
+const MODIFIABLE_FIELDS: readonly string[] = [
+  'RequestedStartTime',
+  'Queue',
+  'Priority',
+  'Description',
+  'JobParameters',
 ];
 
 /** The Job's request bodies (docs/architecture.md §12); the action table names which one an action takes. */
@@ -112,6 +122,16 @@ const forms = {
         ),
       ),
     ],
+  ),
+  modify: defineForm(
+    'JobModify',
+    'PATCH /Job/<id>: what to change on a job that has not started, at least one field; each change is kept in its history.',
+    SUBMIT_FIELDS.filter((f) => MODIFIABLE_FIELDS.includes(f.name)),
+  ),
+  comment: defineForm(
+    'JobMarkComment',
+    "markcompleted and markerror: why the final status is set by hand, kept in the job's history and notes.",
+    [field('Comment', NOTE_COMMENT, { required: true, description: 'Why; shown in the history with the user.' })],
   ),
 };
 

@@ -146,6 +146,7 @@ describe('the OpenAPI document is what the JSON interface enforces', () => {
       ...SAMPLES.flatMap((s) => [`post /${s.type}/{key}`, `put /${s.type}/{key}`]),
       'post /Job/{key}',
       'put /Job/{key}',
+      'patch /Job/{key}',
       'post /Job/{key}/{action}',
       'put /Job/{key}/{action}',
       'post /Event/{key}',
@@ -193,6 +194,9 @@ describe('the OpenAPI document is what the JSON interface enforces', () => {
     await enforce('POST', '/Job/GLOBAL.System_Sleep', bodyOf('/Job/{key}', 'post'));
     await enforce('POST', '/Job/GLOBAL.System_Sleep/submit', bodyOf('/Job/{key}/{action}', 'post'));
     await enforce('PUT', `/Job/${heldJob}`, bodyOf('/Job/{key}', 'put'));
+    const heldBefore = (await t.req('GET', `/Job/${heldJob}`)).json;
+    await enforce('PATCH', `/Job/${heldJob}`, bodyOf('/Job/{key}', 'patch'));
+    assert.deepEqual((await t.req('GET', `/Job/${heldJob}`)).json, heldBefore, 'no probe changed the job');
     const actionBody = resolve(bodyOf('/Job/{key}/{action}', 'put'));
     const offered = (actionBody.anyOf ?? []).map((s) => s.$ref?.split('/').pop());
     for (const action of JOB_ACTIONS) {

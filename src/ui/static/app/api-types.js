@@ -20,7 +20,7 @@
  * @property {string} label
  * @property {boolean} [confirm]
  * @property {{ type: string, privilege: string }[]} privileges
- * @property {'properties' | 'submit' | 'completion'} body
+ * @property {'properties' | 'submit' | 'completion' | 'comment'} body
  * @property {boolean} creates
  */
 
@@ -35,6 +35,7 @@
  * @property {Record<string, string[]>} actions  the statuses each job action applies in
  * @property {ActionButton[]} actionButtons
  * @property {string[]} finalStatuses
+ * @property {string[]} [modifiableStatuses]  where PATCH /Job/<id> applies: the job has not started
  */
 
 /**

@@ -65,3 +65,9 @@ export const actionButtonSpecs = () => current?.actionButtons ?? [];
 
 /** @param {string} status */
 export const isFinal = (status) => current?.finalStatuses?.includes(status) ?? false;
+
+/**
+ * Whether a job in `status` may still be changed (PATCH /Job/<id>: it has not started; the server's list).
+ * @param {string} status
+ */
+export const modifiable = (status) => current?.modifiableStatuses?.includes(status) ?? false;

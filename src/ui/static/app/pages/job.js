@@ -11,6 +11,7 @@ import { chainView } from '../chain-view.js';
 import { estimateLine, estimateOf, markCriticalPath } from '../estimates.js';
 import { csvPreview } from '../csv-preview.js';
 import { actionButtons } from '../job-actions.js';
+import { jobEditForm } from '../job-edit.js';
 import { followFile } from '../log-follower.js';
 import { parameterForm } from '../param-form.js';
 import { navigate } from '../router.js';
@@ -202,7 +203,14 @@ function historySection(page) {
 function render(page) {
   const { job } = page;
   fill(page.status, h('span', { class: statusClass(job.Status) }, job.Status));
-  fill(page.actions, actionButtons(job, { changed: () => void reload(page), resubmit: () => openResubmit(page) }));
+  fill(
+    page.actions,
+    actionButtons(job, {
+      changed: () => void reload(page),
+      resubmit: () => openResubmit(page),
+      edit: () => openEdit(page),
+    }),
+  );
   renderInfo(page.info, job);
   renderParams(page.params, job);
   fill(
@@ -390,6 +398,28 @@ function schedulePoll(page) {
     if (!feedOpen() && !isFinal(page.job.Status)) void reload(page);
     else schedulePoll(page);
   }, 2000);
+}
+
+/**
+ * The "Edit" form of a job that has not started, in the resubmit form's place; saved, the page reads the job again.
+ * @param {JobPage} page
+ */
+function openEdit(page) {
+  const { job, resubmitArea } = page;
+  const close = () => fill(resubmitArea);
+  fill(
+    resubmitArea,
+    h('h2', {}, `Edit job ${job.jobId}`),
+    jobEditForm(job, {
+      saved: () => {
+        close();
+        notice(`Job ${job.jobId} changed`);
+        void reload(page);
+      },
+      cancel: close,
+    }),
+  );
+  resubmitArea.scrollIntoView();
 }
 
 /** @param {JobPage} page */
