@@ -77,11 +77,14 @@ const UNTRUSTED = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-/** A connection failure in words: an untrusted certificate says what to do about it. */
+/**
+ * A connection failure in words: an untrusted certificate says what to do about it (Node's own advice, the system's
+ * CA store, does not help with a private CA). The agent and the CLI client say it alike.
+ */
 export function connectFailure(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && UNTRUSTED.has(code))
-    return `the server's certificate is not trusted (${reason(err)}); the agent refuses it: give the CA that signed it with --ca-file`;
+    return `the server's certificate is not trusted (${reason(err).replace(/; if the root CA .*$/, '')}): give the CA that signed it with --ca-file`;
   return reason(err);
 }
 

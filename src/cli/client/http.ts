@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
 import { errorMessage } from '../../errors.ts';
+import { connectFailure } from '../../agent/connection.ts';
 import type { Connection } from './profiles.ts';
 
 /**
@@ -49,7 +50,7 @@ export class ApiClient {
       return await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
     } catch (err) {
       const cause = err instanceof Error ? err.cause : undefined;
-      const reason = cause instanceof Error ? cause.message : errorMessage(err);
+      const reason = cause instanceof Error ? connectFailure(cause) : errorMessage(err);
       throw new Error(`${method} ${path}: cannot reach ${this.connection.server}: ${oneLine(reason)}`);
     }
   }

@@ -140,7 +140,7 @@ describe('HTTPS and mutual TLS for agents', { skip: sqlite ? false : 'no SQLite 
       a
         .log()
         .includes(
-          "the server's certificate is not trusted (self-signed certificate in certificate chain); the agent refuses it: give the CA that signed it with --ca-file",
+          "the server's certificate is not trusted (self-signed certificate in certificate chain): give the CA that signed it with --ca-file",
         )
         ? true
         : undefined,
