@@ -23,7 +23,7 @@ export function transportOptions(get: (key: string) => Resolved | undefined): {
   const clientCa = get('tls-client-ca');
   const given = (r: Resolved | undefined): r is Resolved => r !== undefined && r.text !== '';
   if (given(cert) !== given(key))
-    throw new Error(`${given(cert) ? cert?.source : key?.source} needs --tls-key and --tls-cert together`);
+    throw new Error(`${given(cert) ? cert?.source : key?.source} is given alone: --tls-cert and --tls-key go together`);
   if (given(clientCa) && !given(cert))
     throw new Error(`${clientCa.source} needs --tls-cert and --tls-key: client certificates are asked over HTTPS`);
   return {
