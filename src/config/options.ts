@@ -63,7 +63,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     arg: 'FILE',
     env: 'MILLRACE_TLS_CLIENT_CA',
     default: '–',
-    help: 'agents must present a client certificate of this CA (PEM); the interfaces and dashboard ask none',
+    help: 'agents must present a client certificate of this CA (PEM); interface clients and browsers need none',
   },
   {
     command: 'serve',

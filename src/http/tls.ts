@@ -6,9 +6,9 @@ import type { TLSSocket } from 'node:tls';
 import type { TlsFiles } from '../config/tls.ts';
 
 /**
- * HTTPS for every route of the port: both interfaces, the dashboard and the agents' upgrade (docs/architecture.md
- * §10). The files are read at the start and again on each reload (SIGHUP), so a renewed certificate is taken
- * without a restart; connections already open keep the context they were made with.
+ * HTTPS for every route of the port: both interfaces, the dashboard and the agents' upgrade
+ * (docs/architecture.md §10). The files are read at the start and again on each reload (SIGHUP), so a renewed
+ * certificate is taken without a restart; connections already open keep the context they were made with.
  */
 export class ServerTls {
   readonly files: TlsFiles;

@@ -68,8 +68,9 @@ describe('HTTPS and mutual TLS for agents', { skip: sqlite ? false : 'no SQLite 
     const server = makeLeaf(dir, ca, 'server');
     agentCert = makeLeaf(dir, ca, 'agent', 'client');
     strangerCert = makeLeaf(dir, otherCa, 'stranger', 'client');
+    assert.ok(sqlite);
     t = await startTestServer(
-      sqlite ?? backends()[0]!,
+      sqlite,
       { tls: { cert: server.cert, key: server.key, clientCa: ca.cert } },
       { listen: true },
     );
