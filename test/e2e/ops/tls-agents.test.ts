@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,7 @@ describe('HTTPS and mutual TLS for agents', { skip: sqlite ? false : 'no SQLite 
   let otherCa: CertFiles;
   let agentCert: CertFiles;
   let strangerCert: CertFiles;
+  let serverCert: CertFiles;
   let root = '';
   const agents: ChildProcess[] = [];
   const get = (path: string) => t.req('GET', path);
@@ -66,6 +67,7 @@ describe('HTTPS and mutual TLS for agents', { skip: sqlite ? false : 'no SQLite 
     ca = makeCa(dir, 'ca');
     otherCa = makeCa(dir, 'other-ca');
     const server = makeLeaf(dir, ca, 'server');
+    serverCert = server;
     agentCert = makeLeaf(dir, ca, 'agent', 'client');
     strangerCert = makeLeaf(dir, otherCa, 'stranger', 'client');
     assert.ok(sqlite);
@@ -182,5 +184,20 @@ describe('HTTPS and mutual TLS for agents', { skip: sqlite ? false : 'no SQLite 
     const done = await waitForJob(get, id);
     assert.equal(done.Status, 'Completed', JSON.stringify(done.JobNotes));
     assert.equal(done.ProcessServer, 'GLOBAL.Remote');
+  });
+
+  test('a reload that cannot use the files keeps the current certificate', async () => {
+    const partition = `${root}/api-extension/External/Vendor/Vendor_RestService/rest/v1/Partition/GLOBAL`;
+    const original = readFileSync(serverCert.cert);
+    // Another certificate beside the old key: they do not fit, and nothing changes.
+    copyFileSync(makeLeaf(dir, ca, 'renewed').cert, serverCert.cert);
+    try {
+      assert.throws(() => t.server.reloadTls(), /key values mismatch/);
+    } finally {
+      writeFileSync(serverCert.cert, original);
+    }
+    const after = await httpsRequest(partition, ca.cert, { headers: { 'X-API-Key': ADMIN_KEY } });
+    assert.equal(after.status, 200);
+    assert.equal(after.serial, serverCert.serial);
   });
 });
