@@ -6,7 +6,8 @@ import pino from 'pino';
 import { DEFAULTS } from '../../../src/config/config.ts';
 import { backends } from '../../helpers/backends.ts';
 import { requestFrom } from '../../helpers/from-address.ts';
-import { ADMIN_KEY, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { waitFor } from '../../helpers/wait.ts';
+import { ADMIN_KEY, ADMIN_PASSWORD, startTestServer, type TestServer } from '../../helpers/server.ts';
 
 /**
  * `--trust-proxy` (docs/architecture.md §10): from a trusted proxy the client is the rightmost address of
@@ -82,7 +83,9 @@ for (const backend of backends()) {
       assert.equal(await badKey(PROXY, '10.3.3.1'), 401, 'the addresses it named never failed');
     });
 
-    test('the access log names the forwarded client through the proxy, and the peer otherwise', () => {
+    test('the access log names the forwarded client through the proxy, and the peer otherwise', async () => {
+      // A line is written once its answer has gone out: the last request's line may follow its answer.
+      await waitFor('the last request logged', async () => (logged().includes('10.3.3.1') ? true : undefined));
       const clients = logged();
       assert.ok(clients.includes('10.1.1.1'), JSON.stringify(clients));
       assert.ok(clients.includes('10.7.7.7'));
@@ -90,6 +93,25 @@ for (const backend of backends()) {
       for (const claimed of ['10.3.3.2', '10.3.3.3', '10.4.4.4'])
         assert.ok(!clients.includes(claimed), `nothing a stranger claimed (${claimed})`);
       assert.ok(!clients.includes(PROXY), 'never the proxy for what it forwarded');
+    });
+
+    test("a trusted proxy's X-Forwarded-Proto: https makes the session cookie Secure; a stranger's does not", async () => {
+      const signIn = async (peer: string) => {
+        const res = await requestFrom(peer, `${origin}/millrace/ui/api/session`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            origin,
+            'X-Forwarded-Proto': 'https',
+            'X-Forwarded-For': '10.8.8.8',
+          },
+          body: JSON.stringify({ user: 'admin', password: ADMIN_PASSWORD }),
+        });
+        assert.equal(res.status, 200, res.body);
+        return String(res.headers['set-cookie']);
+      };
+      assert.match(await signIn(PROXY), /millrace_session=.*; Secure/);
+      assert.doesNotMatch(await signIn('127.0.0.4'), /Secure/);
     });
 
     test('the per-address cap counts the requests each forwarded client holds open, not the proxy', async () => {
