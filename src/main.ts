@@ -40,7 +40,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
  * (and the interfaces' bases, the versions of Millrace and of the Node running it).
  */
 export async function listen(server: MillraceServer, config: Config): Promise<void> {
-  const address = await server.app.listen({ host: config.host, port: config.port });
+  const listening = await server.app.listen({ host: config.host, port: config.port });
+  // Fastify names the scheme by its own https option; the server factory made the HTTPS server (http/app.ts).
+  const scheme = config.tls ? 'https' : 'http';
+  const address = listening.replace(/^http:/, `${scheme}:`);
   const { root, jsonBase, xmlBase } = interfacePaths(config);
   // The URL a person opens (the dashboard); the interfaces' bases beside it for those who script.
   server.logger.info(
@@ -56,7 +59,24 @@ export async function listen(server: MillraceServer, config: Config): Promise<vo
   else if (config.localAgent) {
     const { port } = server.app.server.address() as { port: number };
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${root}`;
-    server.localAgent = superviseLocalAgent(config.dataDir, url, server.logger, config.watchRoots);
+    const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${root}`;
+    server.localAgent = superviseLocalAgent(
+      config.dataDir,
+      url,
+      server.logger,
+      config.watchRoots,
+      localAgentTls(config),
+    );
   }
+}
+
+/**
+ * The local agent over HTTPS: it trusts exactly the server's own certificate (re-read at each connection, so a
+ * certificate renewed on SIGHUP is trusted from then on), and under mutual TLS presents it as its client
+ * certificate, holding the server's key (docs/architecture.md §10).
+ */
+function localAgentTls(config: Config): string[] {
+  if (!config.tls) return [];
+  const client = config.tls.clientCa ? ['--tls-cert', config.tls.cert, '--tls-key', config.tls.key] : [];
+  return ['--server-certificate', config.tls.cert, ...client];
 }

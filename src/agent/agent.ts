@@ -4,7 +4,7 @@ import { availableParallelism, hostname } from 'node:os';
 import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Attempts } from './attempts.ts';
-import { agentUrl, keepConnected, Session } from './connection.ts';
+import { type AgentTls, agentUrl, keepConnected, Session } from './connection.ts';
 import { type Log, stderrLog } from './log.ts';
 import { ParentLink } from './parent-link.ts';
 import { isAlive, lockDataDir } from './pidfile.ts';
@@ -24,6 +24,8 @@ export interface AgentOptions {
   /** The process server this agent is, `<partition>.<name>`. */
   processServer: string;
   secret: string;
+  /** TLS files for an `https://` server (docs/architecture.md §10). */
+  tls?: AgentTls;
   /** The agent's own folder: pid file, spool, work folders. */
   dataDir: string;
   /** Job slots offered (informative). Default: the number of CPUs. */
@@ -187,6 +189,7 @@ class Agent {
         processServer: this.options.processServer,
         secret: this.options.secret,
         instance: this.instance,
+        ...(this.options.tls ? { tls: this.options.tls } : {}),
       },
       {
         stopped: () => this.stopped,

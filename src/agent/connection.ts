@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
+import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { type Log, reason } from './log.ts';
 import {
@@ -19,6 +20,72 @@ export interface ConnectOptions {
   processServer: string;
   secret: string;
   instance: string;
+  /** Files for an `https://` server: read at each connection, so renewed ones are taken without a restart. */
+  tls?: AgentTls;
+}
+
+/** The agent's TLS files (docs/architecture.md §10). */
+export interface AgentTls {
+  /** CA certificates the server's certificate is verified against (default: the system's). */
+  caFile?: string;
+  /** A client certificate and its key, for a server under mutual TLS. */
+  certFile?: string;
+  keyFile?: string;
+  /**
+   * The local agent's: trust exactly the first certificate of this file (the server's own), whatever names it
+   * holds, since the agent reaches its server by a loopback address the certificate need not name.
+   */
+  serverCertificate?: string;
+}
+
+const readTlsFile = (file: string, what: string): Buffer => {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new Error(`cannot read ${what} ${file}: ${reason(err)}`);
+  }
+};
+
+/** The TLS options of one connection, from the files as they are now. */
+export function tlsOptions(tls: AgentTls | undefined): HttpsRequestOptions {
+  if (!tls) return {};
+  const out: HttpsRequestOptions = {};
+  if (tls.caFile) out.ca = readTlsFile(tls.caFile, '--ca-file');
+  if (tls.certFile) out.cert = readTlsFile(tls.certFile, '--tls-cert');
+  if (tls.keyFile) out.key = readTlsFile(tls.keyFile, '--tls-key');
+  if (tls.serverCertificate) {
+    const pem = readTlsFile(tls.serverCertificate, "the server's certificate").toString('utf8');
+    const first = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)?.[0];
+    if (!first) throw new Error(`no certificate in ${tls.serverCertificate}`);
+    // Only the leaf: an intermediate of the file trusted this way would vouch for every certificate it signed.
+    Object.assign(out, { ca: first, allowPartialTrustChain: true, checkServerIdentity: () => undefined });
+  }
+  return out;
+}
+
+/** TLS verification errors: the server's certificate is not one this agent trusts. */
+const UNTRUSTED = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * A connection failure in words: an untrusted certificate says what to do about it (Node's own advice, the system's
+ * CA store, does not help with a private CA). The agent and the CLI client say it alike.
+ */
+export function connectFailure(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNTRUSTED.has(code))
+    return `the server's certificate is not trusted (${reason(err).replace(/; if the root CA .*$/, '')}): give the CA that signed it with --ca-file`;
+  return reason(err);
 }
 
 /** The URL the agent upgrades: `<server>` + AGENT_PATH. */
@@ -41,6 +108,7 @@ export function connect(options: ConnectOptions): Promise<{ socket: Socket; head
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = request(url, {
+      ...(url.protocol === 'https:' ? tlsOptions(options.tls) : {}),
       method: 'GET',
       agent: false,
       headers: {
@@ -195,7 +263,7 @@ export async function keepConnected(
       connected = true;
       goodFor = await ctl.session(socket, head);
     } catch (err) {
-      const text = `${agentUrl(server).href}: ${reason(err)}`;
+      const text = `${agentUrl(server).href}: ${connectFailure(err)}`;
       if (text !== lastError || Date.now() - lastLogged > 60_000) {
         ctl.log(`cannot connect to ${text}; retrying`);
         lastError = text;

@@ -5,6 +5,7 @@ import { CONFIG_ENV, optionsOf, parseSwitch, resolveOptions } from '../config/op
 import { addOptions, typed } from './options.ts';
 import { VERSION } from '../version.ts';
 import { serverList } from '../agent/servers.ts';
+import { type AgentTls, tlsOptions } from '../agent/connection.ts';
 
 interface AgentFlags {
   server: string;
@@ -16,6 +17,7 @@ interface AgentFlags {
   parentPipe?: string;
   logJobs?: boolean;
   watchRoots: string[];
+  tls: AgentTls;
 }
 
 /**
@@ -30,6 +32,7 @@ export function registerAgent(program: Command): void {
     // Given by the server to the local agent it starts; not an operator's option.
     .addOption(new Option('--parent-pid <pid>', 'stop once this process is gone and no job runs').hideHelp())
     .addOption(new Option('--parent-pipe <fd>', 'a pipe from the parent: its end means the parent is gone').hideHelp())
+    .addOption(new Option('--server-certificate <file>', "trust exactly the server's own certificate").hideHelp())
     .action(async (flags: Record<string, unknown>) => {
       await runAgent(await agentFlags(flags, typed(cmd)));
     });
@@ -51,7 +54,19 @@ async function agentFlags(flags: Record<string, unknown>, given: (name: string) 
   const logJobs = r.get('log-jobs');
   const data = r.get('data');
   const slots = r.get('slots');
+  const pathOf = (key: string) => {
+    const v = r.get(key)?.text;
+    return v ? resolve(v) : undefined;
+  };
+  const [caFile, certFile, keyFile] = [pathOf('ca-file'), pathOf('tls-cert'), pathOf('tls-key')];
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new Error('--tls-cert and --tls-key go together');
+  const pinned = typeof flags.serverCertificate === 'string' ? resolve(flags.serverCertificate) : undefined;
   return {
+    tls: {
+      ...(caFile ? { caFile } : {}),
+      ...(certFile && keyFile ? { certFile, keyFile } : {}),
+      ...(pinned ? { serverCertificate: pinned } : {}),
+    },
     server: required('server'),
     processServer: required('process-server'),
     secretFile: required('secret-file'),
@@ -94,6 +109,8 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     throw new Error(`cannot read --secret-file: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (!secret) throw new Error(`--secret-file ${flags.secretFile} is empty`);
+  // Read once now, so that a wrong path stops the start rather than each connection; read again at each one.
+  tlsOptions(flags.tls);
 
   const { startAgent } = await import('../agent/agent.ts');
   const { AgentLockedError } = await import('../agent/pidfile.ts');
@@ -103,6 +120,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
       server: flags.server,
       processServer,
       secret,
+      tls: flags.tls,
       dataDir: flags.data ?? `agent-data/${processServer}`,
       slots,
       parentPid,

@@ -79,6 +79,17 @@ export function registerServe(program: Command): void {
           },
         );
       };
+      // A renewed certificate is taken on SIGHUP without a restart (docs/architecture.md §10). Only over HTTPS: on
+      // plain HTTP, SIGHUP keeps its default (the process ends), as before.
+      if (config.tls)
+        process.on('SIGHUP', () => {
+          try {
+            server.reloadTls();
+            server.logger.info('SIGHUP received: TLS certificate, key and client CA read again');
+          } catch (err) {
+            server.logger.error({ err }, 'SIGHUP received: could not read the TLS files again; the current ones stay');
+          }
+        });
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
     });

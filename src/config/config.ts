@@ -5,12 +5,17 @@ import { readConfigFile } from './file.ts';
 import { CONFIG_ENV, type ConfigFile, parseSwitch, parseWhole, type Resolved, resolveOptions } from './options.ts';
 import { normalizeTimeZone } from '../time/zone.ts';
 import { type OidcSettings, oidcSettings } from './oidc.ts';
+import { type TlsFiles, transportOptions } from './tls.ts';
 
 /** Everything `millrace serve` can be told (src/config/options.ts: flag > environment > file > default). */
 export interface Config {
   dataDir: string;
   host: string;
   port: number;
+  /** HTTPS for both interfaces, the dashboard and the agents; plain HTTP without (docs/architecture.md §10). */
+  tls?: TlsFiles;
+  /** Proxies (addresses, CIDR ranges) whose `X-Forwarded-For` names the client (docs/architecture.md §10). */
+  trustProxy: string[];
   /** Context path without surrounding slashes; may be empty or hold `/` (`acme/prod`). */
   context: string;
   /** A `postgres://` URL selects PostgreSQL; otherwise SQLite in the data folder. */
@@ -104,6 +109,7 @@ export const DEFAULTS: Config = {
   dataDir: './data',
   host: '127.0.0.1',
   port: 7070,
+  trustProxy: [],
   context: 'millrace',
   vendor: 'Vendor',
   defaultTimeZone: 'UTC',
@@ -205,6 +211,7 @@ export function loadConfig(
     dataDir: resolve(text('data') ?? DEFAULTS.dataDir),
     host: text('host') ?? DEFAULTS.host,
     port: port ? parseWhole(port, 0, 65535) : DEFAULTS.port,
+    ...transportOptions(resolvedOf),
     context: check('context', normalizeContext) ?? DEFAULTS.context,
     ...(databaseUrl ? { databaseUrl } : {}),
     vendor: check('vendor', normalizeVendor) ?? DEFAULTS.vendor,

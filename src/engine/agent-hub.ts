@@ -58,6 +58,7 @@ interface Session {
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
+  403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
   503: 'Service Unavailable',
@@ -141,9 +142,19 @@ export class AgentHub {
     this.now = now;
   }
 
-  attach(server: Server): void {
+  /**
+   * Serves the agents' upgrades of `server`. `refusal` tells why a connection may not carry an agent whatever it
+   * presents (mutual TLS without the agents' client certificate, docs/architecture.md §10).
+   */
+  attach(server: Server, refusal?: (socket: Duplex) => string | undefined): void {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => {});
+      const refused = refusal?.(socket);
+      if (refused !== undefined) {
+        this.logRefusal('', '', 403, refused);
+        refuse(socket, 403, refused);
+        return;
+      }
       // One upgrade of a process server at a time: which instance holds it is decided without a race.
       const processServer = String(req.headers[HEADER_PROCESS_SERVER] ?? '');
       const accepted = (this.accepting.get(processServer) ?? Promise.resolve())
@@ -237,6 +248,16 @@ export class AgentHub {
     this.sessions.clear();
   }
 
+  /** A refused agent retries every few seconds: the same refusal is logged once a minute, as the agent does. */
+  private logRefusal(processServer: string, instance: string, status: number, reason: string): void {
+    const key = `${processServer}\n${instance}\n${reason}`;
+    const now = this.now();
+    if (now - (this.refusedLogged.get(key) ?? Number.NEGATIVE_INFINITY) < 60_000) return;
+    if (this.refusedLogged.size > 1000) this.refusedLogged.clear();
+    this.refusedLogged.set(key, now);
+    this.logger.warn({ processServer, instance, status }, `agent refused: ${reason}`);
+  }
+
   private async accept(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = (req.url ?? '').split('?')[0];
     if (url !== this.path) return refuse(socket, 404, 'no such endpoint');
@@ -248,14 +269,7 @@ export class AgentHub {
     const instance = String(req.headers[HEADER_AGENT_INSTANCE] ?? '');
     const verdict = await this.handlers.authenticate(processServer, secret, instance);
     if (!('welcome' in verdict)) {
-      // A refused agent retries every few seconds: the same refusal is logged once a minute, as the agent does.
-      const key = `${processServer}\n${instance}\n${verdict.reason}`;
-      const now = this.now();
-      if (now - (this.refusedLogged.get(key) ?? Number.NEGATIVE_INFINITY) >= 60_000) {
-        if (this.refusedLogged.size > 1000) this.refusedLogged.clear();
-        this.refusedLogged.set(key, now);
-        this.logger.warn({ processServer, instance, status: verdict.status }, `agent refused: ${verdict.reason}`);
-      }
+      this.logRefusal(processServer, instance, verdict.status, verdict.reason);
       return refuse(socket, verdict.status, verdict.reason);
     }
     const existing = this.sessions.get(processServer);

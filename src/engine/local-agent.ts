@@ -58,12 +58,13 @@ export function superviseLocalAgent(
   serverUrl: string,
   logger: Logger,
   watchRoots: readonly string[] = [],
+  tlsArgs: readonly string[] = [],
 ): LocalAgent {
   let child: ChildProcess | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const launch = () => {
-    child = startLocalAgent(dataDir, serverUrl, logger, watchRoots);
+    child = startLocalAgent(dataDir, serverUrl, logger, watchRoots, tlsArgs);
     child.on('exit', () => {
       if (stopped) return;
       timer = setTimeout(launch, 2000);
@@ -122,6 +123,7 @@ function startLocalAgent(
   serverUrl: string,
   logger: Logger,
   watchRoots: readonly string[],
+  tlsArgs: readonly string[],
 ): ChildProcess {
   const { dir, secretFile } = localAgentPaths(dataDir);
   const bin = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/millrace');
@@ -145,6 +147,7 @@ function startLocalAgent(
       '--parent-pipe',
       '3',
       ...watchRoots.flatMap((root) => ['--watch-root', root]),
+      ...tlsArgs,
     ],
     { env, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] },
   );

@@ -1,6 +1,8 @@
 import type { AccountRouteDeps } from './json/account-routes.ts';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import fastifySwagger from '@fastify/swagger';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, interfacePaths } from '../config/config.ts';
@@ -34,6 +36,8 @@ import { type OpsDeps, opsRoutes } from './ops-routes.ts';
 import type { WindowOpenings } from '../services/window-openings.ts';
 import type { RuntimeAnswers } from '../services/runtime-answers.ts';
 import type { FileWatchStatus } from '../services/file-watch-status.ts';
+import { clientAddress, proxyTrust } from './client-address.ts';
+import { ServerTls } from './tls.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,11 +46,13 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Compiles the route schemas not used yet (they compile on first use); `millrace serve` calls it before listening. */
     warmSchemas(): Promise<void>;
+    /** HTTPS's certificates (docs/architecture.md §10); absent on plain HTTP. */
+    serverTls?: ServerTls;
   }
 }
 
 export interface AppDeps {
-  config: Pick<Config, 'context' | 'vendor' | 'vendorFolder' | 'corsOrigins' | 'limits'>;
+  config: Pick<Config, 'context' | 'vendor' | 'vendorFolder' | 'corsOrigins' | 'limits' | 'tls' | 'trustProxy'>;
   logger: Logger;
   auth: Authenticator;
   objects: ObjectService;
@@ -87,9 +93,16 @@ export const BODY_LIMIT = 1024 * 1024;
 /** Builds the HTTP application. It never listens: `main.ts` does, tests use `inject()` or port 0. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const paths = interfacePaths(deps.config);
-  const guard = { limits: deps.config.limits, root: paths.root, xmlBase: paths.xmlBase };
+  const trusts = proxyTrust(deps.config.trustProxy);
+  const guard = {
+    limits: deps.config.limits,
+    root: paths.root,
+    xmlBase: paths.xmlBase,
+    trusts,
+  };
   const schemas = lazySchemas();
-  const app = createFastify(guard, schemas);
+  const tls = deps.config.tls ? new ServerTls(deps.config.tls) : undefined;
+  const app = createFastify(guard, schemas, { tls, trusts });
   addRequestHooks(app, deps, guard, schemas);
   addSharedSchemas(app);
   await registerOpenApi(app, deps, paths);
@@ -106,9 +119,17 @@ type Guard = Parameters<typeof installGuards>[1];
 type Paths = ReturnType<typeof interfacePaths>;
 
 /** The Fastify instance with the guards' server options, each request run in its own logging context. */
-function createFastify(guard: Guard, schemas: ReturnType<typeof lazySchemas>): FastifyInstance {
+function createFastify(
+  guard: Guard,
+  schemas: ReturnType<typeof lazySchemas>,
+  transport: { tls: ServerTls | undefined; trusts: ((address: string) => boolean) | undefined },
+): FastifyInstance {
   const options = serverOptions(guard);
-  return Fastify({
+  const { tls, trusts } = transport;
+  const handle =
+    (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) =>
+      requestContext.run({ id: requestIdFrom(req.headers['x-request-id']) }, handler, req, res);
+  const app = Fastify({
     ...options,
     // Keys are at most 323 characters (a queue provider: four names of 80 and three dots); longer ones are 414.
     routerOptions: { maxParamLength: 400 },
@@ -124,13 +145,18 @@ function createFastify(guard: Guard, schemas: ReturnType<typeof lazySchemas>): F
     onConstructorPoisoning: 'error',
     // Each request runs in its own context, so every line logged while serving it carries its id. Fastify ignores
     // its `http` options (the guards' timeouts) when it is given a server: they are passed on here.
+    // Over HTTPS when given a certificate (docs/architecture.md §10), for every route and the agents' upgrade.
     serverFactory: (handler) =>
-      createServer(options.http, (req, res) =>
-        requestContext.run({ id: requestIdFrom(req.headers['x-request-id']) }, handler, req, res),
-      ),
+      tls
+        ? createHttpsServer({ ...options.http, ...tls.serverOptions() }, handle(handler))
+        : createServer(options.http, handle(handler)),
+    // The client's address (client-address.ts): X-Forwarded-For believed from the trusted proxies only.
+    ...(trusts ? { trustProxy: (address: string) => trusts(address) } : {}),
     schemaController: { compilersFactory: schemas.compilersFactory },
     genReqId: (req) => requestContext.getStore()?.id ?? requestIdFrom(req.headers['x-request-id']),
   }) as unknown as FastifyInstance;
+  if (tls) app.decorate('serverTls', tls);
+  return app;
 }
 
 /** The request id header, the access log, CORS and the guards, in the order they must run. */
@@ -158,6 +184,7 @@ function addRequestHooks(
           method: req.method,
           path: req.url.split('?')[0],
           route,
+          client: clientAddress(req),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 10) / 10,
         },

@@ -2,17 +2,20 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Transform, type TransformCallback } from 'node:stream';
+import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpLimits } from '../config/config.ts';
 import { MillraceError } from '../errors.ts';
 import { errorShape, rawErrorResponse, targetOf } from './error-shape.ts';
+import { clientAddress } from './client-address.ts';
 
 /**
  * What keeps slow, numerous or overwhelming clients from taking the server down, below the routes:
  * - Node's own deadlines for headers and for the whole request (408), checked every second;
  * - a minimum body rate after a grace period (408), so a body cannot trickle in until the deadline on every
  *   connection a client opens;
- * - a cap on connections per client address (503, then closed);
+ * - a cap on connections per client address (503, then closed); behind a trusted proxy, whose connections carry many
+ *   clients, on the requests in flight per forwarded client address instead (503);
  * - shedding: beyond a number of requests in flight, or while the event loop lags, new requests get 503 with
  *   Retry-After at once rather than a timeout later; health and metrics paths are exempt so probes keep answering;
  * - a request whose body was not read (an early 401, 403, 413 or 408) closes its connection after the answer, so
@@ -35,6 +38,8 @@ export interface GuardOptions {
   /** Context path (`/millrace`), to which EXEMPT_PREFIXES are relative. */
   root: string;
   xmlBase: string;
+  /** Whether a peer is a trusted proxy (client-address.ts); none when absent. */
+  trusts?: ((address: string) => boolean) | undefined;
 }
 
 /** Options for Fastify's constructor: Node's deadlines and the shapes of errors no route sees. */
@@ -81,8 +86,10 @@ export function serverOptions(o: GuardOptions) {
 export function installGuards(app: FastifyInstance, o: GuardOptions): () => void {
   const server: Server = app.server;
   const perAddress = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
+  // Over HTTPS the sockets requests arrive on are the TLS ones, counted once their handshake is done.
+  server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
+    if (o.trusts?.(address)) return;
     const n = (perAddress.get(address) ?? 0) + 1;
     perAddress.set(address, n);
     socket.once('close', () => {
@@ -113,6 +120,7 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
   const exemptStarts = exempt.flatMap((p) => [`${p}/`, `${p}?`]);
   const isExempt = (url: string) => exempt.includes(url) || exemptStarts.some((p) => url.startsWith(p));
   let inFlight = 0;
+  const proxied = new Map<string, number>();
 
   // The hooks take Fastify's callback form: they never wait, and an async hook costs every request a promise and a
   // turn of the microtask queue.
@@ -121,6 +129,14 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
       reply.header('Connection', 'close');
       done(
         new MillraceError(503, 'TOO_MANY_CONNECTIONS', 'Too many connections from your address; try again later', {
+          'Retry-After': '5',
+        }),
+      );
+      return;
+    }
+    if (o.trusts?.(req.raw.socket.remoteAddress ?? '') && !countProxied(req, reply)) {
+      done(
+        new MillraceError(503, 'TOO_MANY_CONNECTIONS', 'Too many requests at once from your address; try again later', {
           'Retry-After': '5',
         }),
       );
@@ -139,6 +155,20 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
     }
     done();
   });
+
+  /** Counts a forwarded request of its client while it is open; false (not counted) past the cap. */
+  function countProxied(req: FastifyRequest, reply: FastifyReply): boolean {
+    const client = clientAddress(req);
+    const n = (proxied.get(client) ?? 0) + 1;
+    if (n > o.limits.maxConnectionsPerAddress) return false;
+    proxied.set(client, n);
+    reply.raw.once('close', () => {
+      const left = (proxied.get(client) ?? 1) - 1;
+      if (left <= 0) proxied.delete(client);
+      else proxied.set(client, left);
+    });
+    return true;
+  }
 
   app.addHook('preParsing', (req, reply, payload, done) => {
     if (!hasBody(req.raw)) {

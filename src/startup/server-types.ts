@@ -39,6 +39,11 @@ export interface MillraceServer {
   /** Another live node whose agent serves GLOBAL.Local: `listen` then starts none (docs/architecture.md §16). */
   localAgentElsewhere?: string;
   /**
+   * Reads the TLS certificate, key and client CA again for new connections (SIGHUP); false when serving plain
+   * HTTP. Throws, keeping the current ones, when a file cannot be read or the key does not fit.
+   */
+  reloadTls(): boolean;
+  /**
    * Stops accepting requests, lets those in flight finish, stops the engine and closes the database. With
    * `keepAgent` (SIGTERM) the local agent is told its server stops: it exits (awaited here) unless jobs run, and
    * then stays for them: they carry on and report to the next start.

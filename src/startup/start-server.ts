@@ -1,4 +1,5 @@
 // The last step of createServer (main.ts): starting the engine and the periodic work, and closing it all.
+import type { Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import { startRuntimeStats } from '../runtime-stats.ts';
 import { discardFinishedArchives } from '../services/import-job.ts';
@@ -21,7 +22,8 @@ export async function startServer(
   const { store, logger } = base;
   const { engine, auth } = core;
   const { feed, metrics } = live;
-  engine.hub.attach(app.server);
+  const tls = app.serverTls;
+  engine.hub.attach(app.server, tls ? (socket) => tls.agentRefusal(socket) : undefined);
   await engine.start();
   // Archives of imports that ended while the server was down (a running import ends Unknown on restart).
   await discardFinishedArchives(store);
@@ -42,6 +44,11 @@ export async function startServer(
     engine,
     feed,
     ...started,
+    reloadTls() {
+      if (!tls) return false;
+      tls.reload(app.server as unknown as HttpsServer);
+      return true;
+    },
     async close(closeOptions: { keepAgent?: boolean } = {}) {
       stop();
       clearInterval(flushTimer);

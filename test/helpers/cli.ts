@@ -109,7 +109,7 @@ export function startServe(args: readonly string[], extraEnv: Record<string, str
     }, 180_000);
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const m = /Millrace serving http:\/\/127\.0\.0\.1:(\d+)\/millrace/.exec(out);
+      const m = /Millrace serving https?:\/\/127\.0\.0\.1:(\d+)\/millrace/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve({ child, port: Number(m[1]), output: () => out, stop });

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { registerApplyCommands } from './apply.ts';
 import { registerForecastCommand } from './forecast-command.ts';
@@ -24,6 +25,7 @@ interface LoginFlags {
   apiKey?: string;
   vendor?: string;
   profile: string;
+  caFile?: string;
 }
 
 async function readKey(): Promise<string> {
@@ -46,6 +48,10 @@ function registerLogin(program: Command): void {
     .option('--api-key <key>', 'API key (MILLRACE_API_KEY; else read from standard input)')
     .option('--vendor <name>', 'vendor name in the interface path (MILLRACE_VENDOR, default Vendor)')
     .option('--profile <name>', 'name of the profile', 'default')
+    .option(
+      '--ca-file <file>',
+      "CA certificates (PEM) an https server's certificate is verified against (MILLRACE_CA_FILE)",
+    )
     .addHelpText(
       'after',
       '\nThe profile is saved in $XDG_CONFIG_HOME/millrace/config (default ~/.config/millrace/config) and becomes\nthe current one; other commands take --profile NAME (or MILLRACE_PROFILE) to use another.',
@@ -58,13 +64,25 @@ function registerLogin(program: Command): void {
       const vendor = normalizeVendor(flags.vendor ?? process.env.MILLRACE_VENDOR ?? 'Vendor');
       const apiKey = flags.apiKey ?? process.env.MILLRACE_API_KEY ?? (await readKey());
       if (apiKey === '') throw new Error('no API key given');
-      const client = new ApiClient({ server, apiKey, vendor, base: jsonBase(server, vendor) });
+      const caFile = flags.caFile ?? process.env.MILLRACE_CA_FILE;
+      const client = new ApiClient({
+        server,
+        apiKey,
+        vendor,
+        base: jsonBase(server, vendor),
+        ...(caFile ? { caFile } : {}),
+      });
       // Any authenticated answer proves the key; only 401 (and an unreachable server) mean it cannot be used.
       const res = await client.send('GET', '/Partition/GLOBAL');
       if (res.status === 401 || res.status >= 500) throw await client.failure('GET', '/Partition/GLOBAL', res);
       await res.body?.cancel();
       const path = configPath();
-      await saveProfile(path, flags.profile, { server, api_key: apiKey, ...(vendor !== 'Vendor' ? { vendor } : {}) });
+      await saveProfile(path, flags.profile, {
+        server,
+        api_key: apiKey,
+        ...(vendor !== 'Vendor' ? { vendor } : {}),
+        ...(caFile ? { ca_file: resolve(caFile) } : {}),
+      });
       process.stdout.write(`Logged in to ${server}; saved as profile "${flags.profile}" in ${path}\n`);
     });
 }

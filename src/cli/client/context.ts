@@ -28,6 +28,10 @@ export function clientCommand(parent: Command, name: string, description: string
     .option('--api-key <key>', 'API key (MILLRACE_API_KEY)')
     .option('--profile <name>', 'profile of the config file (MILLRACE_PROFILE)')
     .option('--vendor <name>', 'vendor name in the interface path (MILLRACE_VENDOR, default Vendor)')
+    .option(
+      '--ca-file <file>',
+      "CA certificates (PEM) an https server's certificate is verified against (MILLRACE_CA_FILE)",
+    )
     .option('-o, --output <format>', 'table (default), json or yaml')
     .addHelpText('after', HELP);
 }

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import * as tls from 'node:tls';
 import { errorMessage } from '../../errors.ts';
+import { connectFailure } from '../../agent/connection.ts';
 import type { Connection } from './profiles.ts';
 
 /**
@@ -31,6 +34,7 @@ export class ApiClient {
   readonly connection: Connection;
   constructor(connection: Connection) {
     this.connection = connection;
+    if (connection.caFile) trustCa(connection.caFile);
   }
 
   /** fetch against the JSON base; `path` starts with `/`. A network failure is named by its cause. */
@@ -46,7 +50,7 @@ export class ApiClient {
       return await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
     } catch (err) {
       const cause = err instanceof Error ? err.cause : undefined;
-      const reason = cause instanceof Error ? cause.message : errorMessage(err);
+      const reason = cause instanceof Error ? connectFailure(cause) : errorMessage(err);
       throw new Error(`${method} ${path}: cannot reach ${this.connection.server}: ${oneLine(reason)}`);
     }
   }
@@ -113,6 +117,27 @@ export class ApiClient {
     for await (const item of this.list(path, query, limit)) out.push(item);
     return out;
   }
+}
+
+/**
+ * Adds a private CA to those this process trusts (Node's fetch takes no CA of its own, but uses the process's
+ * default set), so `--ca-file` works for every request of the command.
+ */
+function trustCa(file: string): void {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read --ca-file ${file}: ${errorMessage(err)}`);
+  }
+  const certs = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g);
+  if (!certs) throw new Error(`--ca-file ${file} holds no PEM certificate`);
+  // Node 24's functions, newer than the type definitions in use.
+  const withDefaults = tls as typeof tls & {
+    getCACertificates(which: 'default'): string[];
+    setDefaultCACertificates(certs: string[]): void;
+  };
+  withDefaults.setDefaultCACertificates([...withDefaults.getCACertificates('default'), ...certs]);
 }
 
 /** A business key or id as one path segment. */

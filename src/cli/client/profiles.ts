@@ -17,12 +17,14 @@ import { errorMessage } from '../../errors.ts';
  *   server = "http://sched.example.com:7070/millrace"
  *   api_key = "…"
  *   vendor = "Vendor"
+ *   ca_file = "/etc/millrace/ca.pem"   # a private CA the server's certificate is verified against
  */
 
 export interface Profile {
   server: string;
   api_key: string;
   vendor?: string;
+  ca_file?: string;
 }
 
 export interface ProfileFile {
@@ -36,6 +38,7 @@ export interface ConnectionFlags {
   apiKey?: string;
   vendor?: string;
   profile?: string;
+  caFile?: string;
 }
 
 export interface Connection {
@@ -45,6 +48,8 @@ export interface Connection {
   vendor: string;
   /** `<server>/api-extension/External/<Vendor>/<Vendor>_RestService/rest/v1` */
   base: string;
+  /** CA certificates (PEM) an `https://` server is verified against, besides the system's. */
+  caFile?: string;
 }
 
 export const PROFILE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -71,6 +76,7 @@ export function readProfiles(path: string): ProfileFile {
       server: p.server,
       api_key: p.api_key,
       ...(typeof p.vendor === 'string' ? { vendor: p.vendor } : {}),
+      ...(typeof p.ca_file === 'string' ? { ca_file: p.ca_file } : {}),
     };
   }
   return { ...(typeof doc.current === 'string' ? { current: doc.current } : {}), profiles };
@@ -124,5 +130,6 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   if (apiKey === undefined || apiKey === '')
     throw new Error('no API key: give --api-key, set MILLRACE_API_KEY, or run `millrace login` once');
   const vendor = normalizeVendor(flags.vendor ?? env.MILLRACE_VENDOR ?? profile?.vendor ?? 'Vendor');
-  return { server, apiKey, vendor, base: jsonBase(server, vendor) };
+  const caFile = flags.caFile ?? env.MILLRACE_CA_FILE ?? profile?.ca_file;
+  return { server, apiKey, vendor, base: jsonBase(server, vendor), ...(caFile ? { caFile } : {}) };
 }
