@@ -199,13 +199,15 @@ describe('the README, pasted as written', () => {
   test('every shell block runs, in order, and every request succeeds', async () => {
     assert.ok(blocks.filter((b) => !b.skipped).length >= 10, 'the README has runnable examples');
     const skipped = blocks.filter((b) => b.skipped).map((b) => b.text.split('\n')[0]);
-    // Only installing, the suite itself, the SQL job (a PostgreSQL server; test/e2e/requests runs it), HTTPS (other
-    // machines and their certificates; test/e2e/ops/tls-*.test.ts runs it), the several-nodes sketch and the
+    // Only installing, the suite itself, the SQL job (a PostgreSQL server; test/e2e/requests runs it), single sign-on (an
+    // identity provider; test/integration/auth/oidc.test.ts runs one), HTTPS (other machines and their certificates;
+    // test/e2e/ops/tls-*.test.ts runs it), the several-nodes sketch and the
     // PostgreSQL backup and migration (other machines, a PostgreSQL server) are left out.
     assert.deepEqual(skipped, [
       'npm install && npm start -- --initial-secrets admin.env',
       'npm test',
       `curl -H "$H" -H 'Content-Type: application/json' -X POST $B/Credential/GLOBAL.Sales \\`,
+      'node bin/millrace serve --oidc-issuer https://login.example.com/realms/ops --oidc-client-id millrace \\',
       'millrace serve --tls-cert /etc/millrace/tls.crt --tls-key /etc/millrace/tls.key --host 0.0.0.0',
       '# on each machine (same database, same secret key; job files in the database, or in a folder every node mounts)',
       'pg_dump -Fc -f millrace.dump postgres://millrace@db/millrace',

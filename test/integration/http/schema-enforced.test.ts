@@ -162,6 +162,10 @@ describe('the OpenAPI document is what the JSON interface enforces', () => {
       'put /Alert/{key}/reply',
       'put /UserMessage/{key}/forward',
       'put /UserMessage/{key}/delegate',
+      // Users and their keys take administrators' bodies: probed in test/integration/auth/accounts-api.test.ts.
+      'post /User/{name}',
+      'put /User/{name}',
+      'post /User/{name}/apikeys',
     ]);
     const declared = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops)
