@@ -51,6 +51,7 @@ export function buildHttpApp(
     jobs: {
       jobs,
       actions: work.actions,
+      bulk: work.bulk,
       waiting: new WaitingService({ store, engine, jobs }),
       processServerAction: (principal, key, action) => processServerAction({ store, engine }, principal, key, action),
       processServerText: (principal, key) => objects.getText(principal, processServer, key),

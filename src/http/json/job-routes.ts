@@ -4,6 +4,7 @@ import { requireForm } from '../../model/registry.ts';
 import { invalid } from '../../errors.ts';
 import type { Principal } from '../../security/privileges.ts';
 import type { JobActions } from '../../services/job-actions.ts';
+import type { BulkActions } from '../../services/job-bulk.ts';
 import { selectFields } from '../../services/job-render.ts';
 import type { JobService } from '../../services/jobs.ts';
 import type { WaitingService } from '../../services/waiting.ts';
@@ -20,6 +21,8 @@ import { errorResponses, formBody } from './schemas.ts';
 export interface JobRouteDeps {
   jobs: JobService;
   actions: JobActions;
+  /** Actions on many jobs at once (bulk-routes.ts). */
+  bulk: BulkActions;
   /** Why jobs wait (routes of waiting-routes.ts). */
   waiting: WaitingService;
   processServerAction(p: Principal, key: string, action: ProcessServerAction): Promise<void>;
