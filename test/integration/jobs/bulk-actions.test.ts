@@ -173,7 +173,10 @@ for (const backend of backends()) {
     });
 
     test('POST /Job/bulk/submit is still the submit of a definition named bulk', async () => {
-      await postCreated(t, '/JobDefinition/GLOBAL.bulk', { JobDefinitionType: 'System', DefaultQueue: 'GLOBAL.Nowhere' });
+      await postCreated(t, '/JobDefinition/GLOBAL.bulk', {
+        JobDefinitionType: 'System',
+        DefaultQueue: 'GLOBAL.Nowhere',
+      });
       const res = await t.req('POST', '/Job/bulk/submit', { body: { Description: 'a job of bulk' } });
       assert.equal(res.status, 201, res.body);
       assert.equal(res.json.JobDefinition, 'GLOBAL.bulk');

@@ -48,7 +48,11 @@ for (const backend of backends()) {
     test('2,000 Error jobs restarted by a filter while new jobs keep failing: exactly those matched', async () => {
       const first = await waitForStatus(t, (await submit(t, 'GLOBAL.FailNow')).jobId, 'Error');
       const failed = (await t.server.store.jobs.get(first.jobId)) as JobRecord;
-      const copies = await insertJobs(t, failed, Array.from({ length: 2000 }, () => ({})));
+      const copies = await insertJobs(
+        t,
+        failed,
+        Array.from({ length: 2000 }, () => ({})),
+      );
       const before = new Set([first.jobId, ...copies.map((j) => j.jobId)]);
 
       // New jobs of the same definition keep failing while the bulk runs.
