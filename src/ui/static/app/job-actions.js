@@ -12,6 +12,12 @@ import { actionApplies, actionButtonSpecs, can, partitionOf } from './session.js
 /** @import { Job } from './api-types.js' */
 
 /**
+ * Whether the page still offers `action` (drawn again after the job changed, its button may be gone).
+ * @param {string} action
+ */
+const offered = (action) => document.querySelector(`#job-actions [data-action="${action}"]`) !== null;
+
+/**
  * The buttons for `job`; `changed(newJob)` after an action, `resubmit()` to open the resubmit form.
  * @param {Job} job
  * @param {{ changed: (job: Job) => void, resubmit: () => void }} then
@@ -25,7 +31,11 @@ export function actionButtons(job, { changed, resubmit }) {
     const button = h('button', { type: 'button', 'data-action': action, class: confirm ? 'danger' : '' }, label);
     button.addEventListener('click', async () => {
       if (body === 'submit') return resubmit();
-      if (confirm && !(await confirmAction(`${label} job ${job.jobId} (${job.JobDefinition})?`, label))) return;
+      if (
+        confirm &&
+        !(await confirmAction(`${label} job ${job.jobId} (${job.JobDefinition})?`, label, () => offered(action)))
+      )
+        return;
       button.disabled = true;
       try {
         /** @type {Job} */
