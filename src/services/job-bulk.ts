@@ -168,7 +168,7 @@ export class BulkActions {
       for (let i = from; i <= Math.min(reached, to - 1); i++) await this.alone(work, i);
       return Math.min(reached, to - 1) + 1;
     }
-    results.forEach((reason, i) => record(work, work.ids[from + i] as number, reason));
+    for (const [i, reason] of results.entries()) record(work, work.ids[from + i] as number, reason);
     return to;
   }
 
