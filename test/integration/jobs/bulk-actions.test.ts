@@ -172,6 +172,32 @@ for (const backend of backends()) {
       assertError(await t.req('GET', '/Job/bulk/no-such-request'), 404, /Unable to find object/);
     });
 
+    test("an action failing for one job of a slice is that job's alone: the others of its slice are done", async () => {
+      // updateJob refuses a job without the External completion strategy after the slice has written the others.
+      const external = { ...template.data, spec: { ...template.data.spec, completionStrategy: 'External' as const } };
+      const [first, plain, last] = await insertJobs(t, template, [
+        { status: 'Running', queue: 'GLOBAL.Nowhere', data: external, modificationTime: 1 },
+        { status: 'Running', queue: 'GLOBAL.Nowhere', modificationTime: 1 },
+        { status: 'Running', queue: 'GLOBAL.Nowhere', data: external, modificationTime: 1 },
+      ]);
+      const ids = [first, plain, last].map((j) => (j as JobRecord).jobId);
+      const res = await bulk('updateJob', { JobIds: ids });
+      assert.equal(res.status, 200, res.body);
+      assert.deepEqual(res.json, {
+        Matched: 3,
+        Done: 2,
+        Skipped: [
+          {
+            Job: ids[1],
+            Reason: `Job:${ids[1]} does not have an External completion strategy; updateJob does not apply`,
+          },
+        ],
+        DryRun: false,
+      });
+      const changed = async (id: number) => ((await t.server.store.jobs.get(id)) as JobRecord).modificationTime !== 1;
+      assert.deepEqual(await Promise.all(ids.map(changed)), [true, false, true], 'the first and last were updated');
+    });
+
     test('POST /Job/bulk/submit is still the submit of a definition named bulk', async () => {
       await postCreated(t, '/JobDefinition/GLOBAL.bulk', {
         JobDefinitionType: 'System',
