@@ -39,6 +39,15 @@ const MAX_NOTES = (() => {
   return kind?.kind === 'list' ? kind.maxItems : 1000;
 })();
 
+/** An action's body as `parseBody` read it: the part its form fills. */
+export interface ParsedBody {
+  submit: SubmitOptions | undefined;
+  properties: Properties | undefined;
+  completion: Completion | undefined;
+  /** markcompleted and markerror: why (required; checked once the action applies, so a wrong status is 409 first). */
+  comment: string | undefined;
+}
+
 interface Properties {
   /** The fields the body gives, in its order. */
   given: ProcessProperty[];
@@ -76,16 +85,21 @@ export class JobActions {
    */
   async authorize(principal: Principal, idText: string, action: JobAction | 'delete'): Promise<JobRecord> {
     const seen = await this.jobs.find(principal, idText);
+    this.requirePrivileges(principal, seen, action);
+    return seen;
+  }
+
+  /** The privileges the action table names for `action` on `job` (else 403); a bulk action checks each job so. */
+  requirePrivileges(principal: Principal, job: JobRecord, action: JobAction | 'delete'): void {
     const privileges = action === 'delete' ? DELETE_PRIVILEGES : jobAction(action).privileges;
     for (const { type, privilege } of privileges)
       this.jobs.require(
         principal,
         type,
-        seen.partition,
+        job.partition,
         privilege,
-        type === 'Job' ? `${action} Job:${seen.jobId}` : `${privilege.toLowerCase()} ${seen.definition}`,
+        type === 'Job' ? `${action} Job:${job.jobId}` : `${privilege.toLowerCase()} ${job.definition}`,
       );
-    return seen;
   }
 
   /** Returns the job after the action, or the new job for the actions that create one (`created`). */
@@ -103,44 +117,69 @@ export class JobActions {
       const current = await this.jobs.get(principal, idText);
       body = dropUnchanged(body, current, (k) => !SUBMIT_FIELDS.has(k) && Object.hasOwn(current, k));
     }
-    const submit = spec.body === 'submit' ? parseSubmitBody(body, this.deps.defaultTimeZone) : undefined;
-    // Process properties are applied with the action.
-    const properties = spec.body === 'properties' ? parseProperties(body, this.deps.defaultTimeZone) : undefined;
-    const completion = spec.body === 'completion' ? parseCompletion(body, this.deps.defaultTimeZone) : undefined;
-    const comment = spec.body === 'comment' ? parseComment(body) : undefined;
-    const now = () => this.deps.clock.now();
+    const parsed = this.parseBody(action, body);
     const result = await this.deps.engine.mutate(
-      async (tx, effects, kernel) => {
-        let job = await tx.jobs.get(seen.jobId);
-        if (!job) throw notFound('Job', seen.jobId);
-        if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
-        if (spec.body === 'comment' && comment === undefined) throw invalid(COMMENT_REQUIRED);
-        if (properties) job = await this.applyProperties(tx, principal, job, action, properties, now(), effects);
-        // An action with a submit body is a submit: a new job from this one (resubmit).
-        if (!isKernelAction(action))
-          return this.resubmit(tx, kernel, principal, job, submit as NonNullable<typeof submit>, effects);
-        const status = completion ? this.updateJob(job, completion) : undefined;
-        return kernel.act(
-          tx,
-          job,
-          action,
-          {
-            user: principal.user,
-            cancelRecurrence: query.cancelRecurrence === 'true',
-            ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
-            ...(status ? { status } : {}),
-            ...(comment !== undefined ? { comment } : {}),
-          },
-          now(),
-          effects,
-        );
-      },
+      (tx, effects, kernel) => this.actOn(tx, effects, kernel, principal, seen.jobId, action, parsed, query),
       userCause(principal, action),
     );
     return {
       job: renderJob(result, spec.creates ? [] : await this.deps.store.jobs.listFiles(result.jobId)),
       created: spec.creates,
     };
+  }
+
+  /** An action's body, checked (400) before any job is read: the form the action table names for it. */
+  parseBody(action: JobAction, body: unknown): ParsedBody {
+    const spec = jobAction(action);
+    const zone = this.deps.defaultTimeZone;
+    return {
+      submit: spec.body === 'submit' ? parseSubmitBody(body, zone) : undefined,
+      // Process properties are applied with the action.
+      properties: spec.body === 'properties' ? parseProperties(body, zone) : undefined,
+      completion: spec.body === 'completion' ? parseCompletion(body, zone) : undefined,
+      comment: spec.body === 'comment' ? parseComment(body) : undefined,
+    };
+  }
+
+  /**
+   * The action on one job inside the caller's transaction of the serial loop: the job as it is now, its status
+   * checked (409), the body applied, the effect run. `act` runs it alone; a bulk action runs it for each job.
+   */
+  async actOn(
+    tx: Store,
+    effects: Effects,
+    kernel: Kernel,
+    principal: Principal,
+    jobId: number,
+    action: JobAction,
+    parsed: ParsedBody,
+    query: Record<string, unknown>,
+  ): Promise<JobRecord> {
+    const { submit, properties, completion, comment } = parsed;
+    const now = () => this.deps.clock.now();
+    let job = await tx.jobs.get(jobId);
+    if (!job) throw notFound('Job', jobId);
+    if (!actionApplies(action, job.status)) throw conflict(notApplicableMessage(action, job.jobId, job.status));
+    if (jobAction(action).body === 'comment' && comment === undefined) throw invalid(COMMENT_REQUIRED);
+    if (properties) job = await this.applyProperties(tx, principal, job, action, properties, now(), effects);
+    // An action with a submit body is a submit: a new job from this one (resubmit).
+    if (!isKernelAction(action))
+      return this.resubmit(tx, kernel, principal, job, submit as NonNullable<typeof submit>, effects);
+    const status = completion ? this.updateJob(job, completion) : undefined;
+    return kernel.act(
+      tx,
+      job,
+      action,
+      {
+        user: principal.user,
+        cancelRecurrence: query.cancelRecurrence === 'true',
+        ...(properties?.options.requestedStart ? { at: properties.options.requestedStart.ms } : {}),
+        ...(status ? { status } : {}),
+        ...(comment !== undefined ? { comment } : {}),
+      },
+      now(),
+      effects,
+    );
   }
 
   /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */

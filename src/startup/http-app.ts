@@ -55,6 +55,7 @@ export async function buildHttpApp(
       jobs,
       actions: work.actions,
       modify: work.modify,
+      bulk: work.bulk,
       waiting: new WaitingService({ store, engine, jobs }),
       processServerAction: (principal, key, action) => processServerAction({ store, engine }, principal, key, action),
       processServerText: (principal, key) => objects.getText(principal, processServer, key),

@@ -10,6 +10,7 @@ import { IMPORT_REQUESTS_AT_ONCE, ImportGate } from '../services/import-gate.ts'
 import { importRunner } from '../services/import-job.ts';
 import { JobActions } from '../services/job-actions.ts';
 import { JobModify } from '../services/job-modify.ts';
+import { BulkActions } from '../services/job-bulk.ts';
 import { JobService } from '../services/jobs.ts';
 import { VERSION } from '../version.ts';
 import type { ServerCore } from './core-services.ts';
@@ -21,6 +22,8 @@ export interface JobWork {
   actions: JobActions;
   /** PATCH /Job/<id>: a job changed before it starts. */
   modify: JobModify;
+  /** Actions on many jobs at once (docs/architecture.md §6). */
+  bulk: BulkActions;
   imports: ImportService;
   exporter: CarExporter;
   /** When jobs are expected to start and end, from the runtime statistics (docs/architecture.md §8b). */
@@ -34,6 +37,7 @@ export function buildJobWork(config: Config, base: ServerBase, core: ServerCore)
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
   const modify = new JobModify(jobDeps, jobs);
+  const bulk = new BulkActions({ store, engine, actions, defaultTimeZone: config.defaultTimeZone });
   // The global bound on import memory: archive requests (body ≤ 64 MiB, checked one entry at a time) and import
   // jobs (the archive inflated, ≤ 512 MiB, and parsed) each take a slot of their own gate.
   const imports = new ImportService({
@@ -72,5 +76,5 @@ export function buildJobWork(config: Config, base: ServerBase, core: ServerCore)
   const estimates = new JobEstimates({ store, clock });
   // Deadlines judge runs by their estimated end (docs/architecture.md §8c).
   engine.deadlines.useEstimates(estimates);
-  return { jobs, actions, modify, imports, exporter, estimates };
+  return { jobs, actions, modify, bulk, imports, exporter, estimates };
 }

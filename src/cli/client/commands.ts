@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { registerApplyCommands } from './apply.ts';
+import { registerBulkCommand } from './bulk-command.ts';
 import { registerForecastCommand } from './forecast-command.ts';
 import { ApiClient } from './http.ts';
 import { registerJobCommands } from './job-commands.ts';
@@ -18,6 +19,7 @@ export function registerClientCommands(program: Command): void {
   registerApplyCommands(program);
   const group = (name: string) => program.commands.find((c) => c.name() === name) as Command;
   registerRuntimeCommands(group('def'), group('job'));
+  registerBulkCommand(group('job'));
 }
 
 interface LoginFlags {

@@ -5,6 +5,7 @@ import { invalid } from '../../errors.ts';
 import type { Principal } from '../../security/privileges.ts';
 import type { JobActions } from '../../services/job-actions.ts';
 import type { JobModify } from '../../services/job-modify.ts';
+import type { BulkActions } from '../../services/job-bulk.ts';
 import { selectFields } from '../../services/job-render.ts';
 import type { JobService } from '../../services/jobs.ts';
 import type { WaitingService } from '../../services/waiting.ts';
@@ -23,6 +24,8 @@ export interface JobRouteDeps {
   actions: JobActions;
   /** PATCH /Job/<id>. */
   modify: JobModify;
+  /** Actions on many jobs at once (bulk-routes.ts). */
+  bulk: BulkActions;
   /** Why jobs wait (routes of waiting-routes.ts). */
   waiting: WaitingService;
   processServerAction(p: Principal, key: string, action: ProcessServerAction): Promise<void>;

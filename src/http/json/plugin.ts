@@ -16,6 +16,7 @@ import type { DeadlineService } from '../../services/deadlines.ts';
 import { registerDeadlineRoutes } from './deadline-routes.ts';
 import { registerImportRoute } from './import-route.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
+import { registerBulkRoutes } from './bulk-routes.ts';
 import { registerListRoutes } from './list-routes.ts';
 import { type MessageServices, registerMessageRoutes } from './message-routes.ts';
 import { registerObjectRoutes } from './object-routes.ts';
@@ -103,6 +104,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   const served = new Map<string, Set<string>>();
   registerObjectRoutes(app, deps.objects, served);
   registerJobRoutes(app, deps.jobs, served);
+  registerBulkRoutes(app, deps.jobs);
   registerWaitingRoutes(app, deps.jobs.waiting, served);
   registerMessageRoutes(app, deps.messages, served);
   registerEventRoutes(app, deps.events, served);

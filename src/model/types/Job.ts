@@ -10,6 +10,7 @@ import {
   JOB_STATUSES,
   list,
   listOrOne,
+  map,
   name,
   namedRecord,
   oneOf,
@@ -22,6 +23,7 @@ import {
 } from '../fields.ts';
 import type { JobFileRecord, JobRecord } from '../../domain/job.ts';
 import { MAX_RUN_TIME_LIMIT } from '../../domain/max-run-time.ts';
+import { MAX_BULK_JOBS } from '../../domain/bulk.ts';
 import { defineForm, defineType } from '../object-type.ts';
 
 /**
@@ -95,6 +97,24 @@ const MODIFIABLE_FIELDS: readonly string[] = [
   'JobParameters',
 ];
 
+/** A bulk action (POST /Job/bulk/<action>, docs/architecture.md §6): which jobs, and how it runs. */
+const BULK_FIELDS = [
+  field('Filter', map(20, /^[A-Za-z_]+$/, 'letters and _ (a query parameter of GET /Job)', 400, 40), {
+    description:
+      'The jobs GET /Job lists with these query parameters (Status, JobDefinition, Queue, ProcessServer, Partition, ParentJob, JobGroup, Since, Until, Search), as texts; its match is fixed when the request starts.',
+  }),
+  field('JobIds', list(int(1), MAX_BULK_JOBS), { description: 'The jobs by jobId; exactly one of Filter and JobIds.' }),
+  field('Comment', text(1000), {
+    description: "Recorded in each job's history entry (and given to an action whose body takes a Comment).",
+  }),
+  field('DryRun', bool(), {
+    description: 'True: nothing changes; the answer says what would be done and what skipped.',
+  }),
+  field('Async', bool(), {
+    description: 'True: answered 202 at once with a RequestId to follow at GET /Job/bulk/<RequestId>.',
+  }),
+];
+
 /** The Job's request bodies (docs/architecture.md §12); the action table names which one an action takes. */
 const forms = {
   submit: defineForm('JobSubmit', 'Every field is optional (docs/architecture.md §12).', SUBMIT_FIELDS),
@@ -133,6 +153,7 @@ const forms = {
     "markcompleted and markerror: why the final status is set by hand, kept in the job's history and notes.",
     [field('Comment', NOTE_COMMENT, { required: true, description: 'Why; shown in the history with the user.' })],
   ),
+  bulk: defineForm('JobBulk', 'A bulk action: exactly one of Filter and JobIds, at most 10,000 jobs.', BULK_FIELDS),
 };
 
 /** Where a field's value comes from in a stored job (its row, its data column, its files), in stored form. */

@@ -33,6 +33,12 @@ const XML_BODIES: Array<{ what: string; payload: string | Buffer; type: string }
   { what: 'a body past the size limit', payload: Buffer.alloc(1_100_000, 0x20), type: 'text/plain' },
 ];
 
+/**
+ * A bulk action names its jobs in its body, so it has no right to judge before reading it: each job is judged alone
+ * and a Viewer's bulk is answered with every job skipped for the privilege it lacks (test/integration/jobs/bulk-actions.test.ts).
+ */
+const judgedBeforeBody = (r: BodyRoute): boolean => !r.name.startsWith('POST /Job/bulk/');
+
 for (const backend of backends()) {
   describe(`authorization before the body (${backend.name})`, () => {
     let t: TestServer;
@@ -62,7 +68,7 @@ for (const backend of backends()) {
       assert.ok(routes.length > 40, `${routes.length} routes`);
       const before = await snapshots.take();
       const wrong: string[] = [];
-      for (const { name, method, path } of routes)
+      for (const { name, method, path } of routes.filter(judgedBeforeBody))
         for (const body of JSON_BODIES) {
           const res: Response = await t.req(method, path as string, {
             key: viewer,
@@ -83,7 +89,7 @@ for (const backend of backends()) {
       const held = routes.find((r) => r.name === 'PUT /Job/{key}')?.path as string;
       const before = await snapshots.take();
       const wrong: string[] = [];
-      for (const { name, method, path } of routes) {
+      for (const { name, method, path } of routes.filter(judgedBeforeBody)) {
         const res = await t.req(method, path as string, {
           key: outsider,
           payload: '{"Description": ',

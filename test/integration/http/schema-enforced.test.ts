@@ -153,6 +153,7 @@ describe('the OpenAPI document is what the JSON interface enforces', () => {
       'post /EventDefinition/{key}/clear',
       'post /EventDefinition/{key}/clearAllPending',
       'post /Event/{key}/clear',
+      'post /Job/bulk/{action}',
     ]);
     // Replies, forwards and delegations need a question waiting (an operator or user message, an alert): tested in
     // test/integration/people.
@@ -208,6 +209,8 @@ describe('the OpenAPI document is what the JSON interface enforces', () => {
       assert.ok(form && offered.includes(form.id), `${action}: its body ${form?.id} is one the document offers`);
       await enforce('PUT', `/Job/${heldJob}/${action}`, { $ref: `#/components/schemas/${form.id}` });
     }
+    // A bulk action's body: probed with an action that would apply to the held job.
+    await enforce('POST', '/Job/bulk/cancel', bodyOf('/Job/bulk/{action}', 'post'));
     assert.equal((await t.req('GET', '/Job?fields=jobId')).json.items.length, jobsBefore, 'no probe made a job');
     assert.equal((await t.req('GET', `/Job/${heldJob}`)).json.Status, 'Held', 'no probe acted on the job');
   });

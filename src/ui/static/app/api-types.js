@@ -25,6 +25,14 @@
  */
 
 /**
+ * @typedef {object} BulkAnswer  `POST /Job/bulk/<action>`: what was done (a dry run: what would be)
+ * @property {number} Matched
+ * @property {number} Done
+ * @property {{ Job: number, Reason: string }[]} Skipped
+ * @property {boolean} DryRun
+ */
+
+/**
  * @typedef {object} Session  `GET`/`POST ui/api/session`: who is signed in and what they may do
  * @property {string} user
  * @property {string[]} roles

@@ -14,6 +14,12 @@ import { actionApplies, actionButtonSpecs, can, modifiable, partitionOf } from '
 /** @import { Job } from './api-types.js' */
 
 /**
+ * Whether the page still offers `action` (drawn again after the job changed, its button may be gone).
+ * @param {string} action
+ */
+const offered = (action) => document.querySelector(`#job-actions [data-action="${action}"]`) !== null;
+
+/**
  * The buttons for `job`; `changed(newJob)` after an action, `resubmit()` to open the resubmit form, `edit()` the
  * form that changes a job before it starts.
  * @param {Job} job
@@ -28,7 +34,11 @@ export function actionButtons(job, { changed, resubmit, edit }) {
     const button = h('button', { type: 'button', 'data-action': action, class: confirm ? 'danger' : '' }, label);
     button.addEventListener('click', async () => {
       if (body === 'submit') return resubmit();
-      if (confirm && !(await confirmAction(`${label} job ${job.jobId} (${job.JobDefinition})?`, label))) return;
+      if (
+        confirm &&
+        !(await confirmAction(`${label} job ${job.jobId} (${job.JobDefinition})?`, label, () => offered(action)))
+      )
+        return;
       const comment =
         body === 'comment' ? await askComment(`${label} job ${job.jobId} (${job.JobDefinition})?`, label) : null;
       if (body === 'comment' && comment === null) return;

@@ -11,6 +11,7 @@ import { STATUS_PRESETS, shortTime, statusClass, text } from '../format.js';
 import { navigate } from '../router.js';
 import { BATCH, reasonText, WAITING_STATUSES } from '../waiting.js';
 import { estimateColumn, RUNNING_STATUSES } from '../estimates.js';
+import { bulkSelection } from '../bulk-select.js';
 /** @import { FeedEvent, Job, Page, WaitingItem, WaitReason } from '../api-types.js' */
 
 const FIELDS = 'jobId,JobDefinition,Description,Status,Queue,ProcessServer,CreationTime,RunStart,RunEnd,ReturnCode';
@@ -30,7 +31,8 @@ export function renderJobs(main, _params, query) {
     main,
     h('h1', {}, 'Jobs'),
     form,
-    jobsTable(list.body),
+    list.selection.bar,
+    jobsTable(list.body, list.selection.head()),
     h('div', { class: 'pager' }, list.newer, list.older, list.info),
   );
   const unsubscribe = onFeed((batch, resync) => onFeedBatch(list, batch, resync));
@@ -63,6 +65,7 @@ export function renderJobs(main, _params, query) {
  * @property {string | null | undefined} next  the cursor of the next page, if any
  * @property {Map<number, JobRow>} rows
  * @property {ReturnType<typeof estimateColumn>} estimates  the estimated-end column
+ * @property {ReturnType<typeof bulkSelection>} selection  the jobs picked for a bulk action
  * @property {ReturnType<typeof setTimeout> | undefined} refreshTimer
  * @property {ReturnType<typeof setTimeout> | undefined} reasonsTimer
  * @property {number} reasonsAsked  the reasons request last made (an older answer is dropped)
@@ -90,6 +93,7 @@ function jobList(query) {
     reasonsAsked: 0,
     body: h('tbody', { id: 'jobs-body' }),
     estimates: estimateColumn(),
+    selection: bulkSelection(() => void page(list, list.after, false)),
     info: h('p', { class: 'muted', id: 'jobs-info' }),
     newer: h(
       'button',
@@ -147,8 +151,11 @@ function filterForm(filters, query) {
   return form;
 }
 
-/** @param {HTMLTableSectionElement} body */
-function jobsTable(body) {
+/**
+ * @param {HTMLTableSectionElement} body
+ * @param {HTMLTableCellElement} pickAll  the header cell selecting every job of the page
+ */
+function jobsTable(body, pickAll) {
   return h(
     'table',
     { class: 'jobs', id: 'jobs' },
@@ -158,6 +165,7 @@ function jobsTable(body) {
       h(
         'tr',
         {},
+        pickAll,
         [
           'Job',
           'Definition',
@@ -182,13 +190,15 @@ function jobsTable(body) {
  * @param {Map<number, JobRow>} rows
  * @param {Job} job
  * @param {ReturnType<typeof estimateColumn>} estimates
+ * @param {HTMLTableCellElement} pick  its checkbox for bulk actions
  */
-function row(rows, job, estimates) {
+function row(rows, job, estimates, pick) {
   const st = h('span', { class: statusClass(job.Status) }, job.Status);
   const mark = h('span', { class: 'mark' });
   const tr = h(
     'tr',
     { 'data-job': job.jobId },
+    pick,
     h('td', {}, h('a', { href: `#/job/${job.jobId}` }, String(job.jobId))),
     h('td', {}, text(job.JobDefinition)),
     h('td', { class: 'desc' }, text(job.Description)),
@@ -254,6 +264,8 @@ function reasonsSoon(list) {
  */
 async function page(list, cursor, forward) {
   if (forward && cursor !== null) list.cursors.push(list.after);
+  // A selection is of the page it was made on.
+  if ((cursor ?? '') !== list.after) list.selection.clear();
   list.after = cursor ?? '';
   try {
     /** @type {Page<Job>} */
@@ -263,9 +275,10 @@ async function page(list, cursor, forward) {
     );
     list.rows.clear();
     list.estimates.clear();
+    list.selection.redraw();
     fill(
       list.body,
-      res.items.map((job) => row(list.rows, job, list.estimates)),
+      res.items.map((job) => row(list.rows, job, list.estimates, list.selection.cell(job))),
     );
     list.next = res.next;
     list.older.disabled = !list.next;
