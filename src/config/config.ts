@@ -38,6 +38,8 @@ export interface Config {
   killGraceMs: number;
   /** Finished jobs older than this many days are purged (the system keep clause). */
   historyRetentionDays: number;
+  /** Audit entries older than this are purged (docs/architecture.md §18). */
+  auditRetentionDays: number;
   /** The live feed keeps this many recent events for clients resuming with Last-Event-ID. */
   feedRetainEvents: number;
   /** Unsent bytes a feed client may have before it is dropped (it reconnects and resumes). */
@@ -111,6 +113,7 @@ export const DEFAULTS: Config = {
   localAgent: true,
   killGraceMs: 5000,
   historyRetentionDays: 30,
+  auditRetentionDays: 400,
   feedRetainEvents: 10_000,
   feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
@@ -195,6 +198,7 @@ export function loadConfig(
   });
   const mailFrom = check('mail-from', checkSender);
   const history = resolvedOf('history-days');
+  const auditDays = resolvedOf('audit-days');
   const grace = resolvedOf('shutdown-grace');
   const lease = resolvedOf('timer-lease');
   return {
@@ -209,6 +213,7 @@ export function loadConfig(
     logLevel: level ?? DEFAULTS.logLevel,
     logFormat: logFormat ?? DEFAULTS.logFormat,
     historyRetentionDays: history ? parseWhole(history, 1) : DEFAULTS.historyRetentionDays,
+    auditRetentionDays: auditDays ? parseWhole(auditDays, 1) : DEFAULTS.auditRetentionDays,
     webhookAllow: check('webhook-allow', webhookAllow) ?? [],
     ...(check('webhook-secret', webhookSecret) ?? {}),
     ...(check('smtp-url', (url) => smtpSettings(url, mailFrom)) ?? {}),

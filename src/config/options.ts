@@ -107,6 +107,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     command: 'serve',
+    key: 'audit-days',
+    arg: 'N',
+    env: 'MILLRACE_AUDIT_DAYS',
+    default: '400',
+    help: 'audit entries older than this are purged, oldest first',
+  },
+  {
+    command: 'serve',
     key: 'webhook-allow',
     arg: 'LIST',
     list: true,

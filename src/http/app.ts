@@ -25,6 +25,7 @@ import { registerDashboard } from './ui/dashboard.ts';
 import { jsonInterface } from './json/plugin.ts';
 import type { ForecastService } from '../services/forecast.ts';
 import type { DeadlineService } from '../services/deadlines.ts';
+import type { AuditService } from '../services/audit.ts';
 import { ERROR_SCHEMA, formSchema, inputSchema, outputSchema } from './json/schemas.ts';
 import { lazySchemas } from './lazy-schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
@@ -56,6 +57,8 @@ export interface AppDeps {
   forecast: ForecastService;
   /** Today's deadlines of `GET /deadlines`. */
   deadlines: DeadlineService;
+  /** The audit log of `GET /AuditEntry` and its restore (docs/architecture.md §18). */
+  audit: AuditService;
   /** The live feed served at …/stream. */
   feed: Feed;
   exporter: CarExporter;

@@ -2,6 +2,8 @@ import { allTypes } from '../model/registry.ts';
 import { generateApiKey, generateApiKeyId, hashApiKey } from '../security/api-keys.ts';
 import { hashPassword } from '../security/passwords.ts';
 import { BUILTIN_ROLES, parseGrant } from '../security/privileges.ts';
+import { auditDiff } from '../model/audit-diff.ts';
+import type { AuditActor } from '../store/audit-store.ts';
 import type { ApiKey, Role, Store, User } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -16,11 +18,35 @@ export class AccountService {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly maxKeyLifetimeMs: number;
+  /** Who the audit log names for these changes (docs/architecture.md §18): the server itself unless told. */
+  private readonly actor: AuditActor;
 
-  constructor(store: Store, clock: Clock, options: { maxKeyLifetimeMs: number }) {
+  constructor(store: Store, clock: Clock, options: { maxKeyLifetimeMs: number; actor?: AuditActor }) {
     this.store = store;
     this.clock = clock;
     this.maxKeyLifetimeMs = options.maxKeyLifetimeMs;
+    this.actor = options.actor ?? { user: 'system', interface: 'system', address: null, apiKeyId: null };
+  }
+
+  /** Writes an account change with its audit entry in one transaction; `before`/`after` as the log shows them. */
+  private audited(
+    action: string,
+    object: { type: 'User' | 'Role' | 'ApiKey'; key: string },
+    sides: { before?: Record<string, unknown>; after?: Record<string, unknown> },
+    write: (tx: Store) => Promise<unknown>,
+  ): Promise<void> {
+    return this.store.transaction(async (tx) => {
+      await write(tx);
+      await tx.audit.add({
+        time: this.clock.now(),
+        actor: this.actor,
+        action,
+        object: { ...object, uniqueId: null },
+        detail: null,
+        diff: auditDiff(object.type, sides.before, sides.after),
+        restore: null,
+      });
+    });
   }
 
   async ensureBuiltinRoles(): Promise<void> {
@@ -38,27 +64,35 @@ export class AccountService {
       disabled: false,
       creationTime: this.clock.now(),
     };
-    await this.store.upsertUser(user);
+    await this.audited('create', { type: 'User', key: name }, { after: userSide(user) }, (tx) => tx.upsertUser(user));
     return user;
   }
 
   async setPassword(name: string, password: string): Promise<void> {
     const user = await this.requireUser(name);
     if (password.length < 8) throw new AccountError('a password has at least 8 characters');
-    await this.store.upsertUser({ ...user, passwordHash: await hashPassword(password) });
+    const next = { ...user, passwordHash: await hashPassword(password) };
+    await this.audited('update', { type: 'User', key: name }, { before: userSide(user), after: userSide(next) }, (tx) =>
+      tx.upsertUser(next),
+    );
   }
 
   async setRoles(name: string, roles: string[]): Promise<User> {
     const user = await this.requireUser(name);
     await this.checkRoles(roles);
     const next = { ...user, roles };
-    await this.store.upsertUser(next);
+    await this.audited('update', { type: 'User', key: name }, { before: userSide(user), after: userSide(next) }, (tx) =>
+      tx.upsertUser(next),
+    );
     return next;
   }
 
   async setDisabled(name: string, disabled: boolean): Promise<void> {
     const user = await this.requireUser(name);
-    await this.store.upsertUser({ ...user, disabled });
+    const next = { ...user, disabled };
+    await this.audited('update', { type: 'User', key: name }, { before: userSide(user), after: userSide(next) }, (tx) =>
+      tx.upsertUser(next),
+    );
   }
 
   listUsers(): Promise<User[]> {
@@ -77,7 +111,8 @@ export class AccountService {
       return g;
     });
     const role: Role = { name, description, grants, builtin: false };
-    await this.store.upsertRole(role);
+    const sides = { ...(existing ? { before: roleSide(existing) } : {}), after: roleSide(role) };
+    await this.audited(existing ? 'update' : 'create', { type: 'Role', key: name }, sides, (tx) => tx.upsertRole(role));
     return role;
   }
 
@@ -87,7 +122,7 @@ export class AccountService {
     if (role.builtin) throw new AccountError(`role ${name} is built in and cannot be deleted`);
     const holder = (await this.store.listUsers()).find((u) => u.roles.includes(name));
     if (holder) throw new AccountError(`role ${name} is still given to user ${holder.name}`);
-    await this.store.deleteRole(name);
+    await this.audited('delete', { type: 'Role', key: name }, { before: roleSide(role) }, (tx) => tx.deleteRole(name));
   }
 
   listRoles(): Promise<Role[]> {
@@ -119,7 +154,9 @@ export class AccountService {
       lastUsedTime: null,
       revokedTime: null,
     };
-    await this.store.insertApiKey(record);
+    await this.audited('create', { type: 'ApiKey', key: record.id }, { after: keySide(record) }, (tx) =>
+      tx.insertApiKey(record),
+    );
     return { key, record };
   }
 
@@ -128,7 +165,15 @@ export class AccountService {
   }
 
   async revokeApiKey(id: string): Promise<void> {
-    if (!(await this.store.revokeApiKey(id, this.clock.now()))) throw new AccountError(`no active API key ${id}`);
+    const now = this.clock.now();
+    await this.audited(
+      'revoke',
+      { type: 'ApiKey', key: id },
+      { before: { Revoked: null }, after: { Revoked: now } },
+      async (tx) => {
+        if (!(await tx.revokeApiKey(id, now))) throw new AccountError(`no active API key ${id}`);
+      },
+    );
   }
 
   private async requireUser(name: string): Promise<User> {
@@ -141,3 +186,19 @@ export class AccountService {
     for (const r of roles) if (!(await this.store.getRole(r))) throw new AccountError(`no role ${r}`);
   }
 }
+
+/** A user as the audit log shows it: the password only as whether one is set (masked when it changes). */
+const userSide = (u: User): Record<string, unknown> => ({
+  Roles: u.roles,
+  Disabled: u.disabled,
+  Password: u.passwordHash,
+});
+
+const roleSide = (r: Role): Record<string, unknown> => ({ Description: r.description, Grants: r.grants });
+
+/** A key as the audit log shows it: never the key nor its hash. */
+const keySide = (k: ApiKey): Record<string, unknown> => ({
+  User: k.userName,
+  Description: k.description,
+  Expires: k.expiryTime,
+});

@@ -12,6 +12,8 @@ import type { ForecastService } from '../../services/forecast.ts';
 import { registerForecastRoute } from './forecast-routes.ts';
 import type { DeadlineService } from '../../services/deadlines.ts';
 import { registerDeadlineRoutes } from './deadline-routes.ts';
+import type { AuditService } from '../../services/audit.ts';
+import { registerAuditRoutes } from './audit-routes.ts';
 import { registerImportRoute } from './import-route.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { registerListRoutes } from './list-routes.ts';
@@ -40,6 +42,8 @@ export interface JsonInterfaceDeps {
   fileWatches: FileWatchStatus;
   forecast: ForecastService;
   deadlines: DeadlineService;
+  /** The audit log (docs/architecture.md §18). */
+  audit: AuditService;
   /** Runtime statistics and estimates. */
   runtime: RuntimeAnswers;
   /** The dashboard's sessions: their cookie stands in for an API key. */
@@ -81,7 +85,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
       const session = await deps.sessions.resolve(sessionCookie(req));
       if (session) {
         requireCsrf(req, session);
-        req.principal = session.principal;
+        req.principal = { ...session.principal, via: { interface: 'console', address: req.ip, apiKeyId: null } };
         return;
       }
     }
@@ -101,6 +105,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerFileWatchRoutes(app, deps.fileWatches, served);
   registerForecastRoute(app, deps.forecast, served);
   registerDeadlineRoutes(app, deps.deadlines, served);
+  registerAuditRoutes(app, deps.audit, served);
   registerListRoutes(app, { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages }, served);
   addMethodNotAllowed(app, served);
 }

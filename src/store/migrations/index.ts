@@ -16,6 +16,7 @@ import * as m0013 from './0013_agent_instance.ts';
 import * as m0014 from './0014_runtime_statistics.ts';
 import * as m0015 from './0015_max_run_due.ts';
 import * as m0016 from './0016_file_raises.ts';
+import * as m0020 from './0020_audit_log.ts';
 
 /**
  * Every migration in the order it runs, one file each, named `NNNN_<what>.ts` with the name the database records
@@ -40,6 +41,7 @@ export const migrations: readonly { readonly name: string; readonly up: Up }[] =
   { name: '0014_runtime_statistics', up: m0014.up },
   { name: '0015_max_run_due', up: m0015.up },
   { name: '0016_file_raises', up: m0016.up },
+  { name: '0020_audit_log', up: m0020.up },
 ];
 
 /** The migrations as Kysely's Migrator takes them, each bound to the dialect of the database it runs on. */
