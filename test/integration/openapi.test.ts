@@ -89,6 +89,10 @@ describe('the description document (swagger.yml)', () => {
     // Runtime statistics of a definition and a job's estimate (docs/architecture.md §8b).
     expected.set(`${t.base}/JobDefinition/{key}/statistics`, ['get']);
     expected.set(`${t.base}/Job/{key}/estimate`, ['get']);
+    // The audit log and restore from it (docs/architecture.md §18).
+    expected.set(`${t.base}/AuditEntry`, ['get']);
+    expected.set(`${t.base}/AuditEntry/{id}`, ['get']);
+    expected.set(`${t.base}/AuditEntry/{id}/restore`, ['post']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,
