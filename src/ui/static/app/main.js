@@ -3,6 +3,7 @@ import { configureApi, uiApi } from './api.js';
 import { h } from './dom.js';
 import { onFeedState, startFeed, stopFeed } from './feed.js';
 import { startInboxBadge } from './inbox-badge.js';
+import { renderAudit } from './pages/audit.js';
 import { renderDeadlines } from './pages/deadlines.js';
 import { renderDefinition, renderDefinitions } from './pages/definitions.js';
 import { renderForecast } from './pages/forecast.js';
@@ -38,6 +39,7 @@ route('/definition/:key', renderDefinition);
 route('/infra', renderInfra);
 route('/forecast', renderForecast);
 route('/deadlines', renderDeadlines);
+route('/audit', renderAudit);
 route('/timewindow/:key', renderTimeWindow);
 route('/eventdefinition/:key', renderEventDefinition);
 
