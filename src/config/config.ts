@@ -58,6 +58,8 @@ export interface Config {
   metrics: boolean;
   /** Finished jobs are added to their definitions' runtime statistics (docs/architecture.md §8b). */
   runtimeStatistics: boolean;
+  /** False: job actions, submits and replies write no audit entries (benchmarks only; docs/architecture.md §18). */
+  auditJobActions: boolean;
   /** When set, `GET /metrics` requires it as `Authorization: Bearer <token>`. */
   metricsToken?: string;
   /** `json` lines, or `pretty` (pino-pretty) for a terminal. */
@@ -121,6 +123,7 @@ export const DEFAULTS: Config = {
   watchRoots: [],
   metrics: true,
   runtimeStatistics: true,
+  auditJobActions: true,
   logFormat: 'json',
   shutdownGraceMs: 10_000,
   timerLeaseMs: 10_000,
@@ -222,6 +225,7 @@ export function loadConfig(
     localAgent: sw('local-agent', DEFAULTS.localAgent),
     metrics: sw('metrics', DEFAULTS.metrics),
     runtimeStatistics: sw('runtime-statistics', DEFAULTS.runtimeStatistics),
+    auditJobActions: sw('audit-job-actions', DEFAULTS.auditJobActions),
     ...(metricsToken ? { metricsToken } : {}),
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
     ...(initialSecrets ? { initialSecretsFile: resolve(initialSecrets) } : {}),

@@ -178,6 +178,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     command: 'serve',
+    key: 'audit-job-actions',
+    env: 'MILLRACE_AUDIT_JOB_ACTIONS',
+    default: 'true',
+    help: 'audit job actions, submits and replies (`--no-audit-job-actions`: only to measure what it costs)',
+  },
+  {
+    command: 'serve',
     key: 'metrics-token',
     noFlag: true,
     env: 'MILLRACE_METRICS_TOKEN',
