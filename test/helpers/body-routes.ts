@@ -77,6 +77,7 @@ export async function bodyRoutes(t: TestServer, participants: string[]): Promise
     const [, type = '', key, tail] = /^\/([A-Za-z]+)(\/\{key\})?(?:\/(.+))?$/.exec(template) ?? [];
     const path = (k: string) => `/${type}/${k}${tail ? `/${tail.replace('{action}', action ?? '')}` : ''}`;
     if (template === '/Import') return '/Import';
+    if (template === '/AuditEntry/{id}/restore') return '/AuditEntry/1/restore';
     if (type === 'Job') return path(method === 'post' ? PARKED : String(held));
     if (type === 'ProcessServer' && tail) return path('GLOBAL.Local');
     if (type === 'OperatorMessage') return path(String(operatorMessage));
