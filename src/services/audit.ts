@@ -47,7 +47,8 @@ export class AuditService {
 
   /** The body-free check of every audit route: the Auditor role or an administrator, else 403. */
   authorize(principal: Principal): void {
-    if (!mayAudit(principal)) throw forbidden('You need the Auditor privilege (the Auditor role, or Administrator) to read the audit log');
+    if (!mayAudit(principal))
+      throw forbidden('You need the Auditor privilege (the Auditor role, or Administrator) to read the audit log');
   }
 
   async page(principal: Principal, query: unknown): Promise<{ items: Record<string, unknown>[]; next: string | null }> {

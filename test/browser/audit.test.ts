@@ -68,10 +68,10 @@ describe('the Audit page in Chromium', { skip }, () => {
     await page.locator('#audit tbody tr[data-action=update] button').click();
     const priority = page.locator('#audit-diff tr[data-field=Priority]');
     await priority.waitFor();
-    assert.equal((await priority.locator('td.before').textContent() ?? "").trim(), '40');
-    assert.equal((await priority.locator('td.after').textContent() ?? "").trim(), '80');
+    assert.equal(((await priority.locator('td.before').textContent()) ?? '').trim(), '40');
+    assert.equal(((await priority.locator('td.after').textContent()) ?? '').trim(), '80');
     assert.equal(
-      (await page.locator('#audit-diff tr[data-field=Description] td.after').textContent() ?? "").trim(),
+      ((await page.locator('#audit-diff tr[data-field=Description] td.after').textContent()) ?? '').trim(),
       HOSTILE,
       'shown as text, never as markup',
     );

@@ -58,7 +58,12 @@ export async function stateSnapshots(t: TestServer): Promise<StateSnapshots> {
   return {
     async take() {
       const rows = (n: string) =>
-        (db.prepare(`SELECT * FROM ${rowsOf(n)}`).raw().all() as unknown[]).map((r) => JSON.stringify(r));
+        (
+          db
+            .prepare(`SELECT * FROM ${rowsOf(n)}`)
+            .raw()
+            .all() as unknown[]
+        ).map((r) => JSON.stringify(r));
       return new Map(tables.map((n) => [n, rows(n).sort().join('\n')]));
     },
     async close() {
