@@ -1,14 +1,16 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from './dialect.ts';
 
 /**
  * The audit log (docs/architecture.md §18): one row per audited change, numbered without gaps, each holding the hash
  * of the one before it; and `audit_head`, a single row naming the last entry and its hash. An append locks that row
  * (PostgreSQL: `for update`, held until the change commits), so appends from several nodes form one line.
  */
-export async function up(db: Kysely<unknown>): Promise<void> {
+export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   await db.schema
     .createTable('audit_entries')
-    .addColumn('id', 'bigint', (c) => c.primaryKey())
+    // SQLite: INTEGER PRIMARY KEY is the rowid, so the table itself is in id order and a page is one range read.
+    .addColumn('id', dialect === 'postgres' ? 'bigint' : 'integer', (c) => c.primaryKey())
     .addColumn('time', 'bigint', (c) => c.notNull())
     .addColumn('actor', 'text', (c) => c.notNull())
     .addColumn('api_key_id', 'text')
