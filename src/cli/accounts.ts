@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { loadConfig } from '../config/config.ts';
 import { AccountService } from '../services/accounts.ts';
@@ -23,12 +24,26 @@ async function withAccounts<T>(flags: DbFlags, fn: (accounts: AccountService, st
   const config = loadConfig({ data: flags.data, database: flags.database });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
-    const accounts = new AccountService(store, systemClock, { maxKeyLifetimeMs: config.apiKeyMaxLifetimeMs });
+    const accounts = new AccountService(store, systemClock, {
+      maxKeyLifetimeMs: config.apiKeyMaxLifetimeMs,
+      actor: cliActor(),
+    });
     await accounts.ensureBuiltinRoles();
     return await fn(accounts, store);
   } finally {
     await store.close();
   }
+}
+
+/** The audit log's actor of a command run on the server's machine: the operating-system user (docs/architecture.md §18). */
+export function cliActor() {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // A user id without a passwd entry (a container): the log says "unknown".
+  }
+  return { user, interface: 'cli' as const, address: null, apiKeyId: null };
 }
 
 const out = (line: string) => process.stdout.write(`${line}\n`);

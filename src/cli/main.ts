@@ -12,6 +12,7 @@ type Registrar = (program: Command) => void;
 const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Registrar> }[] = [
   { commands: ['serve'], load: async () => (await import('./serve.ts')).registerServe },
   { commands: ['apikey', 'user'], load: async () => (await import('./accounts.ts')).registerAccountCommands },
+  { commands: ['audit'], load: async () => (await import('./audit.ts')).registerAuditCommands },
   { commands: ['secrets'], load: async () => (await import('./secrets.ts')).registerSecretCommands },
   {
     commands: ['backup', 'restore', 'migrate'],

@@ -44,6 +44,8 @@ export interface Config {
   killGraceMs: number;
   /** Finished jobs older than this many days are purged (the system keep clause). */
   historyRetentionDays: number;
+  /** Audit entries older than this are purged (docs/architecture.md §18). */
+  auditRetentionDays: number;
   /** The live feed keeps this many recent events for clients resuming with Last-Event-ID. */
   feedRetainEvents: number;
   /** Unsent bytes a feed client may have before it is dropped (it reconnects and resumes). */
@@ -62,6 +64,8 @@ export interface Config {
   metrics: boolean;
   /** Finished jobs are added to their definitions' runtime statistics (docs/architecture.md §8b). */
   runtimeStatistics: boolean;
+  /** False: job actions, submits and replies write no audit entries (benchmarks only; docs/architecture.md §18). */
+  auditJobActions: boolean;
   /** When set, `GET /metrics` requires it as `Authorization: Bearer <token>`. */
   metricsToken?: string;
   /** `json` lines, or `pretty` (pino-pretty) for a terminal. */
@@ -120,6 +124,7 @@ export const DEFAULTS: Config = {
   localAgent: true,
   killGraceMs: 5000,
   historyRetentionDays: 30,
+  auditRetentionDays: 400,
   feedRetainEvents: 10_000,
   feedClientBufferBytes: 1024 * 1024,
   webhookAllow: [],
@@ -127,6 +132,7 @@ export const DEFAULTS: Config = {
   watchRoots: [],
   metrics: true,
   runtimeStatistics: true,
+  auditJobActions: true,
   logFormat: 'json',
   shutdownGraceMs: 10_000,
   timerLeaseMs: 10_000,
@@ -204,6 +210,7 @@ export function loadConfig(
   });
   const mailFrom = check('mail-from', checkSender);
   const history = resolvedOf('history-days');
+  const auditDays = resolvedOf('audit-days');
   const grace = resolvedOf('shutdown-grace');
   const lease = resolvedOf('timer-lease');
   return {
@@ -219,6 +226,7 @@ export function loadConfig(
     logLevel: level ?? DEFAULTS.logLevel,
     logFormat: logFormat ?? DEFAULTS.logFormat,
     historyRetentionDays: history ? parseWhole(history, 1) : DEFAULTS.historyRetentionDays,
+    auditRetentionDays: auditDays ? parseWhole(auditDays, 1) : DEFAULTS.auditRetentionDays,
     webhookAllow: check('webhook-allow', webhookAllow) ?? [],
     ...(check('webhook-secret', webhookSecret) ?? {}),
     ...(check('smtp-url', (url) => smtpSettings(url, mailFrom)) ?? {}),
@@ -227,6 +235,7 @@ export function loadConfig(
     localAgent: sw('local-agent', DEFAULTS.localAgent),
     metrics: sw('metrics', DEFAULTS.metrics),
     runtimeStatistics: sw('runtime-statistics', DEFAULTS.runtimeStatistics),
+    auditJobActions: sw('audit-job-actions', DEFAULTS.auditJobActions),
     ...(metricsToken ? { metricsToken } : {}),
     shutdownGraceMs: grace ? parseWhole(grace, 1) * 1000 : DEFAULTS.shutdownGraceMs,
     ...(initialSecrets ? { initialSecretsFile: resolve(initialSecrets) } : {}),

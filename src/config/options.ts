@@ -140,6 +140,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     command: 'serve',
+    key: 'audit-days',
+    arg: 'N',
+    env: 'MILLRACE_AUDIT_DAYS',
+    default: '400',
+    help: 'audit entries older than this are purged, oldest first',
+  },
+  {
+    command: 'serve',
     key: 'webhook-allow',
     arg: 'LIST',
     list: true,
@@ -200,6 +208,13 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'MILLRACE_RUNTIME_STATISTICS',
     default: 'true',
     help: "add each finished job to its definition's runtime statistics (`--no-runtime-statistics`: statistics and estimates stay as they are)",
+  },
+  {
+    command: 'serve',
+    key: 'audit-job-actions',
+    env: 'MILLRACE_AUDIT_JOB_ACTIONS',
+    default: 'true',
+    help: 'audit job actions, submits and replies (`--no-audit-job-actions`: only to measure what it costs)',
   },
   {
     command: 'serve',

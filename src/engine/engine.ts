@@ -55,6 +55,10 @@ export interface EngineOptions {
   alertSenders: AlertSenders;
   /** This node among those sharing the database (PostgreSQL); alone by default. */
   cluster?: Cluster;
+  /** False: job actions, submits and replies write no audit entries (to measure their cost; docs/architecture.md §18). */
+  auditJobActions?: boolean;
+  /** Audit entries older than this are purged (docs/architecture.md §18); kept when absent. */
+  auditRetentionMs?: number;
 }
 
 /** In-server jobs end through a report of the serial loop, unless something else ended them meanwhile. */
@@ -136,6 +140,7 @@ export class Engine {
       kernel,
       apply: (effects) => this.apply(effects),
       dispatch: () => this.wakeUps.dispatch(),
+      auditing: { enabled: options.auditJobActions !== false, now: () => clock.now() },
     });
     this.loop = loop;
     this.events = new EventActions(loop, clock);
@@ -187,7 +192,15 @@ export class Engine {
       apply: (effects) => this.apply(effects),
     });
     this.watchdog = new AgentWatchdog({ store, clock, logger, hub, cluster, loop, servers, refreshServers });
-    this.purge = new JobPurge({ store, clock, logger, cluster, loop, historyRetentionMs: options.historyRetentionMs });
+    this.purge = new JobPurge({
+      store,
+      clock,
+      logger,
+      cluster,
+      loop,
+      historyRetentionMs: options.historyRetentionMs,
+      ...(options.auditRetentionMs === undefined ? {} : { auditRetentionMs: options.auditRetentionMs }),
+    });
     this.objects = new ObjectReactions({
       clock,
       cluster,

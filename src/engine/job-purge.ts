@@ -13,11 +13,15 @@ export interface JobPurgeOptions {
   loop: Pick<SerialLoop, 'mutate'>;
   /** Finished jobs older than this are purged (the system keep clause). */
   historyRetentionMs: number;
+  /** Audit entries older than this are purged, oldest first (docs/architecture.md §18); kept when absent. */
+  auditRetentionMs?: number;
 }
 
 const PURGE_EVERY_MS = 15 * 60_000;
 /** Jobs deleted per transaction. */
 const PURGE_BATCH = 500;
+/** Audit entries deleted per transaction: a slice, so the purge never holds a long lock. */
+const AUDIT_SLICE = 5000;
 
 /**
  * Deleting finished jobs with their files: those beyond a definition's KeepJobs, soon after any node's commit
@@ -62,12 +66,41 @@ export class JobPurge {
     try {
       for (;;) {
         const ids = await store.jobs.finishedBefore(clock.now() - historyRetentionMs, PURGE_BATCH);
-        if (ids.length === 0 || this.stopped) return;
+        if (ids.length === 0 || this.stopped) break;
         await this.deleteJobs(ids);
       }
+      await this.purgeAudit();
     } catch (err) {
       this.options.logger.warn({ err }, 'history purge failed');
     }
+  }
+
+  /**
+   * The audit log's retention: the oldest entries go, a slice a transaction, and the log says how many went (an
+   * entry of the server's own). Verify then checks from the oldest kept entry.
+   */
+  private async purgeAudit(): Promise<void> {
+    const { cluster, store, clock, auditRetentionMs } = this.options;
+    if (auditRetentionMs === undefined) return;
+    let total = 0;
+    for (;;) {
+      const gone = await store.transaction(async (tx) => {
+        await cluster.fence(tx);
+        return tx.audit.purge(clock.now() - auditRetentionMs, AUDIT_SLICE);
+      });
+      total += gone;
+      if (gone < AUDIT_SLICE || this.stopped) break;
+    }
+    if (total > 0)
+      await store.audit.add({
+        time: clock.now(),
+        actor: { user: 'system', interface: 'system', address: null, apiKeyId: null },
+        action: 'audit-purge',
+        object: null,
+        detail: `${total} entries older than ${Math.round(auditRetentionMs / 86_400_000)} days purged`,
+        diff: null,
+        restore: null,
+      });
   }
 
   /** KeepJobs: the finished jobs of a definition beyond the newest N are deleted, with their files. */

@@ -5,6 +5,7 @@ import { type Effects, newEffects } from './effects.ts';
 import { GroupCommit } from './group-commit.ts';
 import { type Kernel, NeedsSerialLoop } from './kernel.ts';
 import { itemAt } from '../domain/item-at.ts';
+import { type JobAuditing, runAudited } from './audited-work.ts';
 
 /** Work on jobs inside one transaction: the store, the effects to carry out after the commit, and the kernel. */
 export type KernelWork<T> = (tx: Store, effects: Effects, kernel: Kernel) => Promise<T>;
@@ -16,6 +17,8 @@ export interface SerialLoopOptions {
   apply(effects: Effects): void;
   /** One dispatch pass in its own transaction; run whenever one was asked for and no user action waits. */
   dispatch(): Promise<void>;
+  /** Audit entries for the work of people (docs/architecture.md §18); none when absent. */
+  auditing?: JobAuditing;
 }
 
 type Work = {
@@ -80,7 +83,7 @@ export class SerialLoop {
     try {
       const result = await this.submits.run((tx) => {
         effects = newEffects(); // the work runs again when its group is rolled back
-        return tx.jobs.withCause(cause, () => work(tx, effects, kernel));
+        return runAudited(tx, cause, this.options.auditing, () => work(tx, effects, kernel));
       });
       this.options.apply(effects);
       return result;
@@ -149,7 +152,8 @@ export class SerialLoop {
     try {
       await store.transaction(async (tx) => {
         await tx.jobs.lockDispatch();
-        for (const w of items) results.push(await tx.jobs.withCause(w.cause, () => w.run(tx, effects, kernel)));
+        for (const w of items)
+          results.push(await runAudited(tx, w.cause, this.options.auditing, () => w.run(tx, effects, kernel)));
       });
     } catch (e) {
       if (items.length > 1) {

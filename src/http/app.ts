@@ -29,6 +29,7 @@ import type { SingleSignOn } from './ui/oidc-routes.ts';
 import { jsonInterface } from './json/plugin.ts';
 import type { ForecastService } from '../services/forecast.ts';
 import type { DeadlineService } from '../services/deadlines.ts';
+import type { AuditService } from '../services/audit.ts';
 import { ERROR_SCHEMA, formSchema, inputSchema, outputSchema } from './json/schemas.ts';
 import { lazySchemas } from './lazy-schemas.ts';
 import { requestContext, requestIdFrom } from '../log/request-context.ts';
@@ -64,6 +65,8 @@ export interface AppDeps {
   forecast: ForecastService;
   /** Today's deadlines of `GET /deadlines`. */
   deadlines: DeadlineService;
+  /** The audit log of `GET /AuditEntry` and its restore (docs/architecture.md §18). */
+  audit: AuditService;
   /** The live feed served at …/stream. */
   feed: Feed;
   exporter: CarExporter;

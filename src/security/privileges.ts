@@ -1,4 +1,5 @@
 import { PRIVILEGES, type Privilege } from '../model/fields.ts';
+import type { AuditActor } from '../store/audit-store.ts';
 import type { Grant, Role } from '../store/store.ts';
 
 /** What an authenticated caller is: a user and the grants of its roles. */
@@ -6,7 +7,23 @@ export interface Principal {
   readonly user: string;
   readonly roles: readonly string[];
   readonly grants: readonly Grant[];
+  /** How this request came in (interface, address, API key id), for the audit log; absent for the server itself. */
+  readonly via?: Omit<AuditActor, 'user'>;
 }
+
+/** The role that may read the audit log (docs/architecture.md §18); administrators may too. */
+export const AUDITOR_ROLE = 'Auditor';
+
+/** Reading the audit log and restoring from it: the Auditor role or the Administrator role. */
+export const mayAudit = (p: Principal): boolean => p.roles.includes(AUDITOR_ROLE) || p.roles.includes('Administrator');
+
+/** The audit log's actor for a principal: its user and how its request came in (the server itself otherwise). */
+export const auditActor = (p: Principal): AuditActor => ({
+  user: p.user,
+  interface: p.via?.interface ?? 'system',
+  address: p.via?.address ?? null,
+  apiKeyId: p.via?.apiKeyId ?? null,
+});
 
 /** True when some grant gives `privilege` on objects of `type` in `partition`. */
 export function can(p: Principal, type: string, partition: string, privilege: Privilege): boolean {
@@ -36,6 +53,12 @@ export const BUILTIN_ROLES: readonly Role[] = [
       { type: 'Queue', partition: '*', privileges: ['Edit'] },
       { type: 'QueueProvider', partition: '*', privileges: ['Edit'] },
     ],
+    builtin: true,
+  },
+  {
+    name: AUDITOR_ROLE,
+    description: 'Views every object and reads the audit log; changes nothing.',
+    grants: [{ type: '*', partition: '*', privileges: ['View'] }],
     builtin: true,
   },
   {

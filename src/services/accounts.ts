@@ -2,6 +2,8 @@ import { allTypes } from '../model/registry.ts';
 import { generateApiKey, generateApiKeyId, hashApiKey } from '../security/api-keys.ts';
 import { hashPassword } from '../security/passwords.ts';
 import { BUILTIN_ROLES, parseGrant } from '../security/privileges.ts';
+import { auditDiff } from '../model/audit-diff.ts';
+import type { AuditActor } from '../store/audit-store.ts';
 import type { ApiKey, Role, Store, User } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -46,11 +48,43 @@ export class AccountService {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly maxKeyLifetimeMs: number;
+  /** Who the audit log names for these changes (docs/architecture.md §18): the server itself unless told. */
+  private readonly actor: AuditActor;
 
-  constructor(store: Store, clock: Clock, options: { maxKeyLifetimeMs: number }) {
+  constructor(store: Store, clock: Clock, options: { maxKeyLifetimeMs: number; actor?: AuditActor }) {
     this.store = store;
     this.clock = clock;
     this.maxKeyLifetimeMs = options.maxKeyLifetimeMs;
+    this.actor = options.actor ?? { user: 'system', interface: 'system', address: null, apiKeyId: null };
+  }
+
+  /** The same service naming another actor in the audit log: a request's user (docs/architecture.md §18). */
+  as(actor: AuditActor): AccountService {
+    return new AccountService(this.store, this.clock, { maxKeyLifetimeMs: this.maxKeyLifetimeMs, actor });
+  }
+
+  /**
+   * Runs an account change and writes its audit entry in the same transaction. `change` answers its result and the
+   * object's sides before and after, as the log shows them (read inside the transaction, after any lock).
+   */
+  private audited<T>(
+    action: string,
+    object: { type: 'User' | 'Role' | 'ApiKey'; key: string },
+    change: (tx: Store) => Promise<{ result: T; before?: Record<string, unknown>; after?: Record<string, unknown> }>,
+  ): Promise<T> {
+    return this.store.transaction(async (tx) => {
+      const { result, before, after } = await change(tx);
+      await tx.audit.add({
+        time: this.clock.now(),
+        actor: this.actor,
+        action,
+        object: { ...object, uniqueId: null },
+        detail: null,
+        diff: auditDiff(object.type, before, after),
+        restore: null,
+      });
+      return result;
+    });
   }
 
   /** The longest lifetime a key may be given, in whole days. */
@@ -72,11 +106,11 @@ export class AccountService {
       disabled: options.disabled ?? false,
       creationTime: this.clock.now(),
     };
-    await this.store.transaction(async (tx) => {
+    return this.audited('create', { type: 'User', key: name }, async (tx) => {
       if (await tx.getUser(name)) throw new AccountError(`user ${name} exists already`, 'conflict');
       await tx.upsertUser(user);
+      return { result: user, after: userSide(user) };
     });
-    return user;
   }
 
   getUser(name: string): Promise<User | undefined> {
@@ -92,7 +126,7 @@ export class AccountService {
       throw new AccountError('a password has at least 8 characters');
     if (change.roles) await this.checkRoles(change.roles);
     const passwordHash = change.password === undefined ? undefined : await hashPassword(change.password);
-    return this.store.transaction(async (tx) => {
+    return this.audited('update', { type: 'User', key: name }, async (tx) => {
       await tx.lockUsers();
       const user = await this.requireUser(name, tx);
       const next: User = {
@@ -104,18 +138,19 @@ export class AccountService {
       if (isAdministrator(user) && !isAdministrator(next)) await this.keepAnAdministrator(tx, name);
       await tx.upsertUser(next);
       if ((next.disabled && !user.disabled) || passwordHash !== undefined) await tx.sessions.deleteForUser(name);
-      return next;
+      return { result: next, before: userSide(user), after: userSide(next) };
     });
   }
 
   /** Removes a user, its API keys and its sessions; 409 for the last enabled administrator. */
   async deleteUser(name: string): Promise<void> {
-    await this.store.transaction(async (tx) => {
+    await this.audited('delete', { type: 'User', key: name }, async (tx) => {
       await tx.lockUsers();
       const user = await this.requireUser(name, tx);
       if (isAdministrator(user)) await this.keepAnAdministrator(tx, name);
       await tx.deleteUser(name);
       await tx.sessions.deleteForUser(name);
+      return { result: undefined, before: userSide(user) };
     });
   }
 
@@ -147,7 +182,11 @@ export class AccountService {
       return g;
     });
     const role: Role = { name, description, grants, builtin: false };
-    await this.store.upsertRole(role);
+    const sides = { ...(existing ? { before: roleSide(existing) } : {}), after: roleSide(role) };
+    await this.audited(existing ? 'update' : 'create', { type: 'Role', key: name }, async (tx) => {
+      await tx.upsertRole(role);
+      return { result: undefined, ...sides };
+    });
     return role;
   }
 
@@ -157,7 +196,10 @@ export class AccountService {
     if (role.builtin) throw new AccountError(`role ${name} is built in and cannot be deleted`);
     const holder = (await this.store.listUsers()).find((u) => u.roles.includes(name));
     if (holder) throw new AccountError(`role ${name} is still given to user ${holder.name}`);
-    await this.store.deleteRole(name);
+    await this.audited('delete', { type: 'Role', key: name }, async (tx) => {
+      await tx.deleteRole(name);
+      return { result: undefined, before: roleSide(role) };
+    });
   }
 
   listRoles(): Promise<Role[]> {
@@ -189,7 +231,10 @@ export class AccountService {
       lastUsedTime: null,
       revokedTime: null,
     };
-    await this.store.insertApiKey(record);
+    await this.audited('create', { type: 'ApiKey', key: record.id }, async (tx) => {
+      await tx.insertApiKey(record);
+      return { result: undefined, after: keySide(record) };
+    });
     return { key, record };
   }
 
@@ -199,10 +244,11 @@ export class AccountService {
 
   /** Revokes a key at once; with `userName`, only a key of that user (another user's key is "no key"). */
   async revokeApiKey(id: string, userName?: string): Promise<void> {
-    await this.store.transaction(async (tx) => {
+    const now = this.clock.now();
+    await this.audited('revoke', { type: 'ApiKey', key: id }, async (tx) => {
       const key = (await tx.listApiKeys(userName)).find((k) => k.id === id && k.revokedTime === null);
-      if (!key || !(await tx.revokeApiKey(id, this.clock.now())))
-        throw new AccountError(`no active API key ${id}`, 'missing');
+      if (!key || !(await tx.revokeApiKey(id, now))) throw new AccountError(`no active API key ${id}`, 'missing');
+      return { result: undefined, before: { Revoked: null }, after: { Revoked: now } };
     });
   }
 
@@ -222,3 +268,19 @@ export class AccountService {
     for (const r of roles) if (!(await this.store.getRole(r))) throw new AccountError(`no role ${r}`);
   }
 }
+
+/** A user as the audit log shows it: the password only as whether one is set (masked when it changes). */
+const userSide = (u: User): Record<string, unknown> => ({
+  Roles: u.roles,
+  Disabled: u.disabled,
+  Password: u.passwordHash,
+});
+
+const roleSide = (r: Role): Record<string, unknown> => ({ Description: r.description, Grants: r.grants });
+
+/** A key as the audit log shows it: never the key nor its hash. */
+const keySide = (k: ApiKey): Record<string, unknown> => ({
+  User: k.userName,
+  Description: k.description,
+  Expires: k.expiryTime,
+});

@@ -5,6 +5,7 @@ import { hashApiKey, sameDigest } from '../security/api-keys.ts';
 import { verifyPassword } from '../security/passwords.ts';
 import type { Principal } from '../security/privileges.ts';
 import type { ApiKey, Grant, Store } from '../store/store.ts';
+import type { AuditInterface } from '../store/audit-store.ts';
 import type { Clock } from '../time/clock.ts';
 import { type Attempt, type FailureCounts, FailureLimiter, type Verdict } from './failure-limiter.ts';
 import { MemoryFailureCounts } from './memory-failure-counts.ts';
@@ -81,6 +82,7 @@ export class Authenticator {
       if (!key || !sameDigest(hash, key.keyHash)) {
         this.cache.delete(presented);
         await this.limiter.fail({ address: clientAddress }, now);
+        await this.audit('signin-failed', '', 'json', clientAddress, null);
         throw unauthenticated(API_KEY_CHALLENGE);
       }
       entry = { key, principal: await this.principalOf(key.userName), fetchedAt: now };
@@ -94,12 +96,13 @@ export class Authenticator {
       principal !== null && key.revokedTime === null && now < key.expiryTime && now - lastUse < this.idleLapseMs;
     if (!usable) {
       await this.limiter.fail({ address: clientAddress }, now);
+      await this.audit('signin-failed', key.userName, 'json', clientAddress, key.id);
       throw unauthenticated(API_KEY_CHALLENGE);
     }
     // Record a use at most once a minute per key: enough for "last used" and the idle lapse. The first use is
     // always recorded, also when it comes within a minute of the key's creation.
     if (recordedUse === null || now - recordedUse > 60_000) this.pendingUses.set(key.id, now);
-    return principal;
+    return { ...principal, via: { interface: 'json', address: clientAddress, apiKeyId: key.id } };
   }
 
   /**
@@ -127,6 +130,7 @@ export class Authenticator {
     const now = this.clock.now();
     const attempt = { address: clientAddress, user: credentials?.user };
     const verdict = await this.checkRateLimit(attempt, now);
+    const through: AuditInterface = challenge === BASIC_CHALLENGE ? 'xml' : 'console';
     if (
       !credentials ||
       credentials.user === '' ||
@@ -134,6 +138,7 @@ export class Authenticator {
       credentials.password.length > 1024
     ) {
       await this.limiter.fail(attempt, now);
+      await this.audit('signin-failed', credentials?.user.slice(0, 255) ?? '', through, clientAddress, null);
       throw unauthenticated(challenge);
     }
     const { user, password } = credentials; // the length keeps "a\0b" + "c" apart from "a" + "b\0c"
@@ -156,8 +161,10 @@ export class Authenticator {
       login = await pending;
       if (!login) {
         await this.limiter.fail(attempt, now);
+        await this.audit('signin-failed', user, through, clientAddress, null);
         throw unauthenticated(challenge);
       }
+      await this.audit('signin', login.user, through, clientAddress, null);
       if (this.logins.size > 10_000) this.logins.clear();
       this.logins.set(cacheKey, login);
     }
@@ -206,6 +213,7 @@ export class Authenticator {
   /** Counts a failed bearer token against its address. */
   async failAddress(clientAddress: string): Promise<void> {
     await this.limiter.fail({ address: clientAddress }, this.clock.now());
+    await this.audit('signin-failed', '', 'json', clientAddress, null);
   }
 
   /**
@@ -227,6 +235,30 @@ export class Authenticator {
       const use = uses.find((u) => u.id === entry.key.id);
       if (use) entry.key = { ...entry.key, lastUsedTime: use.at };
     }
+  }
+
+  /** A sign-in checked elsewhere (single sign-on through the dashboard), or its refusal, in the audit log. */
+  recordSignIn(user: string, ok: boolean, address: string): Promise<void> {
+    return this.audit(ok ? 'signin' : 'signin-failed', user, 'console', address, null);
+  }
+
+  /** A sign-in or a failed one, in the audit log (docs/architecture.md §18); the user as presented. */
+  private audit(
+    action: 'signin' | 'signin-failed',
+    user: string,
+    through: AuditInterface,
+    address: string,
+    apiKeyId: string | null,
+  ): Promise<void> {
+    return this.store.audit.add({
+      time: this.clock.now(),
+      actor: { user, interface: through, address, apiKeyId },
+      action,
+      object: null,
+      detail: null,
+      diff: null,
+      restore: null,
+    });
   }
 
   /** Throws 429 when the attempt is refused; answers the verdict otherwise (go ahead, or wait first). */

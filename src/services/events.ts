@@ -118,7 +118,7 @@ export class EventService {
     const event = await this.deps.engine.events.raise(
       key,
       by,
-      userCause(principal, 'raise', `Raised an event of ${key}`),
+      userCause(principal, 'raise', `Raised an event of ${key}`, { type: 'EventDefinition', key, uniqueId: null }),
     );
     return this.render(event);
   }

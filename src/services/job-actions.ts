@@ -185,13 +185,16 @@ export class JobActions {
   /** DELETE /Job/<id>: a final job and its files; a job that is not final → 409. */
   async delete(principal: Principal, idText: string): Promise<void> {
     const seen = await this.authorize(principal, idText, 'delete');
-    await this.deps.engine.mutate(async (tx, effects, kernel) => {
-      const job = await tx.jobs.get(seen.jobId);
-      if (!job) throw notFound('Job', seen.jobId);
-      if (!isFinal(job.status))
-        throw conflict(`Job:${job.jobId} is ${job.status}; only a job in a final status can be deleted`);
-      await kernel.remove(tx, [job.jobId], effects);
-    });
+    await this.deps.engine.mutate(
+      async (tx, effects, kernel) => {
+        const job = await tx.jobs.get(seen.jobId);
+        if (!job) throw notFound('Job', seen.jobId);
+        if (!isFinal(job.status))
+          throw conflict(`Job:${job.jobId} is ${job.status}; only a job in a final status can be deleted`);
+        await kernel.remove(tx, [job.jobId], effects);
+      },
+      userCause(principal, 'delete', null, { type: 'Job', key: String(seen.jobId), uniqueId: null }),
+    );
   }
 
   /**

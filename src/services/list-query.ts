@@ -72,9 +72,9 @@ export function readLimit(values: ReadonlyMap<string, string>): number {
 
 /**
  * Cursors are opaque to clients: the kind of list and the last item's sort key, base64url-encoded. `j` jobs
- * (jobId), `k` objects in key order (the key), `m` messages and alerts (uniqueId).
+ * (jobId), `k` objects in key order (the key), `m` messages and alerts (uniqueId), `a` audit entries (id).
  */
-export type CursorKind = 'j' | 'k' | 'm';
+export type CursorKind = 'j' | 'k' | 'm' | 'a';
 
 export const encodeCursor = (kind: CursorKind, value: string | number): string =>
   Buffer.from(`${kind}:${value}`, 'utf8').toString('base64url');

@@ -8,6 +8,7 @@ import type { ObjectType } from '../model/object-type.ts';
 import { checkRules, validateObjectBody } from '../model/validate.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { Store, StoredObject } from '../store/store.ts';
+import { auditObjectChange } from './audit-record.ts';
 import {
   applyIdentity,
   checkWithOthers,
@@ -59,7 +60,13 @@ export class ObjectImporter {
         throw forbidden(`You need the Create privilege to create ${what}`);
       if (partitionType && !(await tx.getObject('Partition', parsed.partition)))
         throw invalid(`Partition ${parsed.partition} does not exist`);
-      return { outcome: 'created', after: await insertNew(this.deps, tx, principal, type, parsed, values) };
+      const created = await insertNew(this.deps, tx, principal, type, parsed, values);
+      await auditObjectChange(tx, principal, 'create', {
+        after: created,
+        time: created.creationTime,
+        detail: 'import',
+      });
+      return { outcome: 'created', after: created };
     }
     // Read-only state (a process server's status, an alert source's Enabled) and secrets stay as they are.
     const merged = { ...current.data };
@@ -73,6 +80,12 @@ export class ObjectImporter {
     await checkWithOthers(tx, principal, type, parsed.key, merged);
     const next = { ...current, data: merged, modificationTime: this.deps.clock.now() };
     await tx.updateObject(next, refs);
+    await auditObjectChange(tx, principal, 'update', {
+      before: current,
+      after: next,
+      time: next.modificationTime,
+      detail: 'import',
+    });
     return { outcome: 'changed', before: current, after: next };
   }
 

@@ -8,6 +8,7 @@ import { dropServerOwned, namesServerOwned } from '../model/round-trip.ts';
 import { checkRules, validateObjectBody } from '../model/validate.ts';
 import { can, type Principal } from '../security/privileges.ts';
 import type { StoredObject } from '../store/store.ts';
+import { auditObjectChange } from './audit-record.ts';
 import { onlyTunableChanged } from './builtin-tunable.ts';
 import { deleteStoredObject } from './object-deletes.ts';
 import type { ObjectReader } from './object-reads.ts';
@@ -88,7 +89,9 @@ export class ObjectWriter {
         throw notFound('Partition', parsed.partition);
       if (await tx.getObject(type.name, parsed.key))
         throw conflict(`Object ${businessKey(type.name, parsed.key)} already exists`);
-      return insertNew(this.deps, tx, principal, type, parsed, values);
+      const object = await insertNew(this.deps, tx, principal, type, parsed, values);
+      await auditObjectChange(tx, principal, 'create', { after: object, time: object.creationTime });
+      return object;
     });
     await this.deps.onChange?.(type.name, undefined, created);
     return this.reader.rendered(type, created);
@@ -146,6 +149,7 @@ export class ObjectWriter {
       await checkWithOthers(tx, principal, type, parsed.key, merged);
       const next = { ...current, data: merged, modificationTime: this.deps.clock.now() };
       await tx.updateObject(next, refs);
+      await auditObjectChange(tx, principal, 'update', { before: current, after: next, time: next.modificationTime });
       return next;
     });
     await this.deps.onChange?.(type.name, before, updated);
@@ -169,7 +173,11 @@ export class ObjectWriter {
       if (!current) throw notFound(type.name, parsed.key);
       before = current;
       const next = { ...current, data: { ...current.data, Enabled: enabled } };
-      if (current.data.Enabled !== enabled) await tx.patchObjectData(current.uniqueId, next.data);
+      if (current.data.Enabled !== enabled) {
+        await tx.patchObjectData(current.uniqueId, next.data);
+        const time = this.deps.clock.now();
+        await auditObjectChange(tx, principal, enabled ? 'enable' : 'disable', { before: current, after: next, time });
+      }
       return next;
     });
     await this.deps.onChange?.(type.name, before, after);
@@ -178,7 +186,11 @@ export class ObjectWriter {
 
   async delete(principal: Principal, type: ObjectType, pathKey: string): Promise<void> {
     const parsed = await this.authorizeChange(principal, type, pathKey, 'Delete', 'delete');
-    const deleted = await this.deps.store.transaction((tx) => deleteStoredObject(tx, type, parsed));
+    const deleted = await this.deps.store.transaction(async (tx) => {
+      const gone = await deleteStoredObject(tx, type, parsed);
+      await auditObjectChange(tx, principal, 'delete', { before: gone, time: this.deps.clock.now() });
+      return gone;
+    });
     await this.deps.onChange?.(type.name, deleted, undefined);
   }
 }

@@ -1,3 +1,5 @@
+import type { AuditEntry } from '../store/audit-store.ts';
+import { ObjectRestorer } from './object-restore.ts';
 import { forbidden } from '../errors.ts';
 import type { TypeName } from '../model/fields.ts';
 import type { ParsedKey } from '../model/keys.ts';
@@ -40,12 +42,19 @@ export class ObjectService {
   private readonly listCache: ObjectListCache;
   private readonly writer: ObjectWriter;
   private readonly importer: ObjectImporter;
+  private readonly restorer: ObjectRestorer;
 
   constructor(deps: ObjectServiceDeps) {
     this.reader = new ObjectReader(deps);
     this.listCache = new ObjectListCache(deps.store);
     this.writer = new ObjectWriter(deps, this.reader);
     this.importer = new ObjectImporter(deps);
+    this.restorer = new ObjectRestorer(deps, this.reader);
+  }
+
+  /** Puts an object back as an audit entry saw it before its change (docs/architecture.md §18). */
+  restore(principal: Principal, entry: AuditEntry): Promise<Record<string, unknown>> {
+    return this.restorer.restore(principal, entry);
   }
 
   scripts(principal: Principal): Promise<Array<{ type: TypeName; key: string; description: unknown }>> {

@@ -47,7 +47,11 @@ export class OperatorMessages extends MessageService {
           effects,
         );
       },
-      userCause(principal, 'reply', `Reply to OperatorMessage:${id}`),
+      userCause(principal, 'reply', `Reply to OperatorMessage:${id}`, {
+        type: 'OperatorMessage',
+        key: String(id),
+        uniqueId: null,
+      }),
     );
     return this.get(principal, String(id));
   }

@@ -57,6 +57,11 @@ export class Sessions {
     return this.startFor(principal.user, clientAddress);
   }
 
+  /** Writes a sign-in checked elsewhere (single sign-on), or its refusal, to the audit log. */
+  recordSignIn(user: string, ok: boolean, clientAddress: string): Promise<void> {
+    return this.auth.recordSignIn(user, ok, clientAddress);
+  }
+
   /**
    * Starts a session for a user whose identity was established elsewhere (single sign-on): no password is
    * checked here. 401 when the user is missing or disabled.

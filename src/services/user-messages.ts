@@ -110,7 +110,11 @@ export class UserMessages extends MessageService {
             effects,
           );
       },
-      userCause(principal, 'reply', `Reply to UserMessage:${id}`),
+      userCause(principal, 'reply', `Reply to UserMessage:${id}`, {
+        type: 'UserMessage',
+        key: String(id),
+        uniqueId: null,
+      }),
     );
     return this.get(principal, String(id));
   }

@@ -55,6 +55,8 @@ export function buildCore(config: Config, base: ServerBase): ServerCore {
     rootPath: paths.root,
     killGraceMs: config.killGraceMs,
     historyRetentionMs: config.historyRetentionDays * 24 * 3600 * 1000,
+    auditRetentionMs: config.auditRetentionDays * 24 * 3600 * 1000,
+    auditJobActions: config.auditJobActions,
     secrets,
     alertSenders: alertSenders(config, base.env),
     async verifyAgentSecret(processServer, secret) {

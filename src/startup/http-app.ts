@@ -8,6 +8,7 @@ import { requireType } from '../model/registry.ts';
 import { Alerts } from '../services/alerts.ts';
 import { EventService } from '../services/events.ts';
 import { ForecastService } from '../services/forecast.ts';
+import { AuditService } from '../services/audit.ts';
 import { LoadReport } from '../services/load.ts';
 import { OperatorMessages } from '../services/operator-messages.ts';
 import { processServerAction } from '../services/process-servers.ts';
@@ -69,6 +70,7 @@ export async function buildHttpApp(
     events: new EventService({ engine, clock, defaultTimeZone: config.defaultTimeZone }),
     imports: work.imports,
     forecast: new ForecastService({ store, clock, defaultTimeZone: config.defaultTimeZone }),
+    audit: new AuditService({ store, clock, objects, defaultTimeZone: config.defaultTimeZone }),
     feed: live.feed,
     exporter: work.exporter,
     windows: new WindowOpenings({ store, objects, defaultTimeZone: config.defaultTimeZone }),

@@ -1,3 +1,4 @@
+import type { AuditActor, AuditObject } from './audit-store.ts';
 import type { ChainStructure, JobFileRecord, JobRecord } from '../domain/job.ts';
 import type { JobStatus } from '../model/fields.ts';
 
@@ -34,6 +35,10 @@ export interface Cause {
   user: string | null;
   cause: string;
   detail: string | null;
+  /** A person's action: who, through what; its audit entry is written with it (docs/architecture.md §18). */
+  actor?: AuditActor;
+  /** The object the action is about, when the job it answers does not say (a message replied to, an event). */
+  object?: AuditObject;
 }
 
 /** What `GET /Job` filters on (every field optional; all given ones must hold). */

@@ -66,7 +66,9 @@ export class KyselyJobStore implements JobStore {
     if (before === job.status) return;
     const from = before ?? null;
     const cause = this.cause ?? { user: null, ...engineCause(job, from, job.status) };
-    const entry = { time: job.modificationTime, from, to: job.status, ...cause };
+    // The history keeps who and why; the audit's actor (address, API key id) stays out of it.
+    const { user, cause: why, detail } = cause;
+    const entry = { time: job.modificationTime, from, to: job.status, user, cause: why, detail };
     this.changes.push({ job, from, to: job.status, entry });
     this.seen.set(job, job.status);
   }

@@ -5,6 +5,8 @@ import type { AlertWorkStore } from './alert-work-store.ts';
 import type { AuthFailureStore } from './auth-failure-store.ts';
 import type { FileWatchStore } from './file-watch-store.ts';
 import { KyselyFileWatches } from './kysely-file-watches.ts';
+import type { AuditInput, AuditStore } from './audit-store.ts';
+import { appendEntries, KyselyAudit } from './kysely-audit.ts';
 import type { BlobStore } from './blob-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { EventStore } from './event-store.ts';
@@ -63,6 +65,8 @@ interface WriteCounter {
 interface TxState {
   wroteObjects: boolean;
   objects: ObjectChange[];
+  /** Audit entries added by the transaction, written last, just before it commits (docs/architecture.md §18). */
+  audit: AuditInput[];
 }
 
 export interface KyselyStoreOptions {
@@ -104,6 +108,7 @@ export class KyselyStore implements Store {
   readonly sessions: SessionStore;
   readonly runtimeStats: RuntimeStatsStore;
   readonly fileWatches: FileWatchStore;
+  readonly audit: AuditStore;
 
   constructor(
     db: Kysely<Database>,
@@ -131,6 +136,7 @@ export class KyselyStore implements Store {
     this.sessions = new KyselySessions(db);
     this.runtimeStats = new KyselyRuntimeStats(db, dialect);
     this.fileWatches = new KyselyFileWatches(db);
+    this.audit = new KyselyAudit(db, txState?.audit, (entry) => this.transaction((tx) => tx.audit.add(entry)));
     this.blobs = new KyselyBlobStore(db, () => this.wrote());
     this.objects = new KyselyObjects(db, dialect, {
       readRows: this.objectRows,
@@ -142,7 +148,7 @@ export class KyselyStore implements Store {
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
-    const state: TxState = { wroteObjects: false, objects: [] };
+    const state: TxState = { wroteObjects: false, objects: [], audit: [] };
     const listener = this.counter.afterCommit;
     const jobs: StatusChange[] = [];
     const started = performance.now();
@@ -162,6 +168,7 @@ export class KyselyStore implements Store {
           if (listener || statusListener) for (const c of changes) jobs.push(c);
           if (hook) await hook(tx, changes);
         }
+        await appendEntries(trx, this.dialect, state.audit);
         return result;
       });
       committed = true;

@@ -10,6 +10,7 @@ import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { JobStore, StatusChange } from './job-store.ts';
 import { errorCode } from '../errors.ts';
 import type { RuntimeStatsStore } from './runtime-stats-store.ts';
+import type { AuditStore } from './audit-store.ts';
 
 /**
  * The persistence contract. The services and the engine depend on this interface only; one Kysely
@@ -147,6 +148,8 @@ export interface Store {
   readonly runtimeStats: RuntimeStatsStore;
   /** Files raised by file events and the agents' watch status (migration 0016); inside a transaction, part of it. */
   readonly fileWatches: FileWatchStore;
+  /** The audit log (migration 0019, docs/architecture.md §18): added to inside a change's transaction. */
+  readonly audit: AuditStore;
   /**
    * The channel nodes tell each other through (PostgreSQL's LISTEN/NOTIFY); undefined on SQLite, where one node
    * serves the database. Each call opens a new channel.

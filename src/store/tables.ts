@@ -20,7 +20,8 @@ export interface Database
     AuthFailureTables,
     SessionTables,
     RuntimeStatsTables,
-    FileWatchTables {
+    FileWatchTables,
+    AuditTables {
   sequences: { name: string; value: number };
   objects: {
     unique_id: number;
@@ -213,4 +214,26 @@ export interface FileWatchTables {
     raise_time: number;
   };
   file_watch_status: { process_server: string; data: string; updated_at: number };
+}
+
+/** Row shapes of migration 0019 (the audit log, docs/architecture.md §18). */
+export interface AuditTables {
+  audit_entries: {
+    id: number;
+    time: number;
+    actor: string;
+    api_key_id: string | null;
+    address: string | null;
+    interface: string;
+    action: string;
+    object_type: string | null;
+    object_key: string | null;
+    object_unique_id: number | null;
+    detail: string | null;
+    diff: string | null;
+    restore: string | null;
+    prev_hash: string;
+    hash: string;
+  };
+  audit_head: { id: number; last_id: number; last_hash: string };
 }

@@ -85,6 +85,7 @@ export async function bodyRoutes(t: TestServer, participants: string[]): Promise
         .replace('{name}', method === 'post' && !template.endsWith('apikeys') ? 'newcomer' : 'keyholder')
         .replace('{id}', keyId);
     if (template === '/Job/bulk/{action}') return `/Job/bulk/${action}`;
+    if (template === '/AuditEntry/{id}/restore') return '/AuditEntry/1/restore';
     if (type === 'Job') return path(method === 'post' ? PARKED : String(held));
     if (type === 'ProcessServer' && tail) return path('GLOBAL.Local');
     if (type === 'OperatorMessage') return path(String(operatorMessage));

@@ -103,6 +103,10 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/User/{name}`, ['delete', 'get', 'post', 'put']);
     expected.set(`${t.base}/User/{name}/apikeys`, ['get', 'post']);
     expected.set(`${t.base}/User/{name}/apikeys/{id}`, ['delete']);
+    // The audit log and restore from it (docs/architecture.md §18).
+    expected.set(`${t.base}/AuditEntry`, ['get']);
+    expected.set(`${t.base}/AuditEntry/{id}`, ['get']);
+    expected.set(`${t.base}/AuditEntry/{id}/restore`, ['post']);
     const actual = new Map(
       Object.entries(api.paths).map(([p, ops]) => [
         p,

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { conflict, forbidden, invalid, MillraceError } from '../../errors.ts';
-import type { Principal } from '../../security/privileges.ts';
+import { auditActor, type Principal } from '../../security/privileges.ts';
 import {
   namePage,
   readApiKeyBody,
@@ -26,6 +26,10 @@ const ADMIN_ONLY = 'Managing users, roles and API keys is a privilege of the Adm
 const onlyAdministrators = authorizeFirst((req) => {
   if (!(req.principal as Principal).roles.includes(ADMINISTRATOR)) throw forbidden(ADMIN_ONLY);
 });
+
+/** The service naming the request's user, key and address in the audit log (docs/architecture.md §18). */
+const byRequest = (accounts: AccountService, req: { principal?: unknown }): AccountService =>
+  accounts.as(auditActor(req.principal as Principal));
 
 /** An AccountError in the interface's error record: 400, 404 or 409 by its kind. */
 async function answering<T>(work: () => Promise<T>): Promise<T> {
@@ -178,7 +182,7 @@ function registerUserRoutes(app: FastifyInstance, deps: AccountRouteDeps, served
     handler: async (req, reply) => {
       const change = readUserBody(req.body);
       const created = await answering(() =>
-        accounts.addUser(req.params.name, {
+        byRequest(accounts, req).addUser(req.params.name, {
           roles: change.roles ?? [],
           ...(change.password !== undefined ? { password: change.password } : {}),
           ...(change.disabled !== undefined ? { disabled: change.disabled } : {}),
@@ -195,7 +199,7 @@ function registerUserRoutes(app: FastifyInstance, deps: AccountRouteDeps, served
     ),
     handler: async (req) => {
       const change = readUserBody(req.body);
-      const changed = await answering(() => accounts.updateUser(req.params.name, change));
+      const changed = await answering(() => byRequest(accounts, req).updateUser(req.params.name, change));
       auth.forgetUser(changed.name);
       return renderUser(changed, zone);
     },
@@ -207,7 +211,7 @@ function registerUserRoutes(app: FastifyInstance, deps: AccountRouteDeps, served
       { params },
     ),
     handler: async (req, reply) => {
-      await answering(() => accounts.deleteUser(req.params.name));
+      await answering(() => byRequest(accounts, req).deleteUser(req.params.name));
       auth.forgetUser(req.params.name);
       return reply.code(204).send();
     },
@@ -257,7 +261,7 @@ function registerKeyRoutes(app: FastifyInstance, deps: AccountRouteDeps, served:
     ),
     handler: async (req, reply) => {
       const wanted = readApiKeyBody(req.body, accounts.maxKeyDays);
-      const { key, record } = await answering(() => accounts.createApiKey(req.params.name, wanted));
+      const { key, record } = await answering(() => byRequest(accounts, req).createApiKey(req.params.name, wanted));
       return reply.code(201).send({ Id: record.id, Key: key, Expires: renderApiKey(record, zone).Expires });
     },
   });
@@ -270,7 +274,7 @@ function registerKeyRoutes(app: FastifyInstance, deps: AccountRouteDeps, served:
       { params: nameParams({ id: { type: 'string', description: 'The key id' } }) },
     ),
     handler: async (req, reply) => {
-      await answering(() => accounts.revokeApiKey(req.params.id, req.params.name));
+      await answering(() => byRequest(accounts, req).revokeApiKey(req.params.id, req.params.name));
       auth.forgetUser(req.params.name);
       return reply.code(204).send();
     },

@@ -14,6 +14,8 @@ import type { ForecastService } from '../../services/forecast.ts';
 import { registerForecastRoute } from './forecast-routes.ts';
 import type { DeadlineService } from '../../services/deadlines.ts';
 import { registerDeadlineRoutes } from './deadline-routes.ts';
+import type { AuditService } from '../../services/audit.ts';
+import { registerAuditRoutes } from './audit-routes.ts';
 import { registerImportRoute } from './import-route.ts';
 import { type JobRouteDeps, registerJobRoutes } from './job-routes.ts';
 import { registerBulkRoutes } from './bulk-routes.ts';
@@ -43,6 +45,8 @@ export interface JsonInterfaceDeps {
   fileWatches: FileWatchStatus;
   forecast: ForecastService;
   deadlines: DeadlineService;
+  /** The audit log (docs/architecture.md §18). */
+  audit: AuditService;
   /** Runtime statistics and estimates. */
   runtime: RuntimeAnswers;
   /** Users, roles and API keys, for administrators. */
@@ -89,7 +93,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
       const session = await deps.sessions.resolve(sessionCookie(req), req.ip);
       if (session) {
         requireCsrf(req, session);
-        req.principal = session.principal;
+        req.principal = { ...session.principal, via: { interface: 'console', address: req.ip, apiKeyId: null } };
         return;
       }
     }
@@ -116,6 +120,7 @@ export async function jsonInterface(app: FastifyInstance, deps: JsonInterfaceDep
   registerForecastRoute(app, deps.forecast, served);
   registerDeadlineRoutes(app, deps.deadlines, served);
   registerAccountRoutes(app, deps.accounts, served);
+  registerAuditRoutes(app, deps.audit, served);
   registerListRoutes(
     app,
     { objects: deps.objects, jobs: deps.jobs.jobs, messages: deps.messages, events: deps.events },

@@ -56,10 +56,12 @@ export function registerSsoRoutes(
     try {
       const user = await sso.signIn.finish(query, readCookie(req, FLOW_COOKIE));
       const { id } = await deps.sessions.startFor(user.name, req.ip);
+      await deps.sessions.recordSignIn(user.name, true, req.ip);
       setSessionCookie(req, reply, deps.root, id);
       return reply.redirect(`${ui}/`, 302);
     } catch (err) {
       if (!(err instanceof SsoRefused)) throw err;
+      await deps.sessions.recordSignIn('', false, req.ip);
       deps.logger.info({ reason: err.reason, detail: err.message }, 'single sign-on refused');
       return reply.redirect(`${ui}/?sso=${err.reason}`, 302);
     }

@@ -33,7 +33,8 @@ export async function xmlInterface(app: FastifyInstance, deps: Omit<XmlInterface
 
   app.addHook('onRequest', async (req, reply) => {
     const h = req.headers.authorization;
-    req.principal = await deps.auth.authenticateBasic(typeof h === 'string' ? h : undefined, req.ip);
+    const principal = await deps.auth.authenticateBasic(typeof h === 'string' ? h : undefined, req.ip);
+    req.principal = { ...principal, via: { interface: 'xml', address: req.ip, apiKeyId: null } };
     reply.header('Cache-Control', 'no-store');
   });
 

@@ -18,6 +18,7 @@ import * as m0015 from './0015_max_run_due.ts';
 import * as m0016 from './0016_file_raises.ts';
 import * as m0017 from './0017_event_sequences.ts';
 import * as m0018 from './0018_sessions.ts';
+import * as m0019 from './0019_audit_log.ts';
 
 /**
  * Every migration in the order it runs, one file each, named `NNNN_<what>.ts` with the name the database records
@@ -44,6 +45,7 @@ export const migrations: readonly { readonly name: string; readonly up: Up }[] =
   { name: '0016_file_raises', up: m0016.up },
   { name: '0017_event_sequences', up: m0017.up },
   { name: '0018_sessions', up: m0018.up },
+  { name: '0019_audit_log', up: m0019.up },
 ];
 
 /** The migrations as Kysely's Migrator takes them, each bound to the dialect of the database it runs on. */

@@ -86,6 +86,21 @@ ${withExtra ? '---\nType: JobDefinition\nKey: APP.Extra\nScript: echo extra\n' :
       before('JobDefinition APP.Load', 'JobChain APP.Flow');
       before('JobDefinition APP.Extra', 'JobChain APP.Flow');
       assert.equal((await t.req('GET', '/Queue/APP.Nightly')).json.ExecutionSize, 4);
+      // Each object apply created is in the audit log once, by the key's user over the JSON interface (docs/architecture.md §18).
+      const audited = (await t.req('GET', '/AuditEntry?Action=create&User=admin&Limit=100')).json.items as Array<{
+        ObjectType: string;
+        ObjectKey: string;
+        Interface: string;
+      }>;
+      const applied = audited.filter((e) => e.ObjectKey === 'APP' || e.ObjectKey.includes('APP.'));
+      assert.deepEqual(applied.map((e) => `${e.ObjectType} ${e.ObjectKey} ${e.Interface}`).sort(), [
+        'JobChain APP.Flow json',
+        'JobDefinition APP.Extra json',
+        'JobDefinition APP.Load json',
+        'Partition APP json',
+        'Queue APP.Nightly json',
+        'QueueProvider GLOBAL.Local.APP.Nightly json',
+      ]);
       // Something outside the applied partitions, and a change made by hand.
       await postCreated(t, '/Partition/OTHER', {});
       await postCreated(t, '/Queue/OTHER.Keep', {});
