@@ -93,7 +93,11 @@ export class EventService {
           throw conflict(`${businessKey('Event', current.eventId)} is ${current.status}; clear it before deleting it`);
         await tx.events.delete(current.uniqueId);
       },
-      userCause(principal, 'delete', `Deleted ${businessKey('Event', seen.eventId)}`),
+      userCause(principal, 'delete', `Deleted ${businessKey('Event', seen.eventId)}`, {
+        type: 'Event',
+        key: String(seen.eventId),
+        uniqueId: null,
+      }),
     );
   }
 

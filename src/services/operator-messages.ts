@@ -80,7 +80,11 @@ export class OperatorMessages extends MessageService {
           throw conflict(`OperatorMessage:${id} still waits for a reply; reply to it before deleting it`);
         await tx.deleteObject(m.uniqueId);
       },
-      userCause(principal, 'delete', `Deleted OperatorMessage:${id}`),
+      userCause(principal, 'delete', `Deleted OperatorMessage:${id}`, {
+        type: 'OperatorMessage',
+        key: String(id),
+        uniqueId: null,
+      }),
     );
   }
 }

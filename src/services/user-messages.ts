@@ -61,7 +61,11 @@ export class UserMessages extends MessageService {
         await checkRecipients(tx, asked.to);
         await tx.patchObjectData(m.uniqueId, handedOver(m.data, id, principal, kind, asked, this.clock.now()));
       },
-      userCause(principal, kind, `${kind === 'forward' ? 'Forwarded' : 'Delegated'} UserMessage:${id}`),
+      userCause(principal, kind, `${kind === 'forward' ? 'Forwarded' : 'Delegated'} UserMessage:${id}`, {
+        type: 'UserMessage',
+        key: String(id),
+        uniqueId: null,
+      }),
     );
     return this.get(principal, String(id));
   }
