@@ -3,6 +3,7 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { emptyRecord } from '../domain/own.ts';
 import type { RequestType, ScriptType } from './protocol.ts';
 import { itemAt } from '../domain/item-at.ts';
+import type { ScriptFiles } from './script-files.ts';
 
 /**
  * How each script type is launched. The script text goes into a file in the work folder and parameters reach it
@@ -67,6 +68,8 @@ trap __millrace_exit EXIT
 . "$__millrace_script"
 `;
 
+const SCRIPT_EXTENSION = { BASH: 'bash', SH: 'sh' } as const;
+
 const SCRIPT_FILE: Record<ScriptType, string> = {
   BASH: 'script.bash',
   SH: 'script.sh',
@@ -75,12 +78,23 @@ const SCRIPT_FILE: Record<ScriptType, string> = {
 };
 
 /**
- * Writes the script file into the work folder and returns how to launch it. Throws when the interpreter is not
- * found (the caller reports the attempt finished with that error).
+ * Finds or writes the script file and returns how to launch it. Throws when the interpreter is not found (the
+ * caller reports the attempt finished with that error). BASH and SH run a file shared by every attempt with the
+ * same text (script-files.ts); PYTHON and NODE get theirs in the work folder, since the folder of the script is
+ * where their imports are looked up, and a job may write modules into its working folder.
  */
-export function prepareLaunch(scriptType: ScriptType, script: string, outNames: string[], paths: WorkPaths): Launch {
-  const file = join(paths.dir, SCRIPT_FILE[scriptType]);
-  writeFileSync(file, script, { mode: 0o600 });
+export function prepareLaunch(
+  scriptType: ScriptType,
+  script: string,
+  outNames: string[],
+  paths: WorkPaths,
+  shared: ScriptFiles,
+): Launch {
+  const file =
+    scriptType === 'BASH' || scriptType === 'SH'
+      ? shared.fileFor(script, SCRIPT_EXTENSION[scriptType])
+      : join(paths.dir, SCRIPT_FILE[scriptType]);
+  if (scriptType === 'PYTHON' || scriptType === 'NODE') writeFileSync(file, script, { mode: 0o600 });
   switch (scriptType) {
     case 'BASH':
       return {
