@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { type Log, reason } from './log.ts';
+import { corkForTick } from './tick-cork.ts';
 import {
   AGENT_PATH,
   type AgentMessage,
@@ -123,6 +124,7 @@ export class Session {
    */
   send(message: AgentMessage): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
+    corkForTick(this.socket);
     if (this.socket.write(encode(message))) return Promise.resolve(true);
     if (!this.drainWait) {
       this.drainWait = new Promise<boolean>((resolve) => {
