@@ -12,7 +12,7 @@ import type { KnownAttempt, RunMessage } from './protocol.ts';
 import { finalReport } from './reports.ts';
 import { Attempt, killGroup, type ProcessEnd, spawnAttempt } from './runner.ts';
 import type { ScriptFiles } from './script-files.ts';
-import { workPaths } from './scripts.ts';
+import { removeWorkFolder, workPaths } from './scripts.ts';
 import { sendReport, shipLogs } from './shipper.ts';
 import { attemptKey, type Spool } from './spool.ts';
 
@@ -228,8 +228,8 @@ export class Attempts {
     } catch (err) {
       this.deps.log(`${attemptKey(a.jobId, a.attempt)}: cannot delete the spool entry: ${reason(err)}`);
     }
-    const dir = a.paths.dir;
-    a.queue(() => rm(dir, { recursive: true, force: true }), this.deps.log, true);
+    const paths = a.paths;
+    a.queue(() => removeWorkFolder(paths), this.deps.log, true);
   }
 
   /** Every poll: new bytes of running jobs' stdout/stderr go out. */

@@ -1,4 +1,5 @@
 import { accessSync, closeSync, constants, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { rm, rmdir, unlink } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { emptyRecord } from '../domain/own.ts';
 import type { RequestType, ScriptType } from './protocol.ts';
@@ -33,6 +34,22 @@ export function workPaths(workRoot: string, jobId: number, attempt: number): Wor
     stdout: join(dir, 'stdout.log'),
     stderr: join(dir, 'stderr.log'),
   };
+}
+
+/**
+ * Deletes an attempt's work folder. The usual folder (the two logs and an empty `files/`) goes in four steps; any
+ * other (job files, Out files, a script, something a job left) through the recursive removal, which first looks at
+ * every entry: twice the file system calls, for every job.
+ */
+export async function removeWorkFolder(paths: WorkPaths): Promise<void> {
+  try {
+    await unlink(paths.stdout);
+    await unlink(paths.stderr);
+    await rmdir(paths.files);
+    await rmdir(paths.dir);
+  } catch {
+    await rm(paths.dir, { recursive: true, force: true });
+  }
 }
 
 /** What to spawn: the program, its arguments, and environment variables the launch itself needs. */

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ScriptFiles } from '../../../src/agent/script-files.ts';
+import { removeWorkFolder, workPaths } from '../../../src/agent/scripts.ts';
 
 /** BASH and SH script files shared by content: one file per text, and always the server's text when it runs. */
 
@@ -53,5 +54,27 @@ describe('shared script files', () => {
     again.sweep();
     assert.deepEqual(readdirSync(join(root, String(n))), []);
     assert.equal(readFileSync(again.fileFor('true\n', 'sh'), 'utf8'), 'true\n');
+  });
+});
+
+describe('work folder removal', () => {
+  const folder = (name: string) => {
+    const paths = workPaths(join(root, 'work'), 1, Number(name));
+    mkdirSync(paths.files, { recursive: true });
+    writeFileSync(paths.stdout, 'out');
+    writeFileSync(paths.stderr, '');
+    return paths;
+  };
+
+  test('goes whole, whether it is the usual one, holds more, or is half gone already', async () => {
+    const usual = folder('1');
+    const more = folder('2');
+    writeFileSync(join(more.files, 'report.csv'), 'a,b\n');
+    writeFileSync(more.out, 'X=1\n');
+    const half = folder('3');
+    rmSync(half.stdout);
+    for (const paths of [usual, more, half]) await removeWorkFolder(paths);
+    await removeWorkFolder(usual);
+    assert.deepEqual(readdirSync(join(root, 'work')), []);
   });
 });
