@@ -12,6 +12,7 @@ import { toServerMessage } from './server-messages.ts';
 import { serverList } from './servers.ts';
 import { FileWatcher } from './file-watcher.ts';
 import { RaiseSpool } from './raise-spool.ts';
+import { ScriptFiles } from './script-files.ts';
 import { Spool } from './spool.ts';
 import { Timers } from './timers.ts';
 
@@ -133,9 +134,12 @@ class Agent {
       this.spool = new Spool(this.dataDir);
       this.workRoot = join(this.dataDir, 'work');
       mkdirSync(this.workRoot, { recursive: true });
+      const scripts = new ScriptFiles(join(this.dataDir, 'scripts'));
+      scripts.sweep();
       this.attempts = new Attempts({
         spool: this.spool,
         workRoot: this.workRoot,
+        scripts,
         log: this.log,
         logJobs: options.logJobs ?? false,
         live: () => this.live(),

@@ -11,7 +11,8 @@ import { type Log, reason } from './log.ts';
 import type { KnownAttempt, RunMessage } from './protocol.ts';
 import { finalReport } from './reports.ts';
 import { Attempt, killGroup, type ProcessEnd, spawnAttempt } from './runner.ts';
-import { workPaths } from './scripts.ts';
+import type { ScriptFiles } from './script-files.ts';
+import { removeWorkFolder, workPaths } from './scripts.ts';
 import { sendReport, shipLogs } from './shipper.ts';
 import { attemptKey, type Spool } from './spool.ts';
 
@@ -19,6 +20,8 @@ export interface AttemptsDeps {
   spool: Spool;
   /** The folder holding one work folder per attempt. */
   workRoot: string;
+  /** The BASH and SH script files, shared by content. */
+  scripts: ScriptFiles;
   log: Log;
   /** Log every job's start and end (AgentOptions.logJobs). */
   logJobs: boolean;
@@ -123,7 +126,7 @@ export class Attempts {
       this.onEnd(a, { endTime: now, returnCode: null, signal: null, error: `cannot write the spool: ${reason(err)}` });
       return;
     }
-    const spawned = spawnAttempt(run, a.paths, (end) => this.onEnd(a, end));
+    const spawned = spawnAttempt(run, a.paths, this.deps.scripts, (end) => this.onEnd(a, end));
     if (spawned.kind === 'failed') {
       this.onEnd(a, { endTime: Date.now(), returnCode: null, signal: null, error: spawned.error });
       return;
@@ -225,8 +228,8 @@ export class Attempts {
     } catch (err) {
       this.deps.log(`${attemptKey(a.jobId, a.attempt)}: cannot delete the spool entry: ${reason(err)}`);
     }
-    const dir = a.paths.dir;
-    a.queue(() => rm(dir, { recursive: true, force: true }), this.deps.log, true);
+    const paths = a.paths;
+    a.queue(() => removeWorkFolder(paths), this.deps.log, true);
   }
 
   /** Every poll: new bytes of running jobs' stdout/stderr go out. */

@@ -3,6 +3,7 @@ import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } f
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { type Log, reason } from './log.ts';
+import { corkForTick } from './tick-cork.ts';
 import {
   AGENT_PATH,
   type AgentMessage,
@@ -191,6 +192,7 @@ export class Session {
    */
   send(message: AgentMessage): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
+    corkForTick(this.socket);
     if (this.socket.write(encode(message))) return Promise.resolve(true);
     if (!this.drainWait) {
       this.drainWait = new Promise<boolean>((resolve) => {

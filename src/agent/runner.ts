@@ -5,6 +5,7 @@ import { type Log, reason } from './log.ts';
 import { copyMasked, type MaskedCopy } from './masked-output.ts';
 import type { FinishedMessage, RunMessage } from './protocol.ts';
 import { startRequest } from './request-job.ts';
+import type { ScriptFiles } from './script-files.ts';
 import { prepareLaunch, type WorkPaths } from './scripts.ts';
 
 /** How the process of an attempt ended. */
@@ -71,6 +72,17 @@ export type Spawned =
   | { kind: 'failing' }
   | { kind: 'inProcess'; cancel: () => void; startTime: number };
 
+let ownEnvironment: NodeJS.ProcessEnv | undefined;
+
+/**
+ * The agent's environment, copied once: it does not change while the agent runs, and every read of `process.env`
+ * goes through the C library (copying it whole for every job was a large part of a spawn's JavaScript).
+ */
+function agentEnvironment(): NodeJS.ProcessEnv {
+  ownEnvironment ??= { ...process.env };
+  return ownEnvironment;
+}
+
 /**
  * After a masked job's process exits, how long its pipes may stay open (a background process it left holds them)
  * before the agent stops reading and completes the log files.
@@ -88,7 +100,12 @@ const PIPE_GRACE_MS = 2000;
  * (it ends, usually), and whatever it writes is never stored unmasked. Its attempt is reported `lost` by the next
  * agent, as every attempt running when its agent stopped is.
  */
-export function spawnAttempt(run: RunMessage, paths: WorkPaths, onEnd: (end: ProcessEnd) => void): Spawned {
+export function spawnAttempt(
+  run: RunMessage,
+  paths: WorkPaths,
+  scripts: ScriptFiles,
+  onEnd: (end: ProcessEnd) => void,
+): Spawned {
   const bad = badParameter(run.env);
   if (bad) return { kind: 'failed', error: bad };
   if (run.scriptType === 'HTTP' || run.scriptType === 'SQL') return startRequest(run, paths, onEnd);
@@ -98,10 +115,10 @@ export function spawnAttempt(run: RunMessage, paths: WorkPaths, onEnd: (end: Pro
   let stderr: number | undefined;
   try {
     mkdirSync(paths.files, { recursive: true });
-    launch = prepareLaunch(run.scriptType, run.script, run.outNames, paths);
+    launch = prepareLaunch(run.scriptType, run.script, run.outNames, paths, scripts);
     stdout = openSync(paths.stdout, 'w', 0o644);
     stderr = openSync(paths.stderr, 'w', 0o644);
-    const env = jobEnvironment(process.env, run.env, {
+    const env = jobEnvironment(agentEnvironment(), run.env, {
       ...launch.env,
       MILLRACE_JOB_ID: String(run.jobId),
       MILLRACE_ATTEMPT: String(run.attempt),

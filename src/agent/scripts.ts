@@ -1,8 +1,10 @@
 import { accessSync, closeSync, constants, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { rm, rmdir, unlink } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { emptyRecord } from '../domain/own.ts';
 import type { RequestType, ScriptType } from './protocol.ts';
 import { itemAt } from '../domain/item-at.ts';
+import type { ScriptFiles } from './script-files.ts';
 
 /**
  * How each script type is launched. The script text goes into a file in the work folder and parameters reach it
@@ -32,6 +34,22 @@ export function workPaths(workRoot: string, jobId: number, attempt: number): Wor
     stdout: join(dir, 'stdout.log'),
     stderr: join(dir, 'stderr.log'),
   };
+}
+
+/**
+ * Deletes an attempt's work folder. The usual folder (the two logs and an empty `files/`) goes in four steps; any
+ * other (job files, Out files, a script, something a job left) through the recursive removal, which first looks at
+ * every entry: twice the file system calls, for every job.
+ */
+export async function removeWorkFolder(paths: WorkPaths): Promise<void> {
+  try {
+    await unlink(paths.stdout);
+    await unlink(paths.stderr);
+    await rmdir(paths.files);
+    await rmdir(paths.dir);
+  } catch {
+    await rm(paths.dir, { recursive: true, force: true });
+  }
 }
 
 /** What to spawn: the program, its arguments, and environment variables the launch itself needs. */
@@ -67,6 +85,8 @@ trap __millrace_exit EXIT
 . "$__millrace_script"
 `;
 
+const SCRIPT_EXTENSION = { BASH: 'bash', SH: 'sh' } as const;
+
 const SCRIPT_FILE: Record<ScriptType, string> = {
   BASH: 'script.bash',
   SH: 'script.sh',
@@ -75,12 +95,23 @@ const SCRIPT_FILE: Record<ScriptType, string> = {
 };
 
 /**
- * Writes the script file into the work folder and returns how to launch it. Throws when the interpreter is not
- * found (the caller reports the attempt finished with that error).
+ * Finds or writes the script file and returns how to launch it. Throws when the interpreter is not found (the
+ * caller reports the attempt finished with that error). BASH and SH run a file shared by every attempt with the
+ * same text (script-files.ts); PYTHON and NODE get theirs in the work folder, since the folder of the script is
+ * where their imports are looked up, and a job may write modules into its working folder.
  */
-export function prepareLaunch(scriptType: ScriptType, script: string, outNames: string[], paths: WorkPaths): Launch {
-  const file = join(paths.dir, SCRIPT_FILE[scriptType]);
-  writeFileSync(file, script, { mode: 0o600 });
+export function prepareLaunch(
+  scriptType: ScriptType,
+  script: string,
+  outNames: string[],
+  paths: WorkPaths,
+  shared: ScriptFiles,
+): Launch {
+  const file =
+    scriptType === 'BASH' || scriptType === 'SH'
+      ? shared.fileFor(script, SCRIPT_EXTENSION[scriptType])
+      : join(paths.dir, SCRIPT_FILE[scriptType]);
+  if (scriptType === 'PYTHON' || scriptType === 'NODE') writeFileSync(file, script, { mode: 0o600 });
   switch (scriptType) {
     case 'BASH':
       return {

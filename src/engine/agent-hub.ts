@@ -12,6 +12,7 @@ import {
   UPGRADE_PROTOCOL,
   type WelcomeMessage,
 } from '../agent/protocol.ts';
+import { corkForTick } from '../agent/tick-cork.ts';
 import { Inflow } from './agent-inflow.ts';
 import { isPlainObject } from '../domain/json.ts';
 
@@ -215,6 +216,7 @@ export class AgentHub {
   send(processServer: string, message: ServerMessage, instance?: string): boolean {
     const s = this.sessions.get(processServer);
     if (!s || s.socket.destroyed || (instance !== undefined && s.instance !== instance)) return false;
+    corkForTick(s.socket);
     s.socket.write(encode(message));
     return true;
   }
