@@ -127,7 +127,7 @@ for (const backend of backends()) {
       assert.match(admin.Grants[0], /^\*:\*:View,/);
       assert.deepEqual(
         res.json.items.map((r: { Name: string }) => r.Name).filter((n: string) => !n.startsWith('Test')),
-        ['Administrator', 'Operator', 'Viewer'],
+        ['Administrator', 'Auditor', 'Operator', 'Viewer'],
       );
       assert.equal(res.json.next, null);
     });
