@@ -120,7 +120,8 @@ export class JobActions {
     const parsed = this.parseBody(action, body);
     const result = await this.deps.engine.mutate(
       (tx, effects, kernel) => this.actOn(tx, effects, kernel, principal, seen.jobId, action, parsed, query),
-      userCause(principal, action),
+      // markcompleted's and markerror's comment is the audit entry's detail: why a person set the status by hand.
+      userCause(principal, action, parsed.comment ?? null),
     );
     return {
       job: renderJob(result, spec.creates ? [] : await this.deps.store.jobs.listFiles(result.jobId)),

@@ -14,6 +14,7 @@ import { errorMessage, invalid, notFound } from '../errors.ts';
 import { loopYielder } from '../loop-yield.ts';
 import { requireForm } from '../model/registry.ts';
 import { can, type Principal, partitionsWith } from '../security/privileges.ts';
+import type { AuditActor } from '../store/audit-store.ts';
 import type { Cause } from '../store/job-store.ts';
 import type { Store } from '../store/store.ts';
 import { type BulkRequest, parseBulkRequest } from './bulk-request.ts';
@@ -27,6 +28,8 @@ export interface BulkDeps {
   engine: Engine;
   actions: JobActions;
   defaultTimeZone: string;
+  /** Whether job actions are audited (the engine's `auditJobActions`) and the time an entry is written at. */
+  auditing: { enabled: boolean; now: () => number };
 }
 
 /** Jobs acted on in one transaction of the serial loop; the event loop is let go between jobs all the same. */
@@ -40,7 +43,10 @@ interface Work {
   action: JobAction;
   parsed: ParsedBody;
   ids: number[];
+  /** The job history's cause (`bulk`); without the actor, so a slice writes no entry of its own. */
   cause: Cause;
+  /** Who asked: each job acted on gets its own audit entry, as if acted on alone. */
+  actor: AuditActor | undefined;
   run: BulkRun;
 }
 
@@ -48,7 +54,8 @@ interface Work {
  * Bulk actions (docs/architecture.md §6): `POST /Job/bulk/<action>` acts on the jobs a Filter of GET /Job matches
  * (the match fixed when the request starts) or on the JobIds given, each as if alone: its own privileges, its own
  * status check and the action's own code (`JobActions.actOn`, as `PUT /Job/<id>/<action>` runs it), its own history
- * entry (cause `bulk`, naming the user). Any action of the action table works so, with no list of its own here.
+ * entry (cause `bulk`, naming the user) and its own audit entry (action `bulk`, the detail naming the action and the
+ * request; a job skipped gets none). Any action of the action table works so, with no list of its own here.
  * Jobs go in slices of one transaction each, the event loop let go between jobs; when a slice fails as a whole (an
  * action failing after it wrote), its jobs are done again one transaction each, so one job's failure is its own.
  */
@@ -81,8 +88,8 @@ export class BulkActions {
     const ids = request.jobIds ?? (await this.match(principal, request.filter ?? {}));
     const answer: BulkAnswer = { Matched: ids.length, Done: 0, Skipped: [], DryRun: request.dryRun };
     const run = this.progress.start(principal, action, answer);
-    const cause = userCause(principal, 'bulk', bulkDetail(action, run.RequestId, request.comment));
-    const work: Work = { principal, action, parsed, ids, cause, run };
+    const { actor, ...cause } = userCause(principal, 'bulk', bulkDetail(action, run.RequestId, request.comment));
+    const work: Work = { principal, action, parsed, ids, cause, actor, run };
     const finished = this.perform(work, request.dryRun).then(
       () => this.progress.finish(run),
       (e: unknown) => {
@@ -199,7 +206,17 @@ export class BulkActions {
     const id = work.ids[index] as number;
     const reason = this.judge(work, id, await tx.jobs.get(id));
     if (reason !== undefined) return reason;
-    await act(id);
+    const job = await act(id);
+    if (work.actor && this.deps.auditing.enabled)
+      await tx.audit.add({
+        time: this.deps.auditing.now(),
+        actor: work.actor,
+        action: work.cause.cause,
+        object: { type: 'Job', key: String(job.jobId), uniqueId: job.uniqueId },
+        detail: work.cause.detail,
+        diff: null,
+        restore: null,
+      });
     return undefined;
   }
 

@@ -85,7 +85,7 @@ export class JobModify {
         await tx.jobs.updateMany([job]);
         effects.dispatch = true;
       },
-      userCause(principal, 'modify'),
+      userCause(principal, 'modify', null, { type: 'Job', key: String(seen.jobId), uniqueId: seen.uniqueId }),
     );
     return this.jobs.get(principal, idText);
   }

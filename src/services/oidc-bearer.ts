@@ -44,7 +44,8 @@ export class OidcBearer {
     const now = this.clock.now();
     await this.auth.checkAddress(clientAddress);
     const hit = this.cache.get(token);
-    if (hit && now - hit.fetchedAt <= Authenticator.CACHE_MS && now < hit.expiresAt) return hit.principal;
+    if (hit && now - hit.fetchedAt <= Authenticator.CACHE_MS && now < hit.expiresAt)
+      return withVia(hit.principal, clientAddress);
     this.cache.delete(token);
     const verified = token.length <= 8192 ? await this.verify(token, now) : undefined;
     if (!verified) {
@@ -53,7 +54,7 @@ export class OidcBearer {
     }
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(token, { ...verified, fetchedAt: now });
-    return verified.principal;
+    return withVia(verified.principal, clientAddress);
   }
 
   private async verify(token: string, now: number): Promise<{ principal: Principal; expiresAt: number } | undefined> {
@@ -81,3 +82,9 @@ export class OidcBearer {
     return { principal: { user: name, roles, grants }, expiresAt: Number(claims.exp) * 1000 };
   }
 }
+
+/** What the audit log names the token's actions by (docs/architecture.md §18): the JSON interface and the client. */
+const withVia = (principal: Principal, clientAddress: string): Principal => ({
+  ...principal,
+  via: { interface: 'json', address: clientAddress, apiKeyId: null },
+});

@@ -37,7 +37,13 @@ export function buildJobWork(config: Config, base: ServerBase, core: ServerCore)
   const jobs = new JobService(jobDeps);
   const actions = new JobActions(jobDeps, jobs);
   const modify = new JobModify(jobDeps, jobs);
-  const bulk = new BulkActions({ store, engine, actions, defaultTimeZone: config.defaultTimeZone });
+  const bulk = new BulkActions({
+    store,
+    engine,
+    actions,
+    defaultTimeZone: config.defaultTimeZone,
+    auditing: { enabled: config.auditJobActions, now: () => clock.now() },
+  });
   // The global bound on import memory: archive requests (body ≤ 64 MiB, checked one entry at a time) and import
   // jobs (the archive inflated, ≤ 512 MiB, and parsed) each take a slot of their own gate.
   const imports = new ImportService({
