@@ -24,6 +24,8 @@ type Work = {
   run: KernelWork<unknown>;
   /** Recorded on the job status changes `run` writes (job history); none: the engine's own reasons. */
   cause: Cause | undefined;
+  /** The job a report is about: a batch's jobs are read in one statement before its works run. */
+  jobId?: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 };
@@ -63,9 +65,12 @@ export class SerialLoop {
     return this.enqueue(false, work, cause);
   }
 
-  /** Entry point for reports (agents, System jobs): like `mutate`, but may share its transaction with others. */
-  report(work: KernelWork<void>): Promise<void> {
-    return this.enqueue(true, work);
+  /**
+   * Entry point for reports (agents, System jobs): like `mutate`, but may share its transaction with others.
+   * `jobId`: the job it reads first; the jobs of a batch are read in one statement (JobStore.prefetch).
+   */
+  report(work: KernelWork<void>, jobId?: number): Promise<void> {
+    return this.enqueue(true, work, undefined, jobId);
   }
 
   /**
@@ -107,9 +112,11 @@ export class SerialLoop {
     this.stopped = true;
   }
 
-  private enqueue<T>(batch: boolean, run: KernelWork<T>, cause?: Cause): Promise<T> {
+  private enqueue<T>(batch: boolean, run: KernelWork<T>, cause?: Cause, jobId?: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.work.push({ batch, run, cause, resolve: resolve as (value: unknown) => void, reject });
+      const work: Work = { batch, run, cause, resolve: resolve as (value: unknown) => void, reject };
+      if (jobId !== undefined) work.jobId = jobId;
+      this.work.push(work);
       this.kick();
     });
   }
@@ -149,6 +156,8 @@ export class SerialLoop {
     try {
       await store.transaction(async (tx) => {
         await tx.jobs.lockDispatch();
+        const ids = items.flatMap((w) => (w.jobId === undefined ? [] : [w.jobId]));
+        if (ids.length > 1) await tx.jobs.prefetch(ids);
         for (const w of items) results.push(await tx.jobs.withCause(w.cause, () => w.run(tx, effects, kernel)));
       });
     } catch (e) {

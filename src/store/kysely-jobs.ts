@@ -12,12 +12,13 @@ import type {
   ListJobsOptions,
   StatusChange,
 } from './job-store.ts';
+import { itemAt } from '../domain/item-at.ts';
 import { ChainStructureCache } from './kysely-chain-structures.ts';
 import * as files from './kysely-job-files.ts';
 import { listByStatus, listJobs } from './kysely-job-lists.ts';
 import * as queries from './kysely-job-queries.ts';
 import { BULK, COLUMNS, type JobRow, toJob, toRow, UPDATED } from './kysely-job-rows.ts';
-import { HISTORY, JOB_STATEMENTS, type JobStatements } from './kysely-job-statements.ts';
+import { HISTORY, JOB_STATEMENTS, type JobStatements, newJobColumns } from './kysely-job-statements.ts';
 import type { Database } from './tables.ts';
 
 /**
@@ -37,6 +38,10 @@ export class KyselyJobStore implements JobStore {
   private readonly seen = new WeakMap<JobRecord, JobStatus>();
   private changes: StatusChange[] = [];
   private cause: Cause | undefined;
+  /** Unique ids (the store's sequence, shared with objects) for a new job on SQLite. */
+  private readonly uniqueIds: (count: number) => Promise<number[]>;
+  /** Rows read ahead by `prefetch`, each handed out once by `get` unless written meanwhile. */
+  private readonly ahead = new Map<number, JobRow>();
 
   /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
   constructor(
@@ -45,7 +50,9 @@ export class KyselyJobStore implements JobStore {
     onWrite: () => void,
     tracking = false,
     structures = new ChainStructureCache(),
+    uniqueIds: (count: number) => Promise<number[]> = () => Promise.reject(new Error('no unique id sequence')),
   ) {
+    this.uniqueIds = uniqueIds;
     this.structures = structures;
     this.db = db;
     this.dialect = dialect;
@@ -131,7 +138,36 @@ export class KyselyJobStore implements JobStore {
     return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   }
 
+  async insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord> {
+    if (this.dialect === 'sqlite') {
+      const uniqueId = itemAt(await this.uniqueIds(1), 0);
+      const jobId = itemAt(await this.nextJobIds(1), 0);
+      const record: JobRecord = { ...job, jobId, uniqueId, ...(ownGroup ? { jobGroup: jobId } : {}) };
+      await this.insert(record);
+      return record;
+    }
+    const row = toRow({ ...job, jobId: 0, uniqueId: 0 });
+    const ids = (
+      await this.run<{ job_id: number; unique_id: number }>(
+        ownGroup ? this.hot.insertNewOwnGroup : this.hot.insertNew,
+        newJobColumns(ownGroup).map((c) => row[c]),
+      )
+    ).rows[0];
+    if (!ids) throw new Error('the new job row was not answered');
+    const jobId = Number(ids.job_id);
+    const record: JobRecord = {
+      ...job,
+      jobId,
+      uniqueId: Number(ids.unique_id),
+      ...(ownGroup ? { jobGroup: jobId } : {}),
+    };
+    this.noteStatus(record);
+    this.onWrite();
+    return record;
+  }
+
   async insert(job: JobRecord): Promise<void> {
+    this.ahead.delete(job.jobId);
     const row = toRow(job);
     await this.run(
       this.hot.insert,
@@ -142,6 +178,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertMany(jobs: readonly JobRecord[]): Promise<void> {
+    for (const job of jobs) this.ahead.delete(job.jobId);
     // 25 parameters a row: 400 rows stay under SQLite's and PostgreSQL's limits on parameters per statement.
     for (let from = 0; from < jobs.length; from += 400)
       await this.db
@@ -152,7 +189,19 @@ export class KyselyJobStore implements JobStore {
     if (jobs.length > 0) this.onWrite();
   }
 
+  async prefetch(jobIds: readonly number[]): Promise<void> {
+    const wanted = [...new Set(jobIds)].filter((id) => !this.ahead.has(id));
+    if (wanted.length < 2) return; // one job: its own get costs the same round trip
+    const rows = await this.db.selectFrom('jobs').selectAll().where('job_id', 'in', wanted).execute();
+    for (const row of rows) this.ahead.set(Number(row.job_id), row);
+  }
+
   async get(jobId: number): Promise<JobRecord | undefined> {
+    const read = this.ahead.get(jobId);
+    if (read) {
+      this.ahead.delete(jobId);
+      return this.load(read);
+    }
     const row = (await this.run<JobRow>(this.hot.get, [jobId])).rows[0];
     return row ? this.load(row) : undefined;
   }
@@ -168,6 +217,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async updateMany(jobs: readonly JobRecord[]): Promise<void> {
+    for (const job of jobs) this.ahead.delete(job.jobId);
     if (this.dialect === 'postgres' && jobs.length > 1) {
       // A job listed twice is written once, as its last entry says (as the row-by-row updates would leave it).
       const rows = [...new Map(jobs.map((j) => [j.jobId, toRow(j)])).values()];
@@ -186,6 +236,7 @@ export class KyselyJobStore implements JobStore {
 
   async delete(jobIds: readonly number[]): Promise<void> {
     if (jobIds.length === 0) return;
+    for (const id of jobIds) this.ahead.delete(id);
     for (const table of ['job_history', 'job_files', 'chain_structures', 'jobs'] as const)
       await this.db
         .deleteFrom(table)
