@@ -335,7 +335,8 @@ async function measureOurs(
     const bases = [serve.base, ...others.map((o) => o.base)];
     const pids = [serve.proc.pid, ...others.map((o) => o.proc.pid)];
     const origins = [serve.origin, ...others.map((o) => o.origin)];
-    const metrics = build !== 'no-metrics';
+    // Round trips are counted on PostgreSQL only (and not at all without metrics).
+    const metrics = database !== undefined && build !== 'no-metrics';
     const submitAll = async (n: number, abort: { failed?: unknown }) => {
       const parts = await Promise.all(
         bases.map((b, i) =>

@@ -91,7 +91,7 @@ export interface JobStore {
   get(jobId: number): Promise<JobRecord | undefined>;
   /**
    * Reads these jobs in one statement ahead of the `get`s that follow in this transaction (a batch of reports):
-   * each row is handed out once, and dropped when the job is written first.
+   * each row is handed out once, and dropped when the job is written first. PostgreSQL only (round trips).
    */
   prefetch(jobIds: readonly number[]): Promise<void>;
   getMany(jobIds: readonly number[]): Promise<JobRecord[]>;

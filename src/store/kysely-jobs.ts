@@ -190,6 +190,8 @@ export class KyselyJobStore implements JobStore {
   }
 
   async prefetch(jobIds: readonly number[]): Promise<void> {
+    // SQLite has no round trip to save: its get is a prepared statement, cheaper than a query built per batch.
+    if (this.dialect === 'sqlite') return;
     const wanted = [...new Set(jobIds)].filter((id) => !this.ahead.has(id));
     if (wanted.length < 2) return; // one job: its own get costs the same round trip
     const rows = await this.db.selectFrom('jobs').selectAll().where('job_id', 'in', wanted).execute();
