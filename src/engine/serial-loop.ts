@@ -156,9 +156,12 @@ export class SerialLoop {
     try {
       await store.transaction(async (tx) => {
         await tx.jobs.lockDispatch();
+        // A batch's jobs are read in one statement and written in one (round trips: docs/architecture.md §2, store).
         const ids = items.flatMap((w) => (w.jobId === undefined ? [] : [w.jobId]));
         if (ids.length > 1) await tx.jobs.prefetch(ids);
+        const written = items.length > 1 ? tx.jobs.deferUpdates() : undefined;
         for (const w of items) results.push(await tx.jobs.withCause(w.cause, () => w.run(tx, effects, kernel)));
+        await written?.();
       });
     } catch (e) {
       if (items.length > 1) {

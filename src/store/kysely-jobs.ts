@@ -42,6 +42,11 @@ export class KyselyJobStore implements JobStore {
   private readonly uniqueIds: (count: number) => Promise<number[]>;
   /** Rows read ahead by `prefetch`, each handed out once by `get` unless written meanwhile. */
   private readonly ahead = new Map<number, JobRow>();
+  /** While updates are deferred (`deferUpdates`): the rows written and not yet sent, by job id. */
+  private deferred: Map<number, JobRow> | undefined;
+  private flushing: Promise<void> | undefined;
+  /** A deferred write the database refused: every later flush fails with it, so the transaction cannot commit. */
+  private refused: { error: unknown } | undefined;
 
   /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
   constructor(
@@ -99,6 +104,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertHistory(rows: ReadonlyArray<{ jobId: number; entry: HistoryEntry }>): Promise<void> {
+    await this.flush();
     if (rows.length === 0) return;
     const values = rows.map(({ jobId, entry: e }) => [jobId, e.time, e.from, e.to, e.user, e.cause, e.detail]);
     if (this.dialect === 'postgres')
@@ -110,6 +116,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async history(jobId: number, limit: number): Promise<HistoryEntry[]> {
+    await this.flush();
     return (await queries.history(this.db, jobId, limit)).map((r) => ({
       time: Number(r.time),
       from: r.from_status,
@@ -139,6 +146,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord> {
+    await this.flush();
     if (this.dialect === 'sqlite') {
       const uniqueId = itemAt(await this.uniqueIds(1), 0);
       const jobId = itemAt(await this.nextJobIds(1), 0);
@@ -167,6 +175,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insert(job: JobRecord): Promise<void> {
+    await this.flush();
     this.ahead.delete(job.jobId);
     const row = toRow(job);
     await this.run(
@@ -178,6 +187,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertMany(jobs: readonly JobRecord[]): Promise<void> {
+    await this.flush();
     for (const job of jobs) this.ahead.delete(job.jobId);
     // 25 parameters a row: 400 rows stay under SQLite's and PostgreSQL's limits on parameters per statement.
     for (let from = 0; from < jobs.length; from += 400)
@@ -198,7 +208,43 @@ export class KyselyJobStore implements JobStore {
     for (const row of rows) this.ahead.set(Number(row.job_id), row);
   }
 
+  deferUpdates(): () => Promise<void> {
+    // SQLite: no round trip to save.
+    if (this.dialect === 'postgres') this.deferred ??= new Map();
+    return async () => {
+      await this.flush();
+      this.deferred = undefined;
+    };
+  }
+
+  /** Sends the deferred updates in one statement; every read of jobs waits for it (it sees them). */
+  private async flush(): Promise<void> {
+    while (this.flushing || (this.deferred && this.deferred.size > 0)) {
+      if (this.flushing) {
+        await this.flushing;
+        continue;
+      }
+      const rows = [...(this.deferred?.values() ?? [])];
+      this.deferred?.clear();
+      this.flushing = this.run(
+        this.hot.updateBulk,
+        BULK.map((c) => rows.map((r) => r[c])),
+      ).then(
+        () => {
+          this.flushing = undefined;
+        },
+        (error: unknown) => {
+          this.flushing = undefined;
+          this.refused = { error };
+        },
+      );
+    }
+    if (this.refused) throw this.refused.error;
+  }
+
   async get(jobId: number): Promise<JobRecord | undefined> {
+    const written = this.deferred?.get(jobId);
+    if (written) return this.load(written);
     const read = this.ahead.get(jobId);
     if (read) {
       this.ahead.delete(jobId);
@@ -209,6 +255,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async getMany(jobIds: readonly number[]): Promise<JobRecord[]> {
+    await this.flush();
     if (jobIds.length === 0) return [];
     const rows = await this.db
       .selectFrom('jobs')
@@ -220,6 +267,14 @@ export class KyselyJobStore implements JobStore {
 
   async updateMany(jobs: readonly JobRecord[]): Promise<void> {
     for (const job of jobs) this.ahead.delete(job.jobId);
+    const deferred = this.deferred;
+    if (deferred) {
+      // Written as the last entry says, as the statements would leave it.
+      for (const j of jobs) deferred.set(j.jobId, toRow(j));
+      for (const j of jobs) this.noteStatus(j);
+      if (jobs.length > 0) this.onWrite();
+      return;
+    }
     if (this.dialect === 'postgres' && jobs.length > 1) {
       // A job listed twice is written once, as its last entry says (as the row-by-row updates would leave it).
       const rows = [...new Map(jobs.map((j) => [j.jobId, toRow(j)])).values()];
@@ -237,6 +292,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async delete(jobIds: readonly number[]): Promise<void> {
+    await this.flush();
     if (jobIds.length === 0) return;
     for (const id of jobIds) this.ahead.delete(id);
     for (const table of ['job_history', 'job_files', 'chain_structures', 'jobs'] as const)
@@ -248,14 +304,17 @@ export class KyselyJobStore implements JobStore {
   }
 
   async listByStatus(statuses: readonly JobStatus[], options: ListJobsOptions): Promise<JobRecord[]> {
+    await this.flush();
     return (await listByStatus(this.db, statuses, options)).map(this.load);
   }
 
   async listJobs(options: JobListOptions): Promise<JobRecord[]> {
+    await this.flush();
     return (await listJobs(this.db, options)).map(this.load);
   }
 
-  groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean> {
+  async groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean> {
+    await this.flush();
     return queries.groupHasStart(this.db, jobGroup, requestedStart);
   }
 
@@ -281,24 +340,29 @@ export class KyselyJobStore implements JobStore {
   }
 
   async listChildren(parentJob: number): Promise<JobRecord[]> {
+    await this.flush();
     return (await queries.children(this.db, parentJob)).map(this.load);
   }
 
   async hasQueued(): Promise<boolean> {
+    await this.flush();
     return (await this.run(this.hot.anyQueued, [])).rows.length > 0;
   }
 
   async dispatchCandidates(queue: string, definitionType: string, limit: number, offset = 0): Promise<JobRecord[]> {
+    await this.flush();
     const rows = await this.run<JobRow>(this.hot.candidates, [queue, definitionType, limit, offset]);
     return rows.rows.map(this.load);
   }
 
   async countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]> {
+    await this.flush();
     const rows = await queries.countByStatusAndQueue(this.db);
     return rows.map((r) => ({ status: r.status, queue: r.queue, count: Number(r.n) }));
   }
 
   async countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]> {
+    await this.flush();
     return (await queries.countActive(this.db, statuses)).map((r) => ({
       queue: r.queue,
       processServer: r.process_server,
@@ -308,33 +372,40 @@ export class KyselyJobStore implements JobStore {
   }
 
   async dueScheduled(now: number, limit: number): Promise<JobRecord[]> {
+    await this.flush();
     return (await queries.dueScheduled(this.db, now, limit)).map(this.load);
   }
 
   async nextScheduledStart(after?: number): Promise<number | undefined> {
+    await this.flush();
     const t = await queries.nextScheduledStart(this.db, after);
     return t === null || t === undefined ? undefined : Number(t);
   }
 
   async dueMaxRun(now: number, limit: number): Promise<JobRecord[]> {
+    await this.flush();
     return (await queries.dueMaxRun(this.db, now, limit)).map(this.load);
   }
 
   async nextMaxRunDue(after?: number): Promise<number | undefined> {
+    await this.flush();
     const t = await queries.nextMaxRunDue(this.db, after);
     return t === null || t === undefined ? undefined : Number(t);
   }
 
   async anyReferring(column: 'definition' | 'queue' | 'processServer', key: string): Promise<number | undefined> {
+    await this.flush();
     const row = await queries.anyReferring(this.db, column, key);
     return row ? Number(row.job_id) : undefined;
   }
 
   async finishedBeyond(definition: string, keep: number, limit: number): Promise<number[]> {
+    await this.flush();
     return (await queries.finishedBeyond(this.db, definition, keep, limit)).map((r) => Number(r.job_id));
   }
 
   async finishedBefore(time: number, limit: number): Promise<number[]> {
+    await this.flush();
     return (await queries.finishedBefore(this.db, this.dialect, time, limit)).map((r) => Number(r.job_id));
   }
 
@@ -362,6 +433,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async lockDispatch(): Promise<void> {
+    await this.flush();
     // A transaction-scoped advisory lock: one node decides at a time; SQLite has one writer anyway.
     if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7070)`.execute(this.db);
   }

@@ -141,6 +141,39 @@ for (const backend of backends()) {
       });
     });
 
+    test('deferred updates read back as written, are sent before another read of jobs, and fail the transaction when refused', async () => {
+      await t.store.transaction(async (tx) => {
+        for (const id of [70, 71]) await tx.jobs.insert(job(id));
+      });
+      const held = { ...job(70), status: 'Held' as const };
+      await t.store.transaction(async (tx) => {
+        const written = tx.jobs.deferUpdates();
+        await tx.jobs.updateMany([held]);
+        assert.deepEqual(await tx.jobs.get(70), held);
+        const listed = await tx.jobs.listByStatus(['Held'], { limit: 100 });
+        assert.deepEqual(
+          listed.filter((j) => j.jobId === 70),
+          [held],
+        );
+        await tx.jobs.updateMany([{ ...job(71), priority: 7 }]);
+        await written();
+      });
+      assert.deepEqual(await t.store.jobs.get(70), held);
+      assert.equal((await t.store.jobs.get(71))?.priority, 7);
+      await assert.rejects(
+        t.store.transaction(async (tx) => {
+          const written = tx.jobs.deferUpdates();
+          await tx.jobs.updateMany([
+            { ...job(71), priority: 8 },
+            { ...job(70), definition: null as unknown as string },
+          ]);
+          await written();
+        }),
+      );
+      assert.equal((await t.store.jobs.get(71))?.priority, 7, 'nothing of the refused transaction stored');
+      assert.deepEqual(await t.store.jobs.get(70), held);
+    });
+
     test('Scheduled jobs: the earliest start and the due ones, oldest first', async () => {
       await t.store.transaction(async (tx) => {
         await tx.jobs.insert(job(20, { status: 'Scheduled', requestedStart: T0 + 5000 }));
