@@ -13,6 +13,7 @@ import type {
   StatusChange,
 } from './job-store.ts';
 import { itemAt } from '../domain/item-at.ts';
+import { JobRowBuffer } from './kysely-job-buffer.ts';
 import { ChainStructureCache } from './kysely-chain-structures.ts';
 import * as files from './kysely-job-files.ts';
 import { listByStatus, listJobs } from './kysely-job-lists.ts';
@@ -40,13 +41,13 @@ export class KyselyJobStore implements JobStore {
   private cause: Cause | undefined;
   /** Unique ids (the store's sequence, shared with objects) for a new job on SQLite. */
   private readonly uniqueIds: (count: number) => Promise<number[]>;
-  /** Rows read ahead by `prefetch`, each handed out once by `get` unless written meanwhile. */
-  private readonly ahead = new Map<number, JobRow>();
-  /** While updates are deferred (`deferUpdates`): the rows written and not yet sent, by job id. */
-  private deferred: Map<number, JobRow> | undefined;
-  private flushing: Promise<void> | undefined;
-  /** A deferred write the database refused: every later flush fails with it, so the transaction cannot commit. */
-  private refused: { error: unknown } | undefined;
+  /** Rows read ahead (`prefetch`) and updates deferred (`deferUpdates`). */
+  private readonly buffer = new JobRowBuffer((rows) =>
+    this.run(
+      this.hot.updateBulk,
+      BULK.map((c) => rows.map((r) => r[c])),
+    ),
+  );
 
   /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
   constructor(
@@ -104,7 +105,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertHistory(rows: ReadonlyArray<{ jobId: number; entry: HistoryEntry }>): Promise<void> {
-    await this.flush();
+    await this.buffer.flush();
     if (rows.length === 0) return;
     const values = rows.map(({ jobId, entry: e }) => [jobId, e.time, e.from, e.to, e.user, e.cause, e.detail]);
     if (this.dialect === 'postgres')
@@ -116,8 +117,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async history(jobId: number, limit: number): Promise<HistoryEntry[]> {
-    await this.flush();
-    return (await queries.history(this.db, jobId, limit)).map((r) => ({
+    return (await queries.history(await this.flushed(), jobId, limit)).map((r) => ({
       time: Number(r.time),
       from: r.from_status,
       to: r.to_status,
@@ -146,28 +146,25 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord> {
-    await this.flush();
+    await this.buffer.flush();
     if (this.dialect === 'sqlite') {
       const uniqueId = itemAt(await this.uniqueIds(1), 0);
       const jobId = itemAt(await this.nextJobIds(1), 0);
-      const record: JobRecord = { ...job, jobId, uniqueId, ...(ownGroup ? { jobGroup: jobId } : {}) };
+      const record: JobRecord = { ...job, jobId, uniqueId, jobGroup: ownGroup ? jobId : job.jobGroup };
       await this.insert(record);
       return record;
     }
     const row = toRow({ ...job, jobId: 0, uniqueId: 0 });
-    const ids = (
-      await this.run<{ job_id: number; unique_id: number }>(
-        ownGroup ? this.hot.insertNewOwnGroup : this.hot.insertNew,
-        newJobColumns(ownGroup).map((c) => row[c]),
-      )
-    ).rows[0];
+    const statement = ownGroup ? this.hot.insertNewOwnGroup : this.hot.insertNew;
+    const given = newJobColumns(ownGroup).map((c) => row[c]);
+    const ids = (await this.run<Pick<JobRow, 'job_id' | 'unique_id'>>(statement, given)).rows[0];
     if (!ids) throw new Error('the new job row was not answered');
     const jobId = Number(ids.job_id);
     const record: JobRecord = {
       ...job,
       jobId,
       uniqueId: Number(ids.unique_id),
-      ...(ownGroup ? { jobGroup: jobId } : {}),
+      jobGroup: ownGroup ? jobId : job.jobGroup,
     };
     this.noteStatus(record);
     this.onWrite();
@@ -175,8 +172,8 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insert(job: JobRecord): Promise<void> {
-    await this.flush();
-    this.ahead.delete(job.jobId);
+    await this.buffer.flush();
+    this.buffer.forget(job.jobId);
     const row = toRow(job);
     await this.run(
       this.hot.insert,
@@ -187,11 +184,10 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertMany(jobs: readonly JobRecord[]): Promise<void> {
-    await this.flush();
-    for (const job of jobs) this.ahead.delete(job.jobId);
+    for (const job of jobs) this.buffer.forget(job.jobId);
     // 25 parameters a row: 400 rows stay under SQLite's and PostgreSQL's limits on parameters per statement.
     for (let from = 0; from < jobs.length; from += 400)
-      await this.db
+      await (await this.flushed())
         .insertInto('jobs')
         .values(jobs.slice(from, from + 400).map(toRow))
         .execute();
@@ -202,62 +198,32 @@ export class KyselyJobStore implements JobStore {
   async prefetch(jobIds: readonly number[]): Promise<void> {
     // SQLite has no round trip to save: its get is a prepared statement, cheaper than a query built per batch.
     if (this.dialect === 'sqlite') return;
-    const wanted = [...new Set(jobIds)].filter((id) => !this.ahead.has(id));
+    const wanted = this.buffer.missing(jobIds);
     if (wanted.length < 2) return; // one job: its own get costs the same round trip
-    const rows = await this.db.selectFrom('jobs').selectAll().where('job_id', 'in', wanted).execute();
-    for (const row of rows) this.ahead.set(Number(row.job_id), row);
+    this.buffer.readAhead(await this.db.selectFrom('jobs').selectAll().where('job_id', 'in', wanted).execute());
   }
 
   deferUpdates(): () => Promise<void> {
-    // SQLite: no round trip to save.
-    if (this.dialect === 'postgres') this.deferred ??= new Map();
-    return async () => {
-      await this.flush();
-      this.deferred = undefined;
-    };
+    if (this.dialect === 'postgres') this.buffer.defer(); // SQLite: no round trip to save
+    return () => this.buffer.end();
   }
 
-  /** Sends the deferred updates in one statement; every read of jobs waits for it (it sees them). */
-  private async flush(): Promise<void> {
-    while (this.flushing || (this.deferred && this.deferred.size > 0)) {
-      if (this.flushing) {
-        await this.flushing;
-        continue;
-      }
-      const rows = [...(this.deferred?.values() ?? [])];
-      this.deferred?.clear();
-      this.flushing = this.run(
-        this.hot.updateBulk,
-        BULK.map((c) => rows.map((r) => r[c])),
-      ).then(
-        () => {
-          this.flushing = undefined;
-        },
-        (error: unknown) => {
-          this.flushing = undefined;
-          this.refused = { error };
-        },
-      );
-    }
-    if (this.refused) throw this.refused.error;
+  /** The database once the deferred updates are sent: every read of jobs goes through it (it sees them). */
+  private async flushed(): Promise<Kysely<Database>> {
+    await this.buffer.flush();
+    return this.db;
   }
 
   async get(jobId: number): Promise<JobRecord | undefined> {
-    const written = this.deferred?.get(jobId);
-    if (written) return this.load(written);
-    const read = this.ahead.get(jobId);
-    if (read) {
-      this.ahead.delete(jobId);
-      return this.load(read);
-    }
+    const held = this.buffer.take(jobId);
+    if (held) return this.load(held);
     const row = (await this.run<JobRow>(this.hot.get, [jobId])).rows[0];
     return row ? this.load(row) : undefined;
   }
 
   async getMany(jobIds: readonly number[]): Promise<JobRecord[]> {
-    await this.flush();
     if (jobIds.length === 0) return [];
-    const rows = await this.db
+    const rows = await (await this.flushed())
       .selectFrom('jobs')
       .selectAll()
       .where('job_id', 'in', [...jobIds])
@@ -266,16 +232,9 @@ export class KyselyJobStore implements JobStore {
   }
 
   async updateMany(jobs: readonly JobRecord[]): Promise<void> {
-    for (const job of jobs) this.ahead.delete(job.jobId);
-    const deferred = this.deferred;
-    if (deferred) {
-      // Written as the last entry says, as the statements would leave it.
-      for (const j of jobs) deferred.set(j.jobId, toRow(j));
-      for (const j of jobs) this.noteStatus(j);
-      if (jobs.length > 0) this.onWrite();
-      return;
-    }
-    if (this.dialect === 'postgres' && jobs.length > 1) {
+    for (const job of jobs) this.buffer.forget(job.jobId);
+    if (this.buffer.deferring) this.buffer.note(jobs.map(toRow));
+    else if (this.dialect === 'postgres' && jobs.length > 1) {
       // A job listed twice is written once, as its last entry says (as the row-by-row updates would leave it).
       const rows = [...new Map(jobs.map((j) => [j.jobId, toRow(j)])).values()];
       await this.run(
@@ -292,11 +251,10 @@ export class KyselyJobStore implements JobStore {
   }
 
   async delete(jobIds: readonly number[]): Promise<void> {
-    await this.flush();
     if (jobIds.length === 0) return;
-    for (const id of jobIds) this.ahead.delete(id);
+    for (const id of jobIds) this.buffer.forget(id);
     for (const table of ['job_history', 'job_files', 'chain_structures', 'jobs'] as const)
-      await this.db
+      await (await this.flushed())
         .deleteFrom(table)
         .where('job_id', 'in', [...jobIds])
         .execute();
@@ -304,18 +262,15 @@ export class KyselyJobStore implements JobStore {
   }
 
   async listByStatus(statuses: readonly JobStatus[], options: ListJobsOptions): Promise<JobRecord[]> {
-    await this.flush();
-    return (await listByStatus(this.db, statuses, options)).map(this.load);
+    return (await listByStatus(await this.flushed(), statuses, options)).map(this.load);
   }
 
   async listJobs(options: JobListOptions): Promise<JobRecord[]> {
-    await this.flush();
-    return (await listJobs(this.db, options)).map(this.load);
+    return (await listJobs(await this.flushed(), options)).map(this.load);
   }
 
   async groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean> {
-    await this.flush();
-    return queries.groupHasStart(this.db, jobGroup, requestedStart);
+    return queries.groupHasStart(await this.flushed(), jobGroup, requestedStart);
   }
 
   async chainStructure(chain: ChainJobId): Promise<ChainStructure | undefined> {
@@ -340,30 +295,27 @@ export class KyselyJobStore implements JobStore {
   }
 
   async listChildren(parentJob: number): Promise<JobRecord[]> {
-    await this.flush();
-    return (await queries.children(this.db, parentJob)).map(this.load);
+    return (await queries.children(await this.flushed(), parentJob)).map(this.load);
   }
 
   async hasQueued(): Promise<boolean> {
-    await this.flush();
+    await this.buffer.flush();
     return (await this.run(this.hot.anyQueued, [])).rows.length > 0;
   }
 
   async dispatchCandidates(queue: string, definitionType: string, limit: number, offset = 0): Promise<JobRecord[]> {
-    await this.flush();
+    await this.buffer.flush();
     const rows = await this.run<JobRow>(this.hot.candidates, [queue, definitionType, limit, offset]);
     return rows.rows.map(this.load);
   }
 
   async countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]> {
-    await this.flush();
-    const rows = await queries.countByStatusAndQueue(this.db);
+    const rows = await queries.countByStatusAndQueue(await this.flushed());
     return rows.map((r) => ({ status: r.status, queue: r.queue, count: Number(r.n) }));
   }
 
   async countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]> {
-    await this.flush();
-    return (await queries.countActive(this.db, statuses)).map((r) => ({
+    return (await queries.countActive(await this.flushed(), statuses)).map((r) => ({
       queue: r.queue,
       processServer: r.process_server,
       status: r.status,
@@ -372,41 +324,34 @@ export class KyselyJobStore implements JobStore {
   }
 
   async dueScheduled(now: number, limit: number): Promise<JobRecord[]> {
-    await this.flush();
-    return (await queries.dueScheduled(this.db, now, limit)).map(this.load);
+    return (await queries.dueScheduled(await this.flushed(), now, limit)).map(this.load);
   }
 
   async nextScheduledStart(after?: number): Promise<number | undefined> {
-    await this.flush();
-    const t = await queries.nextScheduledStart(this.db, after);
+    const t = await queries.nextScheduledStart(await this.flushed(), after);
     return t === null || t === undefined ? undefined : Number(t);
   }
 
   async dueMaxRun(now: number, limit: number): Promise<JobRecord[]> {
-    await this.flush();
-    return (await queries.dueMaxRun(this.db, now, limit)).map(this.load);
+    return (await queries.dueMaxRun(await this.flushed(), now, limit)).map(this.load);
   }
 
   async nextMaxRunDue(after?: number): Promise<number | undefined> {
-    await this.flush();
-    const t = await queries.nextMaxRunDue(this.db, after);
+    const t = await queries.nextMaxRunDue(await this.flushed(), after);
     return t === null || t === undefined ? undefined : Number(t);
   }
 
   async anyReferring(column: 'definition' | 'queue' | 'processServer', key: string): Promise<number | undefined> {
-    await this.flush();
-    const row = await queries.anyReferring(this.db, column, key);
+    const row = await queries.anyReferring(await this.flushed(), column, key);
     return row ? Number(row.job_id) : undefined;
   }
 
   async finishedBeyond(definition: string, keep: number, limit: number): Promise<number[]> {
-    await this.flush();
-    return (await queries.finishedBeyond(this.db, definition, keep, limit)).map((r) => Number(r.job_id));
+    return (await queries.finishedBeyond(await this.flushed(), definition, keep, limit)).map((r) => Number(r.job_id));
   }
 
   async finishedBefore(time: number, limit: number): Promise<number[]> {
-    await this.flush();
-    return (await queries.finishedBefore(this.db, this.dialect, time, limit)).map((r) => Number(r.job_id));
+    return (await queries.finishedBefore(await this.flushed(), this.dialect, time, limit)).map((r) => Number(r.job_id));
   }
 
   async insertFiles(jobFiles: readonly JobFileRecord[]): Promise<void> {
@@ -433,8 +378,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async lockDispatch(): Promise<void> {
-    await this.flush();
     // A transaction-scoped advisory lock: one node decides at a time; SQLite has one writer anyway.
-    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7070)`.execute(this.db);
+    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7070)`.execute(await this.flushed());
   }
 }
