@@ -27,6 +27,8 @@ import type { Database } from './tables.ts';
  * live beside it, one function each naming its index: the hot ones as SQL text (kysely-job-statements.ts), the
  * other reads (kysely-job-queries.ts), the lists (kysely-job-lists.ts) and the files (kysely-job-files.ts). The
  * class turns rows into records and keeps what a transaction needs of them: status changes and their cause.
+ * It is longer than 300 lines because it is the whole JobStore interface, a short method each, most delegating
+ * to those modules; what it holds back for round trips is JobRowBuffer's (kysely-job-buffer.ts).
  */
 export class KyselyJobStore implements JobStore {
   private readonly db: Kysely<Database>;
@@ -146,7 +148,6 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord> {
-    await this.buffer.flush();
     if (this.dialect === 'sqlite') {
       const uniqueId = itemAt(await this.uniqueIds(1), 0);
       const jobId = itemAt(await this.nextJobIds(1), 0);
@@ -154,25 +155,14 @@ export class KyselyJobStore implements JobStore {
       await this.insert(record);
       return record;
     }
-    const row = toRow({ ...job, jobId: 0, uniqueId: 0 });
-    const statement = ownGroup ? this.hot.insertNewOwnGroup : this.hot.insertNew;
-    const given = newJobColumns(ownGroup).map((c) => row[c]);
-    const ids = (await this.run<Pick<JobRow, 'job_id' | 'unique_id'>>(statement, given)).rows[0];
-    if (!ids) throw new Error('the new job row was not answered');
-    const jobId = Number(ids.job_id);
-    const record: JobRecord = {
-      ...job,
-      jobId,
-      uniqueId: Number(ids.unique_id),
-      jobGroup: ownGroup ? jobId : job.jobGroup,
-    };
+    const ids = await insertWithIds(this.db, job, ownGroup);
+    const record: JobRecord = { ...job, ...ids, jobGroup: ownGroup ? ids.jobId : job.jobGroup };
     this.noteStatus(record);
     this.onWrite();
     return record;
   }
 
   async insert(job: JobRecord): Promise<void> {
-    await this.buffer.flush();
     this.buffer.forget(job.jobId);
     const row = toRow(job);
     await this.run(
@@ -381,4 +371,19 @@ export class KyselyJobStore implements JobStore {
     // A transaction-scoped advisory lock: one node decides at a time; SQLite has one writer anyway.
     if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7070)`.execute(await this.flushed());
   }
+}
+
+/** PostgreSQL: a new job's row, its ids taken from the sequences in the same statement; answers them. */
+async function insertWithIds(
+  db: Kysely<Database>,
+  job: Omit<JobRecord, 'jobId' | 'uniqueId'>,
+  ownGroup: boolean,
+): Promise<{ jobId: number; uniqueId: number }> {
+  const row = toRow({ ...job, jobId: 0, uniqueId: 0 });
+  const statement = ownGroup ? JOB_STATEMENTS.postgres.insertNewOwnGroup : JOB_STATEMENTS.postgres.insertNew;
+  const given = newJobColumns(ownGroup).map((c) => row[c]);
+  const ids = (await db.executeQuery<Pick<JobRow, 'job_id' | 'unique_id'>>(CompiledQuery.raw(statement, given)))
+    .rows[0];
+  if (!ids) throw new Error('the new job row was not answered');
+  return { jobId: Number(ids.job_id), uniqueId: Number(ids.unique_id) };
 }
