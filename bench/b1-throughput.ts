@@ -227,6 +227,9 @@ interface Measurement {
   core1Busy: number;
   steal: number;
   rssMiB: number;
+  /** Ours on PostgreSQL: statements sent (each a round trip) and transactions committed per job, every node. */
+  roundTripsPerJob: number;
+  commitsPerJob: number;
   statuses?: Record<string, number>;
   /** CLOCK_MONOTONIC µs around the drain (for cutting the profile). */
   startUs: number;
@@ -266,6 +269,25 @@ function drained(
     core0Busy: coreUse(cores.before, cores.after, 'cpu0').busy,
     core1Busy: coreUse(cores.before, cores.after, 'cpu1').busy,
     steal: coreUse(cores.before, cores.after, 'cpu').steal,
+  };
+}
+
+/** Round trips and commits a server counted so far (its metrics; the counter exists only on PostgreSQL). */
+async function dbCounts(origin: string): Promise<{ roundTrips: number; commits: number }> {
+  const text = await fetch(`${origin}/metrics`).then((r) => r.text());
+  const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? Number.NaN);
+  return {
+    roundTrips: value(/^millrace_db_round_trips_total (\S+)$/m),
+    commits: value(/^millrace_db_transaction_duration_seconds_count\{outcome="commit"\} (\S+)$/m),
+  };
+}
+
+/** The sum of every server's counts. */
+async function dbCountsOf(origins: string[]): Promise<{ roundTrips: number; commits: number }> {
+  const each = await Promise.all(origins.map(dbCounts));
+  return {
+    roundTrips: each.reduce((n, c) => n + c.roundTrips, 0),
+    commits: each.reduce((n, c) => n + c.commits, 0),
   };
 }
 
@@ -312,6 +334,9 @@ async function measureOurs(
     }
     const bases = [serve.base, ...others.map((o) => o.base)];
     const pids = [serve.proc.pid, ...others.map((o) => o.proc.pid)];
+    const origins = [serve.origin, ...others.map((o) => o.origin)];
+    // Round trips are counted on PostgreSQL only (and not at all without metrics).
+    const metrics = database !== undefined && build !== 'no-metrics';
     const submitAll = async (n: number, abort: { failed?: unknown }) => {
       const parts = await Promise.all(
         bases.map((b, i) =>
@@ -331,6 +356,7 @@ async function measureOurs(
       await waitUntil(c, (n) => n >= opts.warmupJobs, opts, abort);
     }
     const target = opts.warmupJobs + opts.jobs;
+    const db0 = metrics ? await dbCountsOf(origins) : undefined;
     const cpu0 = cpuOfAll();
     const cores0 = coreTimes();
     const startUs = monoUs();
@@ -339,6 +365,7 @@ async function measureOurs(
     const endUs = monoUs();
     const cpu1 = cpuOfAll();
     const cores1 = coreTimes();
+    const db1 = metrics ? await dbCountsOf(origins) : undefined;
     const statuses = await c.statuses();
     if (statuses.Completed !== target || Object.keys(statuses).length !== 1)
       throw new Error(
@@ -354,6 +381,9 @@ async function measureOurs(
         { before: cores0, after: cores1 },
       ),
       rssMiB: memoryOf(serve.proc.pid).rssMiB,
+      // The scrapes' own statements (two reads each) are within the noise of 10,000 jobs.
+      roundTripsPerJob: db0 && db1 ? (db1.roundTrips - db0.roundTrips) / opts.jobs : Number.NaN,
+      commitsPerJob: db0 && db1 ? (db1.commits - db0.commits) / opts.jobs : Number.NaN,
       statuses,
       startUs,
       endUs,
@@ -434,6 +464,8 @@ async function measureGraphile(opts: Options & { pin: boolean }, adminUrl: strin
         { before: cores0, after: cores1 },
       ),
       rssMiB,
+      roundTripsPerJob: Number.NaN,
+      commitsPerJob: Number.NaN,
       startUs,
       endUs,
     };
@@ -463,6 +495,8 @@ const perRep = new Table<Measurement & RepInfo>([
   ['core0', 6, (m) => `${fixed(m.core0Busy, 0)}%`],
   ['core1', 6, (m) => `${fixed(m.core1Busy, 0)}%`],
   ['steal', 6, (m) => `${fixed(m.steal, 1)}%`],
+  ['rt/job', 6, (m) => fixed(m.roundTripsPerJob, 2)],
+  ['tx/job', 6, (m) => fixed(m.commitsPerJob, 2)],
 ]);
 
 const FIGURES = [
@@ -473,6 +507,8 @@ const FIGURES = [
   'procCpu',
   'procCpuUsPerJob',
   'rssMiB',
+  'roundTripsPerJob',
+  'commitsPerJob',
 ] as const;
 type Figures = Record<(typeof FIGURES)[number], number>;
 
@@ -484,6 +520,8 @@ const mediansTable = new Table<Figures>([
   ['drain/s', 9, (x) => int(x.drainPerSec)],
   ['proc CPU', 9, (x) => `${fixed(x.procCpu, 0)}%`],
   ['µs/job', 7, (x) => fixed(x.procCpuUsPerJob, 0)],
+  ['rt/job', 7, (x) => fixed(x.roundTripsPerJob, 2)],
+  ['tx/job', 7, (x) => fixed(x.commitsPerJob, 2)],
 ]);
 
 benchmark({
@@ -568,7 +606,8 @@ benchmark({
       `${noise.note()}(submit/s: ours = POST answers per second, anchor = jobs added per second in addJobs batches of ${BATCH};`,
       ` p50/p99: ms per POST (ours) or per addJobs batch (anchor); drain = first submit → all ${int(opts.jobs)} done;`,
       ' tail = last submit answer → all done; proc CPU = our server process or the graphile-worker process, % of',
-      " one core (PostgreSQL's own processes are not included); core0/core1 busy; steal = hypervisor, machine)",
+      " one core (PostgreSQL's own processes are not included); core0/core1 busy; steal = hypervisor, machine;",
+      ' rt/job, tx/job = statements sent to PostgreSQL (each a round trip) and commits per job, all nodes)',
       '',
       mediansTable.header(`median of ${used.length} rep(s)`),
       mediansTable.line(o, `ours (Millrace, ${store})`),

@@ -161,7 +161,9 @@ export class AgentRouting {
         });
         return;
       case 'started':
-        void loop.report((tx, effects) => applyStarted(tx, processServer, message, now(), effects)).catch(failed);
+        void loop
+          .report((tx, effects) => applyStarted(tx, processServer, message, now(), effects), message.jobId)
+          .catch(failed);
         return;
       case 'output':
         await this.options.files
@@ -173,12 +175,15 @@ export class AgentRouting {
         return;
       case 'finished':
         void loop
-          .report((tx, effects, kernel) => applyFinished(kernel, tx, processServer, message, now(), effects))
+          .report(
+            (tx, effects, kernel) => applyFinished(kernel, tx, processServer, message, now(), effects),
+            message.jobId,
+          )
           .catch(failed);
         return;
       case 'lost':
         void loop
-          .report((tx, effects, kernel) => applyLost(kernel, tx, processServer, message, now(), effects))
+          .report((tx, effects, kernel) => applyLost(kernel, tx, processServer, message, now(), effects), message.jobId)
           .catch(failed);
         return;
       case 'draining':

@@ -70,7 +70,7 @@ function systemJobsReportingTo(loop: SerialLoop, clock: Clock, logger: Logger): 
         if (!job || job.processServer !== SYSTEM_SERVER || isFinal(job.status) || job.status === 'ConsoleRestart')
           return;
         await kernel.finish(tx, job, outcome, clock.now(), effects);
-      }),
+      }, jobId),
     (jobId, err) => logger.warn({ err, jobId }, 'the end of an in-server job was not stored; trying again'),
   );
 }

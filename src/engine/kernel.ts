@@ -1,4 +1,3 @@
-import { itemAt } from '../domain/item-at.ts';
 import type { ChainStructure, JobRecord, RecurrenceInfo } from '../domain/job.ts';
 import type { KernelAction } from '../domain/job-actions.ts';
 import { firstOccurrence } from '../domain/recurrence.ts';
@@ -120,12 +119,8 @@ export class Kernel {
     /** A chain job's steps and handlers, kept apart from its row. */
     structure?: ChainStructure,
   ): Promise<JobRecord> {
-    const uniqueId = itemAt(await tx.nextUniqueIds(1), 0);
-    const jobId = itemAt(await tx.jobs.nextJobIds(1), 0);
-    const record: JobRecord = { ...job, jobId, uniqueId };
     // The first job of a recurrence names its JobGroup after itself.
-    if (ownGroup) record.jobGroup = record.jobId;
-    await tx.jobs.insert(record);
+    const record = await tx.jobs.insertNew(job, ownGroup);
     if (structure) await tx.jobs.putChainStructure(record, structure);
     if (record.status === 'Queued') effects.dispatch = true;
     if (record.status === 'Scheduled') effects.wakeAt.push(record.requestedStart);

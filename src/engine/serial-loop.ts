@@ -27,6 +27,8 @@ type Work = {
   run: KernelWork<unknown>;
   /** Recorded on the job status changes `run` writes (job history); none: the engine's own reasons. */
   cause: Cause | undefined;
+  /** The job a report is about: a batch's jobs are read in one statement before its works run. */
+  jobId?: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 };
@@ -66,9 +68,12 @@ export class SerialLoop {
     return this.enqueue(false, work, cause);
   }
 
-  /** Entry point for reports (agents, System jobs): like `mutate`, but may share its transaction with others. */
-  report(work: KernelWork<void>): Promise<void> {
-    return this.enqueue(true, work);
+  /**
+   * Entry point for reports (agents, System jobs): like `mutate`, but may share its transaction with others.
+   * `jobId`: the job it reads first; the jobs of a batch are read in one statement (JobStore.prefetch).
+   */
+  report(work: KernelWork<void>, jobId?: number): Promise<void> {
+    return this.enqueue(true, work, undefined, jobId);
   }
 
   /**
@@ -110,9 +115,11 @@ export class SerialLoop {
     this.stopped = true;
   }
 
-  private enqueue<T>(batch: boolean, run: KernelWork<T>, cause?: Cause): Promise<T> {
+  private enqueue<T>(batch: boolean, run: KernelWork<T>, cause?: Cause, jobId?: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.work.push({ batch, run, cause, resolve: resolve as (value: unknown) => void, reject });
+      const work: Work = { batch, run, cause, resolve: resolve as (value: unknown) => void, reject };
+      if (jobId !== undefined) work.jobId = jobId;
+      this.work.push(work);
       this.kick();
     });
   }
@@ -152,8 +159,13 @@ export class SerialLoop {
     try {
       await store.transaction(async (tx) => {
         await tx.jobs.lockDispatch();
+        // A batch's jobs are read in one statement and written in one (round trips: docs/architecture.md §2, store).
+        const ids = items.flatMap((w) => (w.jobId === undefined ? [] : [w.jobId]));
+        if (ids.length > 1) await tx.jobs.prefetch(ids);
+        const written = items.length > 1 ? tx.jobs.deferUpdates() : undefined;
         for (const w of items)
           results.push(await runAudited(tx, w.cause, this.options.auditing, () => w.run(tx, effects, kernel)));
+        await written?.();
       });
     } catch (e) {
       if (items.length > 1) {

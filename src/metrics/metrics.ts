@@ -33,6 +33,8 @@ export class Metrics {
   private readonly agentSlots: Gauge<'process_server'>;
   private readonly alertsOpen: Gauge;
   private readonly pool: Gauge<'state'>;
+  private readonly roundTrips: Counter;
+  private roundTripsSeen = 0;
   private readonly started: Counter<'definition_type'>;
   private readonly finished: Counter<'definition_type' | 'status'>;
   private readonly deadlineAlerts: Counter<'kind'>;
@@ -73,6 +75,11 @@ export class Metrics {
       name: 'millrace_db_pool_connections',
       help: 'Database pool clients (PostgreSQL): total, idle, and queries waiting for one',
       labelNames: ['state'],
+      registers,
+    });
+    this.roundTrips = new Counter({
+      name: 'millrace_db_round_trips_total',
+      help: 'Statements sent to the database (PostgreSQL), each a round trip',
       registers,
     });
     this.started = new Counter({
@@ -156,6 +163,8 @@ export class Metrics {
       this.pool.set({ state: 'total' }, pool.total);
       this.pool.set({ state: 'idle' }, pool.idle);
       this.pool.set({ state: 'waiting' }, pool.waiting);
+      this.roundTrips.inc(pool.roundTrips - this.roundTripsSeen);
+      this.roundTripsSeen = pool.roundTrips;
     }
     return this.registry.metrics();
   }

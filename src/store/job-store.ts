@@ -86,10 +86,26 @@ export interface HistoryEntry {
 export interface JobStore {
   nextJobIds(count: number): Promise<number[]>;
   insert(job: JobRecord): Promise<void>;
+  /**
+   * A new job with ids from the sequences (on PostgreSQL in the statement that inserts it: one round trip);
+   * `ownGroup`: its JobGroup is its own id. Answers the record as stored.
+   */
+  insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord>;
   /** Many new jobs in few statements (bulk loads of history: tests, benchmarks). */
   insertMany(jobs: readonly JobRecord[]): Promise<void>;
   get(jobId: number): Promise<JobRecord | undefined>;
+  /**
+   * Reads these jobs in one statement ahead of the `get`s that follow in this transaction (a batch of reports):
+   * each row is handed out once, and dropped when the job is written first. PostgreSQL only (round trips).
+   */
+  prefetch(jobIds: readonly number[]): Promise<void>;
   getMany(jobIds: readonly number[]): Promise<JobRecord[]>;
+  /**
+   * From now on `updateMany` only notes its rows (PostgreSQL), sent together in one statement before anything else
+   * reads jobs and by the function answered, which ends the deferral and must run before the commit (a batch of
+   * reports: one round trip where each report's end was one). `get` answers a noted row as written.
+   */
+  deferUpdates(): () => Promise<void>;
   /** Writes every column of each job (the engine batches the transitions of a moment into one call). */
   updateMany(jobs: readonly JobRecord[]): Promise<void>;
   delete(jobIds: readonly number[]): Promise<void>;

@@ -20,6 +20,30 @@ export const HISTORY = ['job_id', 'time', 'from_status', 'to_status', 'user_name
 const insertJob = (p: Placeholder) =>
   `insert into "jobs" (${quoted(COLUMNS)}) values (${COLUMNS.map((_, i) => p(i + 1)).join(', ')})`;
 
+/** The columns a new job's parameters give on PostgreSQL (`insertNew`): all but its ids (and its own JobGroup). */
+export const newJobColumns = (ownGroup: boolean) =>
+  COLUMNS.filter((c) => c !== 'job_id' && c !== 'unique_id' && !(ownGroup && c === 'job_group'));
+
+/**
+ * PostgreSQL: a new job whose ids the sequences give in the same statement, answered by it: one round trip where
+ * the ids and the row were three. The CTE calls volatile functions, so it runs once however often it is read.
+ * `ownGroup`: its JobGroup is its own id (a recurrence's first job).
+ */
+const insertNewJob = (ownGroup: boolean) => {
+  const given = newJobColumns(ownGroup);
+  const value = (c: (typeof COLUMNS)[number]) =>
+    c === 'job_id' || (ownGroup && c === 'job_group')
+      ? '(select "j" from "ids")'
+      : c === 'unique_id'
+        ? '(select "u" from "ids")'
+        : `$${given.indexOf(c) + 1}`;
+  return (
+    `with "ids" as (select nextval('unique_id_seq') as "u", nextval('job_id_seq') as "j") ` +
+    `insert into "jobs" (${quoted(COLUMNS)}) values (${COLUMNS.map(value).join(', ')}) ` +
+    'returning "job_id", "unique_id"'
+  );
+};
+
 /** A job written back: the `UPDATED` columns, then its job_id (the primary key). */
 const updateJob = (p: Placeholder) =>
   `update "jobs" set ${UPDATED.map((c, i) => `"${c}" = ${p(i + 1)}`).join(', ')} ` +
@@ -75,6 +99,8 @@ function jobStatements(dialect: 'sqlite' | 'postgres') {
     nextJobIds: nextJobIds(p),
     updateBulk: updateJobsBulk(),
     history: insertHistory(dialect),
+    insertNew: insertNewJob(false),
+    insertNewOwnGroup: insertNewJob(true),
   };
 }
 

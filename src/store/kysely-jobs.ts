@@ -12,12 +12,14 @@ import type {
   ListJobsOptions,
   StatusChange,
 } from './job-store.ts';
+import { itemAt } from '../domain/item-at.ts';
+import { JobRowBuffer } from './kysely-job-buffer.ts';
 import { ChainStructureCache } from './kysely-chain-structures.ts';
 import * as files from './kysely-job-files.ts';
 import { listByStatus, listJobs } from './kysely-job-lists.ts';
 import * as queries from './kysely-job-queries.ts';
 import { BULK, COLUMNS, type JobRow, toJob, toRow, UPDATED } from './kysely-job-rows.ts';
-import { HISTORY, JOB_STATEMENTS, type JobStatements } from './kysely-job-statements.ts';
+import { HISTORY, JOB_STATEMENTS, type JobStatements, newJobColumns } from './kysely-job-statements.ts';
 import type { Database } from './tables.ts';
 
 /**
@@ -25,6 +27,8 @@ import type { Database } from './tables.ts';
  * live beside it, one function each naming its index: the hot ones as SQL text (kysely-job-statements.ts), the
  * other reads (kysely-job-queries.ts), the lists (kysely-job-lists.ts) and the files (kysely-job-files.ts). The
  * class turns rows into records and keeps what a transaction needs of them: status changes and their cause.
+ * It is longer than 300 lines because it is the whole JobStore interface, a short method each, most delegating
+ * to those modules; what it holds back for round trips is JobRowBuffer's (kysely-job-buffer.ts).
  */
 export class KyselyJobStore implements JobStore {
   private readonly db: Kysely<Database>;
@@ -37,6 +41,15 @@ export class KyselyJobStore implements JobStore {
   private readonly seen = new WeakMap<JobRecord, JobStatus>();
   private changes: StatusChange[] = [];
   private cause: Cause | undefined;
+  /** Unique ids (the store's sequence, shared with objects) for a new job on SQLite. */
+  private readonly uniqueIds: (count: number) => Promise<number[]>;
+  /** Rows read ahead (`prefetch`) and updates deferred (`deferUpdates`). */
+  private readonly buffer = new JobRowBuffer((rows) =>
+    this.run(
+      this.hot.updateBulk,
+      BULK.map((c) => rows.map((r) => r[c])),
+    ),
+  );
 
   /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
   constructor(
@@ -45,7 +58,9 @@ export class KyselyJobStore implements JobStore {
     onWrite: () => void,
     tracking = false,
     structures = new ChainStructureCache(),
+    uniqueIds: (count: number) => Promise<number[]> = () => Promise.reject(new Error('no unique id sequence')),
   ) {
+    this.uniqueIds = uniqueIds;
     this.structures = structures;
     this.db = db;
     this.dialect = dialect;
@@ -94,6 +109,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertHistory(rows: ReadonlyArray<{ jobId: number; entry: HistoryEntry }>): Promise<void> {
+    await this.buffer.flush();
     if (rows.length === 0) return;
     const values = rows.map(({ jobId, entry: e }) => [jobId, e.time, e.from, e.to, e.user, e.cause, e.detail]);
     if (this.dialect === 'postgres')
@@ -105,7 +121,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   async history(jobId: number, limit: number): Promise<HistoryEntry[]> {
-    return (await queries.history(this.db, jobId, limit)).map((r) => ({
+    return (await queries.history(await this.flushed(), jobId, limit)).map((r) => ({
       time: Number(r.time),
       from: r.from_status,
       to: r.to_status,
@@ -133,7 +149,23 @@ export class KyselyJobStore implements JobStore {
     return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   }
 
+  async insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord> {
+    if (this.dialect === 'sqlite') {
+      const uniqueId = itemAt(await this.uniqueIds(1), 0);
+      const jobId = itemAt(await this.nextJobIds(1), 0);
+      const record: JobRecord = { ...job, jobId, uniqueId, jobGroup: ownGroup ? jobId : job.jobGroup };
+      await this.insert(record);
+      return record;
+    }
+    const ids = await insertWithIds(this.db, job, ownGroup);
+    const record: JobRecord = { ...job, ...ids, jobGroup: ownGroup ? ids.jobId : job.jobGroup };
+    this.noteStatus(record);
+    this.onWrite();
+    return record;
+  }
+
   async insert(job: JobRecord): Promise<void> {
+    this.buffer.forget(job.jobId);
     const row = toRow(job);
     await this.run(
       this.hot.insert,
@@ -144,9 +176,10 @@ export class KyselyJobStore implements JobStore {
   }
 
   async insertMany(jobs: readonly JobRecord[]): Promise<void> {
+    for (const job of jobs) this.buffer.forget(job.jobId);
     // 25 parameters a row: 400 rows stay under SQLite's and PostgreSQL's limits on parameters per statement.
     for (let from = 0; from < jobs.length; from += 400)
-      await this.db
+      await (await this.flushed())
         .insertInto('jobs')
         .values(jobs.slice(from, from + 400).map(toRow))
         .execute();
@@ -154,14 +187,35 @@ export class KyselyJobStore implements JobStore {
     if (jobs.length > 0) this.onWrite();
   }
 
+  async prefetch(jobIds: readonly number[]): Promise<void> {
+    // SQLite has no round trip to save: its get is a prepared statement, cheaper than a query built per batch.
+    if (this.dialect === 'sqlite') return;
+    const wanted = this.buffer.missing(jobIds);
+    if (wanted.length < 2) return; // one job: its own get costs the same round trip
+    this.buffer.readAhead(await this.db.selectFrom('jobs').selectAll().where('job_id', 'in', wanted).execute());
+  }
+
+  deferUpdates(): () => Promise<void> {
+    if (this.dialect === 'postgres') this.buffer.defer(); // SQLite: no round trip to save
+    return () => this.buffer.end();
+  }
+
+  /** The database once the deferred updates are sent: every read of jobs goes through it (it sees them). */
+  private async flushed(): Promise<Kysely<Database>> {
+    await this.buffer.flush();
+    return this.db;
+  }
+
   async get(jobId: number): Promise<JobRecord | undefined> {
+    const held = this.buffer.take(jobId);
+    if (held) return this.load(held);
     const row = (await this.run<JobRow>(this.hot.get, [jobId])).rows[0];
     return row ? this.load(row) : undefined;
   }
 
   async getMany(jobIds: readonly number[]): Promise<JobRecord[]> {
     if (jobIds.length === 0) return [];
-    const rows = await this.db
+    const rows = await (await this.flushed())
       .selectFrom('jobs')
       .selectAll()
       .where('job_id', 'in', [...jobIds])
@@ -170,7 +224,9 @@ export class KyselyJobStore implements JobStore {
   }
 
   async updateMany(jobs: readonly JobRecord[]): Promise<void> {
-    if (this.dialect === 'postgres' && jobs.length > 1) {
+    for (const job of jobs) this.buffer.forget(job.jobId);
+    if (this.buffer.deferring) this.buffer.note(jobs.map(toRow));
+    else if (this.dialect === 'postgres' && jobs.length > 1) {
       // A job listed twice is written once, as its last entry says (as the row-by-row updates would leave it).
       const rows = [...new Map(jobs.map((j) => [j.jobId, toRow(j)])).values()];
       await this.run(
@@ -188,8 +244,9 @@ export class KyselyJobStore implements JobStore {
 
   async delete(jobIds: readonly number[]): Promise<void> {
     if (jobIds.length === 0) return;
+    for (const id of jobIds) this.buffer.forget(id);
     for (const table of ['job_history', 'job_files', 'chain_structures', 'jobs'] as const)
-      await this.db
+      await (await this.flushed())
         .deleteFrom(table)
         .where('job_id', 'in', [...jobIds])
         .execute();
@@ -197,15 +254,15 @@ export class KyselyJobStore implements JobStore {
   }
 
   async listByStatus(statuses: readonly JobStatus[], options: ListJobsOptions): Promise<JobRecord[]> {
-    return (await listByStatus(this.db, statuses, options)).map(this.load);
+    return (await listByStatus(await this.flushed(), statuses, options)).map(this.load);
   }
 
   async listJobs(options: JobListOptions): Promise<JobRecord[]> {
-    return (await listJobs(this.db, options)).map(this.load);
+    return (await listJobs(await this.flushed(), options)).map(this.load);
   }
 
-  groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean> {
-    return queries.groupHasStart(this.db, jobGroup, requestedStart);
+  async groupHasStart(jobGroup: number, requestedStart: number): Promise<boolean> {
+    return queries.groupHasStart(await this.flushed(), jobGroup, requestedStart);
   }
 
   async chainStructure(chain: ChainJobId): Promise<ChainStructure | undefined> {
@@ -230,25 +287,27 @@ export class KyselyJobStore implements JobStore {
   }
 
   async listChildren(parentJob: number): Promise<JobRecord[]> {
-    return (await queries.children(this.db, parentJob)).map(this.load);
+    return (await queries.children(await this.flushed(), parentJob)).map(this.load);
   }
 
   async hasQueued(): Promise<boolean> {
+    await this.buffer.flush();
     return (await this.run(this.hot.anyQueued, [])).rows.length > 0;
   }
 
   async dispatchCandidates(queue: string, definitionType: string, limit: number, offset = 0): Promise<JobRecord[]> {
+    await this.buffer.flush();
     const rows = await this.run<JobRow>(this.hot.candidates, [queue, definitionType, limit, offset]);
     return rows.rows.map(this.load);
   }
 
   async countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]> {
-    const rows = await queries.countByStatusAndQueue(this.db);
+    const rows = await queries.countByStatusAndQueue(await this.flushed());
     return rows.map((r) => ({ status: r.status, queue: r.queue, count: Number(r.n) }));
   }
 
   async countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]> {
-    return (await queries.countActive(this.db, statuses)).map((r) => ({
+    return (await queries.countActive(await this.flushed(), statuses)).map((r) => ({
       queue: r.queue,
       processServer: r.process_server,
       status: r.status,
@@ -257,34 +316,34 @@ export class KyselyJobStore implements JobStore {
   }
 
   async dueScheduled(now: number, limit: number): Promise<JobRecord[]> {
-    return (await queries.dueScheduled(this.db, now, limit)).map(this.load);
+    return (await queries.dueScheduled(await this.flushed(), now, limit)).map(this.load);
   }
 
   async nextScheduledStart(after?: number): Promise<number | undefined> {
-    const t = await queries.nextScheduledStart(this.db, after);
+    const t = await queries.nextScheduledStart(await this.flushed(), after);
     return t === null || t === undefined ? undefined : Number(t);
   }
 
   async dueMaxRun(now: number, limit: number): Promise<JobRecord[]> {
-    return (await queries.dueMaxRun(this.db, now, limit)).map(this.load);
+    return (await queries.dueMaxRun(await this.flushed(), now, limit)).map(this.load);
   }
 
   async nextMaxRunDue(after?: number): Promise<number | undefined> {
-    const t = await queries.nextMaxRunDue(this.db, after);
+    const t = await queries.nextMaxRunDue(await this.flushed(), after);
     return t === null || t === undefined ? undefined : Number(t);
   }
 
   async anyReferring(column: 'definition' | 'queue' | 'processServer', key: string): Promise<number | undefined> {
-    const row = await queries.anyReferring(this.db, column, key);
+    const row = await queries.anyReferring(await this.flushed(), column, key);
     return row ? Number(row.job_id) : undefined;
   }
 
   async finishedBeyond(definition: string, keep: number, limit: number): Promise<number[]> {
-    return (await queries.finishedBeyond(this.db, definition, keep, limit)).map((r) => Number(r.job_id));
+    return (await queries.finishedBeyond(await this.flushed(), definition, keep, limit)).map((r) => Number(r.job_id));
   }
 
   async finishedBefore(time: number, limit: number): Promise<number[]> {
-    return (await queries.finishedBefore(this.db, this.dialect, time, limit)).map((r) => Number(r.job_id));
+    return (await queries.finishedBefore(await this.flushed(), this.dialect, time, limit)).map((r) => Number(r.job_id));
   }
 
   async insertFiles(jobFiles: readonly JobFileRecord[]): Promise<void> {
@@ -312,6 +371,21 @@ export class KyselyJobStore implements JobStore {
 
   async lockDispatch(): Promise<void> {
     // A transaction-scoped advisory lock: one node decides at a time; SQLite has one writer anyway.
-    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7070)`.execute(this.db);
+    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7070)`.execute(await this.flushed());
   }
+}
+
+/** PostgreSQL: a new job's row, its ids taken from the sequences in the same statement; answers them. */
+async function insertWithIds(
+  db: Kysely<Database>,
+  job: Omit<JobRecord, 'jobId' | 'uniqueId'>,
+  ownGroup: boolean,
+): Promise<{ jobId: number; uniqueId: number }> {
+  const row = toRow({ ...job, jobId: 0, uniqueId: 0 });
+  const statement = ownGroup ? JOB_STATEMENTS.postgres.insertNewOwnGroup : JOB_STATEMENTS.postgres.insertNew;
+  const given = newJobColumns(ownGroup).map((c) => row[c]);
+  const ids = (await db.executeQuery<Pick<JobRow, 'job_id' | 'unique_id'>>(CompiledQuery.raw(statement, given)))
+    .rows[0];
+  if (!ids) throw new Error('the new job row was not answered');
+  return { jobId: Number(ids.job_id), uniqueId: Number(ids.unique_id) };
 }

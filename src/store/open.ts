@@ -127,6 +127,22 @@ function watched(pool: pg.Pool, onDiskFull: (err: unknown) => void): PostgresPoo
   };
 }
 
+/**
+ * Counts the round trips of every pooled client (each `query` is one: pg sends a statement and waits for its
+ * answer before the next), so the cost of a job in statements is measured, not guessed (metrics, bench/README.md B1).
+ */
+function countRoundTrips(pool: pg.Pool): () => number {
+  let sent = 0;
+  pool.on('connect', (client) => {
+    const query = client.query;
+    client.query = function (this: pg.PoolClient, ...args: unknown[]) {
+      sent++;
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof client.query;
+  });
+  return () => sent;
+}
+
 /** Opens the database, runs pending migrations, and returns the Store. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   let store: KyselyStore;
@@ -142,6 +158,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     // connection (restart, failover: 57P01) would be an unhandled 'error' and end the process. The statement that
     // follows fails instead, and the request gets 503.
     pool.on('connect', (client) => client.on('error', () => {}));
+    const roundTrips = countRoundTrips(pool);
     db = new Kysely<Database>({
       dialect: new PostgresDialect({ pool: onDiskFull ? watched(pool, onDiskFull) : pool }),
     });
@@ -149,7 +166,12 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     store = new KyselyStore(db, 'postgres', {
       onClose: () => db.destroy(),
       pendingMigrations: () => pendingMigrations(kdb, 'postgres'),
-      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      poolStats: () => ({
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+        roundTrips: roundTrips(),
+      }),
       openChannel: () => new PgChannel(databaseUrl, pool),
       ...(options.runtimeStatistics === false ? { runtimeStatistics: false } : {}),
     });

@@ -112,6 +112,8 @@ export interface PoolStats {
   idle: number;
   /** Queries waiting for a client. */
   waiting: number;
+  /** Statements sent since the store opened, each a round trip. */
+  roundTrips: number;
 }
 
 /** A list of runtime objects kept with the others (messages, alerts), newest (highest uniqueId) first. */

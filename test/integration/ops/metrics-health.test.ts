@@ -55,8 +55,14 @@ for (const backend of backends()) {
       assert.ok(![...routes].some((r) => r?.includes(`/Job/${done.jobId}`)), 'no raw job ids in labels');
       assert.ok((sample(m, 'process_resident_memory_bytes') ?? 0) > 0, 'RSS');
       assert.ok(m.has('nodejs_eventloop_lag_p99_seconds'), 'event-loop delay');
-      if (backend.name === 'postgres')
+      if (backend.name === 'postgres') {
         assert.ok((sample(m, 'millrace_db_pool_connections', { state: 'total' }) ?? 0) >= 1);
+        // A submit is at least BEGIN, its insert and COMMIT; the scrape's own two reads come on top.
+        const before = sample(m, 'millrace_db_round_trips_total') ?? 0;
+        await submit(t, 'GLOBAL.System_Sleep', { JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] });
+        const after = sample((await scrape()).m, 'millrace_db_round_trips_total') ?? 0;
+        assert.ok(after - before >= 5, `round trips ${before} → ${after}`);
+      }
     });
 
     test('the metrics token is required when set, and the API key is neither needed nor enough', async () => {

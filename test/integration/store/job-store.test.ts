@@ -95,6 +95,85 @@ for (const backend of backends()) {
       assert.deepEqual(await t.store.jobs.get(12), job(12));
     });
 
+    test('insertNew gives a job fresh ids in its insert, its own JobGroup when asked; it reads back as answered', async () => {
+      // Past the fixed ids the other tests insert.
+      await t.store.transaction((tx) => tx.jobs.nextJobIds(1000));
+      const { jobId: _j, uniqueId: _u, ...fresh } = job(0, { description: 'new' });
+      const [a, b] = await t.store.transaction(async (tx) => [
+        await tx.jobs.insertNew(fresh, false),
+        await tx.jobs.insertNew({ ...fresh, jobGroup: null }, true),
+      ]);
+      assert.ok(a && b);
+      assert.ok(a.jobId >= 1000 && b.jobId > a.jobId, `${a.jobId}, ${b.jobId}`);
+      assert.notEqual(a.uniqueId, b.uniqueId);
+      assert.equal(a.jobGroup, null);
+      assert.equal(b.jobGroup, b.jobId);
+      assert.deepEqual(await t.store.jobs.get(a.jobId), a);
+      assert.deepEqual(await t.store.jobs.get(b.jobId), b);
+      // A rolled-back insert leaves no row.
+      let lost: JobRecord | undefined;
+      await assert.rejects(
+        t.store.transaction(async (tx) => {
+          lost = await tx.jobs.insertNew(fresh, false);
+          throw new Error('roll back');
+        }),
+      );
+      assert.ok(lost);
+      assert.equal(await t.store.jobs.get(lost.jobId), undefined);
+    });
+
+    test('jobs read ahead are handed out as stored, and as written once written in the transaction', async () => {
+      await t.store.transaction(async (tx) => {
+        for (const id of [60, 61, 62]) await tx.jobs.insert(job(id));
+      });
+      await t.store.transaction(async (tx) => {
+        await tx.jobs.prefetch([60, 61, 62, 63]);
+        assert.deepEqual(await tx.jobs.get(60), job(60));
+        // Read ahead or not (SQLite reads each when asked), the answers are the same.
+        const changed = { ...job(61), status: 'Held' as const };
+        await tx.jobs.updateMany([changed]);
+        assert.deepEqual(await tx.jobs.get(61), changed, 'written after the read ahead');
+        const first = await tx.jobs.get(62);
+        assert.ok(first);
+        first.status = 'Running';
+        assert.deepEqual(await tx.jobs.get(62), job(62), 'a second get reads the row again, not the first copy');
+        assert.equal(await tx.jobs.get(63), undefined);
+      });
+    });
+
+    test('deferred updates read back as written, are sent before another read of jobs, and fail the transaction when refused', async () => {
+      await t.store.transaction(async (tx) => {
+        for (const id of [70, 71]) await tx.jobs.insert(job(id));
+      });
+      const held = { ...job(70), status: 'Held' as const };
+      await t.store.transaction(async (tx) => {
+        const written = tx.jobs.deferUpdates();
+        await tx.jobs.updateMany([held]);
+        assert.deepEqual(await tx.jobs.get(70), held);
+        const listed = await tx.jobs.listByStatus(['Held'], { limit: 100 });
+        assert.deepEqual(
+          listed.filter((j) => j.jobId === 70),
+          [held],
+        );
+        await tx.jobs.updateMany([{ ...job(71), priority: 7 }]);
+        await written();
+      });
+      assert.deepEqual(await t.store.jobs.get(70), held);
+      assert.equal((await t.store.jobs.get(71))?.priority, 7);
+      await assert.rejects(
+        t.store.transaction(async (tx) => {
+          const written = tx.jobs.deferUpdates();
+          await tx.jobs.updateMany([
+            { ...job(71), priority: 8 },
+            { ...job(70), definition: null as unknown as string },
+          ]);
+          await written();
+        }),
+      );
+      assert.equal((await t.store.jobs.get(71))?.priority, 7, 'nothing of the refused transaction stored');
+      assert.deepEqual(await t.store.jobs.get(70), held);
+    });
+
     test('Scheduled jobs: the earliest start and the due ones, oldest first', async () => {
       await t.store.transaction(async (tx) => {
         await tx.jobs.insert(job(20, { status: 'Scheduled', requestedStart: T0 + 5000 }));
