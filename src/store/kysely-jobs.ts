@@ -1,9 +1,8 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { engineCause } from '../domain/job-history.ts';
 import type { JobStatus } from '../model/fields.ts';
-import type { ChainStructure, JobFileRecord, JobRecord } from '../domain/job.ts';
+import type { ChainStructure, JobRecord } from '../domain/job.ts';
 import type {
-  ActiveCount,
   ChainJobId,
   Cause,
   HistoryEntry,
@@ -14,8 +13,8 @@ import type {
 } from './job-store.ts';
 import { itemAt } from '../domain/item-at.ts';
 import { JobRowBuffer } from './kysely-job-buffer.ts';
+import { KyselyJobReads } from './kysely-job-reads.ts';
 import { ChainStructureCache } from './kysely-chain-structures.ts';
-import * as files from './kysely-job-files.ts';
 import { listByStatus, listJobs } from './kysely-job-lists.ts';
 import * as queries from './kysely-job-queries.ts';
 import { BULK, COLUMNS, type JobRow, toJob, toRow, UPDATED } from './kysely-job-rows.ts';
@@ -27,13 +26,10 @@ import type { Database } from './tables.ts';
  * live beside it, one function each naming its index: the hot ones as SQL text (kysely-job-statements.ts), the
  * other reads (kysely-job-queries.ts), the lists (kysely-job-lists.ts) and the files (kysely-job-files.ts). The
  * class turns rows into records and keeps what a transaction needs of them: status changes and their cause.
- * It is longer than 300 lines because it is the whole JobStore interface, a short method each, most delegating
- * to those modules; what it holds back for round trips is JobRowBuffer's (kysely-job-buffer.ts).
+ * The reads that only query (timers, housekeeping, counts, files) are its base class's (kysely-job-reads.ts);
+ * what it holds back for round trips is JobRowBuffer's (kysely-job-buffer.ts).
  */
-export class KyselyJobStore implements JobStore {
-  private readonly db: Kysely<Database>;
-  private readonly dialect: 'sqlite' | 'postgres';
-  private readonly onWrite: () => void;
+export class KyselyJobStore extends KyselyJobReads implements JobStore {
   private readonly tracking: boolean;
   private readonly hot: JobStatements;
   private readonly structures: ChainStructureCache;
@@ -60,16 +56,14 @@ export class KyselyJobStore implements JobStore {
     structures = new ChainStructureCache(),
     uniqueIds: (count: number) => Promise<number[]> = () => Promise.reject(new Error('no unique id sequence')),
   ) {
+    super(db, dialect, onWrite);
     this.uniqueIds = uniqueIds;
     this.structures = structures;
-    this.db = db;
-    this.dialect = dialect;
-    this.onWrite = onWrite;
     this.tracking = tracking;
     this.hot = JOB_STATEMENTS[dialect];
   }
 
-  private load = (row: JobRow): JobRecord => {
+  protected load = (row: JobRow): JobRecord => {
     const job = toJob(row);
     if (this.tracking) this.seen.set(job, job.status);
     return job;
@@ -201,7 +195,7 @@ export class KyselyJobStore implements JobStore {
   }
 
   /** The database once the deferred updates are sent: every read of jobs goes through it (it sees them). */
-  private async flushed(): Promise<Kysely<Database>> {
+  protected async flushed(): Promise<Kysely<Database>> {
     await this.buffer.flush();
     return this.db;
   }
@@ -286,10 +280,6 @@ export class KyselyJobStore implements JobStore {
       .execute();
   }
 
-  async listChildren(parentJob: number): Promise<JobRecord[]> {
-    return (await queries.children(await this.flushed(), parentJob)).map(this.load);
-  }
-
   async hasQueued(): Promise<boolean> {
     await this.buffer.flush();
     return (await this.run(this.hot.anyQueued, [])).rows.length > 0;
@@ -299,74 +289,6 @@ export class KyselyJobStore implements JobStore {
     await this.buffer.flush();
     const rows = await this.run<JobRow>(this.hot.candidates, [queue, definitionType, limit, offset]);
     return rows.rows.map(this.load);
-  }
-
-  async countByStatusAndQueue(): Promise<{ status: JobStatus; queue: string; count: number }[]> {
-    const rows = await queries.countByStatusAndQueue(await this.flushed());
-    return rows.map((r) => ({ status: r.status, queue: r.queue, count: Number(r.n) }));
-  }
-
-  async countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]> {
-    return (await queries.countActive(await this.flushed(), statuses)).map((r) => ({
-      queue: r.queue,
-      processServer: r.process_server,
-      status: r.status,
-      count: Number(r.n),
-    }));
-  }
-
-  async dueScheduled(now: number, limit: number): Promise<JobRecord[]> {
-    return (await queries.dueScheduled(await this.flushed(), now, limit)).map(this.load);
-  }
-
-  async nextScheduledStart(after?: number): Promise<number | undefined> {
-    const t = await queries.nextScheduledStart(await this.flushed(), after);
-    return t === null || t === undefined ? undefined : Number(t);
-  }
-
-  async dueMaxRun(now: number, limit: number): Promise<JobRecord[]> {
-    return (await queries.dueMaxRun(await this.flushed(), now, limit)).map(this.load);
-  }
-
-  async nextMaxRunDue(after?: number): Promise<number | undefined> {
-    const t = await queries.nextMaxRunDue(await this.flushed(), after);
-    return t === null || t === undefined ? undefined : Number(t);
-  }
-
-  async anyReferring(column: 'definition' | 'queue' | 'processServer', key: string): Promise<number | undefined> {
-    const row = await queries.anyReferring(await this.flushed(), column, key);
-    return row ? Number(row.job_id) : undefined;
-  }
-
-  async finishedBeyond(definition: string, keep: number, limit: number): Promise<number[]> {
-    return (await queries.finishedBeyond(await this.flushed(), definition, keep, limit)).map((r) => Number(r.job_id));
-  }
-
-  async finishedBefore(time: number, limit: number): Promise<number[]> {
-    return (await queries.finishedBefore(await this.flushed(), this.dialect, time, limit)).map((r) => Number(r.job_id));
-  }
-
-  async insertFiles(jobFiles: readonly JobFileRecord[]): Promise<void> {
-    if (jobFiles.length === 0) return;
-    await files.insertFiles(this.db, jobFiles);
-    this.onWrite();
-  }
-
-  async updateFiles(jobFiles: readonly JobFileRecord[]): Promise<void> {
-    await files.updateFileSizes(this.db, jobFiles);
-    if (jobFiles.length > 0) this.onWrite();
-  }
-
-  listFiles(jobId: number): Promise<JobFileRecord[]> {
-    return files.listFiles(this.db, jobId);
-  }
-
-  listFilesOfJobs(jobIds: readonly number[]): Promise<JobFileRecord[]> {
-    return jobIds.length === 0 ? Promise.resolve([]) : files.listFilesOfJobs(this.db, jobIds);
-  }
-
-  getFile(uniqueId: number): Promise<JobFileRecord | undefined> {
-    return files.getFile(this.db, uniqueId);
   }
 
   async lockDispatch(): Promise<void> {
