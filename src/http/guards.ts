@@ -82,9 +82,12 @@ export function serverOptions(o: GuardOptions) {
   };
 }
 
-/** Installs the guards on an app (before its routes are registered). Returns a stop function for its timers. */
-export function installGuards(app: FastifyInstance, o: GuardOptions): () => void {
-  const server: Server = app.server;
+/**
+ * Counts each address's open connections and marks a connection over the cap (answered in the interface's shape if a
+ * request comes at once, closed soon after in any case). A trusted proxy's connections are not counted: its clients
+ * are, per request (`countProxied`).
+ */
+function capConnectionsPerAddress(server: Server, o: GuardOptions): void {
   const perAddress = new Map<string, number>();
   // Over HTTPS the sockets requests arrive on are the TLS ones, counted once their handshake is done.
   server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (socket: Socket) => {
@@ -103,6 +106,11 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
       setTimeout(() => socket.destroy(), 2000).unref();
     }
   });
+}
+
+/** Installs the guards on an app (before its routes are registered). Returns a stop function for its timers. */
+export function installGuards(app: FastifyInstance, o: GuardOptions): () => void {
+  capConnectionsPerAddress(app.server, o);
 
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();

@@ -127,14 +127,8 @@ export class KyselyStore implements Store {
     this.counter = counter;
     // Job writes do not touch object rows, so they leave the object read cache valid.
     this.structures = structures;
-    this.jobs = new KyselyJobStore(
-      db,
-      dialect,
-      () => {},
-      txState !== undefined,
-      structures,
-      (n) => this.objects.nextUniqueIds(n),
-    );
+    const uniqueIds = (n: number) => this.objects.nextUniqueIds(n);
+    this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined, structures, uniqueIds);
     this.events = new KyselyEventStore(db);
     this.alertWork = new KyselyAlertWorkStore(db);
     this.cluster = new KyselyClusterStore(db, dialect);

@@ -24,6 +24,8 @@ const DATE =
  * `params`: the definition's Parameters; `values`: starting values by name (a resubmitted job's In values).
  * `onSubmit(body)` gets `{JobParameters, Description?, Queue?, HoldOnSubmit?, MaxRunTime?}` and may throw an error to show.
  * `extra`: whether the form also asks for a description, a queue and holding on submit.
+ * Longer than 100 lines, kept whole: its inputs, the checks on submit and the answer share the `inputs` list and the
+ * form's elements, and split apart each piece would take them all as parameters.
  * @param {{ params: DefinitionParameter[] | null | undefined, values?: Record<string, string | number>,
  *   submitLabel: string, onSubmit: (body: SubmitBody) => Promise<void>, extra?: boolean }} options
  */
