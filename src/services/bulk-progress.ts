@@ -4,7 +4,7 @@ import { notFound } from '../errors.ts';
 import type { Principal } from '../security/privileges.ts';
 
 /**
- * The bulk requests this server node runs or ran lately (docs/architecture.md §6), for `GET /Job/bulk/<RequestId>`.
+ * The bulk requests this server node runs or ran lately (docs/architecture.md §6), for `GET /Job/bulk/requests/<RequestId>`.
  * Kept in this node's memory only: a restart forgets them, and another node of a cluster does not know them (the
  * jobs' history keeps what was done either way).
  */

@@ -81,7 +81,7 @@ describe('the description document (swagger.yml)', () => {
     expected.set(`${t.base}/Job/{key}/history`, ['get']);
     // Bulk actions and an asynchronous one's progress (docs/architecture.md §6).
     expected.set(`${t.base}/Job/bulk/{action}`, ['post']);
-    expected.set(`${t.base}/Job/bulk/{requestId}`, ['get']);
+    expected.set(`${t.base}/Job/bulk/requests/{requestId}`, ['get']);
     expected.set(`${t.base}/stream`, ['get']);
     // Why jobs wait: one job, and the page of a job list at once.
     expected.set(`${t.base}/Job/{key}/waiting`, ['get']);

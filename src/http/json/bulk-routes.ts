@@ -9,7 +9,7 @@ import { errorResponses } from './schemas.ts';
 
 /**
  * Bulk actions (docs/architecture.md §6): `POST /Job/bulk/<action>` and the progress of an asynchronous one,
- * `GET /Job/bulk/<RequestId>`. Beside the single actions: the same keys, error record and action table.
+ * `GET /Job/bulk/requests/<RequestId>`. Beside the single actions: the same keys, error record and action table.
  */
 
 const SKIPPED = {
@@ -68,7 +68,7 @@ export function registerBulkRoutes(app: FastifyInstance, deps: { bulk: BulkActio
       tags: ['Job'],
       summary: `Perform an action on many jobs, each as if alone (at most ${MAX_BULK_JOBS.toLocaleString('en')})`,
       description:
-        "Any action of PUT /Job/<id>/<action> on the jobs a Filter of GET /Job matches (fixed when the request starts) or on the JobIds given. Each job gets its own privilege and status checks and its own history entry (cause bulk, naming the user); one that fails them is listed in Skipped with the single action's message. Async: true answers 202 with a RequestId to follow at GET /Job/bulk/<RequestId>.",
+        "Any action of PUT /Job/<id>/<action> on the jobs a Filter of GET /Job matches (fixed when the request starts) or on the JobIds given. Each job gets its own privilege and status checks and its own history entry (cause bulk, naming the user); one that fails them is listed in Skipped with the single action's message. Async: true answers 202 with a RequestId to follow at GET /Job/bulk/requests/<RequestId>.",
       params: {
         type: 'object',
         properties: { action: { type: 'string', enum: [...JOB_ACTIONS] } },
@@ -88,7 +88,7 @@ export function registerBulkRoutes(app: FastifyInstance, deps: { bulk: BulkActio
       return reply.code(status).send(answer);
     },
   });
-  app.get<Req>('/Job/bulk/:requestId', {
+  app.get<Req>('/Job/bulk/requests/:requestId', {
     schema: {
       tags: ['Job'],
       summary: "An asynchronous bulk action's progress, and its answer once done",

@@ -111,7 +111,7 @@ const BULK_FIELDS = [
     description: 'True: nothing changes; the answer says what would be done and what skipped.',
   }),
   field('Async', bool(), {
-    description: 'True: answered 202 at once with a RequestId to follow at GET /Job/bulk/<RequestId>.',
+    description: 'True: answered 202 at once with a RequestId to follow at GET /Job/bulk/requests/<RequestId>.',
   }),
 ];
 

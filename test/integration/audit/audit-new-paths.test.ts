@@ -153,7 +153,7 @@ describe('audit entries of the newer write paths', () => {
         assert.equal(res.status, 202, res.body);
         const requestId = res.json.RequestId as string;
         const final = await waitFor('the bulk request done', async () => {
-          const p = await t.req('GET', `/Job/bulk/${requestId}`);
+          const p = await t.req('GET', `/Job/bulk/requests/${requestId}`);
           assert.equal(p.status, 200, p.body);
           return p.json.Status === 'Running' ? undefined : p.json;
         });

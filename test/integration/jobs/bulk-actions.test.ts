@@ -157,7 +157,7 @@ for (const backend of backends()) {
       assert.equal(res.json.Action, 'release');
       const id = res.json.RequestId as string;
       const final = await waitFor('the bulk request done', async () => {
-        const p = await t.req('GET', `/Job/bulk/${id}`);
+        const p = await t.req('GET', `/Job/bulk/requests/${id}`);
         assert.equal(p.status, 200, p.body);
         return p.json.Status === 'Running' ? undefined : p.json;
       });
@@ -168,7 +168,7 @@ for (const backend of backends()) {
       for (const j of [jobs[0], jobs[299]]) assert.equal((await getJob(t, (j as JobRecord).jobId)).Status, 'Queued');
       // Another user does not see it; an unknown id is 404 too.
       const other = await t.keyWithRoles('operator', ['Operator']);
-      assertError(await t.req('GET', `/Job/bulk/${id}`, { key: other }), 404, /Unable to find object/);
+      assertError(await t.req('GET', `/Job/bulk/requests/${id}`, { key: other }), 404, /Unable to find object/);
       assertError(await t.req('GET', '/Job/bulk/no-such-request'), 404, /Unable to find object/);
     });
 
