@@ -169,7 +169,7 @@ for (const backend of backends()) {
       // Another user does not see it; an unknown id is 404 too.
       const other = await t.keyWithRoles('operator', ['Operator']);
       assertError(await t.req('GET', `/Job/bulk/requests/${id}`, { key: other }), 404, /Unable to find object/);
-      assertError(await t.req('GET', '/Job/bulk/no-such-request'), 404, /Unable to find object/);
+      assertError(await t.req('GET', '/Job/bulk/requests/no-such-request'), 404, /Unable to find object/);
     });
 
     test("an action failing for one job of a slice is that job's alone: the others of its slice are done", async () => {
