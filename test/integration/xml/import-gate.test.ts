@@ -26,15 +26,7 @@ for (const backend of backends()) {
         backend,
         {
           localAgent: false,
-          // No minimum body rate: the holders' archives stop arriving and must keep their slots for as long as the
-          // test needs on a loaded machine, not be cut off as slow uploads (hostile-requests.test.ts tests that).
-          limits: {
-            ...DEFAULTS.limits,
-            importConcurrency: 1,
-            importQueue: 0,
-            maxEventLoopDelayMs: 60_000,
-            minBodyBytesPerSecond: 0,
-          },
+          limits: { ...DEFAULTS.limits, importConcurrency: 1, importQueue: 0, maxEventLoopDelayMs: 60_000 },
         },
         { listen: true },
       );
