@@ -26,7 +26,16 @@ for (const backend of backends()) {
         backend,
         {
           localAgent: false,
-          limits: { ...DEFAULTS.limits, importConcurrency: 1, importQueue: 0, maxEventLoopDelayMs: 60_000 },
+          // A low minimum body rate: the holders' archives stop arriving after 10 bytes, and must keep their slots
+          // for the probes of a loaded machine (cut after about 25 s, not 5), yet still be cut in the end, so the
+          // server can close (the slow-upload cut itself is tested in hostile-requests.test.ts).
+          limits: {
+            ...DEFAULTS.limits,
+            importConcurrency: 1,
+            importQueue: 0,
+            maxEventLoopDelayMs: 60_000,
+            minBodyBytesPerSecond: 0.5,
+          },
         },
         { listen: true },
       );
