@@ -21,7 +21,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const core = buildCore(config, base);
   const { firstStart, localAgentElsewhere } = await bootstrap(config, base, core);
   const work = buildJobWork(config, base, core);
-  const live = buildFeed(config, base, core);
+  const live = buildFeed(config, base, core, () => work.imports.gate.inUse);
   let stopping = false;
   const app = await buildHttpApp(config, base, core, work, live, () => stopping);
   return startServer(base, core, live, app, {

@@ -15,6 +15,8 @@ const RUNNING_STATUSES = new Set(['Running', 'Killing', 'Canceling']);
 export interface MetricsDeps {
   store: Store;
   hub: AgentHub;
+  /** Archive requests holding an import slot now (services/import-gate.ts). */
+  importRequests?: () => number;
 }
 
 /**
@@ -33,6 +35,7 @@ export class Metrics {
   private readonly agentSlots: Gauge<'process_server'>;
   private readonly alertsOpen: Gauge;
   private readonly pool: Gauge<'state'>;
+  private readonly importRequests: Gauge;
   private readonly roundTrips: Counter;
   private roundTripsSeen = 0;
   private readonly started: Counter<'definition_type'>;
@@ -75,6 +78,11 @@ export class Metrics {
       name: 'millrace_db_pool_connections',
       help: 'Database pool clients (PostgreSQL): total, idle, and queries waiting for one',
       labelNames: ['state'],
+      registers,
+    });
+    this.importRequests = new Gauge({
+      name: 'millrace_import_requests',
+      help: 'Archive requests (CAR imports) holding one of the slots of the import gate',
       registers,
     });
     this.roundTrips = new Counter({
@@ -158,6 +166,7 @@ export class Metrics {
     this.agentSlots.reset();
     for (const a of agents)
       if (a.slots !== undefined) this.agentSlots.set({ process_server: a.processServer }, a.slots);
+    if (this.deps.importRequests) this.importRequests.set(this.deps.importRequests());
     const pool = this.deps.store.poolStats();
     if (pool) {
       this.pool.set({ state: 'total' }, pool.total);

@@ -53,6 +53,11 @@ export class ImportGate {
     };
   }
 
+  /** Slots taken now (the `millrace_import_requests` gauge of /metrics). */
+  get inUse(): number {
+    return this.active;
+  }
+
   async run<T>(fn: () => Promise<T>): Promise<T> {
     const release = await this.acquire({ bounded: false });
     try {

@@ -13,7 +13,12 @@ export interface LiveParts {
   metrics: Metrics | undefined;
 }
 
-export function buildFeed(config: Config, base: ServerBase, core: ServerCore): LiveParts {
+export function buildFeed(
+  config: Config,
+  base: ServerBase,
+  core: ServerCore,
+  importRequests?: () => number,
+): LiveParts {
   const { store, clock } = base;
   const { engine, cluster } = core;
   // The live feed hears of every commit; published after it, never for a rollback.
@@ -28,7 +33,9 @@ export function buildFeed(config: Config, base: ServerBase, core: ServerCore): L
     if (items.length > 0) cluster.tell({ k: 'feed', items });
   }, FEED_OBJECT_TYPES);
   engine.onClusterFeed((items) => feed.publishItems(items));
-  const metrics = config.metrics ? new Metrics({ store, hub: engine.hub }) : undefined;
+  const metrics = config.metrics
+    ? new Metrics({ store, hub: engine.hub, ...(importRequests ? { importRequests } : {}) })
+    : undefined;
   if (metrics) engine.deadlines.onRaised((kind) => metrics.deadlineAlert(kind));
   return { feed, metrics };
 }

@@ -5,6 +5,7 @@ import { writeCar } from '../../../src/car/archive-writer.ts';
 import { DEFAULTS } from '../../../src/config/config.ts';
 import { IMPORT_REQUESTS_AT_ONCE } from '../../../src/services/import-gate.ts';
 import { backends } from '../../helpers/backends.ts';
+import { parseMetrics, sample } from '../../helpers/prometheus.ts';
 import { assertJsonError, assertXmlError, RawClient, rawExchange } from '../../helpers/raw-http.ts';
 import { ADMIN_KEY, ADMIN_PASSWORD, basicAuth, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { waitFor } from '../../helpers/wait.ts';
@@ -26,9 +27,9 @@ for (const backend of backends()) {
         backend,
         {
           localAgent: false,
-          // A low minimum body rate: the holders' archives stop arriving after 10 bytes, and must keep their slots
-          // for the probes of a loaded machine (cut after about 25 s, not 5), yet still be cut in the end, so the
-          // server can close (the slow-upload cut itself is tested in hostile-requests.test.ts).
+          // A low minimum body rate: the holders' archives stop arriving after 10 bytes and must keep their slots
+          // while a loaded machine probes (cut after about 25 s, not 5), yet still be cut in the end if the test
+          // fails, so the server can close (the slow-upload cut itself is tested in hostile-requests.test.ts).
           limits: {
             ...DEFAULTS.limits,
             importConcurrency: 1,
@@ -60,10 +61,15 @@ for (const backend of backends()) {
         `PUT ${t.xmlBase}/car HTTP/1.1\r\nHost: x\r\n${basic}Content-Type: application/zip\r\nContent-Length: ${car.length}\r\n\r\n`;
       const post = (car: Buffer) =>
         `POST ${t.base}/Import HTTP/1.1\r\nHost: x\r\nX-API-Key: ${ADMIN_KEY}\r\nContent-Type: application/zip\r\nContent-Length: ${car.length}\r\n\r\n`;
-      const xmlBusy = await waitFor('the requests to hold the slots', async () => {
-        const a = await rawExchange(port, Buffer.concat([Buffer.from(put(second)), second]));
-        return a.status === 503 ? a : undefined;
+      // The probes go only once the server has put every holder in the gate (its gauge on /metrics says so): a probe
+      // sent earlier could take a slot before the last holder is read.
+      await waitFor('the requests to hold the slots', async () => {
+        const scrape = await t.req('GET', '//metrics', { key: null });
+        return sample(parseMetrics(scrape.body), 'millrace_import_requests') === IMPORT_REQUESTS_AT_ONCE
+          ? true
+          : undefined;
       });
+      const xmlBusy = await rawExchange(port, Buffer.concat([Buffer.from(put(second)), second]));
       assertXmlError(xmlBusy, 503);
       assert.ok(Number(xmlBusy.headers['retry-after']) > 0);
       const jsonBusy = await rawExchange(port, Buffer.concat([Buffer.from(post(second)), second]));
