@@ -103,7 +103,7 @@ for (const backend of backends()) {
       );
     });
 
-    test('a bulk hold of 10,000 jobs never holds the event loop (the bound catches a hang only)', async (ctx) => {
+    test('a bulk hold of 10,000 jobs never holds the event loop for most of its time', async (ctx) => {
       await insertJobs(
         t,
         template,
@@ -124,7 +124,12 @@ for (const backend of backends()) {
       assert.equal(res.status, 200, res.body);
       assert.deepEqual(res.json, { Matched: 10_000, Done: 10_000, Skipped: [], DryRun: false });
       ctx.diagnostic(`held 10,000 jobs in ${Math.round(took)} ms; longest event-loop hold ${Math.round(longest)} ms`);
-      assert.ok(longest < 1000, `the event loop was held ${Math.round(longest)} ms`);
+      // Relative, so a loaded machine (everything slower alike) does not turn it red, while a request that did its
+      // jobs in one go would hold the loop for nearly all of its time; the figures themselves are B14's.
+      assert.ok(
+        longest < took / 2,
+        `the event loop was held ${Math.round(longest)} ms of the request's ${Math.round(took)} ms`,
+      );
       assert.equal((await allIds(t, 'Queue=GLOBAL.Nowhere&Status=Held')).length, 10_000);
     });
   });
