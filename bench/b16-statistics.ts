@@ -21,51 +21,16 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import type { JobRecord } from '../src/domain/job.ts';
 import { openStore } from '../src/store/open.ts';
-import { JobsReader, submitMany, submitter } from './agent-harness.ts';
-import { pinSelf, processCpuSeconds, type Serve, startServe, stop, submitModelJob } from './harness.ts';
+import { pinSelf, startServe, stop, submitModelJob } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
+import { DRAIN_DEFINITION, drainCost } from './lib/drain-cost.ts';
 import { count } from './lib/options.ts';
-import { dist, fixed, int, median, pct, say, Table } from './lib/report.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { dist, fixed, int, pct, say, Table } from './lib/report.ts';
 
 const TARGET_COST = 0.03;
 const TARGET_RATIO = 2;
 const CHUNK = 10_000;
-const DEFINITION = 'GLOBAL.System_Sleep';
-const BODY = Buffer.from(JSON.stringify({ JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] }));
-
-/** Drains `warmup` then `jobs` no-op jobs; answers the timed drain's jobs/s and the server's CPU ms per job. */
-async function drain(
-  serve: Serve,
-  apiKey: string,
-  warmup: number,
-  jobs: number,
-): Promise<{ rate: number; cpuMs: number }> {
-  const http = submitter(serve.base, apiKey, 50);
-  const reader = new JobsReader(serve.dataDir);
-  try {
-    const seen = async (n: number, after: number) => {
-      const deadline = Date.now() + 600_000;
-      while (reader.completed(after) < n) {
-        if (Date.now() > deadline) throw new Error(`${n} jobs not Completed within 600 s`);
-        await sleep(50);
-      }
-    };
-    if (warmup > 0) {
-      await submitMany(http, DEFINITION, BODY, warmup, 50);
-      await seen(warmup, 0);
-    }
-    const after = Math.max(0, ...reader.rows(0).map((r) => r.job_id));
-    const t0 = performance.now();
-    const cpu0 = processCpuSeconds(serve.proc.pid);
-    await submitMany(http, DEFINITION, BODY, jobs, 50);
-    await seen(jobs, after);
-    const rate = jobs / ((performance.now() - t0) / 1000);
-    return { rate, cpuMs: ((processCpuSeconds(serve.proc.pid) - cpu0) * 1000) / jobs };
-  } finally {
-    http.close();
-  }
-}
+const DEFINITION = DRAIN_DEFINITION;
 
 /** Inserts `n` Completed copies of the model job through the store, durations spread over 0–10 minutes. */
 async function insertHistory(dataDir: string, modelId: number, n: number): Promise<number> {
@@ -134,42 +99,21 @@ benchmark({
   target: `drain cost >= ${pct(TARGET_COST * 100)} or statistics p99 ÷ definition p99 > ${TARGET_RATIO}`,
   async run({ opts, work, apiKey }) {
     // 1. The drain, kept against not kept.
-    const rates: Record<'kept' | 'off', number[]> = { kept: [], off: [] };
-    const cpu: Record<'kept' | 'off', number[]> = { kept: [], off: [] };
-    for (let rep = 0; rep < opts.reps; rep++) {
-      const order: Array<'kept' | 'off'> = rep % 2 === 0 ? ['kept', 'off'] : ['off', 'kept'];
-      for (const way of order) {
-        const serve = await startServe({
-          pin: opts.pin,
-          dataDir: join(work, `drain-${rep}-${way}`),
-          apiKey,
-          serveArgs: ['--no-local-agent', ...(way === 'off' ? ['--no-runtime-statistics'] : [])],
-        });
-        try {
-          const { rate, cpuMs } = await drain(serve, apiKey, 500, opts.jobs);
-          rates[way].push(rate);
-          cpu[way].push(cpuMs);
-          say(
-            `rep ${rep + 1} ${way === 'kept' ? 'statistics kept    ' : 'statistics not kept'}: ${int(rate)} jobs/s, ` +
-              `server CPU ${fixed(cpuMs, 3)} ms/job`,
-          );
-        } finally {
-          await stop(serve.proc);
-        }
-      }
-    }
-    const kept = median(rates.kept);
-    const off = median(rates.off);
-    const cost = 1 - kept / off;
-    const cpuCost = median(cpu.kept) / median(cpu.off) - 1;
-    say(
-      '',
-      `drain of ${int(opts.jobs)} no-op jobs, median of ${opts.reps}: kept ${int(kept)} jobs/s, not kept ${int(off)} ` +
-        `jobs/s: cost ${pct(cost * 100)} (target < ${pct(TARGET_COST * 100)})`,
-      `server CPU per job, median: kept ${fixed(median(cpu.kept), 3)} ms, not kept ${fixed(median(cpu.off), 3)} ms: ` +
-        `${pct(cpuCost * 100)} more`,
-      '',
-    );
+    const {
+      rates,
+      cpu,
+      on: kept,
+      off,
+      cost,
+      cpuCost,
+    } = await drainCost({
+      opts,
+      work,
+      apiKey,
+      offArgs: ['--no-runtime-statistics'],
+      labels: { on: 'statistics kept', off: 'statistics not kept' },
+      targetCost: TARGET_COST,
+    });
 
     // 2. Reads against a long history.
     const dataDir = join(work, 'history');

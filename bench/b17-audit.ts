@@ -17,52 +17,16 @@
  */
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { openStore } from '../src/store/open.ts';
-import { JobsReader, submitMany, submitter } from './agent-harness.ts';
-import { pinSelf, processCpuSeconds, type Serve, startServe, stop } from './harness.ts';
+import { pinSelf, startServe, stop } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
+import { drainCost } from './lib/drain-cost.ts';
 import { count } from './lib/options.ts';
-import { dist, fixed, int, median, pct, say, Table } from './lib/report.ts';
+import { dist, fixed, int, pct, say, Table } from './lib/report.ts';
 
 const TARGET_COST = 0.05;
 const TARGET_RATIO = 2;
 const CHUNK = 10_000;
-const DEFINITION = 'GLOBAL.System_Sleep';
-const BODY = Buffer.from(JSON.stringify({ JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }] }));
-
-/** Drains `warmup` then `jobs` no-op jobs; answers the timed drain's jobs/s and the server's CPU ms per job. */
-async function drain(
-  serve: Serve,
-  apiKey: string,
-  warmup: number,
-  jobs: number,
-): Promise<{ rate: number; cpuMs: number }> {
-  const http = submitter(serve.base, apiKey, 50);
-  const reader = new JobsReader(serve.dataDir);
-  try {
-    const seen = async (n: number, after: number) => {
-      const deadline = Date.now() + 600_000;
-      while (reader.completed(after) < n) {
-        if (Date.now() > deadline) throw new Error(`${n} jobs not Completed within 600 s`);
-        await sleep(50);
-      }
-    };
-    if (warmup > 0) {
-      await submitMany(http, DEFINITION, BODY, warmup, 50);
-      await seen(warmup, 0);
-    }
-    const after = Math.max(0, ...reader.rows(0).map((r) => r.job_id));
-    const t0 = performance.now();
-    const cpu0 = processCpuSeconds(serve.proc.pid);
-    await submitMany(http, DEFINITION, BODY, jobs, 50);
-    await seen(jobs, after);
-    const rate = jobs / ((performance.now() - t0) / 1000);
-    return { rate, cpuMs: ((processCpuSeconds(serve.proc.pid) - cpu0) * 1000) / jobs };
-  } finally {
-    http.close();
-  }
-}
 
 /** Appends `n` entries through the store, as the server writes them (a change of a definition each). */
 async function insertEntries(dataDir: string, n: number): Promise<number> {
@@ -121,42 +85,14 @@ benchmark({
   pin: 'servers',
   target: `drain cost >= ${pct(TARGET_COST * 100)} or deepest p99 ÷ first p99 > ${TARGET_RATIO}`,
   async run({ opts, work, apiKey }) {
-    const rates: Record<'on' | 'off', number[]> = { on: [], off: [] };
-    const cpu: Record<'on' | 'off', number[]> = { on: [], off: [] };
-    for (let rep = 0; rep < opts.reps; rep++) {
-      const order: Array<'on' | 'off'> = rep % 2 === 0 ? ['on', 'off'] : ['off', 'on'];
-      for (const way of order) {
-        const serve = await startServe({
-          pin: opts.pin,
-          dataDir: join(work, `drain-${rep}-${way}`),
-          apiKey,
-          serveArgs: ['--no-local-agent', ...(way === 'off' ? ['--no-audit-job-actions'] : [])],
-        });
-        try {
-          const { rate, cpuMs } = await drain(serve, apiKey, 500, opts.jobs);
-          rates[way].push(rate);
-          cpu[way].push(cpuMs);
-          say(
-            `rep ${rep + 1} ${way === 'on' ? 'audited    ' : 'not audited'}: ${int(rate)} jobs/s, ` +
-              `server CPU ${fixed(cpuMs, 3)} ms/job`,
-          );
-        } finally {
-          await stop(serve.proc);
-        }
-      }
-    }
-    const on = median(rates.on);
-    const off = median(rates.off);
-    const cost = 1 - on / off;
-    const cpuCost = median(cpu.on) / median(cpu.off) - 1;
-    say(
-      '',
-      `drain of ${int(opts.jobs)} no-op jobs, median of ${opts.reps}: audited ${int(on)} jobs/s, not audited ` +
-        `${int(off)} jobs/s: cost ${pct(cost * 100)} (target < ${pct(TARGET_COST * 100)})`,
-      `server CPU per job, median: audited ${fixed(median(cpu.on), 3)} ms, not audited ${fixed(median(cpu.off), 3)} ms: ` +
-        `${pct(cpuCost * 100)} more`,
-      '',
-    );
+    const { rates, cpu, on, off, cost, cpuCost } = await drainCost({
+      opts,
+      work,
+      apiKey,
+      offArgs: ['--no-audit-job-actions'],
+      labels: { on: 'audited', off: 'not audited' },
+      targetCost: TARGET_COST,
+    });
 
     // 2. Reads deep in a long log.
     const dataDir = join(work, 'log');

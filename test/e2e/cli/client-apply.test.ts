@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { currentOf, diff, parseFile } from '../../../src/cli/client/manifest.ts';
 import { backends } from '../../helpers/backends.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { postCreated } from '../../helpers/jobs.ts';
-import { ADMIN_KEY, startE2eServer, type TestServer } from '../../helpers/server.ts';
+import { type CliTarget, startCliTarget } from '../../helpers/cli-target.ts';
+import type { TestServer } from '../../helpers/server.ts';
 
 /**
  * Jobs as code (`millrace apply`, `millrace def export`) run as a user runs it, against a real listening server.
@@ -22,21 +22,14 @@ const cli = (args: string[], extraEnv: Record<string, string>) => runCli(args, e
 
 describe('millrace apply against a running server', () => {
   let t: TestServer;
+  let target: CliTarget;
   let dir = '';
   let env: Record<string, string> = {};
   before(async () => {
-    // No job runs here: no local agent.
-    t = await startE2eServer(backend as NonNullable<typeof backend>, { localAgent: false });
-    const { port } = t.server.app.server.address() as { port: number };
-    const url = `http://127.0.0.1:${port}/millrace`;
-    dir = mkdtempSync(join(tmpdir(), 'millrace-apply-e2e-'));
-    // A config folder of the test's own, so a developer's profiles cannot change what the test sees.
-    env = { MILLRACE_URL: url, MILLRACE_API_KEY: ADMIN_KEY, XDG_CONFIG_HOME: join(dir, 'config') };
+    target = await startCliTarget(backend as NonNullable<typeof backend>, 'apply-e2e', { localAgent: false });
+    ({ t, env, dir } = target);
   });
-  after(async () => {
-    rmSync(dir, { recursive: true, force: true });
-    await t.close();
-  });
+  after(() => target.close());
 
   test(
     'apply creates in dependency order, changes nothing the second time, previews with --dry-run, prunes',

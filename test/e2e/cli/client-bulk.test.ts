@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { getJob, submitSleep, waitForStatus } from '../../helpers/jobs.ts';
-import { ADMIN_KEY, startE2eServer, type TestServer } from '../../helpers/server.ts';
+import { type CliTarget, startCliTarget } from '../../helpers/cli-target.ts';
+import type { TestServer } from '../../helpers/server.ts';
 
 /**
  * `millrace job bulk <action>` run as a user runs it against a real listening server: a dry run by filter changes
@@ -20,22 +18,13 @@ const cli = (args: string[], env: Record<string, string>) => runCli(args, env, 1
 
 describe('millrace job bulk', () => {
   let t: TestServer;
-  let dir = '';
+  let target: CliTarget;
   let env: Record<string, string> = {};
   before(async () => {
-    t = await startE2eServer(backend as NonNullable<typeof backend>);
-    const { port } = t.server.app.server.address() as { port: number };
-    dir = mkdtempSync(join(tmpdir(), 'millrace-bulk-cli-'));
-    env = {
-      MILLRACE_URL: `http://127.0.0.1:${port}/millrace`,
-      MILLRACE_API_KEY: ADMIN_KEY,
-      XDG_CONFIG_HOME: join(dir, 'config'),
-    };
+    target = await startCliTarget(backend as NonNullable<typeof backend>, 'bulk-cli');
+    ({ t, env } = target);
   });
-  after(async () => {
-    rmSync(dir, { recursive: true, force: true });
-    await t.close();
-  });
+  after(() => target.close());
 
   test('a dry run by filter, then the action by ids: done, skipped with reasons, exit 1', SLOW, async () => {
     const held: number[] = [];

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { cliEnv, ROOT, runCli } from '../../helpers/cli.ts';
 import { getJob, postCreated, submit } from '../../helpers/jobs.ts';
-import { ADMIN_KEY, startE2eServer, type TestServer } from '../../helpers/server.ts';
+import { type CliTarget, startCliTarget } from '../../helpers/cli-target.ts';
+import { ADMIN_KEY, type TestServer } from '../../helpers/server.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
 
 /**
@@ -25,16 +25,13 @@ const cli = (args: string[], extraEnv: Record<string, string>) => runCli(args, e
 
 describe('millrace client commands against a running server', () => {
   let t: TestServer;
+  let target: CliTarget;
   let dir = '';
   let env: Record<string, string> = {};
   let url = '';
   before(async () => {
-    t = await startE2eServer(backend as NonNullable<typeof backend>);
-    const { port } = t.server.app.server.address() as { port: number };
-    url = `http://127.0.0.1:${port}/millrace`;
-    dir = mkdtempSync(join(tmpdir(), 'millrace-client-e2e-'));
-    // A config folder of the test's own, so a developer's profiles cannot change what the test sees.
-    env = { MILLRACE_URL: url, MILLRACE_API_KEY: ADMIN_KEY, XDG_CONFIG_HOME: join(dir, 'config') };
+    target = await startCliTarget(backend as NonNullable<typeof backend>, 'client-e2e');
+    ({ t, env, dir, url } = target);
     await postCreated(t, '/JobDefinition/GLOBAL.Ok', { JobDefinitionType: 'BASH', Script: 'echo fine' });
     await postCreated(t, '/JobDefinition/GLOBAL.Fails', {
       JobDefinitionType: 'BASH',
@@ -42,10 +39,7 @@ describe('millrace client commands against a running server', () => {
       Parameters: [{ Name: 'RC', DefaultValue: '1' }],
     });
   });
-  after(async () => {
-    rmSync(dir, { recursive: true, force: true });
-    await t.close();
-  });
+  after(() => target.close());
 
   test('submit --max-run-time limits the job: --wait ends Killed, exit 1; a bad value is refused', SLOW, async () => {
     await postCreated(t, '/JobDefinition/GLOBAL.Stuck', { JobDefinitionType: 'BASH', Script: 'sleep 600' });

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { act, getJob, postCreated, submit, submitSleep, systemQueue, waitForStatus } from '../../helpers/jobs.ts';
-import { ADMIN_KEY, startE2eServer, type TestServer } from '../../helpers/server.ts';
+import { type CliTarget, startCliTarget } from '../../helpers/cli-target.ts';
+import type { TestServer } from '../../helpers/server.ts';
 
 /**
  * `millrace job mark-completed <id> -m …` and `millrace job modify <id> …` run as a user runs them, against a real
@@ -18,25 +16,16 @@ const SLOW = { timeout: 360_000 };
 
 describe('millrace job mark-completed and modify', () => {
   let t: TestServer;
-  let dir = '';
+  let target: CliTarget;
   let env: Record<string, string> = {};
   before(async () => {
-    t = await startE2eServer(backend as NonNullable<typeof backend>);
-    const { port } = t.server.app.server.address() as { port: number };
-    dir = mkdtempSync(join(tmpdir(), 'millrace-mark-e2e-'));
-    env = {
-      MILLRACE_URL: `http://127.0.0.1:${port}/millrace`,
-      MILLRACE_API_KEY: ADMIN_KEY,
-      XDG_CONFIG_HOME: join(dir, 'config'),
-    };
+    target = await startCliTarget(backend as NonNullable<typeof backend>, 'mark-e2e');
+    ({ t, env } = target);
     // A System definition the server does not know ends Error at once.
     await postCreated(t, '/JobDefinition/GLOBAL.Fails', { JobDefinitionType: 'System', DefaultQueue: 'GLOBAL.System' });
     await systemQueue(t, 'GLOBAL.Tonight');
   });
-  after(async () => {
-    rmSync(dir, { recursive: true, force: true });
-    await t.close();
-  });
+  after(() => target.close());
 
   test('mark-completed sets a failed job Completed with the comment in its history; -m is required', SLOW, async () => {
     const failed = await submit(t, 'GLOBAL.Fails');

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../../helpers/backends.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { act, submitSleep, waitForStatus } from '../../helpers/jobs.ts';
-import { ADMIN_KEY, startE2eServer, type TestServer } from '../../helpers/server.ts';
+import { type CliTarget, startCliTarget } from '../../helpers/cli-target.ts';
+import type { TestServer } from '../../helpers/server.ts';
 
 /**
  * `millrace def stats <key>` and `millrace job estimate <id>` run as a user runs them, against a real listening
@@ -18,22 +16,13 @@ const SLOW = { timeout: 360_000 };
 
 describe('millrace def stats and job estimate', () => {
   let t: TestServer;
-  let dir = '';
+  let target: CliTarget;
   let env: Record<string, string> = {};
   before(async () => {
-    t = await startE2eServer(backend as NonNullable<typeof backend>);
-    const { port } = t.server.app.server.address() as { port: number };
-    dir = mkdtempSync(join(tmpdir(), 'millrace-stats-e2e-'));
-    env = {
-      MILLRACE_URL: `http://127.0.0.1:${port}/millrace`,
-      MILLRACE_API_KEY: ADMIN_KEY,
-      XDG_CONFIG_HOME: join(dir, 'config'),
-    };
+    target = await startCliTarget(backend as NonNullable<typeof backend>, 'stats-e2e');
+    ({ t, env } = target);
   });
-  after(async () => {
-    rmSync(dir, { recursive: true, force: true });
-    await t.close();
-  });
+  after(() => target.close());
 
   test('the statistics of three sleeps, and the estimate of a running one', SLOW, async () => {
     const runs = await Promise.all([30, 60, 90].map((ms) => submitSleep(t, ms)));

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { type Entry, entriesAfter, mark } from '../../helpers/audit-entries.ts';
 import { backends } from '../../helpers/backends.ts';
 import { clearById, createDefinition, raise } from '../../helpers/events.ts';
 import { requestFrom } from '../../helpers/from-address.ts';
@@ -18,9 +19,6 @@ import { waitFor } from '../../helpers/wait.ts';
  * Each writes exactly the entries a person reading the log expects, naming who did it, through what, from where.
  */
 
-// biome-ignore lint/suspicious/noExplicitAny: entries are read as a client reads them
-type Entry = any;
-
 const PROXY = '127.0.0.2';
 const STRANGER = '127.0.0.3';
 const LATER = '2099/01/01 00:00:00,000 UTC';
@@ -33,26 +31,6 @@ const approval = {
     Participants: ['bob'],
   },
 };
-
-/** The newest entry's id (0 when none). */
-async function mark(t: TestServer): Promise<number> {
-  const res = await t.req('GET', '/AuditEntry?Limit=1');
-  assert.equal(res.status, 200, res.body);
-  return res.json.items[0]?.Id ?? 0;
-}
-
-/** Every entry after `since`, oldest first. */
-async function entriesAfter(t: TestServer, since: number): Promise<Entry[]> {
-  const all: Entry[] = [];
-  let next: string | null = null;
-  do {
-    const res = await t.req('GET', `/AuditEntry?Limit=1000${next ? `&After=${next}` : ''}`);
-    assert.equal(res.status, 200, res.body);
-    for (const e of res.json.items) if (e.Id > since) all.push(e);
-    next = res.json.items.some((e: Entry) => e.Id <= since) ? null : res.json.next;
-  } while (next);
-  return all.reverse();
-}
 
 /** What a reader of an entry looks at first: action, object, actor and detail. */
 const summary = (e: Entry) => ({

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ObjectType } from '../../../src/model/object-type.ts';
 import { definitionTypes } from '../../../src/model/registry.ts';
+import { type Entry, entriesAfter, mark } from '../../helpers/audit-entries.ts';
 import { backends } from '../../helpers/backends.ts';
 import { act, submit, waitForStatus } from '../../helpers/jobs.ts';
 import { basicAuth, startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -37,29 +38,6 @@ const creationOrder = (types: readonly ObjectType[]): ObjectType[] => [
   ...types.filter((t) => t.key !== 'queueProvider'),
   ...types.filter((t) => t.key === 'queueProvider'),
 ];
-
-// biome-ignore lint/suspicious/noExplicitAny: entries are read as a client reads them
-type Entry = any;
-
-/** The newest entry's id (0 when none). */
-async function mark(t: TestServer): Promise<number> {
-  const res = await t.req('GET', '/AuditEntry?Limit=1');
-  assert.equal(res.status, 200, res.body);
-  return res.json.items[0]?.Id ?? 0;
-}
-
-/** Every entry after `since`, oldest first. */
-async function entriesAfter(t: TestServer, since: number): Promise<Entry[]> {
-  const all: Entry[] = [];
-  let next: string | null = null;
-  do {
-    const res = await t.req('GET', `/AuditEntry?Limit=1000${next ? `&After=${next}` : ''}`);
-    assert.equal(res.status, 200, res.body);
-    for (const e of res.json.items) if (e.Id > since) all.push(e);
-    next = res.json.items.some((e: Entry) => e.Id <= since) ? null : res.json.next;
-  } while (next);
-  return all.reverse();
-}
 
 const about = (entries: Entry[], type: string, key: string) =>
   entries.filter((e) => e.ObjectType === type && e.ObjectKey === key);
