@@ -3,7 +3,7 @@
  * dialog closes (its buttons, Escape, a navigation: dom.js closeDialogs, or the page changing so that what it asks
  * about is no longer shown), it is removed, and only "yes" confirms.
  */
-import { h } from './dom.js';
+import { h, showDialog } from './dom.js';
 
 /**
  * @param {string} question
@@ -12,29 +12,25 @@ import { h } from './dom.js';
  * @returns {Promise<boolean>}
  */
 export function confirmAction(question, yesLabel, stillAsked) {
-  return new Promise((resolve) => {
-    const yes = h('button', { type: 'button', class: 'danger', id: 'confirm-yes' }, yesLabel);
-    const no = h('button', { type: 'button', id: 'confirm-no' }, 'Keep it');
-    const dialog = h('dialog', { class: 'confirm', id: 'confirm' }, h('p', {}, question), h('div', {}, yes, ' ', no));
-    let answer = false;
-    const answered = (/** @type {boolean} */ value) => {
-      answer = value;
-      dialog.close();
-    };
-    yes.addEventListener('click', () => answered(true));
-    no.addEventListener('click', () => answered(false));
-    // A question about what the page no longer offers (the job's status changed under it) is not asked any more.
-    const gone = new MutationObserver(() => {
-      if (stillAsked && !stillAsked()) dialog.close();
-    });
-    if (stillAsked) gone.observe(document.body, { childList: true, subtree: true });
-    dialog.addEventListener('close', () => {
-      gone.disconnect();
-      dialog.remove();
-      resolve(answer);
-    });
-    document.body.appendChild(dialog);
-    dialog.showModal();
-    no.focus();
+  const yes = h('button', { type: 'button', class: 'danger', id: 'confirm-yes' }, yesLabel);
+  const no = h('button', { type: 'button', id: 'confirm-no' }, 'Keep it');
+  const dialog = h('dialog', { class: 'confirm', id: 'confirm' }, h('p', {}, question), h('div', {}, yes, ' ', no));
+  let answer = false;
+  const answered = (/** @type {boolean} */ value) => {
+    answer = value;
+    dialog.close();
+  };
+  yes.addEventListener('click', () => answered(true));
+  no.addEventListener('click', () => answered(false));
+  // A question about what the page no longer offers (the job's status changed under it) is not asked any more.
+  const gone = new MutationObserver(() => {
+    if (stillAsked && !stillAsked()) dialog.close();
   });
+  if (stillAsked) gone.observe(document.body, { childList: true, subtree: true });
+  return showDialog(
+    dialog,
+    no,
+    () => answer,
+    () => gone.disconnect(),
+  );
 }

@@ -114,3 +114,26 @@ export function notice(text, kind = 'info') {
 export function closeDialogs() {
   for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close();
 }
+
+/**
+ * Shows `dialog` modally, focused on `focus`, and answers `answer()` once it closes, however it closes (its
+ * buttons, Escape, a navigation: closeDialogs); it is removed then, after `onClose`.
+ * @template T
+ * @param {HTMLDialogElement} dialog
+ * @param {HTMLElement} focus
+ * @param {() => T} answer
+ * @param {() => void} [onClose]
+ * @returns {Promise<T>}
+ */
+export function showDialog(dialog, focus, answer, onClose) {
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => {
+      onClose?.();
+      dialog.remove();
+      resolve(answer());
+    });
+    document.body.appendChild(dialog);
+    dialog.showModal();
+    focus.focus();
+  });
+}
