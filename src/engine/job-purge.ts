@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { SYSTEM_ACTOR } from '../store/audit-store.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Cluster } from './cluster.ts';
@@ -94,7 +95,7 @@ export class JobPurge {
     if (total > 0)
       await store.audit.add({
         time: clock.now(),
-        actor: { user: 'system', interface: 'system', address: null, apiKeyId: null },
+        actor: SYSTEM_ACTOR,
         action: 'audit-purge',
         object: null,
         detail: `${total} entries older than ${Math.round(auditRetentionMs / 86_400_000)} days purged`,

@@ -3,7 +3,7 @@ import { generateApiKey, generateApiKeyId, hashApiKey } from '../security/api-ke
 import { hashPassword } from '../security/passwords.ts';
 import { BUILTIN_ROLES, parseGrant } from '../security/privileges.ts';
 import { auditDiff } from '../model/audit-diff.ts';
-import type { AuditActor } from '../store/audit-store.ts';
+import { type AuditActor, SYSTEM_ACTOR } from '../store/audit-store.ts';
 import type { ApiKey, Role, Store, User } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -55,7 +55,7 @@ export class AccountService {
     this.store = store;
     this.clock = clock;
     this.maxKeyLifetimeMs = options.maxKeyLifetimeMs;
-    this.actor = options.actor ?? { user: 'system', interface: 'system', address: null, apiKeyId: null };
+    this.actor = options.actor ?? SYSTEM_ACTOR;
   }
 
   /** The same service naming another actor in the audit log: a request's user (docs/architecture.md §18). */

@@ -5,9 +5,6 @@ import { auditActor, type Principal } from '../security/privileges.ts';
 import type { AuditInput } from '../store/audit-store.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 
-/** The actor of the server's own changes. */
-export const SYSTEM_ACTOR = { user: 'system', interface: 'system', address: null, apiKeyId: null } as const;
-
 /**
  * Adds the entry of one object's change to the transaction `tx`: `before` absent for a creation, `after` absent for
  * a deletion. A change that changed nothing adds nothing.

@@ -13,6 +13,9 @@ export interface AuditActor {
   apiKeyId: string | null;
 }
 
+/** The actor of the server's own changes (the purge's note) and of account changes with no person behind them. */
+export const SYSTEM_ACTOR: AuditActor = { user: 'system', interface: 'system', address: null, apiKeyId: null };
+
 /** The object an entry is about. */
 export interface AuditObject {
   type: string;
