@@ -39,6 +39,10 @@ export class Authenticator {
   private readonly clock: Clock;
   private readonly idleLapseMs: number;
   private readonly cache = new Map<string, CachedKey>();
+  /** Reads of a key under way, shared by the requests presenting it meanwhile (`loadKey`). */
+  private readonly keyLoads = new Map<string, Promise<CachedKey | undefined>>();
+  /** Counts `forgetUser` calls: a read begun before one is not cached, and reads begun later are not shared with it. */
+  private forgotten = 0;
   private readonly pendingUses = new Map<string, number>();
   /** Failed attempts per address and per user name (429 beyond authFailuresPerMinute; docs/architecture.md §10). */
   private readonly limiter: FailureLimiter;
@@ -76,18 +80,12 @@ export class Authenticator {
     // Cached by the presented key itself, so a hit costs no hashing; the database is only asked by hash.
     let entry = this.cache.get(presented);
     if (!entry || now - entry.fetchedAt > Authenticator.CACHE_MS) {
-      const hash = hashApiKey(presented);
-      const key = await this.store.getApiKeyByHash(hash);
-      // docs/architecture.md §10: the digest comparison is constant-time (the index look-up only found the candidate).
-      if (!key || !sameDigest(hash, key.keyHash)) {
-        this.cache.delete(presented);
+      entry = await this.loadKey(presented, now);
+      if (!entry) {
         await this.limiter.fail({ address: clientAddress }, now);
         await this.audit('signin-failed', '', 'json', clientAddress, null);
         throw unauthenticated(API_KEY_CHALLENGE);
       }
-      entry = { key, principal: await this.principalOf(key.userName), fetchedAt: now };
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(presented, entry);
     }
     const { key, principal } = entry;
     const recordedUse = this.pendingUses.get(key.id) ?? key.lastUsedTime;
@@ -103,6 +101,36 @@ export class Authenticator {
     // always recorded, also when it comes within a minute of the key's creation.
     if (recordedUse === null || now - recordedUse > 60_000) this.pendingUses.set(key.id, now);
     return { ...principal, via: { interface: 'json', address: clientAddress, apiKeyId: key.id } };
+  }
+
+  /**
+   * Reads a presented key and its user's grants into the cache; undefined for an unknown key. The requests that
+   * find the same key missing or stale meanwhile share this one read: a client with many requests in flight would
+   * otherwise read the key, user and roles once per request at every expiry of the entry.
+   */
+  private loadKey(presented: string, now: number): Promise<CachedKey | undefined> {
+    const shared = this.keyLoads.get(presented);
+    if (shared !== undefined) return shared;
+    const load: Promise<CachedKey | undefined> = this.readKey(presented, now, this.forgotten).finally(() => {
+      if (this.keyLoads.get(presented) === load) this.keyLoads.delete(presented);
+    });
+    this.keyLoads.set(presented, load);
+    return load;
+  }
+
+  private async readKey(presented: string, now: number, generation: number): Promise<CachedKey | undefined> {
+    const hash = hashApiKey(presented);
+    const key = await this.store.getApiKeyByHash(hash);
+    // docs/architecture.md §10: the digest comparison is constant-time (the index look-up only found the candidate).
+    if (!key || !sameDigest(hash, key.keyHash)) {
+      this.cache.delete(presented);
+      return undefined;
+    }
+    const entry = { key, principal: await this.principalOf(key.userName), fetchedAt: now };
+    if (this.cache.size > 10_000) this.cache.clear();
+    // A user forgotten meanwhile (forgetUser) may have been read before the change: answered, not kept.
+    if (generation === this.forgotten) this.cache.set(presented, entry);
+    return entry;
   }
 
   /**
@@ -221,6 +249,8 @@ export class Authenticator {
    * revoked, the user disabled) holds at once here; other nodes re-read within CACHE_MS.
    */
   forgetUser(userName: string): void {
+    this.forgotten++;
+    this.keyLoads.clear();
     for (const [presented, entry] of this.cache) if (entry.key.userName === userName) this.cache.delete(presented);
     for (const [k, login] of this.logins) if (login.user === userName) this.logins.delete(k);
   }

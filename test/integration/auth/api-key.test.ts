@@ -102,6 +102,32 @@ for (const backend of backends()) {
         assert.equal(record?.revokedTime, clock.now() - PAST_CACHE);
       });
 
+      test('requests presenting one key while its cache entry is missing or stale read it from the database once', async () => {
+        const { key, user } = await newKey();
+        const store = t.server.store;
+        let reads = 0;
+        // The server's own store, its key look-up counted.
+        const counted = Object.create(store, {
+          getApiKeyByHash: {
+            value: (hash: string) => {
+              reads += 1;
+              return store.getApiKeyByHash(hash);
+            },
+          },
+        });
+        const auth = new Authenticator(counted, clock, { idleLapseMs: 30 * DAY, failuresPerMinute: 1000 });
+        const many = () => Promise.all(Array.from({ length: 20 }, () => auth.authenticateApiKey(key, '127.0.0.9')));
+        for (const p of await many()) assert.equal(p.user, user);
+        assert.equal(reads, 1, 'twenty requests at a cold cache');
+        await many();
+        assert.equal(reads, 1, 'twenty more within the cache time');
+        clock.advance(PAST_CACHE);
+        for (const p of await many()) assert.equal(p.user, user);
+        assert.equal(reads, 2, "twenty requests at the entry's expiry");
+        await assert.rejects(auth.authenticateApiKey(`${key}x`, '127.0.0.9'), /Authentication required/);
+        assert.equal(reads, 3, 'an unknown key is read, and refused');
+      });
+
       test('an expired key gets 401', async () => {
         const lifetimeMs = 10 * MINUTE;
         const { key } = await newKey({ lifetimeMs });
