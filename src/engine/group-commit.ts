@@ -60,6 +60,7 @@ export class GroupCommit {
     const outcomes: Outcome[] = [];
     try {
       await this.store.transaction(async (tx) => {
+        await tx.jobs.expectNew(group.length);
         for (const p of group)
           outcomes.push(
             await p.work(tx).then(

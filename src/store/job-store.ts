@@ -91,6 +91,12 @@ export interface JobStore {
    * `ownGroup`: its JobGroup is its own id. Answers the record as stored.
    */
   insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord>;
+  /**
+   * About `count` new jobs follow in this transaction (a group of submits): on PostgreSQL their ids are taken in
+   * one round trip now, and `insertNew` holds their rows, inserted in one statement before anything else reads
+   * jobs and before the commit. Ids not used are skipped (as after a rollback).
+   */
+  expectNew(count: number): Promise<void>;
   /** Many new jobs in few statements (bulk loads of history: tests, benchmarks). */
   insertMany(jobs: readonly JobRecord[]): Promise<void>;
   get(jobId: number): Promise<JobRecord | undefined>;

@@ -1,24 +1,26 @@
 import type { JobRow } from './kysely-job-rows.ts';
 
+/** What a flush sends: the new rows (inserted) and the rows written back (updated), either may be empty. */
+export type HeldRows = { inserted: JobRow[]; updated: JobRow[] };
+
 /**
  * What a transaction's job store holds back to save round trips on PostgreSQL (docs/architecture.md §2, store):
- * rows read ahead for the reports of a batch, each handed out once and dropped when its job is written; and, while
- * updates are deferred, the rows written and not yet sent, which go out together (`send`) before anything else
- * reads jobs. A deferred write the database refused fails every later flush, so the transaction cannot commit.
+ * rows read ahead for the reports of a batch, each handed out once and dropped when its job is written; new jobs
+ * whose ids were taken ahead (`expectNew`), not inserted yet; and, while updates are deferred, the rows written and
+ * not yet sent. What is held goes out together (`send`: the new rows first) before anything else reads jobs and
+ * before the commit. A held write the database refused fails every later flush, so the transaction cannot commit.
  */
 export class JobRowBuffer {
   private readonly ahead = new Map<number, JobRow>();
+  /** New jobs not inserted yet; a later write of one of them changes the row to insert. */
+  private readonly inserted = new Map<number, JobRow>();
   private deferred: Map<number, JobRow> | undefined;
   private sending: Promise<void> | undefined;
   private refused: { error: unknown } | undefined;
-  private readonly send: (rows: JobRow[]) => Promise<unknown>;
+  private readonly send: (rows: HeldRows) => Promise<unknown>;
 
-  constructor(send: (rows: JobRow[]) => Promise<unknown>) {
+  constructor(send: (rows: HeldRows) => Promise<unknown>) {
     this.send = send;
-  }
-
-  get deferring(): boolean {
-    return this.deferred !== undefined;
   }
 
   /** Of these jobs, those not read ahead yet. */
@@ -30,9 +32,9 @@ export class JobRowBuffer {
     for (const row of rows) this.ahead.set(Number(row.job_id), row);
   }
 
-  /** The job's row as this transaction last wrote it (deferred), or as read ahead (handed out once). */
+  /** The job's row as this transaction last wrote it (held), or as read ahead (handed out once). */
   take(jobId: number): JobRow | undefined {
-    const written = this.deferred?.get(jobId);
+    const written = this.inserted.get(jobId) ?? this.deferred?.get(jobId);
     if (written) return written;
     const read = this.ahead.get(jobId);
     this.ahead.delete(jobId);
@@ -48,18 +50,34 @@ export class JobRowBuffer {
     this.deferred ??= new Map();
   }
 
-  /** Rows written while deferring; a job written twice keeps its last row, as the statements would leave it. */
-  note(rows: readonly JobRow[]): void {
-    for (const row of rows) this.deferred?.set(Number(row.job_id), row);
+  /** A new job, inserted at the next flush. */
+  hold(row: JobRow): void {
+    this.inserted.set(Number(row.job_id), row);
   }
 
-  /** Ends the deferral once what it holds is sent. */
+  /**
+   * Rows written: those of new jobs not inserted yet change the rows to insert; the others are noted while
+   * deferring (a job written twice keeps its last row, as the statements would leave it). Answers the rows still
+   * to write now (not deferring).
+   */
+  note(rows: readonly JobRow[]): JobRow[] {
+    const now: JobRow[] = [];
+    for (const row of rows) {
+      const id = Number(row.job_id);
+      if (this.inserted.has(id)) this.inserted.set(id, row);
+      else if (this.deferred) this.deferred.set(id, row);
+      else now.push(row);
+    }
+    return now;
+  }
+
+  /** Ends the deferral of updates once what it holds is sent. */
   async end(): Promise<void> {
     await this.flush();
     this.deferred = undefined;
   }
 
-  /** Sends the deferred rows (one `send` at a time, so a read never overtakes it). */
+  /** Sends what is held (one `send` at a time, so a read never overtakes it). */
   async flush(): Promise<void> {
     for (;;) {
       const sending = this.sending;
@@ -67,9 +85,10 @@ export class JobRowBuffer {
         await sending;
         continue;
       }
-      if (this.deferred === undefined || this.deferred.size === 0) break;
-      const rows = [...this.deferred.values()];
-      this.deferred.clear();
+      if (this.inserted.size === 0 && (this.deferred === undefined || this.deferred.size === 0)) break;
+      const rows = { inserted: [...this.inserted.values()], updated: [...(this.deferred?.values() ?? [])] };
+      this.inserted.clear();
+      this.deferred?.clear();
       this.sending = this.send(rows).then(
         () => {
           this.sending = undefined;

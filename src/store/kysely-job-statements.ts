@@ -44,6 +44,21 @@ const insertNewJob = (ownGroup: boolean) => {
   );
 };
 
+/**
+ * PostgreSQL: the new jobs of a group of submits in one statement, an array parameter per column of `COLUMNS`;
+ * their ids were taken ahead (`reserveIds`).
+ */
+const insertJobsBulk = () =>
+  `insert into "jobs" (${quoted(COLUMNS)}) ` +
+  `select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')})`;
+
+/**
+ * PostgreSQL: the ids of `$1` new jobs in one round trip (a group of submits), taken from the sequences in the
+ * order of the rows.
+ */
+const reserveIds = () =>
+  `select nextval('unique_id_seq') as "u", nextval('job_id_seq') as "j" from generate_series(1, $1)`;
+
 /** A job written back: the `UPDATED` columns, then its job_id (the primary key). */
 const updateJob = (p: Placeholder) =>
   `update "jobs" set ${UPDATED.map((c, i) => `"${c}" = ${p(i + 1)}`).join(', ')} ` +
@@ -101,6 +116,8 @@ function jobStatements(dialect: 'sqlite' | 'postgres') {
     history: insertHistory(dialect),
     insertNew: insertNewJob(false),
     insertNewOwnGroup: insertNewJob(true),
+    insertBulk: insertJobsBulk(),
+    reserveIds: reserveIds(),
   };
 }
 

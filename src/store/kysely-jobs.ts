@@ -39,13 +39,21 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   private cause: Cause | undefined;
   /** Unique ids (the store's sequence, shared with objects) for a new job on SQLite. */
   private readonly uniqueIds: (count: number) => Promise<number[]>;
-  /** Rows read ahead (`prefetch`) and updates deferred (`deferUpdates`). */
-  private readonly buffer = new JobRowBuffer((rows) =>
-    this.run(
-      this.hot.updateBulk,
-      BULK.map((c) => rows.map((r) => r[c])),
-    ),
-  );
+  /** Rows read ahead (`prefetch`), new jobs held (`expectNew`) and updates deferred (`deferUpdates`). */
+  private readonly buffer = new JobRowBuffer(async ({ inserted, updated }) => {
+    if (inserted.length > 0)
+      await this.run(
+        this.hot.insertBulk,
+        COLUMNS.map((c) => inserted.map((r) => r[c])),
+      );
+    if (updated.length > 0)
+      await this.run(
+        this.hot.updateBulk,
+        BULK.map((c) => updated.map((r) => r[c])),
+      );
+  });
+  /** PostgreSQL: ids taken ahead for the new jobs this transaction expects (`expectNew`), first to use first. */
+  private reserved: Array<{ jobId: number; uniqueId: number }> = [];
 
   /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
   constructor(
@@ -143,7 +151,22 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   }
 
+  async expectNew(count: number): Promise<void> {
+    // One new job costs one round trip anyway (its insert takes its ids); SQLite has no round trip to save.
+    if (this.dialect === 'sqlite' || !this.tracking || count < 2) return;
+    const rows = (await this.run<{ u: string; j: string }>(this.hot.reserveIds, [count])).rows;
+    this.reserved = rows.map((r) => ({ jobId: Number(r.j), uniqueId: Number(r.u) }));
+  }
+
   async insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord> {
+    const taken = this.reserved.shift();
+    if (taken) {
+      const record: JobRecord = { ...job, ...taken, jobGroup: ownGroup ? taken.jobId : job.jobGroup };
+      this.buffer.hold(toRow(record));
+      this.noteStatus(record);
+      this.onWrite();
+      return record;
+    }
     if (this.dialect === 'sqlite') {
       const uniqueId = itemAt(await this.uniqueIds(1), 0);
       const jobId = itemAt(await this.nextJobIds(1), 0);
@@ -194,6 +217,11 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     return () => this.buffer.end();
   }
 
+  /** Sends the rows held back (new jobs, deferred updates): the transaction calls it last before its commit. */
+  sendHeld(): Promise<void> {
+    return this.buffer.flush();
+  }
+
   /** The database once the deferred updates are sent: every read of jobs goes through it (it sees them). */
   protected async flushed(): Promise<Kysely<Database>> {
     await this.buffer.flush();
@@ -219,19 +247,16 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
 
   async updateMany(jobs: readonly JobRecord[]): Promise<void> {
     for (const job of jobs) this.buffer.forget(job.jobId);
-    if (this.buffer.deferring) this.buffer.note(jobs.map(toRow));
-    else if (this.dialect === 'postgres' && jobs.length > 1) {
+    // Held rows (new jobs not inserted yet, deferred updates) take the writes; the others are written now.
+    const now = this.buffer.note(jobs.map(toRow));
+    if (this.dialect === 'postgres' && now.length > 1) {
       // A job listed twice is written once, as its last entry says (as the row-by-row updates would leave it).
-      const rows = [...new Map(jobs.map((j) => [j.jobId, toRow(j)])).values()];
+      const rows = [...new Map(now.map((r) => [r.job_id, r])).values()];
       await this.run(
         this.hot.updateBulk,
         BULK.map((c) => rows.map((r) => r[c])),
       );
-    } else
-      for (const j of jobs) {
-        const row = toRow(j);
-        await this.run(this.hot.update, [...UPDATED.map((c) => row[c]), row.job_id]);
-      }
+    } else for (const row of now) await this.run(this.hot.update, [...UPDATED.map((c) => row[c]), row.job_id]);
     for (const j of jobs) this.noteStatus(j);
     if (jobs.length > 0) this.onWrite();
   }

@@ -10,7 +10,7 @@ import { appendEntries, KyselyAudit } from './kysely-audit.ts';
 import type { BlobStore } from './blob-store.ts';
 import type { ClusterStore, JobFileChunkStore } from './cluster-store.ts';
 import type { EventStore } from './event-store.ts';
-import type { JobStore, StatusChange } from './job-store.ts';
+import type { StatusChange } from './job-store.ts';
 import { KyselyAccounts } from './kysely-accounts.ts';
 import { KyselyAlertWorkStore } from './kysely-alert-work.ts';
 import { KyselyAuthFailures } from './kysely-auth-failures.ts';
@@ -97,7 +97,7 @@ export class KyselyStore implements Store {
   /** Chain structures read lately (shared with this store's transactions). */
   private readonly structures: ChainStructureCache;
   /** Jobs and job files, in the same database (and transaction) as this store. */
-  readonly jobs: JobStore;
+  readonly jobs: KyselyJobStore;
   /** Events, in the same database (and transaction) as this store. */
   readonly events: EventStore;
   readonly alertWork: AlertWorkStore;
@@ -169,6 +169,7 @@ export class KyselyStore implements Store {
           if (listener || statusListener) for (const c of changes) jobs.push(c);
           if (hook) await hook(tx, changes);
         }
+        await tx.jobs.sendHeld();
         await appendEntries(trx, this.dialect, state.audit);
         return result;
       });

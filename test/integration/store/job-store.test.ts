@@ -122,6 +122,49 @@ for (const backend of backends()) {
       assert.equal(await t.store.jobs.get(lost.jobId), undefined);
     });
 
+    test('new jobs expected in a group read back as written, are stored by the commit, and a refused one stores none', async () => {
+      await t.store.transaction((tx) => tx.jobs.nextJobIds(2000));
+      const { jobId: _j, uniqueId: _u, ...fresh } = job(0, { description: 'grouped' });
+      const [a, b, c] = await t.store.transaction(async (tx) => {
+        await tx.jobs.expectNew(2);
+        const made = [
+          await tx.jobs.insertNew(fresh, false),
+          await tx.jobs.insertNew({ ...fresh, jobGroup: null }, true),
+          await tx.jobs.insertNew(fresh, false), // one more than expected
+        ];
+        const [first] = made;
+        assert.ok(first);
+        assert.deepEqual(await tx.jobs.get(first.jobId), first, 'a new job reads back before it is sent');
+        const held = { ...first, status: 'Held' as const };
+        await tx.jobs.updateMany([held]);
+        const listed = await tx.jobs.listByStatus(['Held'], { limit: 100 });
+        assert.deepEqual(
+          listed.filter((j) => j.jobId === first.jobId),
+          [held],
+          'written, then seen by a query',
+        );
+        made[0] = held;
+        return made;
+      });
+      assert.ok(a && b && c);
+      assert.ok(a.jobId >= 2000 && b.jobId > a.jobId && c.jobId > b.jobId, `${a.jobId}, ${b.jobId}, ${c.jobId}`);
+      assert.equal(new Set([a.uniqueId, b.uniqueId, c.uniqueId]).size, 3);
+      assert.equal(b.jobGroup, b.jobId);
+      for (const made of [a, b, c]) assert.deepEqual(await t.store.jobs.get(made.jobId), made);
+      // A new job the database refuses (a null definition: on PostgreSQL at the commit, on SQLite at once) fails
+      // the transaction: the other new job does not stay either.
+      let lost: JobRecord | undefined;
+      await assert.rejects(
+        t.store.transaction(async (tx) => {
+          await tx.jobs.expectNew(2);
+          lost = await tx.jobs.insertNew(fresh, false);
+          await tx.jobs.insertNew({ ...fresh, definition: null as unknown as string }, false);
+        }),
+      );
+      assert.ok(lost);
+      assert.equal(await t.store.jobs.get(lost.jobId), undefined);
+    });
+
     test('jobs read ahead are handed out as stored, and as written once written in the transaction', async () => {
       await t.store.transaction(async (tx) => {
         for (const id of [60, 61, 62]) await tx.jobs.insert(job(id));
