@@ -84,6 +84,10 @@ const OPTIONS = {
     'with --pg and N > 1: also measure ours as N server nodes on the one database (each a `millrace serve`, the ' +
       'submits spread evenly over them), interleaved with one node',
   ),
+  spreadNodes: flag(
+    'with --nodes: node i on core i mod 2 (node 0, and the load generator, stay where they are), to set what ' +
+      'sharing one core costs apart from what the nodes cost each other',
+  ),
   anchor: flag('measure ours only', { default: true }),
   pollMs: amount(50, 'how often Completed jobs are counted', { arg: 'MS', min: 1 }),
   timeout: amount(300, 'give up on a drain after S seconds', { min: 1 }),
@@ -328,6 +332,8 @@ async function measureOurs(
           dataDir: nodeDir,
           apiKey: s.apiKey,
           database: database as string,
+          nodeFlags,
+          ...(opts.spreadNodes ? { core: i % 2 } : {}),
           serveArgs: ['--no-local-agent'],
         }),
       );
@@ -533,7 +539,8 @@ benchmark({
   options: OPTIONS,
   pin: 'self',
   target: `the target is missed (SQLite >= ${TARGET_SQLITE} jobs/s, PG >= ${TARGET_PG})`,
-  profile: 'afterwards, run ours once more under node --cpu-prof and summarise the profile',
+  profile:
+    'afterwards, run ours once more under node --cpu-prof and summarise the profile (with --nodes, the nodes too)',
   async run({ opts, work, apiKey }) {
     const store = opts.pg ? 'PostgreSQL' : 'SQLite';
     let cluster: string | undefined;
@@ -661,6 +668,21 @@ benchmark({
             items: m.jobs,
           }),
         ),
+        // Every node profiled over the same drain: what coordination costs each of them.
+        ...(opts.nodes > 1 && pgAdmin
+          ? [
+              '',
+              await profileRun(
+                opts.profileDir,
+                (nodeFlags) => measureOurs(setup, 0, nodeFlags, 'nodes'),
+                (m) => ({
+                  heading: `CPU profile of one of ${opts.nodes} nodes over one drain (${int(m.drainPerSec)} jobs/s in all)`,
+                  note: "(per-job figures below divide one node's time by all the jobs of the drain)",
+                  items: m.jobs,
+                }),
+              ),
+            ]
+          : []),
       );
 
     return {
