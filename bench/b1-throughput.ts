@@ -14,7 +14,7 @@
  * N ÷ (first submit → the poll that sees all N Completed).
  * Anchor: graphile-worker 0.17.3, default settings, concurrency 10, one no-op task, in its own process on core 0;
  * the harness adds the N jobs with `addJobs` in batches of 1000 and polls its jobs table until it is empty.
- * Ours first drains --warmup-jobs untimed jobs; the anchor none by default (see --anchor-warmup-jobs).
+ * Ours first drains --warmup-jobs untimed jobs on each node; the anchor none by default (see --anchor-warmup-jobs).
  * Repetitions are interleaved (ours, the other builds, the anchor; every other repetition in reverse order); medians and
  * the ratio ours ÷ anchor are reported.
  */
@@ -59,7 +59,9 @@ const OPTIONS = {
   jobs: count(20_000, 'jobs per measurement', { env: 'BENCH_JOBS' }),
   concurrency: count(50, 'HTTP submits in flight', { env: 'BENCH_CONCURRENCY' }),
   reps: count(2, 'repetitions of ours and the anchor, interleaved', { env: 'BENCH_REPS' }),
-  warmupJobs: count(1000, 'untimed jobs our server drains first in every repetition (0 = none)', { min: 0 }),
+  warmupJobs: count(1000, 'untimed jobs each of our nodes drains first in every repetition (0 = none)', {
+    min: 0,
+  }),
   anchorWarmupJobs: count(
     0,
     'the same for graphile-worker (after a drained warm-up the next 20,000 drained ' +
@@ -357,11 +359,14 @@ async function measureOurs(
       : sqliteCounter(dataDir);
     const c = counter;
     const abort: { failed?: unknown } = {};
-    if (opts.warmupJobs > 0) {
-      await submitAll(opts.warmupJobs, abort);
-      await waitUntil(c, (n) => n >= opts.warmupJobs, opts, abort);
+    // The warm-up is per node: each node compiles its hot paths on as many jobs as one node alone does (spread
+    // over three, a warm-up of 1,000 left each node a third of it, and their compilers ran during the drain).
+    const warmup = opts.warmupJobs * bases.length;
+    if (warmup > 0) {
+      await submitAll(warmup, abort);
+      await waitUntil(c, (n) => n >= warmup, opts, abort);
     }
-    const target = opts.warmupJobs + opts.jobs;
+    const target = warmup + opts.jobs;
     const db0 = metrics ? await dbCountsOf(origins) : undefined;
     const cpu0 = cpuOfAll();
     const cores0 = coreTimes();
