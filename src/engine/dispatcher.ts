@@ -13,7 +13,7 @@ import { type JobRecord, SYSTEM_SERVER } from '../domain/job.ts';
 import { OCCUPYING } from '../domain/job-status.ts';
 import { outNames, parameterEnvironment } from '../domain/parameters.ts';
 import type { SecretOpener } from '../security/secret-box.ts';
-import { listAllObjects } from '../store/all-objects.ts';
+import { type DispatchObjectsCache, readDispatchObjects } from './dispatch-objects.ts';
 import type { Store, StoredObject } from '../store/store.ts';
 import { isOpen, nextChange } from '../domain/time-window.ts';
 import { asks, startAsking } from './question-jobs.ts';
@@ -41,6 +41,8 @@ export interface DispatchContext {
   secrets?: SecretOpener;
   /** The id of this node when it shares its database with others: recorded on the System jobs it runs. */
   node?: string;
+  /** Queues, providers and process servers kept between passes; read in every pass without it. */
+  objects?: DispatchObjectsCache;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
@@ -52,13 +54,14 @@ const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
  */
 export async function loadDispatchState(
   tx: Store,
-  ctx: Pick<DispatchContext, 'agentReady'>,
+  ctx: Pick<DispatchContext, 'agentReady' | 'objects'>,
   now: number,
   gates: GateView,
   wakeAt: number[],
 ): Promise<DispatchState> {
+  const objects = ctx.objects ? await ctx.objects.read(tx) : await readDispatchObjects(tx);
   const queues = new Map<string, QueueState>();
-  for (const q of await listAllObjects(tx, 'Queue')) {
+  for (const q of objects.queues) {
     const closed = await closedQueueWindow(q, now, gates, wakeAt);
     queues.set(q.key, {
       key: q.key,
@@ -70,7 +73,7 @@ export async function loadDispatchState(
       inclusiveConsole: q.data.InclusiveConsoleJobs === true,
     });
   }
-  const providers: ProviderState[] = (await listAllObjects(tx, 'QueueProvider')).map((p) => ({
+  const providers: ProviderState[] = objects.providers.map((p) => ({
     queue: p.data.Queue,
     processServer: p.data.ProcessServer,
     held: p.data.Held === true,
@@ -79,7 +82,7 @@ export async function loadDispatchState(
     inclusive: p.data.Inclusive === true,
   }));
   const servers = new Map<string, ServerState>();
-  for (const s of await listAllObjects(tx, 'ProcessServer')) {
+  for (const s of objects.servers) {
     const started = s.data.DesiredStatus !== 'Shutdown';
     const available = started && (s.key === SYSTEM_SERVER || ctx.agentReady(s.key));
     servers.set(s.key, {

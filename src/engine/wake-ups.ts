@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { SecretOpener } from '../security/secret-box.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
+import { DispatchObjectsCache } from './dispatch-objects.ts';
 import { dispatchPass } from './dispatcher.ts';
 import { type Effects, newEffects } from './effects.ts';
 import type { Kernel } from './kernel.ts';
@@ -41,8 +42,12 @@ export class WakeUps {
   private overdueCheckAt = 0;
   private stopped = false;
 
+  /** The queues, providers and process servers of the last pass, while no object was written since. */
+  private readonly objects: DispatchObjectsCache;
+
   constructor(options: WakeUpsOptions) {
     this.options = options;
+    this.objects = new DispatchObjectsCache(() => options.store.dataVersion());
   }
 
   /** When the dispatcher will look at the time next on its own (tests in virtual time step the clock to it). */
@@ -107,6 +112,7 @@ export class WakeUps {
             agentReady: (processServer) => agents.isReady(processServer),
             agentInstance: (processServer) => agents.instanceOf(processServer),
             secrets,
+            objects: this.objects,
             ...(node === undefined ? {} : { node }),
           },
           () => clock.now(),
