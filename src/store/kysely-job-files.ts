@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { JobFileRecord } from '../domain/job.ts';
 import { toFile } from './kysely-job-rows.ts';
 import type { Database } from './tables.ts';
@@ -31,16 +31,19 @@ export async function updateFileSizes(db: Db, files: readonly JobFileRecord[]): 
     await db.updateTable('job_files').set({ size: f.size }).where('unique_id', '=', f.uniqueId).execute();
 }
 
-/** A job's files in their order: the unique (job_id, name) index, sorted. */
-export async function listFiles(db: Db, jobId: number): Promise<JobFileRecord[]> {
-  const rows = await db
-    .selectFrom('job_files')
-    .selectAll()
-    .where('job_id', '=', jobId)
-    .orderBy('file_order')
-    .orderBy('name')
-    .execute();
-  return rows.map(toFile);
+/**
+ * A job's files in their order: the unique (job_id, name) index, sorted. Read when a job starts running and when it
+ * ends, so its text is built once per dialect (building it with the query builder cost more than running it on
+ * SQLite, as for the job statements in kysely-job-statements.ts).
+ */
+const LIST_FILES = {
+  sqlite: 'select * from "job_files" where "job_id" = ? order by "file_order", "name"',
+  postgres: 'select * from "job_files" where "job_id" = $1 order by "file_order", "name"',
+} as const;
+
+export async function listFiles(db: Db, dialect: 'sqlite' | 'postgres', jobId: number): Promise<JobFileRecord[]> {
+  const result = await db.executeQuery<Database['job_files']>(CompiledQuery.raw(LIST_FILES[dialect], [jobId]));
+  return result.rows.map(toFile);
 }
 
 /** The files of several jobs, by job: the unique (job_id, name) index, sorted. */

@@ -88,7 +88,7 @@ export abstract class KyselyJobReads {
   }
 
   listFiles(jobId: number): Promise<JobFileRecord[]> {
-    return files.listFiles(this.db, jobId);
+    return files.listFiles(this.db, this.dialect, jobId);
   }
 
   listFilesOfJobs(jobIds: readonly number[]): Promise<JobFileRecord[]> {
