@@ -9,8 +9,8 @@ const MAX_SPARES = 16;
 
 /**
  * Work folders of attempts (docs/architecture.md §7), kept for the next attempt instead of deleted and made again.
- * On an ext4 without a journal, allocating an inode looks past every inode freed in the last seconds (which it
- * will not reuse yet), so creating and deleting the four inodes of each job was most of the agent's kernel time
+ * On an ext4 without a journal, allocating an inode looks past every recently freed inode (which it will not
+ * reuse yet), so creating and deleting the four inodes of each job was most of the agent's kernel time
  * (bench/README.md, B2). A finished attempt's folder becomes a spare (renamed, its logs emptied) only when nothing
  * can write to it any more, as far as the agent can tell: its process group has no process left, and it holds
  * exactly what the agent made (the two logs, an empty `files/`) with the modes and link counts it made them with.
