@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { agentSuite, startAgent } from '../../helpers/agent-peer.ts';
+import { agentSuite, killAgent, startAgent } from '../../helpers/agent-peer.ts';
 import { pidFrom, processRuns, until } from '../../helpers/processes.ts';
 
 /** Every regular file under `dir`, with its text. */
@@ -90,5 +90,13 @@ describe('agent: work folders kept for the next attempt', () => {
     await runJob(14);
     assert.equal(peer.file(1, 'stdout.log').toString(), 'job 1\n');
     for (const [path, text] of filesUnder(workRoot)) assert.ok(!text.includes('late-1'), `${path} holds "${text}"`);
+
+    // A new agent process on the same folder deletes the spares of the one before.
+    const left = spares();
+    assert.ok(left.length > 0);
+    await killAgent(agent);
+    await startAgent(peer, suite.dir());
+    await until(() => left.every((name) => !existsSync(join(workRoot, name))), "the earlier agent's spares to go");
+    await runJob(15);
   });
 });
