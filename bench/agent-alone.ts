@@ -4,16 +4,19 @@
  * job (user and kernel), its job processes' CPU per job, and jobs/s. It separates the agent's own cost from the
  * server's, and shows what the file system under the agent's folder costs (run it with TMPDIR=/dev/shm to compare).
  *
- *   node --import tsx bench/agent-alone.ts [--jobs N] [--tree DIR]     DIR: a checkout whose bin/millrace runs
+ *   node --import tsx bench/agent-alone.ts [--jobs N] [--tree DIR] [--node-flags FLAGS]
+ *
+ * DIR: a checkout whose bin/millrace runs; FLAGS: node's flags for the agent (the local agent's by default).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { type AgentMessage, encode, LineDecoder, type ServerMessage } from '../src/agent/protocol.ts';
 import { launch, pinned, processCpu, ROOT } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
-import { count, path } from './lib/options.ts';
+import { AGENT_HEAP } from '../src/engine/local-agent.ts';
+import { count, path, text } from './lib/options.ts';
 import { fixed, int, say } from './lib/report.ts';
 
 const IN_FLIGHT = 8;
@@ -25,6 +28,9 @@ benchmark({
   options: {
     jobs: count(1000, 'BASH `true` jobs'),
     tree: path('a checkout whose bin/millrace runs (default: this one)', 'DIR'),
+    nodeFlags: text(AGENT_HEAP, "node's flags for the agent, space-separated (default: the local agent's)", {
+      arg: 'FLAGS',
+    }),
   },
   pin: 'self',
   async run({ opts, work }) {
@@ -72,6 +78,7 @@ benchmark({
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const [cmd, args] = pinned(opts.pin, 0, process.execPath, [
+      ...opts.nodeFlags.split(' ').filter((f) => f !== ''),
       join(tree, 'bin/millrace'),
       'agent',
       '--server',
@@ -86,11 +93,16 @@ benchmark({
     const agent = launch('agent', cmd, args);
     try {
       let before: ReturnType<typeof processCpu> | undefined;
+      let rss = { total: 0, anon: 0 };
       const sampler = setInterval(() => {
         if (!before && t0 > 0) before = processCpu(agent.pid);
       }, 1);
+      const rssSampler = setInterval(() => {
+        if (before) rss = maxRss(agent.pid, rss);
+      }, 100);
       await finished;
       clearInterval(sampler);
+      clearInterval(rssSampler);
       const after = processCpu(agent.pid);
       const seconds = (performance.now() - t0) / 1000;
       const b = before ?? after;
@@ -103,11 +115,14 @@ benchmark({
         agentUserMsPerJob: msPerJob(after.user - b.user),
         agentSysMsPerJob: msPerJob(after.sys - b.sys),
         jobProcessMsPerJob: msPerJob(after.children - b.children),
+        agentRssMiB: rss.total / 1024,
+        agentAnonMiB: rss.anon / 1024,
       };
       say(
         `agent:   ${join(tree, 'bin/millrace')} agent${opts.pin ? ' on core 0; this process on core 1' : ' (UNPINNED)'}; ` +
           `data folder ${r.dataDir}`,
-        `${int(n)} BASH true jobs, ${IN_FLIGHT} in flight: ${int(r.jobsPerSec)} jobs/s`,
+        `${int(n)} BASH true jobs, ${IN_FLIGHT} in flight: ${int(r.jobsPerSec)} jobs/s; node flags "${opts.nodeFlags}"`,
+        `agent RSS max ${fixed(r.agentRssMiB, 1)} MiB, of which anonymous ${fixed(r.agentAnonMiB, 1)} MiB (what a fork copies)`,
         `CPU per job (ms): agent user ${fixed(r.agentUserMsPerJob, 2)}, agent kernel ${fixed(r.agentSysMsPerJob, 2)}, ` +
           `job process ${fixed(r.jobProcessMsPerJob, 2)}`,
       );
@@ -115,7 +130,7 @@ benchmark({
         summary:
           `agent alone, ${int(n)} BASH true jobs: ${int(r.jobsPerSec)} jobs/s; per job agent user ` +
           `${fixed(r.agentUserMsPerJob, 2)} ms + kernel ${fixed(r.agentSysMsPerJob, 2)} ms, job process ` +
-          `${fixed(r.jobProcessMsPerJob, 2)} ms`,
+          `${fixed(r.jobProcessMsPerJob, 2)} ms; agent RSS ${fixed(r.agentRssMiB, 1)} MiB (anonymous ${fixed(r.agentAnonMiB, 1)})`,
         results: r,
       };
     } finally {
@@ -124,3 +139,15 @@ benchmark({
     }
   },
 });
+
+/** The larger of `seen` and the process's VmRSS and RssAnon now (kB). */
+function maxRss(pid: number, seen: { total: number; anon: number }): { total: number; anon: number } {
+  let status = '';
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return seen;
+  }
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return { total: Math.max(seen.total, kb('VmRSS')), anon: Math.max(seen.anon, kb('RssAnon')) };
+}

@@ -12,9 +12,10 @@ import type { KnownAttempt, RunMessage } from './protocol.ts';
 import { finalReport } from './reports.ts';
 import { Attempt, killGroup, type ProcessEnd, spawnAttempt } from './runner.ts';
 import type { ScriptFiles } from './script-files.ts';
-import { removeWorkFolder, workPaths } from './scripts.ts';
+import { workPaths } from './scripts.ts';
 import { sendReport, shipLogs } from './shipper.ts';
 import { attemptKey, type Spool } from './spool.ts';
+import { WorkFolders } from './work-folders.ts';
 
 export interface AttemptsDeps {
   spool: Spool;
@@ -38,9 +39,11 @@ export interface AttemptsDeps {
 export class Attempts {
   private readonly byKey = new Map<string, Attempt>();
   private readonly deps: AttemptsDeps;
+  private readonly folders: WorkFolders;
 
   constructor(deps: AttemptsDeps) {
     this.deps = deps;
+    this.folders = new WorkFolders(deps.workRoot);
   }
 
   get size(): number {
@@ -88,7 +91,8 @@ export class Attempts {
       if (a.state === 'lost') log(`${attemptKey(a.jobId, a.attempt)} was running when the agent stopped: lost`);
       this.byKey.set(attemptKey(a.jobId, a.attempt), a);
     }
-    // Work folders without a spool entry belong to acknowledged or abandoned attempts.
+    // Work folders without a spool entry belong to acknowledged or abandoned attempts, or are spares
+    // (work-folders.ts) of an earlier agent process.
     const workRoot = this.deps.workRoot;
     for (const name of readdirSync(workRoot))
       if (!this.byKey.has(name)) void rm(join(workRoot, name), { recursive: true, force: true }).catch(() => {});
@@ -126,7 +130,7 @@ export class Attempts {
       this.onEnd(a, { endTime: now, returnCode: null, signal: null, error: `cannot write the spool: ${reason(err)}` });
       return;
     }
-    const spawned = spawnAttempt(run, a.paths, this.deps.scripts, (end) => this.onEnd(a, end));
+    const spawned = spawnAttempt(run, a.paths, this.deps.scripts, this.folders, (end) => this.onEnd(a, end));
     if (spawned.kind === 'failed') {
       this.onEnd(a, { endTime: Date.now(), returnCode: null, signal: null, error: spawned.error });
       return;
@@ -228,8 +232,10 @@ export class Attempts {
     } catch (err) {
       this.deps.log(`${attemptKey(a.jobId, a.attempt)}: cannot delete the spool entry: ${reason(err)}`);
     }
+    // The process group its process led, for a process this agent started (not one run inside it).
+    const group = a.run && a.cancel === undefined && a.pid !== process.pid ? a.pid : undefined;
     const paths = a.paths;
-    a.queue(() => removeWorkFolder(paths), this.deps.log, true);
+    a.queue(() => this.folders.release(paths, group), this.deps.log, true);
   }
 
   /** Every poll: new bytes of running jobs' stdout/stderr go out. */

@@ -5,7 +5,6 @@ import { maskText } from './mask.ts';
 import type { RequestContext, RequestEnd, RequestRunner } from './request-context.ts';
 import type { RunMessage } from './protocol.ts';
 import type { WorkPaths } from './scripts.ts';
-import { runSql } from './sql-job.ts';
 
 /**
  * HTTP and SQL jobs run inside the agent process (never in the server): no child process, so a kill aborts the
@@ -14,7 +13,14 @@ import { runSql } from './sql-job.ts';
  * the output shipping, the final report and the masking of the credential's password stay the same.
  */
 
-const RUNNERS: Record<string, RequestRunner> = { HTTP: runHttp, SQL: runSql };
+/**
+ * The SQL runner and its driver (pg, pg-cursor) are loaded by the first SQL job: every job the agent starts forks
+ * it, and a fork costs by the agent's resident memory (bench/README.md, B2).
+ */
+const RUNNERS: Record<string, RequestRunner> = {
+  HTTP: runHttp,
+  SQL: async (ctx) => (await import('./sql-job.ts')).runSql(ctx),
+};
 
 /** Starts the request now; `onEnd` is called once it ended, was cancelled (a kill) or failed. */
 export function startRequest(

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { badParameter, jobEnvironment } from './environment.ts';
 import { type Log, reason } from './log.ts';
 import { copyMasked, type MaskedCopy } from './masked-output.ts';
@@ -7,6 +7,7 @@ import type { FinishedMessage, RunMessage } from './protocol.ts';
 import { startRequest } from './request-job.ts';
 import type { ScriptFiles } from './script-files.ts';
 import { prepareLaunch, type WorkPaths } from './scripts.ts';
+import type { WorkFolders } from './work-folders.ts';
 
 /** How the process of an attempt ended. */
 export interface ProcessEnd {
@@ -90,7 +91,7 @@ function agentEnvironment(): NodeJS.ProcessEnv {
 const PIPE_GRACE_MS = 2000;
 
 /**
- * Prepares the work folder and spawns the attempt's process in its own process group, stdin ignored. `onEnd` is
+ * Prepares the work folder (a spare one when there is one, work-folders.ts) and spawns the attempt's process in its own process group, stdin ignored. `onEnd` is
  * called once with how it ended (also when it could not be started). The caller has written the spool entry already.
  *
  * stdout/stderr: without `mask` values the process writes straight into the work folder's log files (no copy, and
@@ -104,6 +105,7 @@ export function spawnAttempt(
   run: RunMessage,
   paths: WorkPaths,
   scripts: ScriptFiles,
+  folders: WorkFolders,
   onEnd: (end: ProcessEnd) => void,
 ): Spawned {
   const bad = badParameter(run.env);
@@ -114,7 +116,7 @@ export function spawnAttempt(
   let stdout: number | undefined;
   let stderr: number | undefined;
   try {
-    mkdirSync(paths.files, { recursive: true });
+    folders.prepare(paths);
     launch = prepareLaunch(run.scriptType, run.script, run.outNames, paths, scripts);
     stdout = openSync(paths.stdout, 'w', 0o644);
     stderr = openSync(paths.stderr, 'w', 0o644);
