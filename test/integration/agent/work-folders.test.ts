@@ -88,12 +88,15 @@ describe('agent: work folders kept for the next attempt', () => {
       ['stdout.log', 'stderr.log', 'r.csv'],
     );
     await runJob(14);
+    // Job 14's folder is passed on (renamed a spare) once its report is acknowledged, a moment after it finished:
+    // looked at only after, so that no folder moves while the walk below reads it.
+    await until(() => !readdirSync(workRoot).some((name) => name.startsWith('14.')), "job 14's folder to be released");
     assert.equal(peer.file(1, 'stdout.log').toString(), 'job 1\n');
     for (const [path, text] of filesUnder(workRoot)) assert.ok(!text.includes('late-1'), `${path} holds "${text}"`);
 
     // A new agent process on the same folder deletes the spares of the one before.
     const left = spares();
-    assert.ok(left.length > 0);
+    assert.ok(left.length > 0, 'a spare folder after job 14');
     await killAgent(agent);
     await startAgent(peer, suite.dir());
     await until(() => left.every((name) => !existsSync(join(workRoot, name))), "the earlier agent's spares to go");
