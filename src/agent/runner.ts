@@ -91,8 +91,9 @@ function agentEnvironment(): NodeJS.ProcessEnv {
 const PIPE_GRACE_MS = 2000;
 
 /**
- * Prepares the work folder (a spare one when there is one, work-folders.ts) and spawns the attempt's process in its own process group, stdin ignored. `onEnd` is
- * called once with how it ended (also when it could not be started). The caller has written the spool entry already.
+ * Prepares the work folder (a spare one when there is one, work-folders.ts) and spawns the attempt's process in its
+ * own process group, stdin ignored. `onEnd` is called once with how it ended (also when it could not be started).
+ * The caller has written the spool entry already.
  *
  * stdout/stderr: without `mask` values the process writes straight into the work folder's log files (no copy, and
  * the job outlives its agent). With them the agent reads them through pipes and writes them masked

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Dirent, lstatSync, mkdirSync, readdirSync, renameSync, type Stats, truncateSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errorCode } from '../errors.ts';
 import { removeWorkFolder, type WorkPaths } from './scripts.ts';
 
 /** Spare folders kept at most: a few more than the jobs an agent usually runs at once. */
@@ -120,6 +121,6 @@ export function groupGone(group: number): boolean {
     process.kill(-group, 0);
     return false;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+    return errorCode(err) === 'ESRCH';
   }
 }
