@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import { chainHash } from '../domain/audit-chain.ts';
 import { chainContent } from './audit-links.ts';
+import { appendEntriesPg } from './pg-audit-append.ts';
 import type { AuditEntry, AuditFilter, AuditInput, AuditStore } from './audit-store.ts';
 import type { Database } from './tables.ts';
 
@@ -66,10 +67,10 @@ export async function appendEntries(
   entries: readonly AuditInput[],
 ): Promise<void> {
   if (entries.length === 0) return;
-  const readHead = () => {
-    const q = db.selectFrom('audit_head').select(['last_id', 'last_hash']).where('id', '=', 1);
-    return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
-  };
+  if (dialect === 'postgres') return appendEntriesPg(db, entries);
+  // SQLite: the statements cost no round trip, and the write lock is the transaction's own.
+  const readHead = () =>
+    db.selectFrom('audit_head').select(['last_id', 'last_hash']).where('id', '=', 1).executeTakeFirst();
   let head = await readHead();
   if (!head) {
     await db
