@@ -81,6 +81,16 @@ const OPTIONS = {
     expected: 'a postgres:// URL',
   }),
   anchorConcurrency: count(10, 'graphile-worker concurrency'),
+  pgCores: text(
+    undefined,
+    'with a throwaway cluster: the cores PostgreSQL runs on (taskset list, e.g. "1"; default all). "1" models a ' +
+      'database on its own machine: its backends then no longer share core 0 with the server or the worker',
+    { arg: 'CORES', pattern: /^[0-9]+([-,][0-9]+)*$/, expected: 'a taskset core list' },
+  ),
+  pgSocket: flag(
+    "with a throwaway cluster: ours and the anchor connect through the cluster's Unix socket, not TCP on 127.0.0.1 " +
+      '(over loopback TCP the sender also pays the receiving side of the TCP stack)',
+  ),
   nodes: count(
     1,
     'with --pg and N > 1: also measure ours as N server nodes on the one database (each a `millrace serve`, the ' +
@@ -105,16 +115,19 @@ type Options = Values<typeof OPTIONS>;
 // ---------------------------------------------------------------------------------------------------------------
 // PostgreSQL: a throwaway cluster, and one database per measurement.
 
-function startCluster(pin: boolean): string {
+function startCluster(pin: boolean, cores: string, socket: boolean): string {
   const dir = mkdtempSync(join(tmpdir(), 'millrace-b1-pg-'));
   const script = join(ROOT, 'scripts/pg-cluster.sh');
   finalizers.set('pg-cluster', () => execFileSync('bash', [script, 'stop', dir], { stdio: 'ignore' }));
-  // The harness is pinned to core 1; the cluster gets every core back (children inherit the affinity).
-  const [cmd, args] = pinned(pin, ALL_CPUS, 'bash', [script, 'start', dir]);
+  // The harness is pinned to core 1; the cluster gets its cores back (its backends inherit the affinity).
+  const [cmd, args] = pinned(pin, cores, 'bash', [script, 'start', dir]);
   const out = execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const url = out.trim().split('\n').pop() ?? '';
   if (!url.startsWith('postgres://')) throw new Error(`pg-cluster.sh printed no URL: ${out}`);
-  return url;
+  if (!socket) return url;
+  const u = new URL(url);
+  u.searchParams.set('host', dir); // pg-cluster.sh puts the socket in DIR; `host` in the query wins over the URL's
+  return u.toString();
 }
 
 const withDatabase = (url: string, name: string): string => {
@@ -552,10 +565,11 @@ benchmark({
     const needCluster = opts.pg === 'auto' || (opts.anchor && !opts.anchorPg && (!opts.pg || opts.pg === 'auto'));
     if (needCluster) {
       const t = performance.now();
-      cluster = startCluster(opts.pin);
+      cluster = startCluster(opts.pin, opts.pgCores ?? ALL_CPUS, opts.pgSocket);
       say(
         `PostgreSQL: throwaway cluster (scripts/pg-cluster.sh: fsync=off, synchronous_commit=off) at ${cluster}, ` +
-          `started in ${fixed((performance.now() - t) / 1000)} s, on all cores`,
+          `started in ${fixed((performance.now() - t) / 1000)} s, ` +
+          (opts.pgCores ? `on core(s) ${opts.pgCores}` : 'on all cores'),
       );
     }
     const pgAdmin = opts.pg === 'auto' ? cluster : opts.pg;
