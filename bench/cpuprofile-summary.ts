@@ -56,7 +56,7 @@ export interface ProfileSummary {
   ownerByCategory: Row[];
   /** Samples in which the category appears anywhere on the stack (each sample counted once per category). */
   inclusiveByCategory: Row[];
-  /** Inclusive time of our own functions (src/). */
+  /** Inclusive time of our own functions (src/, or dist/ when the compiled build ran). */
   inclusiveOurs: Row[];
   /** Inclusive time of every function, V8 pseudo-frames and the event loop's entry points left out. */
   inclusiveAll: Row[];
@@ -181,7 +181,7 @@ export function summarizeCpuProfile(
       if (owner === undefined && isOwner(cat)) owner = cat;
       seenCat.add(cat);
       const label = functionLabel(node.callFrame, cat);
-      if (cat.startsWith('src/')) seenFn.add(label);
+      if (cat.startsWith('src/') || cat.startsWith('dist/')) seenFn.add(label);
       if (!cat.startsWith('V8:') && !cat.startsWith('idle') && node.callFrame.functionName !== '') seenAll.add(label);
     }
     add(ownerCat, owner ?? leafCat, ms);
@@ -226,7 +226,7 @@ export function formatProfileSummary(s: ProfileSummary, requests?: number): stri
     table('Self time by package / file (leaf frame):', s.selfByCategory, per),
     table('Self time charged to the innermost package or src/ frame (who asked for it):', s.ownerByCategory, per),
     table('Inclusive time by package / file (on the stack):', s.inclusiveByCategory, per),
-    table('Inclusive time of our functions (src/):', s.inclusiveOurs, per),
+    table('Inclusive time of our functions (src/ or dist/):', s.inclusiveOurs, per),
     table('Self time by function:', s.selfByFunction, per),
     table('Inclusive time by function (named frames):', s.inclusiveAll, per),
   ].join('\n\n');

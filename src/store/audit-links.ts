@@ -3,7 +3,7 @@ import type { ChainLink } from '../domain/audit-chain.ts';
 import type { AuditEntry, AuditInput } from './audit-store.ts';
 
 /** What the hash covers: every column but the hashes, in one record. */
-export function chainContent(id: number, e: AuditInput): unknown {
+export function chainContent(id: number, e: AuditInput): Record<string, unknown> {
   return {
     id,
     time: e.time,

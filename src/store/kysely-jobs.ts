@@ -20,6 +20,7 @@ import * as queries from './kysely-job-queries.ts';
 import { BULK, COLUMNS, type JobRow, toJob, toRow, UPDATED } from './kysely-job-rows.ts';
 import { HISTORY, JOB_STATEMENTS, type JobStatements, newJobColumns } from './kysely-job-statements.ts';
 import type { Database } from './tables.ts';
+import { pgArray, pgColumns } from './pg-array.ts';
 
 /**
  * The JobStore of one Kysely database or transaction; `onWrite` feeds the store's data version. The statements
@@ -41,16 +42,8 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   private readonly uniqueIds: (count: number) => Promise<number[]>;
   /** Rows read ahead (`prefetch`), new jobs held (`expectNew`) and updates deferred (`deferUpdates`). */
   private readonly buffer = new JobRowBuffer(async ({ inserted, updated }) => {
-    if (inserted.length > 0)
-      await this.run(
-        this.hot.insertBulk,
-        COLUMNS.map((c) => inserted.map((r) => r[c])),
-      );
-    if (updated.length > 0)
-      await this.run(
-        this.hot.updateBulk,
-        BULK.map((c) => updated.map((r) => r[c])),
-      );
+    if (inserted.length > 0) await this.run(this.hot.insertBulk, pgColumns(inserted, COLUMNS));
+    if (updated.length > 0) await this.run(this.hot.updateBulk, pgColumns(updated, BULK));
   });
   /** PostgreSQL: ids taken ahead for the new jobs this transaction expects (`expectNew`), first to use first. */
   private reserved: Array<{ jobId: number; uniqueId: number }> = [];
@@ -117,7 +110,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     if (this.dialect === 'postgres')
       await this.run(
         this.hot.history,
-        HISTORY.map((_, i) => values.map((v) => v[i])),
+        HISTORY.map((_, i) => pgArray(values.map((v) => v[i] ?? null))),
       );
     else for (const v of values) await this.run(this.hot.history, v);
   }
@@ -252,10 +245,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     if (this.dialect === 'postgres' && now.length > 1) {
       // A job listed twice is written once, as its last entry says (as the row-by-row updates would leave it).
       const rows = [...new Map(now.map((r) => [r.job_id, r])).values()];
-      await this.run(
-        this.hot.updateBulk,
-        BULK.map((c) => rows.map((r) => r[c])),
-      );
+      await this.run(this.hot.updateBulk, pgColumns(rows, BULK));
     } else for (const row of now) await this.run(this.hot.update, [...UPDATED.map((c) => row[c]), row.job_id]);
     for (const j of jobs) this.noteStatus(j);
     if (jobs.length > 0) this.onWrite();

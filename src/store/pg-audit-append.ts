@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import { canonicalJson } from '../domain/audit-chain.ts';
 import { chainContent } from './audit-links.ts';
+import { pgArray } from './pg-array.ts';
 import type { AuditInput } from './audit-store.ts';
 import type { Database } from './tables.ts';
 
@@ -15,18 +16,22 @@ import type { Database } from './tables.ts';
 const BATCH = 100;
 
 /**
- * The canonical JSON an entry's hash covers (`chainContent`), cut around the digits of its id, which only the
- * statement knows. Made with ids 0 and 1: the two texts differ in that one character and nowhere else.
+ * The canonical JSON an entry's hash covers (`chainContent`), cut where the digits of its id go, which only the
+ * statement knows: canonicalJson sorts the keys, so the text is `{`, the keys before "id", `"id":<id>`, the keys
+ * after it, `}`; each side is the canonical JSON of its keys without the outer brace on the id's side.
  */
 function aroundId(e: AuditInput): [string, string] {
-  const zero = canonicalJson(chainContent(0, e));
-  const one = canonicalJson(chainContent(1, e));
-  let at = 0;
-  while (zero[at] === one[at]) at++;
-  return [zero.slice(0, at), zero.slice(at + 1)];
+  const content = chainContent(0, e);
+  const lower: Record<string, unknown> = {};
+  const upper: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(content)) if (k !== 'id') (k < 'id' ? lower : upper)[k] = v;
+  const low = canonicalJson(lower).slice(0, -1); // `{…` without its `}`
+  const high = canonicalJson(upper).slice(1); // `…}` without its `{`
+  return [`${low}${low === '{' ? '' : ','}"id":`, `${high === '}' ? '' : ','}${high}`];
 }
 
-const column = <T>(entries: readonly AuditInput[], pick: (e: AuditInput) => T): T[] => entries.map(pick);
+const column = (entries: readonly AuditInput[], pick: (e: AuditInput) => string | number | null): string =>
+  pgArray(entries.map(pick));
 const json = (v: unknown): string | null => (v ? JSON.stringify(v) : null);
 
 /**
@@ -41,7 +46,7 @@ async function appendBatch(db: Kysely<Database>, entries: readonly AuditInput[])
       head as (select last_id, last_hash from audit_head where id = 1 for update),
       input as (
         select * from unnest(
-          ${parts.map((p) => p[0])}::text[], ${parts.map((p) => p[1])}::text[],
+          ${pgArray(parts.map((p) => p[0]))}::text[], ${pgArray(parts.map((p) => p[1]))}::text[],
           ${column(entries, (e) => e.time)}::bigint[], ${column(entries, (e) => e.actor.user)}::text[],
           ${column(entries, (e) => e.actor.apiKeyId)}::text[], ${column(entries, (e) => e.actor.address)}::text[],
           ${column(entries, (e) => e.actor.interface)}::text[], ${column(entries, (e) => e.action)}::text[],
