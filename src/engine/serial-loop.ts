@@ -35,8 +35,10 @@ type Work = {
 
 /** Reports sharing one transaction at most. */
 const REPORTS_PER_TRANSACTION = 500;
-/** Submits sharing one commit at most: a group holds the event loop while it runs (SQLite is synchronous). */
+/** Submits sharing one commit at most. */
 const SUBMITS_PER_COMMIT = 64;
+/** SQLite: how long a group of submits may hold the event loop (group-commit.ts). */
+const SUBMIT_GROUP_BUDGET_MS = 5;
 
 /**
  * The one serial loop every change to existing jobs goes through (docs/architecture.md §6a): reports of a moment
@@ -56,7 +58,11 @@ export class SerialLoop {
 
   constructor(options: SerialLoopOptions) {
     this.options = options;
-    this.submits = new GroupCommit(options.store, SUBMITS_PER_COMMIT);
+    this.submits = new GroupCommit(
+      options.store,
+      SUBMITS_PER_COMMIT,
+      options.store.dialect === 'sqlite' ? SUBMIT_GROUP_BUDGET_MS : Number.POSITIVE_INFINITY,
+    );
   }
 
   /**

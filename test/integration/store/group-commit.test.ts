@@ -66,3 +66,47 @@ for (const backend of backends())
       for (const name of ['c1', 'c2', 'c3']) assert.ok(await t.store.getRole(name));
     });
   });
+
+/** Holds the thread for `ms`, as a synchronous store's statements do. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // spin
+  }
+}
+
+describe('group commit with a time budget (sqlite)', () => {
+  const sqlite = backends().find((b) => b.name === 'sqlite');
+  if (!sqlite) throw new Error('no SQLite backend');
+  const t = suiteStore(sqlite);
+
+  test('a burst is cut into groups that fit the budget, and the event loop is served between them', async () => {
+    let commits = 0;
+    t.store.onTransactionEnd((_ms, committed) => {
+      if (committed) commits++;
+    });
+    const group = new GroupCommit(t.store, 64, 10);
+    // The first group sets the pace: 4 ms a work.
+    await Promise.all(Array.from({ length: 4 }, () => group.run(async () => busy(4))));
+    const afterPace = commits;
+    let done = 0;
+    let doneWhenTimerRan = -1;
+    setTimeout(() => {
+      doneWhenTimerRan = done;
+    }, 0);
+    await Promise.all(
+      Array.from({ length: 24 }, () =>
+        group.run(async () => {
+          busy(4);
+          done++;
+        }),
+      ),
+    );
+    // At 4 ms a work a group of 10 ms takes 2 works: 24 works in 12 commits (fewer if a group ran faster).
+    assert.ok(commits - afterPace >= 6, `24 works of 4 ms in ${commits - afterPace} commits`);
+    assert.ok(
+      doneWhenTimerRan >= 0 && doneWhenTimerRan < 24,
+      `a timer due at the start of the burst ran after ${doneWhenTimerRan} of 24 works`,
+    );
+  });
+});
