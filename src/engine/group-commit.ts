@@ -27,24 +27,14 @@ const ROLL_BACK = Symbol('roll back');
  */
 export class GroupCommit {
   private readonly store: Store;
-  /** At most this many works a transaction. */
+  /** At most this many works a transaction: a group holds the event loop while it runs (SQLite is synchronous). */
   private readonly max: number;
-  /**
-   * On a synchronous store (SQLite), how long a group may hold the event loop: the next group takes as many works
-   * as the last group's time per work says fit, and the loop serves what came meanwhile between groups. Without
-   * it a burst of submits held the loop for a whole group of `max`, several times longer when job processes share
-   * the core (bench/README.md, B2). Infinite on PostgreSQL, where a group waits for round trips, not the loop.
-   */
-  private readonly budgetMs: number;
-  /** Wall time per work of the last group (0 before the first). */
-  private msPerWork = 0;
   private pending: Pending[] = [];
   private busy = false;
 
-  constructor(store: Store, max: number, budgetMs = Number.POSITIVE_INFINITY) {
+  constructor(store: Store, max: number) {
     this.store = store;
     this.max = max;
-    this.budgetMs = budgetMs;
   }
 
   /** Runs `work` in a transaction shared with others; resolves with its result once that transaction committed. */
@@ -60,22 +50,10 @@ export class GroupCommit {
 
   private async drain(): Promise<void> {
     try {
-      while (this.pending.length > 0) {
-        const group = this.pending.splice(0, this.nextSize());
-        const started = performance.now();
-        await this.commit(group);
-        this.msPerWork = (performance.now() - started) / group.length;
-        if (this.pending.length > 0 && Number.isFinite(this.budgetMs)) await new Promise(setImmediate);
-      }
+      while (this.pending.length > 0) await this.commit(this.pending.splice(0, this.max));
     } finally {
       this.busy = false;
     }
-  }
-
-  /** Works the next group takes: `max`, or fewer when the last group's pace says they would pass the budget. */
-  private nextSize(): number {
-    if (!Number.isFinite(this.budgetMs) || this.msPerWork === 0) return this.max;
-    return Math.max(1, Math.min(this.max, Math.floor(this.budgetMs / this.msPerWork)));
   }
 
   private async commit(group: Pending[]): Promise<void> {

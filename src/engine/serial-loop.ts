@@ -35,10 +35,8 @@ type Work = {
 
 /** Reports sharing one transaction at most. */
 const REPORTS_PER_TRANSACTION = 500;
-/** Submits sharing one commit at most. */
+/** Submits sharing one commit at most: a group holds the event loop while it runs (SQLite is synchronous). */
 const SUBMITS_PER_COMMIT = 64;
-/** SQLite: how long a group of submits may hold the event loop (group-commit.ts). */
-const SUBMIT_GROUP_BUDGET_MS = 5;
 
 /**
  * The one serial loop every change to existing jobs goes through (docs/architecture.md §6a): reports of a moment
@@ -58,11 +56,7 @@ export class SerialLoop {
 
   constructor(options: SerialLoopOptions) {
     this.options = options;
-    this.submits = new GroupCommit(
-      options.store,
-      SUBMITS_PER_COMMIT,
-      options.store.dialect === 'sqlite' ? SUBMIT_GROUP_BUDGET_MS : Number.POSITIVE_INFINITY,
-    );
+    this.submits = new GroupCommit(options.store, SUBMITS_PER_COMMIT);
   }
 
   /**
