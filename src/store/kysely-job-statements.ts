@@ -53,11 +53,14 @@ const insertJobsBulk = () =>
   `select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')})`;
 
 /**
- * PostgreSQL: the ids of `$1` new jobs in one round trip (a group of submits), taken from the sequences in the
- * order of the rows.
+ * PostgreSQL: the ids of `count` new jobs in one round trip (a group of submits), taken from the sequences in the
+ * order of the rows. The count is written into the text: a statement without parameters can carry the
+ * transaction's BEGIN (pg-deferred-begin.ts), and a group's ids are its transaction's first statement.
  */
-const reserveIds = () =>
-  `select nextval('unique_id_seq') as "u", nextval('job_id_seq') as "j" from generate_series(1, $1)`;
+export const reserveIds = (count: number): string => {
+  if (!Number.isSafeInteger(count) || count < 1) throw new Error(`not a count of jobs: ${count}`);
+  return `select nextval('unique_id_seq') as "u", nextval('job_id_seq') as "j" from generate_series(1, ${count})`;
+};
 
 /** A job written back: the `UPDATED` columns, then its job_id (the primary key). */
 const updateJob = (p: Placeholder) =>
@@ -117,7 +120,6 @@ function jobStatements(dialect: 'sqlite' | 'postgres') {
     insertNew: insertNewJob(false),
     insertNewOwnGroup: insertNewJob(true),
     insertBulk: insertJobsBulk(),
-    reserveIds: reserveIds(),
   };
 }
 

@@ -18,7 +18,7 @@ import { ChainStructureCache } from './kysely-chain-structures.ts';
 import { listByStatus, listJobs } from './kysely-job-lists.ts';
 import * as queries from './kysely-job-queries.ts';
 import { BULK, COLUMNS, type JobRow, toJob, toRow, UPDATED } from './kysely-job-rows.ts';
-import { HISTORY, JOB_STATEMENTS, type JobStatements, newJobColumns } from './kysely-job-statements.ts';
+import { HISTORY, JOB_STATEMENTS, type JobStatements, newJobColumns, reserveIds } from './kysely-job-statements.ts';
 import type { Database } from './tables.ts';
 import { pgArray, pgColumns } from './pg-array.ts';
 
@@ -147,7 +147,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   async expectNew(count: number): Promise<void> {
     // One new job costs one round trip anyway (its insert takes its ids); SQLite has no round trip to save.
     if (this.dialect === 'sqlite' || !this.tracking || count < 2) return;
-    const rows = (await this.run<{ u: string; j: string }>(this.hot.reserveIds, [count])).rows;
+    const rows = (await this.run<{ u: string; j: string }>(reserveIds(count), [])).rows;
     this.reserved = rows.map((r) => ({ jobId: Number(r.j), uniqueId: Number(r.u) }));
   }
 

@@ -8,6 +8,7 @@ import type { Database } from './tables.ts';
 import { migrationProvider } from './migrations/index.ts';
 import { PgChannel } from './pg-channel.ts';
 import { Checkpointer, WAL_LIMIT_BYTES } from './sqlite-checkpointer.ts';
+import { deferredBegin } from './pg-deferred-begin.ts';
 import { type Prepare, ReaderBesideDialect } from './sqlite-driver.ts';
 import { isDiskFull, type Store } from './store.ts';
 import { lowOnSpace } from './free-space.ts';
@@ -160,7 +161,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     pool.on('connect', (client) => client.on('error', () => {}));
     const roundTrips = countRoundTrips(pool);
     db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: onDiskFull ? watched(pool, onDiskFull) : pool }),
+      dialect: new PostgresDialect({ pool: deferredBegin(onDiskFull ? watched(pool, onDiskFull) : pool) }),
     });
     const kdb = db;
     store = new KyselyStore(db, 'postgres', {
