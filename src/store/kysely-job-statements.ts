@@ -1,4 +1,5 @@
 import { BULK, COLUMNS, PG_TYPE, UPDATED } from './kysely-job-rows.ts';
+import { PREPARED } from './pg-prepared.ts';
 
 /**
  * The statements every job goes through (submit, dispatch, completion, GET), as SQL text built once per dialect,
@@ -49,7 +50,7 @@ const insertNewJob = (ownGroup: boolean) => {
  * their ids were taken ahead (`reserveIds`).
  */
 const insertJobsBulk = () =>
-  `insert into "jobs" (${quoted(COLUMNS)}) ` +
+  `${PREPARED}insert into "jobs" (${quoted(COLUMNS)}) ` +
   `select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')})`;
 
 /**
@@ -73,7 +74,7 @@ const updateJob = (p: Placeholder) =>
  * to 500 jobs).
  */
 const updateJobsBulk = () =>
-  `update "jobs" as j set ${UPDATED.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
+  `${PREPARED}update "jobs" as j set ${UPDATED.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
   `from unnest(${BULK.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')}) as v(${quoted(BULK)}) ` +
   `where j."job_id" = v."job_id"`;
 
@@ -102,7 +103,7 @@ const nextJobIds = (p: Placeholder) =>
  */
 const insertHistory = (dialect: 'sqlite' | 'postgres') =>
   dialect === 'postgres'
-    ? `insert into "job_history" (${quoted(HISTORY)}) select * from unnest($1::bigint[], $2::bigint[], ` +
+    ? `${PREPARED}insert into "job_history" (${quoted(HISTORY)}) select * from unnest($1::bigint[], $2::bigint[], ` +
       '$3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
     : `insert into "job_history" (${quoted(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`;
 

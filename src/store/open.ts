@@ -9,6 +9,8 @@ import { migrationProvider } from './migrations/index.ts';
 import { PgChannel } from './pg-channel.ts';
 import { Checkpointer, WAL_LIMIT_BYTES } from './sqlite-checkpointer.ts';
 import { deferredBegin } from './pg-deferred-begin.ts';
+import { wrapClients } from './pg-pool-wrap.ts';
+import { preparing } from './pg-prepared.ts';
 import { type Prepare, ReaderBesideDialect } from './sqlite-driver.ts';
 import { isDiskFull, type Store } from './store.ts';
 import { lowOnSpace } from './free-space.ts';
@@ -105,27 +107,14 @@ function watched(pool: pg.Pool, onDiskFull: (err: unknown) => void): PostgresPoo
   const look = (err: unknown) => {
     if (isDiskFull(err)) onDiskFull(err);
   };
-  // One wrapper per client: Kysely keeps its connection object per client it is given.
-  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
-  const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
+  return wrapClients(pool, (client) => ({
     query: ((...args: unknown[]) => {
       const result = (client.query as (...a: unknown[]) => unknown)(...args);
       if (result instanceof Promise) result.catch(look);
       return result;
     }) as PostgresPoolClient['query'],
     release: () => client.release(),
-  });
-  return {
-    async connect() {
-      const client = await pool.connect();
-      const known = wrappers.get(client);
-      if (known) return known;
-      const wrapper = wrap(client);
-      wrappers.set(client, wrapper);
-      return wrapper;
-    },
-    end: () => pool.end(),
-  };
+  }));
 }
 
 /**
@@ -161,7 +150,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     pool.on('connect', (client) => client.on('error', () => {}));
     const roundTrips = countRoundTrips(pool);
     db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: deferredBegin(onDiskFull ? watched(pool, onDiskFull) : pool) }),
+      dialect: new PostgresDialect({ pool: deferredBegin(preparing(onDiskFull ? watched(pool, onDiskFull) : pool)) }),
     });
     const kdb = db;
     store = new KyselyStore(db, 'postgres', {

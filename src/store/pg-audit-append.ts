@@ -6,6 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import { canonicalJson } from '../domain/audit-chain.ts';
 import { chainContent } from './audit-links.ts';
 import { pgArray } from './pg-array.ts';
+import { PREPARED } from './pg-prepared.ts';
 import type { AuditInput } from './audit-store.ts';
 import type { Database } from './tables.ts';
 
@@ -41,7 +42,7 @@ const json = (v: unknown): string | null => (v ? JSON.stringify(v) : null);
  */
 async function appendBatch(db: Kysely<Database>, entries: readonly AuditInput[]): Promise<boolean> {
   const parts = entries.map(aroundId);
-  const r = await sql<{ moved: number }>`
+  const r = await sql<{ moved: number }>`${sql.raw(PREPARED)}
     with recursive
       head as (select last_id, last_hash from audit_head where id = 1 for update),
       input as (

@@ -5,6 +5,7 @@
 // starts with the ids of its jobs and a dispatch pass with its advisory lock, both without parameters, so each of
 // their transactions costs one round trip less. pg offers no pipelining to do this below the statement level.
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import { wrapClients } from './pg-pool-wrap.ts';
 
 type Query = (...args: unknown[]) => unknown;
 
@@ -49,19 +50,4 @@ function deferring(client: PostgresPoolClient): PostgresPoolClient {
 }
 
 /** `pool` with every client's BEGIN held back until the transaction's first statement. */
-export function deferredBegin(pool: PostgresPool): PostgresPool {
-  // One wrapper per client: Kysely keeps its connection object per client it is given.
-  const wrappers = new WeakMap<PostgresPoolClient, PostgresPoolClient>();
-  return {
-    async connect() {
-      const client = await pool.connect();
-      let wrapper = wrappers.get(client);
-      if (!wrapper) {
-        wrapper = deferring(client);
-        wrappers.set(client, wrapper);
-      }
-      return wrapper;
-    },
-    end: () => pool.end(),
-  };
-}
+export const deferredBegin = (pool: PostgresPool): PostgresPool => wrapClients(pool, deferring);
