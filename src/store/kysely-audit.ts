@@ -3,33 +3,12 @@
 import type { Kysely } from 'kysely';
 import { chainHash } from '../domain/audit-chain.ts';
 import { chainContent } from './audit-links.ts';
+import { type AuditRow, auditRow } from './audit-rows.ts';
 import { appendEntriesPg } from './pg-audit-append.ts';
 import type { AuditEntry, AuditFilter, AuditInput, AuditStore } from './audit-store.ts';
 import type { Database } from './tables.ts';
 
-type Row = Database['audit_entries'];
-
-function toRow(id: number, e: AuditInput, prevHash: string, hash: string): Row {
-  return {
-    id,
-    time: e.time,
-    actor: e.actor.user,
-    api_key_id: e.actor.apiKeyId,
-    address: e.actor.address,
-    interface: e.actor.interface,
-    action: e.action,
-    object_type: e.object?.type ?? null,
-    object_key: e.object?.key ?? null,
-    object_unique_id: e.object?.uniqueId ?? null,
-    detail: e.detail,
-    diff: e.diff ? JSON.stringify(e.diff) : null,
-    restore: e.restore ? JSON.stringify(e.restore) : null,
-    prev_hash: prevHash,
-    hash,
-  };
-}
-
-function fromRow(r: Row): AuditEntry {
+function fromRow(r: AuditRow): AuditEntry {
   const objectType = r.object_type;
   return {
     id: Number(r.id),
@@ -82,11 +61,11 @@ export async function appendEntries(
   }
   let id = Number(head?.last_id ?? 0);
   let prev = head?.last_hash ?? '';
-  const rows: Row[] = [];
+  const rows: AuditRow[] = [];
   for (const e of entries) {
     id += 1;
     const hash = chainHash(prev, chainContent(id, e));
-    rows.push(toRow(id, e, prev, hash));
+    rows.push(auditRow(id, e, prev, hash));
     prev = hash;
   }
   for (let i = 0; i < rows.length; i += INSERT_ROWS)

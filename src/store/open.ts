@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
 import { KyselyStore } from './kysely-store.ts';
 import type { Database } from './tables.ts';
@@ -107,13 +107,12 @@ function watched(pool: pg.Pool, onDiskFull: (err: unknown) => void): PostgresPoo
   const look = (err: unknown) => {
     if (isDiskFull(err)) onDiskFull(err);
   };
-  return wrapClients(pool, (client) => ({
-    query: ((...args: unknown[]) => {
-      const result = (client.query as (...a: unknown[]) => unknown)(...args);
+  return wrapClients(pool, (send) => ({
+    query: (text, values) => {
+      const result = send(text, values);
       if (result instanceof Promise) result.catch(look);
       return result;
-    }) as PostgresPoolClient['query'],
-    release: () => client.release(),
+    },
   }));
 }
 

@@ -6,6 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import { canonicalJson } from '../domain/audit-chain.ts';
 import { chainContent } from './audit-links.ts';
 import { pgArray } from './pg-array.ts';
+import { auditRow, ENTRY_COLUMNS } from './audit-rows.ts';
 import { PREPARED } from './pg-prepared.ts';
 import type { AuditInput } from './audit-store.ts';
 import type { Database } from './tables.ts';
@@ -31,9 +32,10 @@ function aroundId(e: AuditInput): [string, string] {
   return [`${low}${low === '{' ? '' : ','}"id":`, `${high === '}' ? '' : ','}${high}`];
 }
 
-const column = (entries: readonly AuditInput[], pick: (e: AuditInput) => string | number | null): string =>
-  pgArray(entries.map(pick));
-const json = (v: unknown): string | null => (v ? JSON.stringify(v) : null);
+/** The entries' columns (audit-rows.ts), an array parameter each: their lists in the statement, and their types. */
+const COLUMN_LIST = sql.raw(ENTRY_COLUMNS.join(', '));
+const INPUT_LIST = sql.raw(ENTRY_COLUMNS.map((c) => `i.${c}`).join(', '));
+const pgType = (c: (typeof ENTRY_COLUMNS)[number]) => (c === 'time' || c === 'object_unique_id' ? 'bigint' : 'text');
 
 /**
  * Appends `entries` after the head, in order. Each hash is `chainHash` of domain/audit-chain.ts — sha256 in hex
@@ -42,22 +44,16 @@ const json = (v: unknown): string | null => (v ? JSON.stringify(v) : null);
  */
 async function appendBatch(db: Kysely<Database>, entries: readonly AuditInput[]): Promise<boolean> {
   const parts = entries.map(aroundId);
+  const rows = entries.map((e) => auditRow(0, e, '', ''));
+  const arrays = ENTRY_COLUMNS.map((c) => sql`${pgArray(rows.map((r) => r[c]))}::${sql.raw(pgType(c))}[]`);
   const r = await sql<{ moved: number }>`${sql.raw(PREPARED)}
     with recursive
       head as (select last_id, last_hash from audit_head where id = 1 for update),
       input as (
         select * from unnest(
           ${pgArray(parts.map((p) => p[0]))}::text[], ${pgArray(parts.map((p) => p[1]))}::text[],
-          ${column(entries, (e) => e.time)}::bigint[], ${column(entries, (e) => e.actor.user)}::text[],
-          ${column(entries, (e) => e.actor.apiKeyId)}::text[], ${column(entries, (e) => e.actor.address)}::text[],
-          ${column(entries, (e) => e.actor.interface)}::text[], ${column(entries, (e) => e.action)}::text[],
-          ${column(entries, (e) => e.object?.type ?? null)}::text[],
-          ${column(entries, (e) => e.object?.key ?? null)}::text[],
-          ${column(entries, (e) => e.object?.uniqueId ?? null)}::bigint[],
-          ${column(entries, (e) => e.detail)}::text[], ${column(entries, (e) => json(e.diff))}::text[],
-          ${column(entries, (e) => json(e.restore))}::text[]
-        ) with ordinality as t(before, after, time, actor, api_key_id, address, interface, action, object_type,
-          object_key, object_unique_id, detail, diff, restore, n)
+          ${sql.join(arrays)}
+        ) with ordinality as t(before, after, ${COLUMN_LIST}, n)
       ),
       chain (n, id, prev_hash, hash) as (
         select 0::bigint, last_id, ''::text, last_hash from head
@@ -67,10 +63,8 @@ async function appendBatch(db: Kysely<Database>, entries: readonly AuditInput[])
         from chain c join input i on i.n = c.n + 1
       ),
       written as (
-        insert into audit_entries (id, time, actor, api_key_id, address, interface, action, object_type, object_key,
-          object_unique_id, detail, diff, restore, prev_hash, hash)
-        select c.id, i.time, i.actor, i.api_key_id, i.address, i.interface, i.action, i.object_type, i.object_key,
-          i.object_unique_id, i.detail, i.diff, i.restore, c.prev_hash, c.hash
+        insert into audit_entries (id, ${COLUMN_LIST}, prev_hash, hash)
+        select c.id, ${INPUT_LIST}, c.prev_hash, c.hash
         from chain c join input i on i.n = c.n
       ),
       moved as (

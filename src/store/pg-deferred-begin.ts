@@ -4,12 +4,8 @@
 // statements); a first statement with parameters gets a BEGIN of its own first, as before. A group of submits
 // starts with the ids of its jobs and a dispatch pass with its advisory lock, both without parameters, so each of
 // their transactions costs one round trip less. pg offers no pipelining to do this below the statement level.
-import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
-import { wrapClients } from './pg-pool-wrap.ts';
-
-type Query = (...args: unknown[]) => unknown;
-
-const noParameters = (values: unknown): boolean => values === undefined || (Array.isArray(values) && !values.length);
+import type { PostgresPool, PostgresQueryResult } from 'kysely';
+import { hasParameters, type Query, type Wrapped, wrapClients } from './pg-pool-wrap.ts';
 
 /**
  * What Kysely reads of a statement's answer (the rows, and the count of an INSERT, UPDATE, DELETE or MERGE), for
@@ -21,11 +17,10 @@ const nothing = (): Promise<PostgresQueryResult<unknown>> =>
 /** pg answers a simple query of several statements with one result each: Kysely reads the last, its own. */
 const last = (result: unknown): unknown => (Array.isArray(result) ? result[result.length - 1] : result);
 
-function deferring(client: PostgresPoolClient): PostgresPoolClient {
-  const send = client.query.bind(client) as Query;
+function deferring(send: Query): Wrapped {
   let pending = false;
   const query = (text: unknown, values?: unknown): unknown => {
-    const plain = typeof text === 'string' && noParameters(values);
+    const plain = typeof text === 'string' && !hasParameters(values);
     if (plain && text === 'begin') {
       pending = true;
       return nothing();
@@ -34,17 +29,16 @@ function deferring(client: PostgresPoolClient): PostgresPoolClient {
     pending = false;
     // A transaction that sent nothing has nothing to end.
     if (plain && (text === 'commit' || text === 'rollback')) return nothing();
-    if (plain) return (send(`begin; ${text}`, []) as Promise<unknown>).then(last);
+    if (plain) return Promise.resolve(send(`begin; ${text}`, [])).then(last);
     // Parameters, or a cursor (answered at once, not by a promise): a BEGIN of its own first. pg runs a client's
     // statements in the order they were given; a BEGIN that fails fails the statement after it too.
-    (send('begin', []) as Promise<unknown>).catch(() => {});
+    Promise.resolve(send('begin', [])).catch(() => {});
     return send(text, values);
   };
   return {
-    query: query as PostgresPoolClient['query'],
-    release: () => {
+    query,
+    released: () => {
       pending = false;
-      client.release();
     },
   };
 }

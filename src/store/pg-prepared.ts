@@ -4,13 +4,11 @@
 // those every job goes through with arrays of many rows (the grouped inserts and updates, the history rows, the
 // audit append), whose planning is not small. Only statements that answer no rows, or rows of columns they name,
 // are marked: the plan of a `select *` kept across a schema change (a newer node adding a column) would fail.
-import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import { wrapClients } from './pg-pool-wrap.ts';
+import type { PostgresPool } from 'kysely';
+import { hasParameters, wrapClients } from './pg-pool-wrap.ts';
 
 /** The mark at the start of a statement's text (a comment, so the text is still the statement). */
 export const PREPARED = '/* prepared */ ';
-
-type Query = (...args: unknown[]) => unknown;
 
 /** `pool` with the marked statements sent as named prepared statements, one name per distinct text. */
 export function preparing(pool: PostgresPool): PostgresPool {
@@ -23,12 +21,10 @@ export function preparing(pool: PostgresPool): PostgresPool {
     }
     return name;
   };
-  return wrapClients(pool, (client) => {
-    const send = client.query.bind(client) as Query;
-    const query = (text: unknown, values?: unknown): unknown =>
-      typeof text === 'string' && text.startsWith(PREPARED) && Array.isArray(values) && values.length > 0
+  return wrapClients(pool, (send) => ({
+    query: (text, values) =>
+      typeof text === 'string' && text.startsWith(PREPARED) && hasParameters(values)
         ? send({ name: nameOf(text), text, values })
-        : send(text, values);
-    return { query: query as PostgresPoolClient['query'], release: () => client.release() };
-  });
+        : send(text, values),
+  }));
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import pg from 'pg';
+import { deferredBegin } from '../../../src/store/pg-deferred-begin.ts';
 import type { Store } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
 import { suiteStore } from '../../helpers/suite-store.ts';
@@ -13,11 +15,11 @@ import { suiteStore } from '../../helpers/suite-store.ts';
 
 const role = (name: string) => ({ name, description: name, grants: [], builtin: false });
 
-const pg = backends().find((b) => b.name === 'postgres');
+const postgres = backends().find((b) => b.name === 'postgres');
 
-describe('the deferred BEGIN (postgres)', { skip: pg ? false : 'no PostgreSQL' }, () => {
+describe('the deferred BEGIN (postgres)', { skip: postgres ? false : 'no PostgreSQL' }, () => {
   // biome-ignore lint/style/noNonNullAssertion: skipped above without PostgreSQL
-  const t = suiteStore(pg!);
+  const t = suiteStore(postgres!);
   const sent = (store: Store) => store.poolStats()?.roundTrips ?? Number.NaN;
 
   test('round trips: a parameterless first statement carries the BEGIN; one with parameters does not', async () => {
@@ -66,5 +68,22 @@ describe('the deferred BEGIN (postgres)', { skip: pg ? false : 'no PostgreSQL' }
     // The connection is clean for the next transaction.
     await t.store.transaction((tx) => tx.upsertRole(role('r-after')));
     assert.equal((await t.store.getRole('r-after'))?.name, 'r-after');
+  });
+
+  test('a first statement that fails in the message of its BEGIN leaves the transaction to roll back, and no more', async () => {
+    // The wrapper alone on a pool of one connection, as Kysely drives it: begin, statements, rollback.
+    const raw = new pg.Pool({ connectionString: t.db.databaseUrl, max: 1 });
+    try {
+      const client = await deferredBegin(raw).connect();
+      await client.query('begin', []);
+      await assert.rejects(client.query('select 1 / 0', []), /division by zero/);
+      // Inside the transaction that BEGIN opened: aborted until it is rolled back.
+      await assert.rejects(client.query('select $1::int as n', [1]), /current transaction is aborted/);
+      await client.query('rollback', []);
+      assert.equal((await client.query<{ n: number }>('select $1::int as n', [2])).rows[0]?.n, 2);
+      client.release();
+    } finally {
+      await raw.end();
+    }
   });
 });
