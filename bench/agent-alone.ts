@@ -13,7 +13,7 @@ import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { type AgentMessage, encode, LineDecoder, type ServerMessage } from '../src/agent/protocol.ts';
-import { launch, pinned, processCpu, ROOT } from './harness.ts';
+import { launch, pinned, agentCpu, type processCpu, ROOT } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { AGENT_HEAP } from '../src/engine/local-agent.ts';
 import { count, path, text } from './lib/options.ts';
@@ -95,7 +95,7 @@ benchmark({
       let before: ReturnType<typeof processCpu> | undefined;
       let rss = { total: 0, anon: 0 };
       const sampler = setInterval(() => {
-        if (!before && t0 > 0) before = processCpu(agent.pid);
+        if (!before && t0 > 0) before = agentCpu(agent.pid);
       }, 1);
       const rssSampler = setInterval(() => {
         if (before) rss = maxRss(agent.pid, rss);
@@ -103,7 +103,7 @@ benchmark({
       await finished;
       clearInterval(sampler);
       clearInterval(rssSampler);
-      const after = processCpu(agent.pid);
+      const after = agentCpu(agent.pid);
       const seconds = (performance.now() - t0) / 1000;
       const b = before ?? after;
       const msPerJob = (s: number) => (1000 * s) / n;

@@ -163,13 +163,21 @@ export function statsBetween(file: string | undefined, fromMs: number, toMs: num
 }
 
 /** Event-loop delay over a run from the per-second lines: the worst second's p99, the median second's p99, the max. */
-export function loopDelay(lines: StatsLine[]): { worstP99: number; medianP99: number; max: number; seconds: number } {
+export function loopDelay(lines: StatsLine[]): {
+  worstP99: number;
+  medianP99: number;
+  max: number;
+  seconds: number;
+  /** The p99 of each second, in order. */
+  p99s: number[];
+} {
   const p99s = lines.map((l) => l.eventLoopDelayP99Ms);
   return {
     worstP99: p99s.length ? Math.max(...p99s) : Number.NaN,
     medianP99: quantile(p99s, 0.5),
     max: lines.length ? Math.max(...lines.map((l) => l.eventLoopDelayMaxMs)) : Number.NaN,
     seconds: lines.length,
+    p99s,
   };
 }
 

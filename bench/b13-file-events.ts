@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createBashDefinition, pollUntil, startJobServer, submitMany } from './agent-harness.ts';
-import { processCpu, processCpuSeconds } from './harness.ts';
+import { agentCpu, processCpuSeconds } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { amount, count, shared } from './lib/options.ts';
 import { fixed, int, say } from './lib/report.ts';
@@ -63,7 +63,7 @@ benchmark({
     const drain = async (start: () => Promise<unknown>, what: string): Promise<Drain> => {
       const after = reader.maxJobId();
       const srv0 = processCpuSeconds(serve.proc.pid);
-      const ag0 = processCpu(agentPid);
+      const ag0 = agentCpu(agentPid);
       const t0 = Date.now();
       await start();
       await pollUntil(
@@ -75,7 +75,7 @@ benchmark({
       const rows = reader.rows(after);
       if (rows.length !== opts.files) throw new Error(`${what}: ${rows.length} jobs for ${opts.files}`);
       const last = Math.max(...rows.map((r) => r.modification_time));
-      const ag1 = processCpu(agentPid);
+      const ag1 = agentCpu(agentPid);
       return {
         seconds: (last - t0) / 1000,
         serverCpuS: processCpuSeconds(serve.proc.pid) - srv0,

@@ -32,7 +32,7 @@ import {
   submitMany,
   waitForQuiet,
 } from './agent-harness.ts';
-import { coreTimes, coreUse, memoryOf, monoUs, processCpu, processCpuSeconds, ROOT } from './harness.ts';
+import { coreTimes, coreUse, memoryOf, monoUs, agentCpu, processCpuSeconds, ROOT } from './harness.ts';
 import { benchmark } from './lib/benchmark.ts';
 import { amount, count, flag, shared, type Values } from './lib/options.ts';
 import { profileRun } from './lib/profile.ts';
@@ -77,7 +77,7 @@ interface Measurement {
   /** Ours: max VmRSS of the agent (100 ms samples) and VmHWM at the end; anchors: their own RSS at the end. */
   rssMaxMiB: number;
   agentPeakMiB?: number;
-  loop?: { worstP99: number; medianP99: number; max: number; seconds: number };
+  loop?: { worstP99: number; medianP99: number; max: number; seconds: number; p99s: number[] };
   /** CPU over the drain, % of one core: server, agent, the agent's (reaped) job processes; the core's busy %. */
   serverCpu?: number;
   agentCpu?: number;
@@ -139,7 +139,7 @@ async function measureOurs(
     const after = r.maxJobId();
     const rss = sampleRss(agentPid, 100);
     const srv0 = processCpuSeconds(serve.proc.pid);
-    const ag0 = processCpu(agentPid);
+    const ag0 = agentCpu(agentPid);
     const cores0 = coreTimes();
     const startUs = monoUs();
     const t0Epoch = Date.now();
@@ -157,7 +157,7 @@ async function measureOurs(
     const tEndEpoch = Date.now();
     const { maxBytes } = rss.stop();
     const srv1 = processCpuSeconds(serve.proc.pid);
-    const ag1 = processCpu(agentPid);
+    const ag1 = agentCpu(agentPid);
     const cores1 = coreTimes();
     const rows = r.rows(after);
     const statuses = r.statuses(after);
@@ -311,6 +311,7 @@ benchmark({
         all.push(m);
         say(perRep.line(m));
         if (m.affinity && rep === 1) say(`    taskset -p: server ${m.affinity.server}, agent ${m.affinity.agent}`);
+        if (m.loop) say(`    loop p99 by second (ms): ${m.loop.p99s.map((v) => fixed(v, 1)).join(', ')}`);
       }
     }
 

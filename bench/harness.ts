@@ -237,6 +237,36 @@ export function processCpu(pid: number): { user: number; sys: number; children: 
   }
 }
 
+/**
+ * An agent's CPU with its spawner's (src/agent/spawner.ts): the spawner's own time is the agent's, and the job
+ * processes it reaped count as the agent's children, as they do when the agent forks them itself.
+ */
+export function agentCpu(agentPid: number): { user: number; sys: number; children: number } {
+  const sum = processCpu(agentPid);
+  for (const pid of childPids(agentPid)) {
+    let comm = '';
+    try {
+      comm = readFileSync(`/proc/${pid}/comm`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!comm.startsWith('python')) continue;
+    const s = processCpu(pid);
+    sum.user += s.user;
+    sum.sys += s.sys;
+    sum.children += s.children;
+  }
+  return sum;
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** utime + stime of a process, in seconds. */
 export function processCpuSeconds(pid: number): number {
   const c = processCpu(pid);

@@ -13,6 +13,7 @@ import { serverList } from './servers.ts';
 import { FileWatcher } from './file-watcher.ts';
 import { RaiseSpool } from './raise-spool.ts';
 import { ScriptFiles } from './script-files.ts';
+import { jobSpawner } from './spawner.ts';
 import { Spool } from './spool.ts';
 import { Timers } from './timers.ts';
 
@@ -53,6 +54,11 @@ export interface AgentOptions {
    * two lines per job were a write to stderr each, which the local agent shares with the server.
    */
   logJobs?: boolean;
+  /**
+   * What starts the job processes: `python3`, a small Python process (spawner.ts), or `node`, the agent itself.
+   * Default: `python3` when the agent's PATH has one of version 3.8 or later, else `node`.
+   */
+  spawner?: 'python3' | 'node';
 }
 
 export interface AgentHandle {
@@ -142,6 +148,7 @@ class Agent {
         scripts,
         log: this.log,
         logJobs: options.logJobs ?? false,
+        spawner: jobSpawner(options.spawner),
         live: () => this.live(),
         killGraceMs: () => this.killGraceMs,
         refusing: () => this.draining || this.stopped,
@@ -363,6 +370,7 @@ class Agent {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.session?.close('agent stopping', true);
     this.parentLink?.close();
+    this.attempts.close();
     this.log(`stopped: ${why}`);
     // Spool entries still being synced to disk are finished first (the pid file goes last: no second agent before).
     void this.spool.flushed().finally(() => {

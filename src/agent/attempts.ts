@@ -10,10 +10,12 @@ import type { Session } from './connection.ts';
 import { type Log, reason } from './log.ts';
 import type { KnownAttempt, RunMessage } from './protocol.ts';
 import { finalReport } from './reports.ts';
-import { Attempt, killGroup, type ProcessEnd, spawnAttempt } from './runner.ts';
+import type { ProcessEnd } from './process-end.ts';
+import { Attempt, killGroup, spawnAttempt } from './runner.ts';
 import type { ScriptFiles } from './script-files.ts';
 import { workPaths } from './scripts.ts';
 import { sendReport, shipLogs } from './shipper.ts';
+import type { Spawner } from './spawner.ts';
 import { attemptKey, type Spool } from './spool.ts';
 import { WorkFolders } from './work-folders.ts';
 
@@ -32,6 +34,8 @@ export interface AttemptsDeps {
   killGraceMs(): number;
   /** True while draining or stopped: a `run` is refused. */
   refusing(): boolean;
+  /** What forks the job processes (spawner.ts); none: this process does. */
+  spawner?: Spawner | undefined;
   /** Called when an attempt ended or was dropped: the agent may be done. */
   changed(): void;
 }
@@ -130,30 +134,45 @@ export class Attempts {
       this.onEnd(a, { endTime: now, returnCode: null, signal: null, error: `cannot write the spool: ${reason(err)}` });
       return;
     }
-    const spawned = spawnAttempt(run, a.paths, this.deps.scripts, this.folders, (end) => this.onEnd(a, end));
+    const spawned = spawnAttempt(
+      run,
+      a.paths,
+      this.deps.scripts,
+      this.folders,
+      { started: (pid, startTime) => this.onStarted(a, pid, startTime), ended: (end) => this.onEnd(a, end) },
+      this.deps.spawner,
+    );
     if (spawned.kind === 'failed') {
       this.onEnd(a, { endTime: Date.now(), returnCode: null, signal: null, error: spawned.error });
       return;
     }
-    if (spawned.kind === 'failing') return;
+    if (spawned.kind === 'failing' || spawned.kind === 'spawning') return;
     if (spawned.kind === 'inProcess') {
       // It runs in this process: the agent's pid is the one reported (never signalled, see killGroup).
       a.cancel = spawned.cancel;
-      a.pid = process.pid;
+      this.onStarted(a, process.pid, spawned.startTime);
     } else {
       a.child = spawned.child;
-      a.pid = spawned.pid;
+      this.onStarted(a, spawned.pid, spawned.startTime);
     }
-    a.startTime = spawned.startTime;
+  }
+
+  /** The process exists: its pid goes into the spool entry, and `started` to the server. */
+  private onStarted(a: Attempt, pid: number, startTime: number): void {
+    // Abandoned while its spawner forked it: left alone, as an abandoned running process is.
+    if (a.gone || a.state !== 'running') return;
+    const key = attemptKey(a.jobId, a.attempt);
+    a.pid = pid;
+    a.startTime = startTime;
     try {
-      spool.write({ jobId: a.jobId, attempt: a.attempt, state: 'running', pid: a.pid, startTime: a.startTime }, false);
+      this.deps.spool.write({ jobId: a.jobId, attempt: a.attempt, state: 'running', pid, startTime }, false);
     } catch (err) {
-      log(`${key}: cannot update the spool entry: ${reason(err)}`);
+      this.deps.log(`${key}: cannot update the spool entry: ${reason(err)}`);
     }
-    if (this.deps.logJobs) log(`${key} started (${run.scriptType}, pid ${a.pid})`);
-    void this.deps
-      .live()
-      ?.send({ type: 'started', jobId: a.jobId, attempt: a.attempt, pid: a.pid, startTime: a.startTime });
+    if (this.deps.logJobs) this.deps.log(`${key} started (${a.run?.scriptType}, pid ${pid})`);
+    void this.deps.live()?.send({ type: 'started', jobId: a.jobId, attempt: a.attempt, pid, startTime });
+    // A kill that came while the spawner forked it.
+    if (a.killRequested) killGroup(a, this.deps.killGraceMs());
   }
 
   /** The process ended (or never started): spool the final report, then send it after the rest of the output. */
@@ -188,6 +207,12 @@ export class Attempts {
 
   onKill(jobId: number, attempt: number): void {
     const a = this.byKey.get(attemptKey(jobId, attempt));
+    if (a?.state === 'running' && a.pid === undefined && a.run) {
+      // Its spawner has not said it started yet: killed once it has (onStarted).
+      a.killRequested = true;
+      this.deps.log(`kill ${attemptKey(jobId, attempt)}: as soon as its process has started`);
+      return;
+    }
     if (a?.state !== 'running' || a.pid === undefined) {
       this.deps.log(`kill ${attemptKey(jobId, attempt)}: not running here, ignored`);
       return;
@@ -236,6 +261,11 @@ export class Attempts {
     const group = a.run && a.cancel === undefined && a.pid !== process.pid ? a.pid : undefined;
     const paths = a.paths;
     a.queue(() => this.folders.release(paths, group), this.deps.log, true);
+  }
+
+  /** The agent stops: processes still running are left to run (the next agent reports them lost). */
+  close(): void {
+    this.deps.spawner?.close();
   }
 
   /** Every poll: new bytes of running jobs' stdout/stderr go out. */

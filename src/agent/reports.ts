@@ -3,7 +3,8 @@ import { listJobFiles } from './job-files.ts';
 import { type Log, reason } from './log.ts';
 import { maskText } from './mask.ts';
 import { encode, type FinishedMessage, MAX_LINE_BYTES } from './protocol.ts';
-import type { Attempt, ProcessEnd } from './runner.ts';
+import type { ProcessEnd } from './process-end.ts';
+import type { Attempt } from './runner.ts';
 import { collectOut } from './scripts.ts';
 
 /**

@@ -3,20 +3,13 @@ import { closeSync, openSync } from 'node:fs';
 import { badParameter, jobEnvironment } from './environment.ts';
 import { type Log, reason } from './log.ts';
 import { copyMasked, type MaskedCopy } from './masked-output.ts';
+import type { ProcessEnd } from './process-end.ts';
 import type { FinishedMessage, RunMessage } from './protocol.ts';
 import { startRequest } from './request-job.ts';
 import type { ScriptFiles } from './script-files.ts';
-import { prepareLaunch, type WorkPaths } from './scripts.ts';
+import { type Launch, prepareLaunch, type WorkPaths } from './scripts.ts';
+import type { Spawner } from './spawner.ts';
 import type { WorkFolders } from './work-folders.ts';
-
-/** How the process of an attempt ended. */
-export interface ProcessEnd {
-  endTime: number;
-  returnCode: number | null;
-  signal: string | null;
-  /** Set when the process could not be started. */
-  error?: string;
-}
 
 /** One attempt the agent knows: running here, finished (report not yet acknowledged) or lost (agent restarted). */
 export class Attempt {
@@ -66,11 +59,15 @@ export class Attempt {
   }
 }
 
-/** A spawn: started, failed at once, or failing (spawn reported an error; `onEnd` will tell it). */
+/**
+ * A spawn: started, failed at once, failing (spawn reported an error; `on.ended` will tell it), or spawning (the
+ * spawner will tell `on.started`, then `on.ended`).
+ */
 export type Spawned =
   | { kind: 'started'; child: ChildProcess; pid: number; startTime: number }
   | { kind: 'failed'; error: string }
   | { kind: 'failing' }
+  | { kind: 'spawning' }
   | { kind: 'inProcess'; cancel: () => void; startTime: number };
 
 let ownEnvironment: NodeJS.ProcessEnv | undefined;
@@ -90,44 +87,76 @@ function agentEnvironment(): NodeJS.ProcessEnv {
  */
 const PIPE_GRACE_MS = 2000;
 
+/** What a spawn reports: the process started (`started`, when it did not start in `spawnAttempt` itself), its end. */
+export interface SpawnEvents {
+  started(pid: number, startTime: number): void;
+  ended(end: ProcessEnd): void;
+}
+
 /**
- * Prepares the work folder (a spare one when there is one, work-folders.ts) and spawns the attempt's process in its
- * own process group, stdin ignored. `onEnd` is called once with how it ended (also when it could not be started).
- * The caller has written the spool entry already.
+ * Prepares the work folder (a spare one when there is one, work-folders.ts) and starts the attempt's process in its
+ * own process group, stdin ignored: through `spawner` (spawner.ts) when there is one and the output is not masked,
+ * else forked by this process. `on.ended` is called once with how it ended (also when it could not be started); a
+ * process started through the spawner is announced later by `on.started`. The caller has written the spool entry.
  *
  * stdout/stderr: without `mask` values the process writes straight into the work folder's log files (no copy, and
  * the job outlives its agent). With them the agent reads them through pipes and writes them masked
- * (masked-output.ts); `onEnd` then waits until the files are complete, so the report's sizes cover every byte. Such
- * a job depends on its agent: when the agent stops or crashes, the job's next write to stdout or stderr gets SIGPIPE
- * (it ends, usually), and whatever it writes is never stored unmasked. Its attempt is reported `lost` by the next
- * agent, as every attempt running when its agent stopped is.
+ * (masked-output.ts); `on.ended` then waits until the files are complete, so the report's sizes cover every byte.
+ * Such a job depends on its agent: when the agent stops or crashes, the job's next write to stdout or stderr gets
+ * SIGPIPE (it ends, usually), and whatever it writes is never stored unmasked. Its attempt is reported `lost` by the
+ * next agent, as every attempt running when its agent stopped is.
  */
 export function spawnAttempt(
   run: RunMessage,
   paths: WorkPaths,
   scripts: ScriptFiles,
   folders: WorkFolders,
-  onEnd: (end: ProcessEnd) => void,
+  on: SpawnEvents,
+  spawner?: Spawner,
 ): Spawned {
   const bad = badParameter(run.env);
   if (bad) return { kind: 'failed', error: bad };
-  if (run.scriptType === 'HTTP' || run.scriptType === 'SQL') return startRequest(run, paths, onEnd);
+  if (run.scriptType === 'HTTP' || run.scriptType === 'SQL') return startRequest(run, paths, on.ended);
   const mask = (run.mask ?? []).filter((v) => v.length > 0);
   let launch: ReturnType<typeof prepareLaunch>;
-  let stdout: number | undefined;
-  let stderr: number | undefined;
+  let env: NodeJS.ProcessEnv;
   try {
     folders.prepare(paths);
     launch = prepareLaunch(run.scriptType, run.script, run.outNames, paths, scripts);
-    stdout = openSync(paths.stdout, 'w', 0o644);
-    stderr = openSync(paths.stderr, 'w', 0o644);
-    const env = jobEnvironment(agentEnvironment(), run.env, {
+    env = jobEnvironment(agentEnvironment(), run.env, {
       ...launch.env,
       MILLRACE_JOB_ID: String(run.jobId),
       MILLRACE_ATTEMPT: String(run.attempt),
       MILLRACE_FILES: paths.files,
       MILLRACE_OUT: paths.out,
     });
+  } catch (err) {
+    return { kind: 'failed', error: `cannot start the job: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  if (spawner && mask.length === 0 && spawner.usable()) {
+    const startTime = Date.now();
+    spawner.start(
+      { command: launch.command, args: launch.args, cwd: paths.dir, stdout: paths.stdout, stderr: paths.stderr, env },
+      { started: (pid) => on.started(pid, startTime), ended: on.ended },
+    );
+    return { kind: 'spawning' };
+  }
+  return forkAttempt(launch, env, paths, mask, on.ended);
+}
+
+/** The attempt's process forked by this process (the agent), its output masked through pipes when `mask` is set. */
+function forkAttempt(
+  launch: Launch,
+  env: NodeJS.ProcessEnv,
+  paths: WorkPaths,
+  mask: readonly string[],
+  onEnd: (end: ProcessEnd) => void,
+): Spawned {
+  let stdout: number | undefined;
+  let stderr: number | undefined;
+  try {
+    stdout = openSync(paths.stdout, 'w', 0o644);
+    stderr = openSync(paths.stderr, 'w', 0o644);
     const startTime = Date.now();
     const child = spawn(launch.command, launch.args, {
       cwd: paths.dir,

@@ -143,6 +143,13 @@ const found = new Map<string, string>();
 
 /** The interpreter's path, looked up in the agent's own PATH (a job parameter named PATH cannot redirect it). */
 function interpreter(name: string): string {
+  const path = findInPath(name);
+  if (path === undefined) throw new Error(`${name} not found in PATH`);
+  return path;
+}
+
+/** A program's path in the agent's own PATH, found once; undefined when it is not there. */
+export function findInPath(name: string): string | undefined {
   const known = found.get(name);
   if (known) return known;
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
@@ -156,7 +163,7 @@ function interpreter(name: string): string {
       // not here
     }
   }
-  throw new Error(`${name} not found in PATH`);
+  return undefined;
 }
 
 /** Out parameter text read from files is capped (the report must fit in one protocol line). */

@@ -16,6 +16,7 @@ interface AgentFlags {
   parentPid?: string;
   parentPipe?: string;
   logJobs?: boolean;
+  spawner?: string;
   watchRoots: string[];
   tls: AgentTls;
 }
@@ -54,6 +55,7 @@ async function agentFlags(flags: Record<string, unknown>, given: (name: string) 
   const logJobs = r.get('log-jobs');
   const data = r.get('data');
   const slots = r.get('slots');
+  const spawner = r.get('spawner');
   const pathOf = (key: string) => {
     const v = r.get(key)?.text;
     return v ? resolve(v) : undefined;
@@ -75,6 +77,7 @@ async function agentFlags(flags: Record<string, unknown>, given: (name: string) 
     ...(typeof flags.parentPid === 'string' ? { parentPid: flags.parentPid } : {}),
     ...(typeof flags.parentPipe === 'string' ? { parentPipe: flags.parentPipe } : {}),
     logJobs: logJobs ? parseSwitch(logJobs) : false,
+    ...(spawner ? { spawner: spawner.text } : {}),
     watchRoots: (r.get('watch-root')?.text ?? '')
       .split(',')
       .map((e) => e.trim())
@@ -100,6 +103,9 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     throw new Error(`--server: ${err instanceof Error ? err.message : String(err)}`);
   }
   const slots = flags.slots === undefined ? undefined : positive('--slots', flags.slots);
+  const spawner = flags.spawner;
+  if (spawner !== undefined && spawner !== 'python3' && spawner !== 'node')
+    throw new Error(`--spawner is python3 or node, not "${spawner}"`);
   const parentPid = flags.parentPid === undefined ? undefined : positive('--parent-pid', flags.parentPid);
   const parentPipe = flags.parentPipe === undefined ? undefined : positive('--parent-pipe', flags.parentPipe);
   let secret: string;
@@ -126,6 +132,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
       parentPid,
       parentPipe,
       logJobs: flags.logJobs === true,
+      ...(spawner ? { spawner } : {}),
       version: VERSION,
       watchRoots: flags.watchRoots.map((root) => resolve(root)),
     });

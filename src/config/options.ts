@@ -432,6 +432,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     command: 'agent',
+    key: 'spawner',
+    arg: 'NAME',
+    env: 'MILLRACE_AGENT_SPAWNER',
+    default: '`python3` when in PATH',
+    help: 'what starts the job processes: `python3`, a small Python process (posix_spawn, cheaper than a fork of the agent: src/agent/spawner.ts), or `node`, the agent itself',
+  },
+  {
+    command: 'agent',
     key: 'watch-root',
     arg: 'DIR',
     list: true,
