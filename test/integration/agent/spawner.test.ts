@@ -181,6 +181,20 @@ describe('agent: what starts the job processes', () => {
     assert.ok(processRuns(pid), 'the job process runs on, as when the agent forked it');
   });
 
+  it('kills a job whose kill came with its run, before the spawner said it started', async () => {
+    const peer = suite.peer();
+    await startAgent(peer, suite.dir(), { dataDir: join(suite.dir(), 'd') });
+    // Both messages arrive together, so the kill is read before the spawner's answer (it is killed either way).
+    peer.run({ jobId: 3, scriptType: 'BASH', script: 'sleep 60' });
+    peer.send({ type: 'kill', jobId: 3, attempt: 1 });
+    const finished = await peer.finished(3);
+    assert.equal(finished.killed, true);
+    assert.equal(finished.returnCode, null);
+    assert.ok(finished.signal === 'SIGTERM' || finished.signal === 'SIGKILL', String(finished.signal));
+    const started = peer.messages('started').find((m) => m.type === 'started' && m.jobId === 3);
+    assert.ok(started?.type === 'started' && !processRuns(started.pid), 'its process is gone');
+  });
+
   it('is the agent itself with --spawner node, and a wrong name stops the start', async () => {
     const peer = suite.peer();
     const agent = await startAgent(peer, suite.dir(), { args: ['--spawner', 'node'], dataDir: join(suite.dir(), 'b') });
