@@ -1,7 +1,8 @@
 /**
  * The agent alone, without the server: a minimal protocol peer (this process, on core 1) drives `millrace agent`
  * (on core 0) through N BASH `true` runs with 8 in flight, acknowledging every report, and prints the agent's CPU per
- * job (user and kernel), its job processes' CPU per job, and jobs/s. It separates the agent's own cost from the
+ * job (user and kernel, its spawner's included: src/agent/spawner.ts), its job processes' CPU per job, and jobs/s.
+ * MILLRACE_AGENT_SPAWNER=node measures the agent forking them itself. It separates the agent's own cost from the
  * server's, and shows what the file system under the agent's folder costs (run it with TMPDIR=/dev/shm to compare).
  *
  *   node --import tsx bench/agent-alone.ts [--jobs N] [--tree DIR] [--node-flags FLAGS]
