@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ProcessEnd } from '../../../src/agent/process-end.ts';
 import { findInPath } from '../../../src/agent/scripts.ts';
 import { jobSpawner, type Spawner } from '../../../src/agent/spawner.ts';
-import { agentSuite, killAgent, startAgent } from '../../helpers/agent-peer.ts';
+import { agentSuite, killAgent, spawnAgent, startAgent } from '../../helpers/agent-peer.ts';
 import { pidFrom, processRuns, until } from '../../helpers/processes.ts';
 
 /** The real programs the spawned processes run (absolute paths, as the agent gives them). */
@@ -214,9 +214,10 @@ describe('agent: what starts the job processes', () => {
     const finished = await peer.finished(2);
     assert.equal(finished.signal, 'SIGTERM');
 
-    await assert.rejects(
-      startAgent(peer, suite.dir(), { args: ['--spawner', 'perl'], dataDir: join(suite.dir(), 'c') }),
-      /--spawner is python3 or node, not "perl"/,
-    );
+    // A wrong name: the agent exits at once, saying what it accepts.
+    const wrong = spawnAgent(peer, suite.dir(), { args: ['--spawner', 'perl'], dataDir: join(suite.dir(), 'c') });
+    const { code } = await wrong.exited;
+    assert.notEqual(code, 0);
+    assert.match(wrong.output(), /--spawner is python3 or node, not "perl"/);
   });
 });
