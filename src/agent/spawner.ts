@@ -29,7 +29,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { constants } from 'node:os';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import type { ProcessEnd } from './process-end.ts';
 import { findInPath } from './scripts.ts';
 
@@ -198,9 +198,13 @@ export class Spawner {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: {},
     });
-    this.proc = proc;
     // A pipe of a child process is a net.Socket, which can be unref'd (the types say Readable).
-    const answers = proc.stdout as Socket;
+    const answers = proc.stdout;
+    if (!(answers instanceof Socket)) {
+      proc.kill();
+      throw new Error('the spawner has no stdout pipe');
+    }
+    this.proc = proc;
     this.answers = answers;
     answers.setEncoding('utf8');
     answers.on('data', (chunk: string) => this.read(chunk));
