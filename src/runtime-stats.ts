@@ -1,27 +1,25 @@
 import { appendFileSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { loopDelayMonitor } from './loop-delay.ts';
 
-const NS_PER_MS = 1e6;
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 
 /**
  * Measures this process for benchmarks (enabled by MILLRACE_STATS_FILE): every second appends one JSON line
  * `{time, rssBytes, eventLoopDelayP50Ms, eventLoopDelayP99Ms, eventLoopDelayMaxMs}` to `file`, the event-loop delay
- * being that of the second just ended (the histogram is reset after each line). Returns the function that stops it
+ * being that of the second just ended (src/loop-delay.ts; reset after each line). Returns the function that stops it
  * (writing a last line for the part-second since the previous one).
  */
 export function startRuntimeStats(file: string): () => void {
-  const histogram = monitorEventLoopDelay({ resolution: 10 });
-  histogram.enable();
+  const loop = loopDelayMonitor();
   const write = () => {
     const line = {
       time: Date.now(),
       rssBytes: process.memoryUsage.rss(),
-      eventLoopDelayP50Ms: round(histogram.percentile(50) / NS_PER_MS),
-      eventLoopDelayP99Ms: round(histogram.percentile(99) / NS_PER_MS),
-      eventLoopDelayMaxMs: round(histogram.max / NS_PER_MS),
+      eventLoopDelayP50Ms: round(loop.percentileMs(50)),
+      eventLoopDelayP99Ms: round(loop.percentileMs(99)),
+      eventLoopDelayMaxMs: round(loop.maxMs()),
     };
-    histogram.reset();
+    loop.reset();
     try {
       appendFileSync(file, `${JSON.stringify(line)}\n`);
     } catch {
@@ -43,6 +41,6 @@ export function startRuntimeStats(file: string): () => void {
     clearInterval(timer);
     process.off('SIGUSR2', collect);
     write();
-    histogram.disable();
+    loop.stop();
   };
 }

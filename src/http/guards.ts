@@ -1,11 +1,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Transform, type TransformCallback } from 'node:stream';
 import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpLimits } from '../config/config.ts';
 import { MillraceError } from '../errors.ts';
+import { loopDelayMonitor } from '../loop-delay.ts';
 import { errorShape, rawErrorResponse, targetOf } from './error-shape.ts';
 import { clientAddress } from './client-address.ts';
 
@@ -112,13 +112,12 @@ function capConnectionsPerAddress(server: Server, o: GuardOptions): void {
 export function installGuards(app: FastifyInstance, o: GuardOptions): () => void {
   capConnectionsPerAddress(app.server, o);
 
-  const lag = monitorEventLoopDelay({ resolution: 10 });
-  lag.enable();
+  const lag = loopDelayMonitor();
   // Overloaded means lagging in consecutive windows: one long synchronous task (a migration, a big parse) lags one
   // window and is no reason to refuse anyone.
   let laggingWindows = 0;
   const lagTimer = setInterval(() => {
-    laggingWindows = lag.max / 1e6 > o.limits.maxEventLoopDelayMs ? laggingWindows + 1 : 0;
+    laggingWindows = lag.maxMs() > o.limits.maxEventLoopDelayMs ? laggingWindows + 1 : 0;
     lag.reset();
   }, TICK_MS);
   lagTimer.unref();
@@ -201,7 +200,7 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
 
   return () => {
     clearInterval(lagTimer);
-    lag.disable();
+    lag.stop();
   };
 }
 
