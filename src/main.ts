@@ -66,6 +66,7 @@ export async function listen(server: MillraceServer, config: Config): Promise<vo
       server.logger,
       config.watchRoots,
       localAgentTls(config),
+      config.localAgentNice,
     );
   }
 }

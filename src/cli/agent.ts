@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { CONFIG_ENV, optionsOf, parseSwitch, resolveOptions } from '../config/options.ts';
+import { CONFIG_ENV, optionsOf, parseSwitch, parseWhole, resolveOptions } from '../config/options.ts';
 import { addOptions, typed } from './options.ts';
 import { VERSION } from '../version.ts';
 import { serverList } from '../agent/servers.ts';
@@ -17,6 +18,7 @@ interface AgentFlags {
   parentPipe?: string;
   logJobs?: boolean;
   spawner?: string;
+  nice?: number;
   watchRoots: string[];
   tls: AgentTls;
 }
@@ -56,6 +58,7 @@ async function agentFlags(flags: Record<string, unknown>, given: (name: string) 
   const data = r.get('data');
   const slots = r.get('slots');
   const spawner = r.get('spawner');
+  const nice = r.get('nice');
   const pathOf = (key: string) => {
     const v = r.get(key)?.text;
     return v ? resolve(v) : undefined;
@@ -78,6 +81,7 @@ async function agentFlags(flags: Record<string, unknown>, given: (name: string) 
     ...(typeof flags.parentPipe === 'string' ? { parentPipe: flags.parentPipe } : {}),
     logJobs: logJobs ? parseSwitch(logJobs) : false,
     ...(spawner ? { spawner: spawner.text } : {}),
+    ...(nice ? { nice: parseWhole(nice, 0, 19) } : {}),
     watchRoots: (r.get('watch-root')?.text ?? '')
       .split(',')
       .map((e) => e.trim())
@@ -117,6 +121,8 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   if (!secret) throw new Error(`--secret-file ${flags.secretFile} is empty`);
   // Read once now, so that a wrong path stops the start rather than each connection; read again at each one.
   tlsOptions(flags.tls);
+
+  if (flags.nice !== undefined) lowerPriority(flags.nice);
 
   const { startAgent } = await import('../agent/agent.ts');
   const { AgentLockedError } = await import('../agent/pidfile.ts');
@@ -162,4 +168,13 @@ function positive(flag: string, text: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer`);
   return n;
+}
+
+/**
+ * Lowers this process's CPU priority to `nice`; never raises it (only a privileged process may). On Linux the
+ * priority is the calling thread's, and the main thread is the one that starts the spawner and forks job
+ * processes: they inherit it. Node's helper threads keep theirs.
+ */
+function lowerPriority(nice: number): void {
+  if (getPriority() < nice) setPriority(nice);
 }

@@ -40,6 +40,8 @@ export interface Config {
   authFailuresPerMinute: number;
   /** `serve` starts the agent of GLOBAL.Local as a separate process once it listens. */
   localAgent: boolean;
+  /** The nice value the local agent runs at (`--nice` of `millrace agent`); its job processes inherit it. */
+  localAgentNice: number;
   /** A kill sends TERM to the job's process group, then KILL after this long. */
   killGraceMs: number;
   /** Finished jobs older than this many days are purged (the system keep clause). */
@@ -122,6 +124,7 @@ export const DEFAULTS: Config = {
   apiKeyIdleLapseMs: 92 * DAY,
   authFailuresPerMinute: 20,
   localAgent: true,
+  localAgentNice: 10,
   killGraceMs: 5000,
   historyRetentionDays: 30,
   auditRetentionDays: 400,
@@ -213,6 +216,7 @@ export function loadConfig(
   const auditDays = resolvedOf('audit-days');
   const grace = resolvedOf('shutdown-grace');
   const lease = resolvedOf('timer-lease');
+  const agentNice = resolvedOf('local-agent-nice');
   return {
     ...DEFAULTS,
     dataDir: resolve(text('data') ?? DEFAULTS.dataDir),
@@ -233,6 +237,7 @@ export function loadConfig(
     trustedKeys: check('trusted-keys', (v) => list(v).map((e) => resolve(e))) ?? [],
     watchRoots: check('watch-root', (v) => list(v).map((e) => resolve(e))) ?? [],
     localAgent: sw('local-agent', DEFAULTS.localAgent),
+    localAgentNice: agentNice ? parseWhole(agentNice, 0, 19) : DEFAULTS.localAgentNice,
     metrics: sw('metrics', DEFAULTS.metrics),
     runtimeStatistics: sw('runtime-statistics', DEFAULTS.runtimeStatistics),
     auditJobActions: sw('audit-job-actions', DEFAULTS.auditJobActions),

@@ -197,6 +197,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     command: 'serve',
+    key: 'local-agent-nice',
+    arg: 'N',
+    env: 'MILLRACE_LOCAL_AGENT_NICE',
+    default: '10',
+    help: "the local agent's CPU priority (nice, 0 to 19; its job processes inherit it): below the server's, so that jobs on the server's own machine never hold up its answers and timers",
+  },
+  {
+    command: 'serve',
     key: 'metrics',
     env: 'MILLRACE_METRICS',
     default: 'true',
@@ -437,6 +445,14 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'MILLRACE_AGENT_SPAWNER',
     default: '`python3` when in PATH',
     help: 'what starts the job processes: `python3`, a small Python process (posix_spawn, cheaper than a fork of the agent: src/agent/spawner.ts), or `node`, the agent itself',
+  },
+  {
+    command: 'agent',
+    key: 'nice',
+    arg: 'N',
+    env: 'MILLRACE_AGENT_NICE',
+    default: 'as started',
+    help: "lower the agent's CPU priority to this nice value (0 to 19) at its start; its job processes inherit it",
   },
   {
     command: 'agent',

@@ -51,7 +51,8 @@ export interface LocalAgent {
  * agent's descriptor 3, src/agent/parent-link.ts) ends when the server stops or dies, a SIGKILL included. If an
  * agent from an earlier server process still runs (it stays while its jobs run), the new one sees its pid file
  * and steps aside while the old one reconnects and finishes its jobs; whenever the agent exits while the server
- * runs, another is started a little later.
+ * runs, another is started a little later. It runs at the nice value `nice` (its `--nice`), which its job
+ * processes inherit: below the server, so that jobs on the server's machine do not hold up its event loop.
  */
 export function superviseLocalAgent(
   dataDir: string,
@@ -59,12 +60,13 @@ export function superviseLocalAgent(
   logger: Logger,
   watchRoots: readonly string[] = [],
   tlsArgs: readonly string[] = [],
+  nice = 0,
 ): LocalAgent {
   let child: ChildProcess | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const launch = () => {
-    child = startLocalAgent(dataDir, serverUrl, logger, watchRoots, tlsArgs);
+    child = startLocalAgent(dataDir, serverUrl, logger, watchRoots, tlsArgs, nice);
     child.on('exit', () => {
       if (stopped) return;
       timer = setTimeout(launch, 2000);
@@ -124,6 +126,7 @@ function startLocalAgent(
   logger: Logger,
   watchRoots: readonly string[],
   tlsArgs: readonly string[],
+  nice: number,
 ): ChildProcess {
   const { dir, secretFile } = localAgentPaths(dataDir);
   const bin = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/millrace');
@@ -148,6 +151,8 @@ function startLocalAgent(
       '3',
       ...watchRoots.flatMap((root) => ['--watch-root', root]),
       ...tlsArgs,
+      '--nice',
+      String(nice),
     ],
     { env, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] },
   );

@@ -115,6 +115,9 @@ export async function startTestServer(
     limits: { ...DEFAULTS.limits, maxEventLoopDelayMs: 60_000 },
     // Listening servers run the real local agent, as `millrace serve` does; inject-only ones have none.
     localAgent: options.listen === true,
+    // The suite's processes share one session, hence one scheduling group: a local agent at nice 10 would wait
+    // behind every busy test process of a loaded machine. test/integration/agent/priority.test.ts runs the default.
+    localAgentNice: 0,
     port: 0,
     ...overrides,
     dataDir: db.dataDir,
