@@ -13,7 +13,8 @@
 #   PG_BINDIR                where to find initdb/pg_ctl (see scripts/pg-cluster.sh).
 #   MILLRACE_TEST_TIMES=F    also write each test file's time to F, slowest first (scripts/test-file-times.mjs).
 # The tests run with TMPDIR set to a folder of the run's own, removed at the end; a warning names what they left.
-# Exported to the tests: MILLRACE_TEST_PG_URL (unset when the PostgreSQL suite is skipped).
+# Exported to the tests: MILLRACE_TEST_PG_URL (unset when the PostgreSQL suite is skipped) and
+# MILLRACE_LOCAL_AGENT_NICE=0 (below).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -25,6 +26,11 @@ root=$(pwd -P)
 # installed none, the machine's Node does.
 export PATH=$root/node_modules/.bin:$PATH
 echo "== node $(node --version) ($(command -v node))"
+
+# The servers the tests start run their local agent at nice 0, not the default 10 (local-agent-nice): the suite's
+# processes are one session, hence one scheduling group, where a niced agent would wait behind every busy test
+# process. test/integration/agent/priority.test.ts runs the default.
+export MILLRACE_LOCAL_AGENT_NICE=${MILLRACE_LOCAL_AGENT_NICE:-0}
 
 # Run a tool from node_modules/.bin (not `npx`, which could fetch an unrelated package when it is missing).
 run_bin() {
