@@ -1,6 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { Transform, type TransformCallback } from 'node:stream';
 import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpLimits } from '../config/config.ts';
@@ -8,6 +7,7 @@ import { MillraceError } from '../errors.ts';
 import { loopDelayMonitor } from '../loop-delay.ts';
 import { errorShape, rawErrorResponse, targetOf } from './error-shape.ts';
 import { clientAddress } from './client-address.ts';
+import { SlowBodies } from './slow-bodies.ts';
 
 /**
  * What keeps slow, numerous or overwhelming clients from taking the server down, below the routes:
@@ -26,8 +26,6 @@ import { clientAddress } from './client-address.ts';
 /** Paths (after the context path) that shedding never refuses: probes must tell "busy" from "dead". */
 export const EXEMPT_PREFIXES = ['/health', '/metrics'];
 
-/** A body may start slowly for this long before its rate is judged. */
-const BODY_GRACE_MS = 5000;
 /** How often lag and body rates are looked at. */
 const TICK_MS = 500;
 
@@ -116,9 +114,11 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
   // Overloaded means lagging in consecutive windows: one long synchronous task (a migration, a big parse) lags one
   // window and is no reason to refuse anyone.
   let laggingWindows = 0;
+  const bodies = new SlowBodies(o.limits.minBodyBytesPerSecond);
   const lagTimer = setInterval(() => {
     laggingWindows = lag.maxMs() > o.limits.maxEventLoopDelayMs ? laggingWindows + 1 : 0;
     lag.reset();
+    bodies.sweep(Date.now());
   }, TICK_MS);
   lagTimer.unref();
 
@@ -182,10 +182,9 @@ export function installGuards(app: FastifyInstance, o: GuardOptions): () => void
       done(null, payload);
       return;
     }
-    const guard = new RateGuard(o.limits.minBodyBytesPerSecond);
     // Once answered (also without reading the body: 415, 401…) the rate no longer matters.
-    reply.raw.once('close', () => guard.stop());
-    done(null, payload.pipe(guard));
+    reply.raw.once('close', bodies.watch(req.raw));
+    done(null, payload);
   });
 
   // An answer given before the body was read (401, 403, 413, 408…) ends the connection: reading the rest of a
@@ -238,44 +237,3 @@ function closeUnread(req: IncomingMessage): void {
 
 const hasBody = (req: IncomingMessage): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-
-/** Passes a body through, failing it with 408 when it arrives slower than `minRate` bytes/s after the grace period. */
-class RateGuard extends Transform {
-  private received = 0;
-  private started = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly minRate: number;
-  /** Fastify reads the encoded length from the stream it is given (for its body limit on compressed bodies). */
-  receivedEncodedLength = 0;
-
-  constructor(minRate: number) {
-    super();
-    this.minRate = minRate;
-    // The clock starts when the body is read (a request waiting for an import slot is not reading it yet).
-    this.once('resume', () => this.start());
-    this.once('close', () => this.stop());
-    this.once('end', () => this.stop());
-    this.on('error', () => {}); // the body's reader has its own listener; an unread body needs none
-  }
-
-  private start(): void {
-    const minRate = this.minRate;
-    this.started = Date.now();
-    this.timer = setInterval(() => {
-      const elapsed = Date.now() - this.started;
-      if (elapsed > BODY_GRACE_MS && this.received < (minRate * (elapsed - BODY_GRACE_MS)) / 1000)
-        this.destroy(new MillraceError(408, 'TOO_SLOW', `The body arrived slower than ${minRate} bytes per second`));
-    }, TICK_MS);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-  }
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.received += chunk.length;
-    this.receivedEncodedLength = this.received;
-    done(null, chunk);
-  }
-}

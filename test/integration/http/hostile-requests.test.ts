@@ -76,6 +76,10 @@ describe(`hostile requests (${backend?.name})`, () => {
     assertXmlError(xmlTrickle, 408);
     assertJsonError(jsonSteady, 408);
     assertXmlError(xmlSteady, 408);
+    // A trickle is cut by the minimum rate (after its grace period, before the 8 s deadline); a steady body that
+    // keeps the rate runs into the deadline.
+    for (const a of [jsonTrickle, xmlTrickle]) assert.match(a.body, /slower than 200 bytes per second/, a.body);
+    for (const a of [jsonSteady, xmlSteady]) assert.match(a.body, /did not arrive within 8 s/, a.body);
     assertXmlError(anonymous, 401);
     for (const a of [jsonTrickle, xmlTrickle, jsonSteady, xmlSteady, anonymous]) assert.equal(a.closed, true);
     assert.equal((await t.req('GET', '/Queue/GLOBAL.Slow')).status, 404, 'nothing was stored');

@@ -1,0 +1,66 @@
+import type { IncomingMessage } from 'node:http';
+import { MillraceError } from '../errors.ts';
+
+/** A body may start slowly for this long before its rate is judged. */
+export const BODY_GRACE_MS = 5000;
+
+interface BodyRead {
+  req: IncomingMessage;
+  /** When its reader started (the request's first `resume`), and the connection's bytes read by then. */
+  started: number;
+  baseline: number;
+}
+
+/**
+ * The bodies being read, judged together at each `sweep`: one that arrived slower than `minRate` bytes a second
+ * after the grace period fails with 408, which its reader (Fastify's body parser) answers in the interface's shape.
+ * The rate is the connection's bytes read since the reader started (`socket.bytesRead`), so nothing stands between
+ * the request and its reader: a stream piped in between, with a timer of its own, cost every request with a body
+ * about 12 µs of the server's CPU (bench/README.md, B1), most of a small submit's guards.
+ */
+export class SlowBodies {
+  private readonly reading = new Set<BodyRead>();
+  private readonly minRate: number;
+
+  constructor(minRate: number) {
+    this.minRate = minRate;
+  }
+
+  /** Judges `req`'s body from when its reader starts; the returned function stops that (the answer is out). */
+  watch(req: IncomingMessage): () => void {
+    const socket = req.socket as IncomingMessage['socket'] | undefined;
+    // inject() (tests) has no real socket: nothing arrives slowly there
+    if (typeof socket?.bytesRead !== 'number') return () => {};
+    let read: BodyRead | undefined;
+    // The clock starts when the body is read (a request waiting for an import slot is not reading it yet).
+    req.once('resume', () => {
+      read = { req, started: Date.now(), baseline: socket.bytesRead };
+      this.reading.add(read);
+    });
+    return () => {
+      if (read) this.reading.delete(read);
+    };
+  }
+
+  /** Fails the bodies that are too slow at `now`, and forgets those read to the end. */
+  sweep(now: number): void {
+    for (const read of this.reading) {
+      const { req } = read;
+      if (req.complete || req.destroyed) {
+        this.reading.delete(read);
+        continue;
+      }
+      const elapsed = now - read.started;
+      if (elapsed <= BODY_GRACE_MS) continue;
+      const received = req.socket.bytesRead - read.baseline;
+      if (received >= (this.minRate * (elapsed - BODY_GRACE_MS)) / 1000) continue;
+      this.reading.delete(read);
+      // The reader listens for errors while it reads; one that stopped has nothing left to fail.
+      if (req.listenerCount('error') > 0)
+        req.emit(
+          'error',
+          new MillraceError(408, 'TOO_SLOW', `The body arrived slower than ${this.minRate} bytes per second`),
+        );
+    }
+  }
+}
