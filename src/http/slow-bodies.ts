@@ -15,8 +15,8 @@ interface BodyRead {
  * The bodies being read, judged together at each `sweep`: one that arrived slower than `minRate` bytes a second
  * after the grace period fails with 408, which its reader (Fastify's body parser) answers in the interface's shape.
  * The rate is the connection's bytes read since the reader started (`socket.bytesRead`), so nothing stands between
- * the request and its reader: a stream piped in between, with a timer of its own, cost every request with a body
- * about 12 µs of the server's CPU (bench/README.md, B1), most of a small submit's guards.
+ * the request and its reader. A stream piped in between, with a timer of its own, was about 12 µs of every request
+ * with a body in a CPU profile of B1's drain (bench/README.md), most of what the guards cost a small submit.
  */
 export class SlowBodies {
   private readonly reading = new Set<BodyRead>();
