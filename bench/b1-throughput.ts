@@ -19,7 +19,7 @@
  * the ratio ours ÷ anchor are reported.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -242,6 +242,8 @@ interface Measurement {
   /** CPU of the server (ours) or of the worker process (anchor), % of one core, over the drain. */
   procCpu: number;
   procCpuUsPerJob: number;
+  /** CPU of every `postgres` process of the machine over the drain, µs per job (NaN on SQLite). */
+  pgCpuUsPerJob: number;
   core0Busy: number;
   core1Busy: number;
   steal: number;
@@ -271,6 +273,7 @@ function drained(
   t: { t0: number; submittedAt: number; doneAt: number; latencies: number[] },
   cpu: { before: number; after: number },
   cores: { before: ReturnType<typeof coreTimes>; after: ReturnType<typeof coreTimes> },
+  pgCpu?: { before: number; after: number },
 ) {
   const drainS = (t.doneAt - t.t0) / 1000;
   return {
@@ -285,10 +288,29 @@ function drained(
     tailS: (t.doneAt - t.submittedAt) / 1000,
     procCpu: (100 * (cpu.after - cpu.before)) / drainS,
     procCpuUsPerJob: (1e6 * (cpu.after - cpu.before)) / jobs,
+    pgCpuUsPerJob: pgCpu ? (1e6 * (pgCpu.after - pgCpu.before)) / jobs : Number.NaN,
     core0Busy: coreUse(cores.before, cores.after, 'cpu0').busy,
     core1Busy: coreUse(cores.before, cores.after, 'cpu1').busy,
     steal: coreUse(cores.before, cores.after, 'cpu').steal,
   };
+}
+
+/**
+ * CPU seconds of every `postgres` process of this machine: the backends of B1's own cluster (on a cluster elsewhere,
+ * none). The connections of ours and of graphile-worker stay open over a drain, so none of its CPU leaves with an
+ * exited process; the harness's own count of done jobs every --poll-ms is in it, for both alike.
+ */
+function postgresCpuSeconds(): number {
+  let sum = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'postgres') sum += processCpuSeconds(Number(name));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return sum;
 }
 
 /** Round trips and commits a server counted so far (its metrics; the counter exists only on PostgreSQL). */
@@ -382,12 +404,14 @@ async function measureOurs(
     const target = warmup + opts.jobs;
     const db0 = metrics ? await dbCountsOf(origins) : undefined;
     const cpu0 = cpuOfAll();
+    const pg0 = database ? postgresCpuSeconds() : Number.NaN;
     const cores0 = coreTimes();
     const startUs = monoUs();
     const t0 = performance.now();
     const [sub, t1] = await Promise.all([submitAll(opts.jobs, abort), waitUntil(c, (n) => n >= target, opts, abort)]);
     const endUs = monoUs();
     const cpu1 = cpuOfAll();
+    const pg1 = database ? postgresCpuSeconds() : Number.NaN;
     const cores1 = coreTimes();
     const db1 = metrics ? await dbCountsOf(origins) : undefined;
     const statuses = await c.statuses();
@@ -403,6 +427,7 @@ async function measureOurs(
         { t0, submittedAt: sub.lastAt, doneAt: t1, latencies: sub.latenciesMs },
         { before: cpu0, after: cpu1 },
         { before: cores0, after: cores1 },
+        { before: pg0, after: pg1 },
       ),
       rssMiB: memoryOf(serve.proc.pid).rssMiB,
       // The scrapes' own statements (two reads each) are within the noise of 10,000 jobs.
@@ -466,6 +491,7 @@ async function measureGraphile(opts: Options & { pin: boolean }, adminUrl: strin
     }
     const latencies: number[] = [];
     const cpu0 = processCpuSeconds(proc.pid);
+    const pg0 = postgresCpuSeconds();
     const cores0 = coreTimes();
     const startUs = monoUs();
     const t0 = performance.now();
@@ -473,6 +499,7 @@ async function measureGraphile(opts: Options & { pin: boolean }, adminUrl: strin
     const t1 = await waitUntil(c, (n) => n === 0, opts, abort);
     const endUs = monoUs();
     const cpu1 = processCpuSeconds(proc.pid);
+    const pg1 = postgresCpuSeconds();
     const cores1 = coreTimes();
     const rssMiB = memoryOf(proc.pid).rssMiB;
     await stop(proc);
@@ -486,6 +513,7 @@ async function measureGraphile(opts: Options & { pin: boolean }, adminUrl: strin
         { t0, submittedAt: addedAt, doneAt: t1, latencies },
         { before: cpu0, after: cpu1 },
         { before: cores0, after: cores1 },
+        { before: pg0, after: pg1 },
       ),
       rssMiB,
       roundTripsPerJob: Number.NaN,
@@ -516,6 +544,7 @@ const perRep = new Table<Measurement & RepInfo>([
   ['tail', 6, (m) => `${fixed(m.tailS, 2)}s`],
   ['proc CPU', 8, (m) => `${fixed(m.procCpu, 0)}%`],
   ['µs/job', 7, (m) => fixed(m.procCpuUsPerJob, 0)],
+  ['pg µs/job', 9, (m) => fixed(m.pgCpuUsPerJob, 0)],
   ['core0', 6, (m) => `${fixed(m.core0Busy, 0)}%`],
   ['core1', 6, (m) => `${fixed(m.core1Busy, 0)}%`],
   ['steal', 6, (m) => `${fixed(m.steal, 1)}%`],
@@ -530,6 +559,7 @@ const FIGURES = [
   'drainPerSec',
   'procCpu',
   'procCpuUsPerJob',
+  'pgCpuUsPerJob',
   'rssMiB',
   'roundTripsPerJob',
   'commitsPerJob',
@@ -544,6 +574,7 @@ const mediansTable = new Table<Figures>([
   ['drain/s', 9, (x) => int(x.drainPerSec)],
   ['proc CPU', 9, (x) => `${fixed(x.procCpu, 0)}%`],
   ['µs/job', 7, (x) => fixed(x.procCpuUsPerJob, 0)],
+  ['pg µs/job', 9, (x) => fixed(x.pgCpuUsPerJob, 0)],
   ['rt/job', 7, (x) => fixed(x.roundTripsPerJob, 2)],
   ['tx/job', 7, (x) => fixed(x.commitsPerJob, 2)],
 ]);
@@ -632,7 +663,9 @@ benchmark({
       `${noise.note()}(submit/s: ours = POST answers per second, anchor = jobs added per second in addJobs batches of ${BATCH};`,
       ` p50/p99: ms per POST (ours) or per addJobs batch (anchor); drain = first submit → all ${int(opts.jobs)} done;`,
       ' tail = last submit answer → all done; proc CPU = our server process or the graphile-worker process, % of',
-      " one core (PostgreSQL's own processes are not included); core0/core1 busy; steal = hypervisor, machine;",
+      " one core (PostgreSQL's own processes are not included); pg µs/job = CPU of every postgres process of the",
+      ' machine per job (the cluster the benchmark started; the done-job count it polls is in it for both alike);',
+      ' core0/core1 busy; steal = hypervisor, machine;',
       ' rt/job, tx/job = statements sent to PostgreSQL (each a round trip) and commits per job, all nodes)',
       '',
       mediansTable.header(`median of ${used.length} rep(s)`),
