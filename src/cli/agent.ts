@@ -176,5 +176,10 @@ function positive(flag: string, text: string): number {
  * processes: they inherit it. Node's helper threads keep theirs.
  */
 function lowerPriority(nice: number): void {
-  if (getPriority() < nice) setPriority(nice);
+  try {
+    if (getPriority() < nice) setPriority(nice);
+  } catch (err) {
+    // A platform that refuses (a sandbox's filter): the agent runs on at the priority it was given.
+    process.stderr.write(`millrace agent: --nice ${nice} not applied: ${err instanceof Error ? err.message : err}\n`);
+  }
 }
