@@ -32,12 +32,16 @@ export class SlowBodies {
     // inject() (tests) has no real socket: nothing arrives slowly there
     if (typeof socket?.bytesRead !== 'number') return () => {};
     let read: BodyRead | undefined;
-    // The clock starts when the body is read (a request waiting for an import slot is not reading it yet).
+    let stopped = false;
+    // The clock starts when the body is read (a request waiting for an import slot is not reading it yet). Node
+    // resumes an unread body after the answer to discard it: by then the rate no longer matters.
     req.once('resume', () => {
+      if (stopped) return;
       read = { req, started: Date.now(), baseline: socket.bytesRead };
       this.reading.add(read);
     });
     return () => {
+      stopped = true;
       if (read) this.reading.delete(read);
     };
   }

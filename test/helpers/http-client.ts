@@ -7,10 +7,32 @@ export interface ApiResponse {
   body: string;
 }
 
+/** Did `fetch` fail because the kept-alive connection it picked had been closed by the server? */
+const staleConnection = (err: unknown): boolean =>
+  err instanceof TypeError &&
+  err.cause instanceof Error &&
+  (err.cause as Error & { code?: unknown }).code === 'UND_ERR_SOCKET';
+
+/**
+ * `fetch`, with a GET or HEAD sent once more when the kept-alive connection it picked turns out closed. The server
+ * closes a connection idle for its keep-alive timeout (5 s); a test that holds its own event loop longer (hashing
+ * 256 MiB to check a job's output) has not yet read that close when it sends its next request on the connection.
+ * A browser or curl sends such an idempotent request again, on a new connection, and so does this.
+ */
+export async function fetchRetryingStale(url: string, init: RequestInit = {}): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    const method = (init.method ?? 'GET').toUpperCase();
+    if ((method === 'GET' || method === 'HEAD') && staleConnection(err)) return fetch(url, init);
+    throw err;
+  }
+}
+
 /** A client of a `millrace serve` process on 127.0.0.1:`port`, as an outside system would use it. */
 export function apiClient(port: number, key: string) {
   return async (method: string, path: string, body?: unknown): Promise<ApiResponse> => {
-    const res = await fetch(`http://127.0.0.1:${port}${JSON_BASE}${path}`, {
+    const res = await fetchRetryingStale(`http://127.0.0.1:${port}${JSON_BASE}${path}`, {
       method,
       headers: { 'X-API-Key': key, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Backend, backends } from '../../helpers/backends.ts';
 import { JSON_BASE, killServers, type ServeProcess, startServe } from '../../helpers/cli.ts';
-import { apiClient } from '../../helpers/http-client.ts';
+import { apiClient, fetchRetryingStale } from '../../helpers/http-client.ts';
 import { processRuns, until } from '../../helpers/processes.ts';
 import { numberedLinesDigest, numberedLinesScript } from '../../helpers/numbered-lines.ts';
 import { waitFor, waitForJob } from '../../helpers/wait.ts';
@@ -49,7 +49,7 @@ async function stdoutOf(port: number, jobId: number): Promise<{ size: number; di
   const job = (await api('GET', `/Job/${jobId}`)).json;
   const file = job.JobFiles.find((f: { Name: string }) => f.Name === 'stdout.log');
   assert.ok(file, `Job ${jobId} has a stdout.log`);
-  const res = await fetch(`http://127.0.0.1:${port}${JSON_BASE}/JobFile/${file.uniqueId}/content`, {
+  const res = await fetchRetryingStale(`http://127.0.0.1:${port}${JSON_BASE}/JobFile/${file.uniqueId}/content`, {
     headers: { 'X-API-Key': KEY },
   });
   assert.equal(res.status, 200);
