@@ -28,7 +28,7 @@ export class SlowBodies {
 
   /** Judges `req`'s body from when its reader starts; the returned function stops that (the answer is out). */
   watch(req: IncomingMessage): () => void {
-    const socket = req.socket as IncomingMessage['socket'] | undefined;
+    const socket: IncomingMessage['socket'] | undefined = req.socket;
     // inject() (tests) has no real socket: nothing arrives slowly there
     if (typeof socket?.bytesRead !== 'number') return () => {};
     let read: BodyRead | undefined;
