@@ -28,6 +28,7 @@ import pg from 'pg';
 import { JobsReader, submitMany, submitter } from './agent-harness.ts';
 import {
   ALL_CPUS,
+  commOf,
   coreTimes,
   coreUse,
   finalizers,
@@ -303,12 +304,10 @@ function drained(
 function postgresCpuSeconds(): number {
   let sum = 0;
   for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'postgres') sum += processCpuSeconds(Number(name));
-    } catch {
-      // ended meanwhile
-    }
+    if (!/^\d+$/.test(name) || commOf(Number(name)) !== 'postgres') continue;
+    // NaN: it ended between the two reads, taking its CPU with it
+    const cpu = processCpuSeconds(Number(name));
+    if (!Number.isNaN(cpu)) sum += cpu;
   }
   return sum;
 }

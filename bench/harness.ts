@@ -244,19 +244,22 @@ export function processCpu(pid: number): { user: number; sys: number; children: 
 export function agentCpu(agentPid: number): { user: number; sys: number; children: number } {
   const sum = processCpu(agentPid);
   for (const pid of childPids(agentPid)) {
-    let comm = '';
-    try {
-      comm = readFileSync(`/proc/${pid}/comm`, 'utf8');
-    } catch {
-      continue;
-    }
-    if (!comm.startsWith('python')) continue;
+    if (!commOf(pid)?.startsWith('python')) continue;
     const s = processCpu(pid);
     sum.user += s.user;
     sum.sys += s.sys;
     sum.children += s.children;
   }
   return sum;
+}
+
+/** A process's command name (`/proc/<pid>/comm`), or undefined once it has ended. */
+export function commOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
 }
 
 function childPids(pid: number): number[] {

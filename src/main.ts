@@ -60,14 +60,11 @@ export async function listen(server: MillraceServer, config: Config): Promise<vo
     const { port } = server.app.server.address() as { port: number };
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${root}`;
-    server.localAgent = superviseLocalAgent(
-      config.dataDir,
-      url,
-      server.logger,
-      config.watchRoots,
-      localAgentTls(config),
-      config.localAgentNice,
-    );
+    server.localAgent = superviseLocalAgent(config.dataDir, url, server.logger, {
+      watchRoots: config.watchRoots,
+      tlsArgs: localAgentTls(config),
+      nice: config.localAgentNice,
+    });
   }
 }
 

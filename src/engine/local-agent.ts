@@ -32,6 +32,16 @@ export function writeLocalSecret(dataDir: string, secret: string): void {
   writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
 }
 
+/** How the local agent is started, beside its folder and its server. */
+export interface LocalAgentOptions {
+  /** Folders it may watch for file events (`--watch-root`). */
+  watchRoots: readonly string[];
+  /** How it reaches the server over HTTPS (`--server-certificate`, a client certificate); none over HTTP. */
+  tlsArgs: readonly string[];
+  /** The nice value it runs at (`--nice`), which its job processes inherit. */
+  nice: number;
+}
+
 /** Keeps the local agent running while the server runs; `stop` asks it to finish (it drains its jobs first). */
 export interface LocalAgent {
   current(): ChildProcess | undefined;
@@ -51,22 +61,20 @@ export interface LocalAgent {
  * agent's descriptor 3, src/agent/parent-link.ts) ends when the server stops or dies, a SIGKILL included. If an
  * agent from an earlier server process still runs (it stays while its jobs run), the new one sees its pid file
  * and steps aside while the old one reconnects and finishes its jobs; whenever the agent exits while the server
- * runs, another is started a little later. It runs at the nice value `nice` (its `--nice`), which its job
- * processes inherit: below the server, so that jobs on the server's machine do not hold up its event loop.
+ * runs, another is started a little later. It runs at `options.nice`, which its job processes inherit: below the
+ * server, so that jobs on the server's machine do not hold up its event loop.
  */
 export function superviseLocalAgent(
   dataDir: string,
   serverUrl: string,
   logger: Logger,
-  watchRoots: readonly string[] = [],
-  tlsArgs: readonly string[] = [],
-  nice = 0,
+  options: LocalAgentOptions,
 ): LocalAgent {
   let child: ChildProcess | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const launch = () => {
-    child = startLocalAgent(dataDir, serverUrl, logger, watchRoots, tlsArgs, nice);
+    child = startLocalAgent(dataDir, serverUrl, logger, options);
     child.on('exit', () => {
       if (stopped) return;
       timer = setTimeout(launch, 2000);
@@ -124,9 +132,7 @@ function startLocalAgent(
   dataDir: string,
   serverUrl: string,
   logger: Logger,
-  watchRoots: readonly string[],
-  tlsArgs: readonly string[],
-  nice: number,
+  { watchRoots, tlsArgs, nice }: LocalAgentOptions,
 ): ChildProcess {
   const { dir, secretFile } = localAgentPaths(dataDir);
   const bin = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/millrace');

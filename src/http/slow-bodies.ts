@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { MillraceError } from '../errors.ts';
 
 /** A body may start slowly for this long before its rate is judged. */
-export const BODY_GRACE_MS = 5000;
+const BODY_GRACE_MS = 5000;
 
 interface BodyRead {
   req: IncomingMessage;

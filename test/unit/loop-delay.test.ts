@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { loopDelayMonitor } from '../../src/loop-delay.ts';
+import { until } from '../helpers/processes.ts';
 
 const block = (ms: number) => {
   const until = performance.now() + ms;
@@ -13,10 +14,9 @@ const block = (ms: number) => {
 test('the loop delay reads about 0 while the loop is free and the length of a task that holds it', async () => {
   const loop = loopDelayMonitor();
   try {
-    // Free: Node's own histogram never reads below its 10 ms resolution here; at least one of some 30 firings is
-    // on time even on a busy machine.
-    await sleep(300);
-    assert.ok(loop.minMs() < 5, `min ${loop.minMs()} ms on a free loop`);
+    // Free: some firing comes on time, however busy the machine (waited for, not assumed within a fixed time).
+    // Node's own histogram never reads below 9 ms here, its 10 ms interval included, so it would never get there.
+    await until(() => loop.minMs() < 5, 'a firing of the timer less than 5 ms late on a free loop', 30_000);
 
     loop.reset();
     await sleep(30);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it, test } from 'node:test';
 import { DEFAULTS, loadConfig } from '../../../src/config/config.ts';
-import { agentSuite, killAgent, startAgent } from '../../helpers/agent-peer.ts';
+import { agentSuite, killAgent, spawnAgent, startAgent } from '../../helpers/agent-peer.ts';
 import { backends } from '../../helpers/backends.ts';
 import { getJob, postCreated, submit, waitForStatus } from '../../helpers/jobs.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -31,6 +31,16 @@ describe('agent: its CPU priority (--nice), which its job processes inherit', ()
       }
     });
   }
+
+  it('--nice outside 0 to 19, or not a number: the agent refuses to start and says why', async () => {
+    const peer = suite.peer();
+    for (const [i, value] of ['20', 'ten', '-5'].entries()) {
+      const agent = spawnAgent(peer, suite.dir(), { args: [`--nice=${value}`], dataDir: join(suite.dir(), `bad${i}`) });
+      const { code } = await agent.exited;
+      assert.notEqual(code, 0);
+      assert.match(agent.output(), new RegExp(`--nice.*"${value}" is not a whole number from 0 to 19`));
+    }
+  });
 });
 
 test('local-agent-nice: 10 unless given, a whole number from 0 to 19', () => {
