@@ -1,6 +1,6 @@
 import type { JobFileRecord, JobRecord } from '../domain/job.ts';
 import { maxRunDue } from '../domain/max-run-time.ts';
-import type { Database } from './tables.ts';
+import { type Database, everyColumn } from './tables.ts';
 
 /**
  * A job's row and its record, one from the other, and the columns in the fixed order of the job statements'
@@ -76,7 +76,7 @@ export const toFile = (r: Database['job_files']): JobFileRecord => ({
 });
 
 /** Columns of a jobs row in a fixed order: the order of the precompiled statements' parameters. */
-export const COLUMNS = [
+export const COLUMNS = everyColumn<JobRow>()([
   'job_id',
   'unique_id',
   'definition',
@@ -102,7 +102,7 @@ export const COLUMNS = [
   'modification_time',
   'definition_type',
   'max_run_due',
-] as const satisfies ReadonlyArray<keyof JobRow>;
+]);
 
 /** What an update writes: every column but the ids and what never changes after the insert. */
 export const UPDATED = COLUMNS.filter(

@@ -78,8 +78,14 @@ const updateJobsBulk = () =>
   `from unnest(${BULK.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')}) as v(${quoted(BULK)}) ` +
   `where j."job_id" = v."job_id"`;
 
+/**
+ * The columns a read of whole jobs names. Not `select *`: PostgreSQL keeps the plan of a prepared statement across a
+ * schema change only while its result's columns stay the same, and a newer node may add a column.
+ */
+const JOB = quoted(COLUMNS);
+
 /** One job by its primary key. */
-const getJob = (p: Placeholder) => `select * from "jobs" where "job_id" = ${p(1)}`;
+const getJob = (p: Placeholder, mark: string) => `${mark}select ${JOB} from "jobs" where "job_id" = ${p(1)}`;
 
 /** Is any job queued: on SQLite, the first Queued entry of index jobs_list_status (status, job_id), no row read. */
 const anyQueued = () => `select 1 as "one" from "jobs" where "status" = 'Queued' limit 1`;
@@ -89,8 +95,8 @@ const anyQueued = () => `select 1 as "one" from "jobs" where "status" = 'Queued'
  * jobs_dispatch (status, queue, definition_type, priority desc, top_start, requested_start, job_id) is read in
  * its own order from the lane's first entry, so the limit stops the read.
  */
-const dispatchCandidates = (p: Placeholder) =>
-  `select * from "jobs" where "status" = 'Queued' and "queue" = ${p(1)} and "definition_type" = ${p(2)} ` +
+const dispatchCandidates = (p: Placeholder, mark: string) =>
+  `${mark}select ${JOB} from "jobs" where "status" = 'Queued' and "queue" = ${p(1)} and "definition_type" = ${p(2)} ` +
   `order by "priority" desc, "top_start", "requested_start", "job_id" limit ${p(3)} offset ${p(4)}`;
 
 /** SQLite's job ids: the `sequences` row (its primary key) moved on by the count, answering the last id. */
@@ -109,12 +115,14 @@ const insertHistory = (dialect: 'sqlite' | 'postgres') =>
 
 function jobStatements(dialect: 'sqlite' | 'postgres') {
   const p: Placeholder = (i) => (dialect === 'postgres' ? `$${i}` : '?');
+  // The reads of every dispatch pass and job lookup: planning them each time cost PostgreSQL more than running them.
+  const mark = dialect === 'postgres' ? PREPARED : '';
   return {
     insert: insertJob(p),
     update: updateJob(p),
-    get: getJob(p),
+    get: getJob(p, mark),
     anyQueued: anyQueued(),
-    candidates: dispatchCandidates(p),
+    candidates: dispatchCandidates(p, mark),
     nextJobIds: nextJobIds(p),
     updateBulk: updateJobsBulk(),
     history: insertHistory(dialect),

@@ -12,7 +12,8 @@ import type {
   RecentListOptions,
   StoredObject,
 } from './store.ts';
-import type { Database } from './tables.ts';
+import { PREPARED } from './pg-prepared.ts';
+import { type Database, everyColumn } from './tables.ts';
 
 export type ObjectRow = Database['objects'];
 
@@ -31,9 +32,22 @@ const toObject = <T extends TypeName>(r: ObjectRow): StoredObject<T> =>
 
 /** Run for every submit: SQL text, as the job statements (kysely-job-statements.ts). SQLite's ids come from a row. */
 const NEXT_UNIQUE_IDS = `update "sequences" set "value" = "value" + ? where "name" = 'unique_id' returning "value"`;
+const OBJECT = everyColumn<ObjectRow>()([
+  'unique_id',
+  'type',
+  'key',
+  'partition',
+  'data',
+  'protection',
+  'creation_time',
+  'modification_time',
+])
+  .map((c) => `"${c}"`)
+  .join(', ');
+/** Prepared on PostgreSQL: its planning cost more than its run (the columns named, as pg-prepared.ts asks). */
 const GET_OBJECT = {
-  sqlite: 'select * from "objects" where "type" = ? and "key" = ?',
-  postgres: 'select * from "objects" where "type" = $1 and "key" = $2',
+  sqlite: `select ${OBJECT} from "objects" where "type" = ? and "key" = ?`,
+  postgres: `${PREPARED}select ${OBJECT} from "objects" where "type" = $1 and "key" = $2`,
 };
 
 /** What the object rows share with the store that holds them. */

@@ -2,8 +2,10 @@
 // statement whose text begins with `PREPARED` is parsed and planned once per connection, then only bound and
 // run. Kysely sends every statement unnamed, so PostgreSQL parses and plans each one again; the marked ones are
 // those every job goes through with arrays of many rows (the grouped inserts and updates, the history rows, the
-// audit append), whose planning is not small. Only statements that answer no rows, or rows of columns they name,
-// are marked: the plan of a `select *` kept across a schema change (a newer node adding a column) would fail.
+// audit append), whose planning is not small, and the reads that are cheaper to run than to plan (a job by its id,
+// a dispatch pass's candidates, an object by its key). Only statements that answer no rows, or rows of columns
+// they name, are marked: the plan of a `select *` kept across a schema change (a newer node adding a column) would
+// fail; `everyColumn` (tables.ts) checks that a list names them all.
 import type { PostgresPool } from 'kysely';
 import { hasParameters, wrapClients } from './pg-pool-wrap.ts';
 

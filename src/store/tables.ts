@@ -237,3 +237,15 @@ export interface AuditTables {
   };
   audit_head: { id: number; last_id: number; last_hash: string };
 }
+
+/**
+ * The columns of a row listed in a fixed order, checked at compile time to name every column of `Row`: a read that
+ * names its columns (a prepared statement may not use `select *`, pg-prepared.ts) must not leave one out. A column
+ * left out makes the list's type the missing name, so the error says which.
+ */
+export const everyColumn =
+  <Row>() =>
+  <const C extends ReadonlyArray<keyof Row & string>>(
+    columns: C & ([Exclude<keyof Row, C[number]>] extends [never] ? unknown : Exclude<keyof Row, C[number]>),
+  ): C =>
+    columns;

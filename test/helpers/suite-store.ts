@@ -1,4 +1,7 @@
+import { join } from 'node:path';
 import { after, before } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
 import type { Backend } from './backends.ts';
@@ -21,4 +24,25 @@ export function suiteStore(backend: Backend): { store: Store; db: BackendDatabas
     await suite.db?.cleanup();
   });
   return suite;
+}
+
+/** `alter table … add column … text` on the suite's database, as a migration of a newer version would. */
+export async function addColumn(db: BackendDatabase, table: string, column: string): Promise<void> {
+  const statement = `alter table "${table}" add column "${column}" text`;
+  if (db.databaseUrl) {
+    const client = new pg.Client({ connectionString: db.databaseUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  } else {
+    const file = new BetterSqlite3(join(db.dataDir, 'millrace.sqlite'));
+    try {
+      file.exec(statement);
+    } finally {
+      file.close();
+    }
+  }
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JobRecord } from '../../../src/domain/job.ts';
 import { backends } from '../../helpers/backends.ts';
-import { suiteStore } from '../../helpers/suite-store.ts';
+import { addColumn, suiteStore } from '../../helpers/suite-store.ts';
 
 /**
  * The JobStore queries that migration 0003 (partial indexes) and the precompiled statements touch: rows survive
@@ -277,6 +277,21 @@ for (const backend of backends()) {
         (await t.store.jobs.listByStatus(['Running'], { processServer: 'GLOBAL.Box2', limit: 10 })).map((j) => j.jobId),
         [52],
       );
+    });
+
+    // Last: it adds a column. The reads of every job are prepared statements on PostgreSQL (src/store/pg-prepared.ts),
+    // and a prepared `select *` whose columns change fails ("cached plan must not change result type").
+    test('a job and the dispatch candidates read as before after a newer node adds a column to jobs', async () => {
+      const queued = job(9000, { uniqueId: 990_000, queue: 'GLOBAL.Later' });
+      await t.store.transaction((tx) => tx.jobs.insert(queued));
+      const read = async () => {
+        assert.deepEqual(await t.store.jobs.get(9000), queued);
+        const candidates = await t.store.transaction((tx) => tx.jobs.dispatchCandidates('GLOBAL.Later', 'System', 10));
+        assert.deepEqual(candidates, [queued]);
+      };
+      for (let i = 0; i < 3; i++) await read(); // prepared on the connections that run them
+      await addColumn(t.db, 'jobs', 'added_by_a_newer_node');
+      for (let i = 0; i < 3; i++) await read();
     });
   });
 }

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { openStore } from '../../../src/store/open.ts';
 import { isUniqueViolation, type StoredObject } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
-import { suiteStore } from '../../helpers/suite-store.ts';
+import { addColumn, suiteStore } from '../../helpers/suite-store.ts';
 
 const queue = (uniqueId: number, key: string): StoredObject => ({
   uniqueId,
@@ -175,6 +175,15 @@ for (const backend of backends()) {
       } finally {
         await again.close();
       }
+    });
+
+    // Last: it adds a column. An object's read is a prepared statement on PostgreSQL (src/store/pg-prepared.ts).
+    test('an object reads as before after a newer node adds a column to objects', async () => {
+      const o = queue(2 ** 41, 'GLOBAL.Added');
+      await t.store.insertObject(o, []);
+      for (let i = 0; i < 3; i++) assert.deepEqual(await t.store.getObject('Queue', 'GLOBAL.Added'), o);
+      await addColumn(t.db, 'objects', 'added_by_a_newer_node');
+      for (let i = 0; i < 3; i++) assert.deepEqual(await t.store.getObject('Queue', 'GLOBAL.Added'), o);
     });
   });
 }
