@@ -11,6 +11,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
+import { JOB_STATUS_NAMES } from '../src/domain/job-status.ts';
 import { launch, pinned, ROOT, type Serve, startServe, stop } from './harness.ts';
 import { quantile } from './lib/report.ts';
 
@@ -344,11 +345,23 @@ export interface JobRow {
   modification_time: number;
 }
 
+/**
+ * Jobs in any status but Completed, counted. A count of the Completed ones reads more of the index at every poll as
+ * they pile up (about 1.7 ms per poll at 10,000 jobs on PostgreSQL, B1), while this one reads only the jobs still
+ * on their way; statuses named, not `<> 'Completed'`, so that both databases read the index.
+ */
+export const UNFINISHED_SQL = `select count(*) as n from jobs where status in (${JOB_STATUS_NAMES.filter(
+  (s) => s !== 'Completed',
+)
+  .map((s) => `'${s}'`)
+  .join(', ')})`;
+
 export class JobsReader {
   private readonly db: BetterSqlite3.Database;
   private readonly countStmt: BetterSqlite3.Statement;
   private readonly rowsStmt: BetterSqlite3.Statement;
   private readonly statusStmt: BetterSqlite3.Statement;
+  private unfinishedStmt: BetterSqlite3.Statement | undefined;
 
   constructor(dataDir: string) {
     this.db = new BetterSqlite3(join(dataDir, 'millrace.sqlite'), { readonly: true, fileMustExist: true });
@@ -363,6 +376,12 @@ export class JobsReader {
   /** Completed jobs with an id above `afterId`. */
   completed(afterId = 0): number {
     return this.countStmt.get(afterId) as number;
+  }
+
+  /** Jobs not (yet) Completed: a read of index jobs_list_status that shrinks as they end (UNFINISHED_SQL). */
+  unfinished(): number {
+    this.unfinishedStmt ??= this.db.prepare(UNFINISHED_SQL).pluck();
+    return this.unfinishedStmt.get() as number;
   }
 
   rows(afterId = 0): JobRow[] {

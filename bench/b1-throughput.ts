@@ -9,9 +9,9 @@
  *
  * Ours: `millrace serve` on core 0 (`taskset -c 0`), a fresh data folder (or database) per repetition. The
  * harness pins itself to core 1 and is the load generator: N × `POST …/Job/GLOBAL.System_Sleep` with
- * MilliSeconds 0 over keep-alive HTTP at concurrency C, while it counts Completed jobs in the database every
- * 50 ms (better-sqlite3 read-only, or `pg`). Submit req/s = N ÷ (first submit → last answer); drain jobs/s =
- * N ÷ (first submit → the poll that sees all N Completed).
+ * MilliSeconds 0 over keep-alive HTTP at concurrency C; once every submit is answered it counts the jobs not yet
+ * Completed in the database every 50 ms (better-sqlite3 read-only, or `pg`). Submit req/s = N ÷ (first submit →
+ * last answer); drain jobs/s = N ÷ (first submit → the first poll that finds none left).
  * Anchor: graphile-worker 0.17.3, default settings, concurrency 10, one no-op task, in its own process on core 0;
  * the harness adds the N jobs with `addJobs` in batches of 1000 and polls its jobs table until it is empty.
  * Ours first drains --warmup-jobs untimed jobs on each node; the anchor none by default (see --anchor-warmup-jobs).
@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger, makeWorkerUtils } from 'graphile-worker';
 import pg from 'pg';
-import { JobsReader, submitMany, submitter } from './agent-harness.ts';
+import { JobsReader, submitMany, submitter, UNFINISHED_SQL } from './agent-harness.ts';
 import {
   ALL_CPUS,
   commOf,
@@ -102,7 +102,7 @@ const OPTIONS = {
       'sharing one core costs apart from what the nodes cost each other',
   ),
   anchor: flag('measure ours only', { default: true }),
-  pollMs: amount(50, 'how often Completed jobs are counted', { arg: 'MS', min: 1 }),
+  pollMs: amount(50, 'how often the jobs left are counted', { arg: 'MS', min: 1 }),
   timeout: amount(300, 'give up on a drain after S seconds', { min: 1 }),
   maxBackground: shared.maxBackground,
   builds: list(
@@ -163,7 +163,7 @@ async function dropDatabase(adminUrl: string, name: string): Promise<void> {
 // Counting finished jobs: a cheap query on the database, every --poll-ms.
 
 interface Counter {
-  /** Jobs of ours in status Completed, or graphile-worker jobs still in its table. */
+  /** Jobs of ours not yet Completed, or graphile-worker jobs still in its table: both shrink to 0 as they drain. */
   count(): Promise<number>;
   /** Jobs by status at the end (ours), for the consistency check. */
   statuses(): Promise<Record<string, number>>;
@@ -173,7 +173,7 @@ interface Counter {
 function sqliteCounter(dataDir: string): Counter {
   const reader = new JobsReader(dataDir);
   return {
-    count: async () => reader.completed(),
+    count: async () => reader.unfinished(),
     statuses: async () => reader.statuses(),
     close: async () => reader.close(),
   };
@@ -194,19 +194,23 @@ async function pgCounter(url: string, countSql: string): Promise<Counter> {
   };
 }
 
-/** Resolves with performance.now() of the poll that first sees `done(count)`; rejects after `timeoutS`. */
-async function waitUntil(
+/**
+ * Resolves with performance.now() of the first poll that finds no job left; rejects after `timeoutS`. It polls only
+ * once every job was added (`added.all`; a job's answer comes after its commit), as for the anchor: until then the
+ * drain cannot be over, and a count would only load the database both measure.
+ */
+async function waitUntilDrained(
   counter: Counter,
-  done: (n: number) => boolean,
+  added: { all: boolean },
   opts: Options,
   abort: { failed?: unknown },
 ): Promise<number> {
   const deadline = performance.now() + opts.timeout * 1000;
   for (;;) {
     if (abort.failed) throw abort.failed;
-    const n = await counter.count();
+    const n = added.all ? await counter.count() : Number.NaN;
     const now = performance.now();
-    if (done(n)) return now;
+    if (n === 0) return now;
     if (now > deadline) throw new Error(`not drained after ${opts.timeout} s (count ${n})`);
     await sleep(opts.pollMs);
   }
@@ -388,9 +392,7 @@ async function measureOurs(
       return { lastAt: Math.max(...parts.map((p) => p.lastAt)), latenciesMs: parts.flatMap((p) => p.latenciesMs) };
     };
     const cpuOfAll = () => pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
-    counter = database
-      ? await pgCounter(database, "select count(*) as n from jobs where status = 'Completed'")
-      : sqliteCounter(dataDir);
+    counter = database ? await pgCounter(database, UNFINISHED_SQL) : sqliteCounter(dataDir);
     const c = counter;
     const abort: { failed?: unknown } = {};
     // The warm-up is per node: each node compiles its hot paths on as many jobs as one node alone does (spread
@@ -398,7 +400,7 @@ async function measureOurs(
     const warmup = opts.warmupJobs * bases.length;
     if (warmup > 0) {
       await submitAll(warmup, abort);
-      await waitUntil(c, (n) => n >= warmup, opts, abort);
+      await waitUntilDrained(c, { all: true }, opts, abort);
     }
     const target = warmup + opts.jobs;
     const db0 = metrics ? await dbCountsOf(origins) : undefined;
@@ -407,7 +409,12 @@ async function measureOurs(
     const cores0 = coreTimes();
     const startUs = monoUs();
     const t0 = performance.now();
-    const [sub, t1] = await Promise.all([submitAll(opts.jobs, abort), waitUntil(c, (n) => n >= target, opts, abort)]);
+    const added = { all: false };
+    const submitted = submitAll(opts.jobs, abort).then((r) => {
+      added.all = true;
+      return r;
+    });
+    const [sub, t1] = await Promise.all([submitted, waitUntilDrained(c, added, opts, abort)]);
     const endUs = monoUs();
     const cpu1 = cpuOfAll();
     const pg1 = database ? postgresCpuSeconds() : Number.NaN;
@@ -486,7 +493,7 @@ async function measureGraphile(opts: Options & { pin: boolean }, adminUrl: strin
     };
     if (opts.anchorWarmupJobs > 0) {
       await add(opts.anchorWarmupJobs, []);
-      await waitUntil(c, (n) => n === 0, opts, abort);
+      await waitUntilDrained(c, { all: true }, opts, abort);
     }
     const latencies: number[] = [];
     const cpu0 = processCpuSeconds(proc.pid);
@@ -495,7 +502,7 @@ async function measureGraphile(opts: Options & { pin: boolean }, adminUrl: strin
     const startUs = monoUs();
     const t0 = performance.now();
     const addedAt = await add(opts.jobs, latencies);
-    const t1 = await waitUntil(c, (n) => n === 0, opts, abort);
+    const t1 = await waitUntilDrained(c, { all: true }, opts, abort);
     const endUs = monoUs();
     const cpu1 = processCpuSeconds(proc.pid);
     const pg1 = postgresCpuSeconds();
@@ -617,7 +624,7 @@ benchmark({
     ).version;
     say(
       `ours:    millrace serve (${store}), ${int(opts.jobs)} × POST /Job/${DEFINITION} (MilliSeconds 0), ` +
-        `${opts.concurrency} in flight over keep-alive HTTP; Completed counted every ${opts.pollMs} ms`,
+        `${opts.concurrency} in flight over keep-alive HTTP; once all are answered, the jobs left counted every ${opts.pollMs} ms`,
       ...(opts.anchor
         ? [
             `anchor:  graphile-worker ${gwVersion}, defaults, concurrency ${opts.anchorConcurrency}, no-op task; ` +
