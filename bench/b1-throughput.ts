@@ -101,6 +101,10 @@ const OPTIONS = {
     'with --nodes: node i on core i mod 2 (node 0, and the load generator, stay where they are), to set what ' +
       'sharing one core costs apart from what the nodes cost each other',
   ),
+  submitToFirst: flag(
+    'with --nodes: every submit goes to the first node; the others only dispatch and run jobs, to show what they ' +
+      'cost one another apart from sharing the HTTP load',
+  ),
   anchor: flag('measure ours only', { default: true }),
   pollMs: amount(50, 'how often the jobs left are counted', { arg: 'MS', min: 1 }),
   timeout: amount(300, 'give up on a drain after S seconds', { min: 1 }),
@@ -378,7 +382,7 @@ async function measureOurs(
         }),
       );
     }
-    const bases = [serve.base, ...others.map((o) => o.base)];
+    const bases = opts.submitToFirst ? [serve.base] : [serve.base, ...others.map((o) => o.base)];
     const pids = [serve.proc.pid, ...others.map((o) => o.proc.pid)];
     const origins = [serve.origin, ...others.map((o) => o.origin)];
     // Round trips are counted on PostgreSQL only (and not at all without metrics).
