@@ -628,7 +628,8 @@ benchmark({
     ).version;
     say(
       `ours:    millrace serve (${store}), ${int(opts.jobs)} × POST /Job/${DEFINITION} (MilliSeconds 0), ` +
-        `${opts.concurrency} in flight over keep-alive HTTP; once all are answered, the jobs left counted every ${opts.pollMs} ms`,
+        `${opts.concurrency} in flight over keep-alive HTTP; once all are answered, the jobs left counted every ` +
+        `${opts.pollMs} ms`,
       ...(opts.anchor
         ? [
             `anchor:  graphile-worker ${gwVersion}, defaults, concurrency ${opts.anchorConcurrency}, no-op task; ` +

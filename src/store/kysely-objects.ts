@@ -32,6 +32,7 @@ const toObject = <T extends TypeName>(r: ObjectRow): StoredObject<T> =>
 
 /** Run for every submit: SQL text, as the job statements (kysely-job-statements.ts). SQLite's ids come from a row. */
 const NEXT_UNIQUE_IDS = `update "sequences" set "value" = "value" + ? where "name" = 'unique_id' returning "value"`;
+/** The columns an object's read names, every one (`everyColumn`): not `select *`, for pg-prepared.ts's reason. */
 const OBJECT = everyColumn<ObjectRow>()([
   'unique_id',
   'type',
@@ -44,7 +45,7 @@ const OBJECT = everyColumn<ObjectRow>()([
 ])
   .map((c) => `"${c}"`)
   .join(', ');
-/** Prepared on PostgreSQL: its planning cost more than its run (the columns named, as pg-prepared.ts asks). */
+/** Prepared on PostgreSQL: planning it cost more than running it. */
 const GET_OBJECT = {
   sqlite: `select ${OBJECT} from "objects" where "type" = ? and "key" = ?`,
   postgres: `${PREPARED}select ${OBJECT} from "objects" where "type" = $1 and "key" = $2`,
