@@ -4,7 +4,7 @@ import type { TypeName } from '../model/fields.ts';
 import type { Clock } from '../time/clock.ts';
 import type { AgentHub } from './agent-hub.ts';
 import type { Cluster, ClusterHandlers } from './cluster.ts';
-import type { ClusterMessage } from './cluster-messages.ts';
+import { type ClusterMessage, wakeHere } from './cluster-messages.ts';
 import type { SerialLoop } from './serial-loop.ts';
 import type { ServerStatusKeeper } from './server-status.ts';
 import { endJobsOfStoppedNode } from './stopped-node.ts';
@@ -88,7 +88,7 @@ export class ClusterInbox {
     const { hub, cluster } = this.options;
     switch (m.k) {
       case 'wake':
-        this.options.wake(m);
+        this.options.wake(wakeHere(m, hub.connected().length > 0));
         return;
       case 'agent':
         hub.send(m.processServer, m.message);

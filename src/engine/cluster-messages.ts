@@ -25,6 +25,18 @@ export type ClusterMessage =
   /** The live feed's events of a commit, for every node's feed. */
   | { k: 'feed'; items: FeedItem[] };
 
+type Wake = Extract<ClusterMessage, { k: 'wake' }>;
+
+/**
+ * What another node's `wake` asks of this node. The sender runs a dispatch pass of its own after its commit, and it
+ * starts System jobs as any node does: a pass here can add only starts on this node's agents. So a node holding no
+ * agent takes the instants to wake at and the jobs to run now, but runs no pass for it (among peers it still looks
+ * every 5 s, agent-watchdog.ts, should the sender stop before its pass). A pass on every node for every hint was
+ * most of what the nodes cost each other (bench/README.md, B1, "What the other nodes cost").
+ */
+export const wakeHere = (m: Wake, holdsAgents: boolean): Wake =>
+  m.dispatch && !holdsAgents ? { ...m, dispatch: false } : m;
+
 /** One notification: the sender and its messages. */
 export interface Envelope {
   from: string;
