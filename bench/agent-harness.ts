@@ -346,9 +346,8 @@ export interface JobRow {
 }
 
 /**
- * Jobs in any status but Completed, counted. A count of the Completed ones reads more of the index at every poll as
- * they pile up (about 1.7 ms per poll at 10,000 jobs on PostgreSQL, B1), while this one reads only the jobs still
- * on their way; statuses named, not `<> 'Completed'`, so that both databases read the index.
+ * Jobs in any status but Completed, counted: like B1's count of graphile-worker's table, it falls to 0 as they
+ * drain. The statuses are named, not `<> 'Completed'`, so that both databases can read index jobs_list_status.
  */
 export const UNFINISHED_SQL = `select count(*) as n from jobs where status in (${JOB_STATUS_NAMES.filter(
   (s) => s !== 'Completed',
@@ -378,7 +377,7 @@ export class JobsReader {
     return this.countStmt.get(afterId) as number;
   }
 
-  /** Jobs not (yet) Completed: a read of index jobs_list_status that shrinks as they end (UNFINISHED_SQL). */
+  /** Jobs not (yet) Completed (UNFINISHED_SQL). */
   unfinished(): number {
     this.unfinishedStmt ??= this.db.prepare(UNFINISHED_SQL).pluck();
     return this.unfinishedStmt.get() as number;
