@@ -57,7 +57,9 @@ export async function listen(server: MillraceServer, config: Config): Promise<vo
         'a process server at a time (this node dispatches to the agents connected to it)',
     );
   else if (config.localAgent) {
-    const { port } = server.app.server.address() as { port: number };
+    // Listening on TCP (listen above), so the address is an object, not a pipe's path.
+    const bound = server.app.server.address();
+    const port = typeof bound === 'object' && bound !== null ? bound.port : config.port;
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${root}`;
     server.localAgent = superviseLocalAgent(config.dataDir, url, server.logger, {

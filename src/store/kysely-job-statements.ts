@@ -1,5 +1,6 @@
 import { BULK, COLUMNS, PG_TYPE, UPDATED } from './kysely-job-rows.ts';
 import { PREPARED } from './pg-prepared.ts';
+import { columnList } from './tables.ts';
 
 /**
  * The statements every job goes through (submit, dispatch, completion, GET), as SQL text built once per dialect,
@@ -12,14 +13,12 @@ import { PREPARED } from './pg-prepared.ts';
 /** The placeholder of the i-th parameter (from 1) in the dialect's SQL text. */
 type Placeholder = (i: number) => string;
 
-const quoted = (columns: readonly string[]) => columns.map((c) => `"${c}"`).join(', ');
-
 /** The columns of a history row, in the order of the history statement's parameters. */
 export const HISTORY = ['job_id', 'time', 'from_status', 'to_status', 'user_name', 'cause', 'detail'] as const;
 
 /** A new job: every column, in `COLUMNS` order. */
 const insertJob = (p: Placeholder) =>
-  `insert into "jobs" (${quoted(COLUMNS)}) values (${COLUMNS.map((_, i) => p(i + 1)).join(', ')})`;
+  `insert into "jobs" (${columnList(COLUMNS)}) values (${COLUMNS.map((_, i) => p(i + 1)).join(', ')})`;
 
 /** The columns a new job's parameters give on PostgreSQL (`insertNew`): all but its ids (and its own JobGroup). */
 export const newJobColumns = (ownGroup: boolean) =>
@@ -40,7 +39,7 @@ const insertNewJob = (ownGroup: boolean) => {
         : `$${given.indexOf(c) + 1}`;
   return (
     `with "ids" as (select nextval('unique_id_seq') as "u", nextval('job_id_seq') as "j") ` +
-    `insert into "jobs" (${quoted(COLUMNS)}) values (${COLUMNS.map(value).join(', ')}) ` +
+    `insert into "jobs" (${columnList(COLUMNS)}) values (${COLUMNS.map(value).join(', ')}) ` +
     'returning "job_id", "unique_id"'
   );
 };
@@ -50,7 +49,7 @@ const insertNewJob = (ownGroup: boolean) => {
  * their ids were taken ahead (`reserveIds`).
  */
 const insertJobsBulk = () =>
-  `${PREPARED}insert into "jobs" (${quoted(COLUMNS)}) ` +
+  `${PREPARED}insert into "jobs" (${columnList(COLUMNS)}) ` +
   `select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')})`;
 
 /**
@@ -75,14 +74,14 @@ const updateJob = (p: Placeholder) =>
  */
 const updateJobsBulk = () =>
   `${PREPARED}update "jobs" as j set ${UPDATED.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
-  `from unnest(${BULK.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')}) as v(${quoted(BULK)}) ` +
+  `from unnest(${BULK.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')}) as v(${columnList(BULK)}) ` +
   `where j."job_id" = v."job_id"`;
 
 /**
  * The columns a read of whole jobs names. Not `select *`: PostgreSQL keeps the plan of a prepared statement across a
  * schema change only while its result's columns stay the same, and a newer node may add a column.
  */
-const JOB = quoted(COLUMNS);
+const JOB = columnList(COLUMNS);
 
 /** One job by its primary key. */
 const getJob = (p: Placeholder, mark: string) => `${mark}select ${JOB} from "jobs" where "job_id" = ${p(1)}`;
@@ -109,9 +108,9 @@ const nextJobIds = (p: Placeholder) =>
  */
 const insertHistory = (dialect: 'sqlite' | 'postgres') =>
   dialect === 'postgres'
-    ? `${PREPARED}insert into "job_history" (${quoted(HISTORY)}) select * from unnest($1::bigint[], $2::bigint[], ` +
+    ? `${PREPARED}insert into "job_history" (${columnList(HISTORY)}) select * from unnest($1::bigint[], $2::bigint[], ` +
       '$3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
-    : `insert into "job_history" (${quoted(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`;
+    : `insert into "job_history" (${columnList(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`;
 
 function jobStatements(dialect: 'sqlite' | 'postgres') {
   const p: Placeholder = (i) => (dialect === 'postgres' ? `$${i}` : '?');

@@ -13,7 +13,7 @@ import type {
   StoredObject,
 } from './store.ts';
 import { PREPARED } from './pg-prepared.ts';
-import { type Database, everyColumn } from './tables.ts';
+import { columnList, type Database, everyColumn } from './tables.ts';
 
 export type ObjectRow = Database['objects'];
 
@@ -33,18 +33,18 @@ const toObject = <T extends TypeName>(r: ObjectRow): StoredObject<T> =>
 /** Run for every submit: SQL text, as the job statements (kysely-job-statements.ts). SQLite's ids come from a row. */
 const NEXT_UNIQUE_IDS = `update "sequences" set "value" = "value" + ? where "name" = 'unique_id' returning "value"`;
 /** The columns an object's read names, every one (`everyColumn`): not `select *`, for pg-prepared.ts's reason. */
-const OBJECT = everyColumn<ObjectRow>()([
-  'unique_id',
-  'type',
-  'key',
-  'partition',
-  'data',
-  'protection',
-  'creation_time',
-  'modification_time',
-])
-  .map((c) => `"${c}"`)
-  .join(', ');
+const OBJECT = columnList(
+  everyColumn<ObjectRow>()([
+    'unique_id',
+    'type',
+    'key',
+    'partition',
+    'data',
+    'protection',
+    'creation_time',
+    'modification_time',
+  ]),
+);
 /** Prepared on PostgreSQL: planning it cost more than running it. */
 const GET_OBJECT = {
   sqlite: `select ${OBJECT} from "objects" where "type" = ? and "key" = ?`,

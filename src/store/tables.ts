@@ -249,3 +249,6 @@ export const everyColumn =
     columns: C & ([Exclude<keyof Row, C[number]>] extends [never] ? unknown : Exclude<keyof Row, C[number]>),
   ): C =>
     columns;
+
+/** Column names as a statement lists them: each quoted, comma-separated. */
+export const columnList = (columns: readonly string[]): string => columns.map((c) => `"${c}"`).join(', ');

@@ -9,9 +9,7 @@ export interface ApiResponse {
 
 /** Did `fetch` fail because the kept-alive connection it picked had been closed by the server? */
 const staleConnection = (err: unknown): boolean =>
-  err instanceof TypeError &&
-  err.cause instanceof Error &&
-  (err.cause as Error & { code?: unknown }).code === 'UND_ERR_SOCKET';
+  err instanceof TypeError && err.cause instanceof Error && 'code' in err.cause && err.cause.code === 'UND_ERR_SOCKET';
 
 /**
  * `fetch`, with a GET or HEAD sent once more when the kept-alive connection it picked turns out closed. The server
