@@ -294,15 +294,26 @@ async function eligibleCandidates(
   let open = lanes.map((lane) => ({ lane, read: 0, passed: 0, done: false }));
   let capped = false;
   while (open.length > 0) {
-    const pages: { at: (typeof open)[number]; jobs: JobRecord[] }[] = [];
-    for (const at of open) {
-      const want = Math.min(at.lane.room - at.passed + LANE_SLACK, CANDIDATES_PER_PASS - at.read);
-      const jobs = await tx.jobs.dispatchCandidates(at.lane.queue, at.lane.definitionType, want, at.read);
+    // Every open lane's next page in one read (one statement on PostgreSQL, under the dispatch lock).
+    const asked = open.map((at) => ({
+      at,
+      want: Math.min(at.lane.room - at.passed + LANE_SLACK, CANDIDATES_PER_PASS - at.read),
+    }));
+    const read = await tx.jobs.dispatchCandidates(
+      asked.map(({ at, want }) => ({
+        queue: at.lane.queue,
+        definitionType: at.lane.definitionType,
+        limit: want,
+        offset: at.read,
+      })),
+    );
+    const pages = asked.map(({ at, want }, i) => {
+      const jobs = read[i] ?? [];
       at.read += jobs.length;
       at.done = jobs.length < want;
       if (!at.done && at.read >= CANDIDATES_PER_PASS) [at.done, capped] = [true, true];
-      pages.push({ at, jobs });
-    }
+      return { at, jobs };
+    });
     const page = pages
       .flatMap(({ at, jobs }) => jobs.map((job) => ({ at, job })))
       .sort((a, b) => inOrder(a.job, b.job));

@@ -11,6 +11,14 @@ export type ChainJobId = Pick<JobRecord, 'jobId' | 'uniqueId'>;
  */
 
 /** Running jobs counted per queue and process server, for the dispatcher's limits. */
+/** A page of one lane of the dispatcher's read (JobStore.dispatchCandidates). */
+export interface LanePage {
+  queue: string;
+  definitionType: string;
+  limit: number;
+  offset: number;
+}
+
 export interface ActiveCount {
   queue: string;
   processServer: string | null;
@@ -130,8 +138,11 @@ export interface JobStore {
   putChainStructure(chain: ChainJobId, structure: ChainStructure): Promise<void>;
   /** Whether any job is Queued (one index entry read). */
   hasQueued(): Promise<boolean>;
-  /** Queued jobs of one queue and definition type in dispatch order (docs/architecture.md §8), from `offset` on. */
-  dispatchCandidates(queue: string, definitionType: string, limit: number, offset?: number): Promise<JobRecord[]>;
+  /**
+   * The Queued jobs of each lane (a queue and a definition type) in dispatch order (docs/architecture.md §8), a page
+   * each (`limit` jobs after the first `offset`), in the order of `lanes`: on PostgreSQL one statement for them all.
+   */
+  dispatchCandidates(lanes: readonly LanePage[]): Promise<JobRecord[][]>;
   /** Jobs in `statuses` counted per queue, process server and status. */
   countActive(statuses: readonly JobStatus[]): Promise<ActiveCount[]>;
   /** Every job counted per status and queue: one grouped query over the dispatch index (metrics). */

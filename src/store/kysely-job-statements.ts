@@ -89,14 +89,31 @@ const getJob = (p: Placeholder, mark: string) => `${mark}select ${JOB} from "job
 /** Is any job queued: on SQLite, the first Queued entry of index jobs_list_status (status, job_id), no row read. */
 const anyQueued = () => `select 1 as "one" from "jobs" where "status" = 'Queued' limit 1`;
 
+/** The order of the dispatcher within a lane (docs/architecture.md §8), that of index jobs_dispatch after its lane. */
+const DISPATCH_ORDER = ['"priority" desc', '"top_start"', '"requested_start"', '"job_id"'];
+
 /**
- * One lane of the dispatcher (a queue and a definition type) in dispatch order (docs/architecture.md §8): index
- * jobs_dispatch (status, queue, definition_type, priority desc, top_start, requested_start, job_id) is read in
- * its own order from the lane's first entry, so the limit stops the read.
+ * SQLite: one lane of the dispatcher (a queue and a definition type) in dispatch order: index jobs_dispatch
+ * (status, queue, definition_type, priority desc, top_start, requested_start, job_id) is read in its own order from
+ * the lane's first entry, so the limit stops the read. A statement per lane: SQLite has no round trip to save.
  */
-const dispatchCandidates = (p: Placeholder, mark: string) =>
-  `${mark}select ${JOB} from "jobs" where "status" = 'Queued' and "queue" = ${p(1)} and "definition_type" = ${p(2)} ` +
-  `order by "priority" desc, "top_start", "requested_start", "job_id" limit ${p(3)} offset ${p(4)}`;
+const laneCandidates = () =>
+  `select ${JOB} from "jobs" where "status" = 'Queued' and "queue" = ? and "definition_type" = ? ` +
+  `order by ${DISPATCH_ORDER.join(', ')} limit ? offset ?`;
+
+/**
+ * PostgreSQL: every lane of a dispatch pass in one statement, the lanes as arrays (queue, definition type, limit,
+ * offset) and each read as SQLite reads one lane, from jobs_dispatch; `lane` numbers them from 1. A pass reads every
+ * lane with room under the dispatch lock, and a lane per statement was a round trip each (one per queue and type).
+ */
+const lanesCandidates = () =>
+  `${PREPARED}select l."lane", ${COLUMNS.map((c) => `j."${c}"`).join(', ')} ` +
+  'from unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) with ordinality ' +
+  'as l("queue", "definition_type", "lim", "skip", "lane") ' +
+  `cross join lateral (select ${JOB} from "jobs" where "status" = 'Queued' and "queue" = l."queue" ` +
+  `and "definition_type" = l."definition_type" order by ${DISPATCH_ORDER.join(', ')} ` +
+  'limit l."lim" offset l."skip") as j ' +
+  `order by l."lane", ${DISPATCH_ORDER.map((o) => `j.${o}`).join(', ')}`;
 
 /** SQLite's job ids: the `sequences` row (its primary key) moved on by the count, answering the last id. */
 const nextJobIds = (p: Placeholder) =>
@@ -121,7 +138,7 @@ function jobStatements(dialect: 'sqlite' | 'postgres') {
     update: updateJob(p),
     get: getJob(p, mark),
     anyQueued: anyQueued(),
-    candidates: dispatchCandidates(p, mark),
+    candidates: dialect === 'postgres' ? lanesCandidates() : laneCandidates(),
     nextJobIds: nextJobIds(p),
     updateBulk: updateJobsBulk(),
     history: insertHistory(dialect),

@@ -8,6 +8,7 @@ import type {
   HistoryEntry,
   JobListOptions,
   JobStore,
+  LanePage,
   ListJobsOptions,
   StatusChange,
 } from './job-store.ts';
@@ -300,16 +301,42 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     return (await this.run(this.hot.anyQueued, [])).rows.length > 0;
   }
 
-  async dispatchCandidates(queue: string, definitionType: string, limit: number, offset = 0): Promise<JobRecord[]> {
+  async dispatchCandidates(lanes: readonly LanePage[]): Promise<JobRecord[][]> {
     await this.buffer.flush();
-    const rows = await this.run<JobRow>(this.hot.candidates, [queue, definitionType, limit, offset]);
-    return rows.rows.map(this.load);
+    return (await laneRows(this.db, this.dialect, lanes)).map((rows) => rows.map(this.load));
   }
 
   async lockDispatch(): Promise<void> {
     // A transaction-scoped advisory lock: one node decides at a time; SQLite has one writer anyway.
     if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7070)`.execute(await this.flushed());
   }
+}
+
+/** The rows of each lane's page, in the order of `lanes`: a statement a lane on SQLite, one for all on PostgreSQL. */
+async function laneRows(
+  db: Kysely<Database>,
+  dialect: 'sqlite' | 'postgres',
+  lanes: readonly LanePage[],
+): Promise<JobRow[][]> {
+  const text = JOB_STATEMENTS[dialect].candidates;
+  const read = <R>(parameters: unknown[]) => db.executeQuery<R>(CompiledQuery.raw(text, parameters));
+  if (dialect === 'sqlite') {
+    const pages: JobRow[][] = [];
+    for (const l of lanes) pages.push((await read<JobRow>([l.queue, l.definitionType, l.limit, l.offset])).rows);
+    return pages;
+  }
+  if (lanes.length === 0) return [];
+  // The lanes as four arrays, one a column; the statement numbers them from 1 (`lane`).
+  const columns = [
+    lanes.map((l) => l.queue),
+    lanes.map((l) => l.definitionType),
+    lanes.map((l) => l.limit),
+    lanes.map((l) => l.offset),
+  ];
+  const rows = await read<JobRow & { lane: number }>(columns.map(pgArray));
+  const pages = lanes.map((): JobRow[] => []);
+  for (const row of rows.rows) pages[row.lane - 1]?.push(row);
+  return pages;
 }
 
 /** PostgreSQL: a new job's row, its ids taken from the sequences in the same statement; answers them. */

@@ -26,7 +26,11 @@ test('the job store statements read the indexes they name (SQLite plans)', async
     assert.equal(error, undefined);
     const store = new KyselyJobStore(db, 'sqlite', () => {});
     const cases: [string, () => Promise<unknown>, string][] = [
-      ['dispatchCandidates', () => store.dispatchCandidates('GLOBAL.System', 'System', 5), 'jobs_dispatch'],
+      [
+        'dispatchCandidates',
+        () => store.dispatchCandidates([{ queue: 'GLOBAL.System', definitionType: 'System', limit: 5, offset: 0 }]),
+        'jobs_dispatch',
+      ],
       ['hasQueued', () => store.hasQueued(), 'jobs_list_status'],
       ['dueScheduled', () => store.dueScheduled(1_000, 50), 'jobs_scheduled'],
       ['nextScheduledStart', () => store.nextScheduledStart(7), 'jobs_scheduled'],

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JobRecord } from '../../../src/domain/job.ts';
+import pg from 'pg';
+import { JOB_STATEMENTS } from '../../../src/store/kysely-job-statements.ts';
 import { backends } from '../../helpers/backends.ts';
 import { addColumn, suiteStore } from '../../helpers/suite-store.ts';
 
@@ -279,6 +281,55 @@ for (const backend of backends()) {
       );
     });
 
+    test("a dispatch pass's lanes are read together, each in dispatch order up to its page", async () => {
+      const a = 'GLOBAL.LaneA';
+      const b = 'GLOBAL.LaneB';
+      const bash = (j: JobRecord): JobRecord => ({ ...j, data: { ...j.data, spec: { ...j.data.spec, type: 'BASH' } } });
+      await t.store.transaction(async (tx) => {
+        await tx.jobs.insert(job(7001, { queue: a }));
+        await tx.jobs.insert(job(7002, { queue: a, priority: 70 }));
+        await tx.jobs.insert(job(7003, { queue: a, topStart: T0 })); // an older chain's step: before its equals
+        await tx.jobs.insert(bash(job(7004, { queue: a })));
+        await tx.jobs.insert(job(7005, { queue: b }));
+        await tx.jobs.insert(job(7006, { queue: b, status: 'Running', processServer: 'GLOBAL.Box' }));
+      });
+      const lane = (queue: string, definitionType: string, limit: number, offset = 0) => ({
+        queue,
+        definitionType,
+        limit,
+        offset,
+      });
+      const pages = await t.store.transaction((tx) =>
+        tx.jobs.dispatchCandidates([
+          lane(b, 'System', 10),
+          lane(a, 'System', 2),
+          lane(a, 'System', 10, 2),
+          lane(a, 'BASH', 10),
+          lane(b, 'BASH', 10),
+        ]),
+      );
+      assert.deepEqual(
+        pages.map((page) => page.map((j) => j.jobId)),
+        [[7005], [7002, 7003], [7001], [7004], []],
+      );
+      if (t.db.databaseUrl) {
+        // Each lane is read from the dispatch index, not by scanning the Queued jobs of every lane and sorting.
+        const client = new pg.Client({ connectionString: t.db.databaseUrl });
+        await client.connect();
+        try {
+          await client.query(`prepare lanes as ${JOB_STATEMENTS.postgres.candidates}`);
+          const plan = await client.query<{ 'QUERY PLAN': string }>(
+            `explain execute lanes('{${a},${b}}', '{System,System}', '{5,5}', '{0,0}')`,
+          );
+          const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+          assert.match(text, /Index Scan using jobs_dispatch on jobs/, text);
+          assert.doesNotMatch(text, /Seq Scan on jobs/, text);
+        } finally {
+          await client.end();
+        }
+      }
+    });
+
     // Last: it adds a column. The reads of every job are prepared statements on PostgreSQL (src/store/pg-prepared.ts),
     // and a prepared `select *` whose columns change fails ("cached plan must not change result type").
     test('a job and the dispatch candidates read as before after a newer node adds a column to jobs', async () => {
@@ -286,8 +337,9 @@ for (const backend of backends()) {
       await t.store.transaction((tx) => tx.jobs.insert(queued));
       const read = async () => {
         assert.deepEqual(await t.store.jobs.get(9000), queued);
-        const candidates = await t.store.transaction((tx) => tx.jobs.dispatchCandidates('GLOBAL.Later', 'System', 10));
-        assert.deepEqual(candidates, [queued]);
+        const lane = { queue: 'GLOBAL.Later', definitionType: 'System', limit: 10, offset: 0 };
+        const candidates = await t.store.transaction((tx) => tx.jobs.dispatchCandidates([lane]));
+        assert.deepEqual(candidates, [[queued]]);
       };
       for (let i = 0; i < 3; i++) await read(); // prepared on the connections that run them
       await addColumn(t.db, 'jobs', 'added_by_a_newer_node');
