@@ -16,7 +16,8 @@
  * the harness adds the N jobs with `addJobs` in batches of 1000 and polls its jobs table until it is empty.
  * Ours first drains --warmup-jobs untimed jobs on each node; the anchor none by default (see --anchor-warmup-jobs).
  * Repetitions are interleaved (ours, the other builds, the anchor; every other repetition in reverse order); medians and
- * the ratio ours ÷ anchor are reported.
+ * the ratio ours ÷ anchor are reported. With --nodes N the server CPU per job of N nodes is compared with one node's,
+ * and with --shared-node also with one node that gets a core's Nth as each of the N nodes on core 0 does.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -37,6 +38,7 @@ import {
   monoUs,
   NoisyReps,
   pinned,
+  type Proc,
   processCpuSeconds,
   type RepInfo,
   ROOT,
@@ -100,6 +102,12 @@ const OPTIONS = {
   spreadNodes: flag(
     'with --nodes: node i on core i mod 2 (node 0, and the load generator, stay where they are), to set what ' +
       'sharing one core costs apart from what the nodes cost each other',
+  ),
+  sharedNode: flag(
+    'with --nodes N: also measure one node beside N-1 busy loops on its core (each its own process and session, as ' +
+      'each node is), so that it gets the share of the core each of N nodes gets: nodes sharing one core each run ' +
+      "at a fraction of one node's rate, and a server at a lower rate shares its batches among fewer jobs; this " +
+      'one node tells that cost apart from what the nodes cost one another',
   ),
   submitToFirst: flag(
     'with --nodes: every submit goes to the first node; the others only dispatch and run jobs, to show what they ' +
@@ -233,7 +241,7 @@ async function submitJobs(base: string, apiKey: string, n: number, opts: Options
 // ---------------------------------------------------------------------------------------------------------------
 // One measurement of each target.
 
-type Target = 'ours' | 'graphile' | 'loader' | 'no-metrics' | 'nodes';
+type Target = 'ours' | 'graphile' | 'loader' | 'no-metrics' | 'nodes' | 'shared';
 
 interface Measurement {
   target: Target;
@@ -343,11 +351,12 @@ async function measureOurs(
   s: OursSetup,
   rep: number,
   nodeFlags: string[] = [],
-  build: 'ours' | 'loader' | 'no-metrics' | 'nodes' = 'ours',
+  build: 'ours' | 'loader' | 'no-metrics' | 'nodes' | 'shared' = 'ours',
 ): Promise<Measurement> {
   const { opts } = s;
   const extraNodes = build === 'nodes' ? opts.nodes - 1 : 0;
   const others: Serve[] = [];
+  const loops: Proc[] = [];
   const dataDir = join(s.work, `${build}-${rep}`);
   const dbName = `millrace_b1_${process.pid}_${rep}_${build.replace('-', '_')}`;
   const database = s.pgAdmin ? await createDatabase(s.pgAdmin, dbName) : undefined;
@@ -382,6 +391,11 @@ async function measureOurs(
         }),
       );
     }
+    // A busy loop is a process of its own in a session of its own (launch detaches it), as a node is: the scheduler
+    // shares a core among sessions first (autogroup), so a loop takes what a node would.
+    if (build === 'shared')
+      for (let i = 1; i < opts.nodes; i++)
+        loops.push(launch(`busy-${i}`, ...pinned(opts.pin, 0, 'sh', ['-c', 'while :; do :; done'])));
     const bases = opts.submitToFirst ? [serve.base] : [serve.base, ...others.map((o) => o.base)];
     const pids = [serve.proc.pid, ...others.map((o) => o.proc.pid)];
     const origins = [serve.origin, ...others.map((o) => o.origin)];
@@ -449,6 +463,7 @@ async function measureOurs(
     };
   } finally {
     await counter?.close();
+    for (const l of loops) await stop(l, 1000);
     for (const o of others) {
       await stop(o.proc, 10_000);
       rmSync(o.dataDir, { recursive: true, force: true });
@@ -651,6 +666,7 @@ benchmark({
       const targets: Array<() => Promise<Measurement>> = [() => measureOurs(setup, rep)];
       for (const build of opts.builds) targets.push(() => measureOurs(setup, rep, [], build));
       if (opts.nodes > 1 && pgAdmin) targets.push(() => measureOurs(setup, rep, [], 'nodes'));
+      if (opts.nodes > 1 && pgAdmin && opts.sharedNode) targets.push(() => measureOurs(setup, rep, [], 'shared'));
       if (opts.anchor && anchorAdmin) targets.push(() => measureGraphile(opts, anchorAdmin, rep));
       // Every other repetition runs the targets in reverse order, so that whatever drifts during a repetition (the
       // first drain of a repetition was repeatedly the slowest) does not always favour the same one.
@@ -697,8 +713,12 @@ benchmark({
       ...(opts.nodes > 1 && pgAdmin
         ? (() => {
             const x = medians(of('nodes'), FIGURES);
+            const sh = opts.sharedNode ? medians(of('shared'), FIGURES) : undefined;
             return [
               mediansTable.line(x, `ours, ${opts.nodes} nodes`),
+              ...(sh ? [mediansTable.line(sh, `ours, 1 node beside ${opts.nodes - 1} busy loops`)] : []),
+              `server CPU per job, ${opts.nodes} nodes / 1 node: ${ratio(x.procCpuUsPerJob, o.procCpuUsPerJob)}` +
+                (sh ? `; / 1 node beside busy loops: ${ratio(x.procCpuUsPerJob, sh.procCpuUsPerJob)}` : ''),
               ratioLine(`ratio ${opts.nodes} nodes / 1 node (drain)`, ratio(x.drainPerSec, o.drainPerSec)),
               ...(a
                 ? [ratioLine(`ratio ${opts.nodes} nodes / anchor (drain)`, pct((100 * x.drainPerSec) / a.drainPerSec))]
