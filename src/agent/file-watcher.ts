@@ -51,6 +51,11 @@ export class FileWatcher {
   private stopped = false;
   /** When each unacknowledged raise was last sent. */
   private readonly sentAt = new Map<string, number>();
+  /**
+   * Raises spooled ahead of their file's move, while the look moves the files: `resend` leaves them, for a move may
+   * fail, and a file that could not be moved is not raised. The look sends each once its move is done.
+   */
+  private readonly moving = new Set<string>();
 
   constructor(deps: FileWatcherDeps) {
     this.deps = deps;
@@ -84,6 +89,7 @@ export class FileWatcher {
   resend(olderThanMs = 0): void {
     const now = Date.now();
     for (const r of this.deps.spool.pending()) {
+      if (this.moving.has(r.id)) continue;
       const at = this.sentAt.get(r.id);
       if (olderThanMs > 0 && at !== undefined && now - at < olderThanMs) continue;
       if (!this.send(r)) return;
@@ -165,33 +171,38 @@ export class FileWatcher {
     this.deps.spool.add(stable.filter((f) => !f.known).map((f) => f.raise));
     let problem: string | undefined;
     const raises: RaiseMessage[] = [];
-    for (const f of stable) {
-      if (moveDirectory !== null) {
-        // A rename keeps size, mtime and inode: the identity was known before the move.
-        const from = join(directory, f.name);
-        const failed = await rename(from, f.raise.path).then(
-          () => undefined,
-          (err: unknown) => reason(err),
-        );
-        if (failed !== undefined) {
-          problem = `could not move ${from} to ${moveDirectory}: ${failed}; it is not raised`;
-          this.deps.log(`file watch ${watchId(w.spec)}: ${problem}`);
-          // Told to the server in place of the raise (an operator message), as reliably and once.
-          const { id: _, ...identity } = f.raise;
-          const told: RaiseMessage = {
-            ...identity,
-            id: identityId(definition, from, f.raise),
-            path: from,
-            moveError: problem,
-          };
-          if (!f.known) this.deps.spool.remove(f.raise.id);
-          if (!this.deps.spool.has(told.id)) this.deps.spool.add([told]);
-          raises.push(told);
-          continue;
+    if (moveDirectory !== null) for (const f of stable) this.moving.add(f.raise.id);
+    try {
+      for (const f of stable) {
+        if (moveDirectory !== null) {
+          // A rename keeps size, mtime and inode: the identity was known before the move.
+          const from = join(directory, f.name);
+          const failed = await rename(from, f.raise.path).then(
+            () => undefined,
+            (err: unknown) => reason(err),
+          );
+          if (failed !== undefined) {
+            problem = `could not move ${from} to ${moveDirectory}: ${failed}; it is not raised`;
+            this.deps.log(`file watch ${watchId(w.spec)}: ${problem}`);
+            // Told to the server in place of the raise (an operator message), as reliably and once.
+            const { id: _, ...identity } = f.raise;
+            const told: RaiseMessage = {
+              ...identity,
+              id: identityId(definition, from, f.raise),
+              path: from,
+              moveError: problem,
+            };
+            if (!f.known) this.deps.spool.remove(f.raise.id);
+            if (!this.deps.spool.has(told.id)) this.deps.spool.add([told]);
+            raises.push(told);
+            continue;
+          }
         }
+        w.state.filesSeen += 1;
+        raises.push(f.raise);
       }
-      w.state.filesSeen += 1;
-      raises.push(f.raise);
+    } finally {
+      for (const f of stable) this.moving.delete(f.raise.id);
     }
     for (const r of raises) if (!this.send(r)) break;
     return problem;
