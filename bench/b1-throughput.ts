@@ -615,6 +615,14 @@ benchmark({
   target: `the target is missed (SQLite >= ${TARGET_SQLITE} jobs/s, PG >= ${TARGET_PG})`,
   profile:
     'afterwards, run ours once more under node --cpu-prof and summarise the profile (with --nodes, the nodes too)',
+  refuse: (opts) =>
+    opts.nodes > 1 && !opts.pg
+      ? '--nodes needs --pg: several nodes share a PostgreSQL database'
+      : opts.nodes < 2 && (opts.spreadNodes || opts.submitToFirst || opts.sharedNode)
+        ? '--spread-nodes, --submit-to-first and --shared-node need --nodes 2 or more'
+        : opts.sharedNode && opts.spreadNodes
+          ? '--shared-node gives one node the share of core 0 the nodes get there; not with --spread-nodes'
+          : undefined,
   async run({ opts, work, apiKey }) {
     const store = opts.pg ? 'PostgreSQL' : 'SQLite';
     let cluster: string | undefined;

@@ -63,6 +63,8 @@ export interface Definition<D extends Specs> {
   profile?: string;
   /** Offers --keep: the scratch folder is kept and its path printed. */
   keep?: boolean;
+  /** Why these options cannot go together (a usage error, exit status 2), or undefined. */
+  refuse?: (opts: Values<D>) => string | undefined;
   run(ctx: Context<Values<D>>): Promise<Outcome>;
 }
 
@@ -91,6 +93,8 @@ export function benchmark<D extends Specs>(def: Definition<D>): void {
   let parsed: Values<Specs> | undefined;
   try {
     parsed = parseOptions(specs, args);
+    const refused = parsed && def.refuse?.(parsed as Values<D>);
+    if (refused) throw new UsageError(refused);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`${def.script ?? file}: ${err.message} (--help lists the options)\n`);

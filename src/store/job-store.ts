@@ -10,7 +10,6 @@ export type ChainJobId = Pick<JobRecord, 'jobId' | 'uniqueId'>;
  * dispatcher filters and orders on. History is never held in memory; every read here is one indexed query.
  */
 
-/** Running jobs counted per queue and process server, for the dispatcher's limits. */
 /** A page of one lane of the dispatcher's read (JobStore.dispatchCandidates). */
 export interface LanePage {
   queue: string;
@@ -19,6 +18,7 @@ export interface LanePage {
   offset: number;
 }
 
+/** Running jobs counted per queue and process server, for the dispatcher's limits. */
 export interface ActiveCount {
   queue: string;
   processServer: string | null;

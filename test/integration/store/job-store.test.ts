@@ -313,17 +313,18 @@ for (const backend of backends()) {
         [[7005], [7002, 7003], [7001], [7004], []],
       );
       if (t.db.databaseUrl) {
-        // Each lane is read from the dispatch index, not by scanning the Queued jobs of every lane and sorting.
+        // Each lane can be read from the dispatch index, in its order. The test's table is a page or two, which
+        // PostgreSQL could rightly scan whole instead, so the plan is asked for with sequential scans off.
         const client = new pg.Client({ connectionString: t.db.databaseUrl });
         await client.connect();
         try {
+          await client.query('set enable_seqscan = off');
           await client.query(`prepare lanes as ${JOB_STATEMENTS.postgres.candidates}`);
           const plan = await client.query<{ 'QUERY PLAN': string }>(
             `explain execute lanes('{${a},${b}}', '{System,System}', '{5,5}', '{0,0}')`,
           );
           const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
           assert.match(text, /Index Scan using jobs_dispatch on jobs/, text);
-          assert.doesNotMatch(text, /Seq Scan on jobs/, text);
         } finally {
           await client.end();
         }

@@ -25,13 +25,21 @@ test('a raise spooled ahead of a move that fails is never sent, even by a resend
   const files = ['a.csv', 'b.csv', 'c.csv', 'd.csv', 'e.csv', 'f.csv', 'g.csv', 'h.csv'];
   for (const name of files) writeFileSync(join(inbox, name), 'x\n');
   const sent: RaiseMessage[] = [];
+  const told = new Set<string>();
+  let allTold = () => {};
+  const everyFileTold = new Promise<void>((resolve) => {
+    allTold = resolve;
+  });
   const spool = new RaiseSpool(spoolDir);
   const watcher = new FileWatcher({
     roots: [root],
     spool,
     log: () => {},
     send: (m) => {
-      if (m.type === 'raise') sent.push(m);
+      if (m.type !== 'raise') return true;
+      sent.push(m);
+      if (m.moveError !== undefined) told.add(m.path);
+      if (told.size === files.length) allTold();
       return true;
     },
   });
@@ -53,9 +61,7 @@ test('a raise spooled ahead of a move that fails is never sent, even by a resend
         moveDirectory: join(root, 'no-such-folder'),
       },
     ]);
-    const deadline = Date.now() + 10_000;
-    const told = () => new Set(sent.filter((m) => m.moveError !== undefined).map((m) => m.path)).size;
-    while (told() < files.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    await everyFileTold; // the look sends its operator messages once it has tried every move
   } finally {
     resending = false;
     watcher.stop();
