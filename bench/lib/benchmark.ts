@@ -90,16 +90,16 @@ export function benchmark<D extends Specs>(def: Definition<D>): void {
   const args = process.argv.slice(2);
   const file = relative(ROOT, process.argv[1] ?? '');
   const invoke = def.script ? `npm run ${def.script}` : `node --import tsx ${file}`;
+  const usageError = (message: string) => {
+    process.stderr.write(`${def.script ?? file}: ${message} (--help lists the options)\n`);
+    process.exitCode = 2;
+  };
   let parsed: Values<Specs> | undefined;
   try {
     parsed = parseOptions(specs, args);
-    const refused = parsed && def.refuse?.(parsed as Values<D>);
-    if (refused) throw new UsageError(refused);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`${def.script ?? file}: ${err.message} (--help lists the options)\n`);
-    process.exitCode = 2;
-    return;
+    return usageError(err.message);
   }
   if (!parsed) {
     say(usage(def.script ? `${invoke} --` : invoke, def.about, specs));
@@ -114,6 +114,8 @@ export function benchmark<D extends Specs>(def: Definition<D>): void {
     profileDir: undefined,
   };
   const opts = { ...none, ...parsed } as Values<D> & Standard;
+  const refused = def.refuse?.(opts);
+  if (refused) return usageError(refused);
   opts.profile ||= opts.profileDir !== undefined;
   const command = `${invoke}${args.length > 0 && def.script ? ' --' : ''}${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
 

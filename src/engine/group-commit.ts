@@ -84,6 +84,11 @@ export class GroupCommit {
       }
       return;
     }
-    for (const [i, p] of group.entries()) p.resolve((outcomes[i] as { value: unknown }).value);
+    // Committed: every work succeeded (a failed one rolled the group back above).
+    for (const [i, p] of group.entries()) {
+      const o = outcomes[i];
+      if (o?.ok) p.resolve(o.value);
+      else p.reject(o ? o.error : new Error('a work of the group left no outcome'));
+    }
   }
 }
