@@ -99,7 +99,8 @@ export function benchmark<D extends Specs>(def: Definition<D>): void {
     parsed = parseOptions(specs, args);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    return usageError(err.message);
+    usageError(err.message);
+    return;
   }
   if (!parsed) {
     say(usage(def.script ? `${invoke} --` : invoke, def.about, specs));
@@ -115,7 +116,10 @@ export function benchmark<D extends Specs>(def: Definition<D>): void {
   };
   const opts = { ...none, ...parsed } as Values<D> & Standard;
   const refused = def.refuse?.(opts);
-  if (refused) return usageError(refused);
+  if (refused) {
+    usageError(refused);
+    return;
+  }
   opts.profile ||= opts.profileDir !== undefined;
   const command = `${invoke}${args.length > 0 && def.script ? ' --' : ''}${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
 
