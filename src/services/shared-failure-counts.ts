@@ -11,15 +11,17 @@ interface Cached {
 /**
  * Failure windows in the database, so every server node on it counts the same failures (docs/architecture.md §16).
  * A failure is one upsert that answers the count after it; what a check reads is kept for FRESH_MS, so a stream of
- * good requests from one address costs one small read a second and no write. Another node's failures are seen
- * within FRESH_MS; this node's at once. Windows that have ended are removed at most once a minute, by a node
- * that is counting a failure.
+ * good requests from one address costs one small read a second and no write, however many are in flight. Another
+ * node's failures are seen within FRESH_MS; this node's at once. Windows that have ended are removed at most once a
+ * minute, by a node that is counting a failure.
  */
 export class SharedFailureCounts implements FailureCounts {
   static readonly FRESH_MS = 1000;
   static readonly MAX_CACHED = 10_000;
   private readonly store: AuthFailureStore;
   private readonly cache = new Map<string, Cached>();
+  /** The reads of the database under way, by name. */
+  private readonly reading = new Map<string, Promise<void>>();
   private seq = 0;
   private prunedAt: number | undefined;
 
@@ -32,17 +34,36 @@ export class SharedFailureCounts implements FailureCounts {
       const c = this.cache.get(n);
       return c === undefined || now - c.at >= SharedFailureCounts.FRESH_MS || now < c.at;
     });
-    if (stale.length > 0) {
-      const asked = this.seq;
-      const stored = await this.store.read(stale);
-      for (const n of stale) if ((this.cache.get(n)?.seq ?? -1) <= asked) this.remember(n, stored.get(n), now);
+    // A name already being read is waited for, not read again: the requests that find it stale together (a
+    // client's requests in flight when its second ends) make one read, not one each.
+    const reads = new Set<Promise<void>>();
+    const unread: string[] = [];
+    for (const n of stale) {
+      const reading = this.reading.get(n);
+      if (reading !== undefined) reads.add(reading);
+      else unread.push(n);
     }
+    if (unread.length > 0) reads.add(this.readStored(unread, now));
+    await Promise.all(reads);
     const found = new Map<string, FailureWindow>();
     for (const n of names) {
       const w = this.cache.get(n)?.window;
       if (w) found.set(n, w);
     }
     return found;
+  }
+
+  private readStored(names: readonly string[], now: number): Promise<void> {
+    const asked = this.seq;
+    const read = this.store.read(names).then((stored) => {
+      for (const n of names) if ((this.cache.get(n)?.seq ?? -1) <= asked) this.remember(n, stored.get(n), now);
+    });
+    for (const n of names) this.reading.set(n, read);
+    const done = () => {
+      for (const n of names) if (this.reading.get(n) === read) this.reading.delete(n);
+    };
+    read.then(done, done);
+    return read;
   }
 
   async add(names: readonly string[], now: number): Promise<void> {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FailureLimiter, WINDOW_MS } from '../../../src/services/failure-limiter.ts';
+import type { AuthFailureStore } from '../../../src/store/auth-failure-store.ts';
 import { SharedFailureCounts } from '../../../src/services/shared-failure-counts.ts';
 import { backends } from '../../helpers/backends.ts';
 import { suiteStore } from '../../helpers/suite-store.ts';
@@ -38,6 +39,34 @@ for (const backend of backends())
       );
       await f.prune(t0 + 60_000);
       assert.deepEqual([...(await f.read(['a:x', 'u:admin'])).keys()], ['a:x'], 'the ended window is gone');
+    });
+
+    test('checks in flight together read a stale name once, and all see what it read', async () => {
+      const stored = t.store.authFailures;
+      const t0 = 7_000_000;
+      await stored.add(['a:203.0.113.5'], t0, WINDOW_MS);
+      const asked: string[][] = [];
+      const counting: AuthFailureStore = {
+        read: (names) => {
+          asked.push([...names]);
+          return stored.read(names);
+        },
+        add: (names, now, windowMs) => stored.add(names, now, windowMs),
+        prune: (before) => stored.prune(before),
+      };
+      const counts = new SharedFailureCounts(counting);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => counts.read(['a:203.0.113.5', i % 2 ? 'u:dave' : 'u:erin'], t0 + 1)),
+      );
+      assert.deepEqual(
+        asked.map((names) => names.join(' ')),
+        ['a:203.0.113.5 u:erin', 'u:dave'],
+        'the first check reads its names, the second only the name not yet being read, the others none',
+      );
+      for (const a of answers) assert.deepEqual(a.get('a:203.0.113.5'), { count: 1, start: t0 });
+      // A second later the cached window is stale: it is read again, once.
+      await Promise.all([1, 2, 3].map(() => counts.read(['a:203.0.113.5'], t0 + 1 + SharedFailureCounts.FRESH_MS)));
+      assert.equal(asked.length, 3);
     });
 
     test('two nodes count one address together, each seeing the other within FRESH_MS', async () => {
