@@ -186,6 +186,9 @@ export async function dispatchPass(
   sweepOverdue = false,
 ): Promise<{ more: boolean; started: number[] }> {
   await tx.jobs.lockDispatch();
+  // The pass's writes go with its history rows at the commit (one round trip on PostgreSQL); a read of jobs sends
+  // them first.
+  tx.jobs.deferUpdates();
   // The time is read once the pass may decide: waiting for the writer (an import's transaction) or for another
   // node's pass can take seconds, and the jobs it finds were submitted during that wait.
   const now = clock();

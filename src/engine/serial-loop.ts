@@ -162,10 +162,9 @@ export class SerialLoop {
         // A batch's jobs are read in one statement and written in one (round trips: docs/architecture.md §2, store).
         const ids = items.flatMap((w) => (w.jobId === undefined ? [] : [w.jobId]));
         if (ids.length > 1) await tx.jobs.prefetch(ids);
-        const written = items.length > 1 ? tx.jobs.deferUpdates() : undefined;
+        if (items.length > 1) tx.jobs.deferUpdates();
         for (const w of items)
           results.push(await runAudited(tx, w.cause, this.options.auditing, () => w.run(tx, effects, kernel)));
-        await written?.();
       });
     } catch (e) {
       if (items.length > 1) {

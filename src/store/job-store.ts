@@ -115,11 +115,12 @@ export interface JobStore {
   prefetch(jobIds: readonly number[]): Promise<void>;
   getMany(jobIds: readonly number[]): Promise<JobRecord[]>;
   /**
-   * From now on `updateMany` only notes its rows (PostgreSQL), sent together in one statement before anything else
-   * reads jobs and by the function answered, which ends the deferral and must run before the commit (a batch of
-   * reports: one round trip where each report's end was one). `get` answers a noted row as written.
+   * From now on, until the commit, `updateMany` only notes its rows (PostgreSQL): they are sent together in one
+   * statement before anything else reads jobs, and at the latest with the transaction's history rows just before
+   * its commit (a batch of reports, a dispatch pass: one round trip where each report's end was one, and the
+   * history another). `get` answers a noted row as written.
    */
-  deferUpdates(): () => Promise<void>;
+  deferUpdates(): void;
   /** Writes every column of each job (the engine batches the transitions of a moment into one call). */
   updateMany(jobs: readonly JobRecord[]): Promise<void>;
   delete(jobIds: readonly number[]): Promise<void>;

@@ -1,7 +1,10 @@
 import type { JobRow } from './kysely-job-rows.ts';
 
-/** What a flush sends: the new rows (inserted) and the rows written back (updated), either may be empty. */
-export type HeldRows = { inserted: JobRow[]; updated: JobRow[] };
+/**
+ * What a flush sends: the new rows (inserted) and the rows written back (updated), either may be empty, and the
+ * history rows of a commit when the flush was asked for with them (`flush(history)`).
+ */
+export type HeldRows<H> = { inserted: JobRow[]; updated: JobRow[]; history?: H };
 
 /**
  * What a transaction's job store holds back to save round trips on PostgreSQL (docs/architecture.md §2, store):
@@ -9,17 +12,18 @@ export type HeldRows = { inserted: JobRow[]; updated: JobRow[] };
  * whose ids were taken ahead (`expectNew`), not inserted yet; and, while updates are deferred, the rows written and
  * not yet sent. What is held goes out together (`send`: the new rows first) before anything else reads jobs and
  * before the commit. A held write the database refused fails every later flush, so the transaction cannot commit.
+ * `H`: the history rows a flush may carry along (the store's column arrays), sent in the same round trip.
  */
-export class JobRowBuffer {
+export class JobRowBuffer<H> {
   private readonly ahead = new Map<number, JobRow>();
   /** New jobs not inserted yet; a later write of one of them changes the row to insert. */
   private readonly inserted = new Map<number, JobRow>();
   private deferred: Map<number, JobRow> | undefined;
   private sending: Promise<void> | undefined;
   private refused: { error: unknown } | undefined;
-  private readonly send: (rows: HeldRows) => Promise<unknown>;
+  private readonly send: (rows: HeldRows<H>) => Promise<unknown>;
 
-  constructor(send: (rows: HeldRows) => Promise<unknown>) {
+  constructor(send: (rows: HeldRows<H>) => Promise<unknown>) {
     this.send = send;
   }
 
@@ -71,22 +75,26 @@ export class JobRowBuffer {
     return now;
   }
 
-  /** Ends the deferral of updates once what it holds is sent. */
-  async end(): Promise<void> {
-    await this.flush();
-    this.deferred = undefined;
-  }
-
-  /** Sends what is held (one `send` at a time, so a read never overtakes it). */
-  async flush(): Promise<void> {
+  /**
+   * Sends what is held (one `send` at a time, so a read never overtakes it), and `history` with it: after any send
+   * under way, in the same send as what is held then, or alone when nothing is.
+   */
+  async flush(history?: H): Promise<void> {
+    let along = history;
     for (;;) {
       const sending = this.sending;
       if (sending !== undefined) {
         await sending;
         continue;
       }
-      if (this.inserted.size === 0 && (this.deferred === undefined || this.deferred.size === 0)) break;
-      const rows = { inserted: [...this.inserted.values()], updated: [...(this.deferred?.values() ?? [])] };
+      const held = this.inserted.size > 0 || (this.deferred !== undefined && this.deferred.size > 0);
+      if (!held && along === undefined) break;
+      const rows: HeldRows<H> = {
+        inserted: [...this.inserted.values()],
+        updated: [...(this.deferred?.values() ?? [])],
+      };
+      if (along !== undefined) rows.history = along;
+      along = undefined;
       this.inserted.clear();
       this.deferred?.clear();
       this.sending = this.send(rows).then(

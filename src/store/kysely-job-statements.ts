@@ -45,12 +45,12 @@ const insertNewJob = (ownGroup: boolean) => {
 };
 
 /**
- * PostgreSQL: the new jobs of a group of submits in one statement, an array parameter per column of `COLUMNS`;
- * their ids were taken ahead (`reserveIds`).
+ * PostgreSQL: the new jobs of a group of submits in one statement, an array parameter per column of `COLUMNS` from
+ * `$from`; their ids were taken ahead (`reserveIds`).
  */
-const insertJobsBulk = () =>
-  `${PREPARED}insert into "jobs" (${columnList(COLUMNS)}) ` +
-  `select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')})`;
+const insertJobsBulk = (from = 1) =>
+  `insert into "jobs" (${columnList(COLUMNS)}) ` +
+  `select * from unnest(${COLUMNS.map((c, i) => `$${from + i}::${PG_TYPE[c]}[]`).join(', ')})`;
 
 /**
  * PostgreSQL: the ids of `count` new jobs in one round trip (a group of submits), taken from the sequences in the
@@ -68,13 +68,13 @@ const updateJob = (p: Placeholder) =>
   `where "job_id" = ${p(UPDATED.length + 1)}`;
 
 /**
- * PostgreSQL: many jobs written back in one statement, one array parameter per column of `BULK`, joined on the
- * primary key (each round trip to the server is paid inside the engine's serial loop; a dispatch pass updates up
- * to 500 jobs).
+ * PostgreSQL: many jobs written back in one statement, one array parameter per column of `BULK` from `$from`,
+ * joined on the primary key (each round trip to the server is paid inside the engine's serial loop; a dispatch
+ * pass updates up to 500 jobs).
  */
-const updateJobsBulk = () =>
-  `${PREPARED}update "jobs" as j set ${UPDATED.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
-  `from unnest(${BULK.map((c, i) => `$${i + 1}::${PG_TYPE[c]}[]`).join(', ')}) as v(${columnList(BULK)}) ` +
+const updateJobsBulk = (from = 1) =>
+  `update "jobs" as j set ${UPDATED.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
+  `from unnest(${BULK.map((c, i) => `$${from + i}::${PG_TYPE[c]}[]`).join(', ')}) as v(${columnList(BULK)}) ` +
   `where j."job_id" = v."job_id"`;
 
 /**
@@ -119,15 +119,59 @@ const lanesCandidates = () =>
 const nextJobIds = (p: Placeholder) =>
   `update "sequences" set "value" = "value" + ${p(1)} where "name" = 'job_id' returning "value"`;
 
+/** The PostgreSQL type of each history column, in `HISTORY` order. */
+const HISTORY_TYPES = ['bigint', 'bigint', 'text', 'text', 'text', 'text', 'text'] as const;
+
 /**
- * History rows, appended (index job_history_job is written, not read): on SQLite one row (prepared once, run per
- * row); on PostgreSQL all rows of a commit in one statement, an array per column of `HISTORY`.
+ * History rows, appended (index job_history_job is written, not read). SQLite: one row, prepared once and run per
+ * row. PostgreSQL: all rows of a commit in one statement, an array per column of `HISTORY` from `$from`, sent with
+ * the rows held back (`heldWrite`).
  */
-const insertHistory = (dialect: 'sqlite' | 'postgres') =>
-  dialect === 'postgres'
-    ? `${PREPARED}insert into "job_history" (${columnList(HISTORY)}) select * from unnest($1::bigint[], $2::bigint[], ` +
-      '$3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
-    : `insert into "job_history" (${columnList(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`;
+const insertHistory = () => `insert into "job_history" (${columnList(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`;
+const historyBulk = (from: number) =>
+  `insert into "job_history" (${columnList(HISTORY)}) select * from ` +
+  `unnest(${HISTORY_TYPES.map((t, i) => `$${from + i}::${t}[]`).join(', ')})`;
+
+/** What a flush of held rows sends on PostgreSQL (`heldWrite`): which parts, at least one. */
+export interface HeldParts {
+  insert: boolean;
+  update: boolean;
+  history: boolean;
+}
+
+const heldWrites = new Map<string, string>();
+
+/**
+ * PostgreSQL: the rows a transaction held back and the history rows that follow them, in one statement where they
+ * were up to three (a round trip each, at every commit of submits, reports and dispatch passes): the new jobs
+ * (`COLUMNS`' arrays first), the jobs written back (`BULK`'s next) and the history (`HISTORY`'s last), each part
+ * present or not. Every part but the last is a data-modifying CTE. The new and the written-back jobs are distinct
+ * rows (JobRowBuffer), no part reads a table another writes, and nothing checks history against jobs, so the
+ * order in which PostgreSQL runs the parts does not matter.
+ */
+export function heldWrite(parts: HeldParts): string {
+  const key = `${+parts.insert}${+parts.update}${+parts.history}`;
+  let text = heldWrites.get(key);
+  if (text === undefined) {
+    const statements: string[] = [];
+    let from = 1;
+    if (parts.insert) {
+      statements.push(insertJobsBulk(from));
+      from += COLUMNS.length;
+    }
+    if (parts.update) {
+      statements.push(updateJobsBulk(from));
+      from += BULK.length;
+    }
+    if (parts.history) statements.push(historyBulk(from));
+    const last = statements.pop();
+    if (last === undefined) throw new Error('a held write of nothing');
+    const ctes = statements.map((st, i) => `"w${i + 1}" as (${st})`);
+    text = `${PREPARED}${ctes.length > 0 ? `with ${ctes.join(', ')} ` : ''}${last}`;
+    heldWrites.set(key, text);
+  }
+  return text;
+}
 
 function jobStatements(dialect: 'sqlite' | 'postgres') {
   const p: Placeholder = (i) => (dialect === 'postgres' ? `$${i}` : '?');
@@ -140,11 +184,12 @@ function jobStatements(dialect: 'sqlite' | 'postgres') {
     anyQueued: anyQueued(),
     candidates: dialect === 'postgres' ? lanesCandidates() : laneCandidates(),
     nextJobIds: nextJobIds(p),
-    updateBulk: updateJobsBulk(),
-    history: insertHistory(dialect),
+    // PostgreSQL's: a dispatch pass's or a report's writes sent at once (SQLite writes row by row, `update`).
+    updateBulk: `${PREPARED}${updateJobsBulk()}`,
+    // SQLite's (PostgreSQL sends its history rows with the rows held back: `heldWrite`).
+    history: insertHistory(),
     insertNew: insertNewJob(false),
     insertNewOwnGroup: insertNewJob(true),
-    insertBulk: insertJobsBulk(),
   };
 }
 

@@ -19,7 +19,14 @@ import { ChainStructureCache } from './kysely-chain-structures.ts';
 import { listByStatus, listJobs } from './kysely-job-lists.ts';
 import * as queries from './kysely-job-queries.ts';
 import { BULK, COLUMNS, type JobRow, toJob, toRow, UPDATED } from './kysely-job-rows.ts';
-import { HISTORY, JOB_STATEMENTS, type JobStatements, newJobColumns, reserveIds } from './kysely-job-statements.ts';
+import {
+  HISTORY,
+  heldWrite,
+  JOB_STATEMENTS,
+  type JobStatements,
+  newJobColumns,
+  reserveIds,
+} from './kysely-job-statements.ts';
 import type { Database } from './tables.ts';
 import { pgArray, pgColumns } from './pg-array.ts';
 
@@ -42,9 +49,11 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   /** Unique ids (the store's sequence, shared with objects) for a new job on SQLite. */
   private readonly uniqueIds: (count: number) => Promise<number[]>;
   /** Rows read ahead (`prefetch`), new jobs held (`expectNew`) and updates deferred (`deferUpdates`). */
-  private readonly buffer = new JobRowBuffer(async ({ inserted, updated }) => {
-    if (inserted.length > 0) await this.run(this.hot.insertBulk, pgColumns(inserted, COLUMNS));
-    if (updated.length > 0) await this.run(this.hot.updateBulk, pgColumns(updated, BULK));
+  private readonly buffer = new JobRowBuffer<string[]>(({ inserted, updated, history }) => {
+    const insert = inserted.length > 0 ? pgColumns(inserted, COLUMNS) : [];
+    const update = updated.length > 0 ? pgColumns(updated, BULK) : [];
+    const parts = { insert: insert.length > 0, update: update.length > 0, history: history !== undefined };
+    return this.run(heldWrite(parts), [...insert, ...update, ...(history ?? [])]);
   });
   /** PostgreSQL: ids taken ahead for the new jobs this transaction expects (`expectNew`), first to use first. */
   private reserved: Array<{ jobId: number; uniqueId: number }> = [];
@@ -104,16 +113,15 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     return this.cause;
   }
 
+  /** On PostgreSQL the history rows go with the rows held back, in one statement (`heldWrite`). */
   async insertHistory(rows: ReadonlyArray<{ jobId: number; entry: HistoryEntry }>): Promise<void> {
-    await this.buffer.flush();
-    if (rows.length === 0) return;
     const values = rows.map(({ jobId, entry: e }) => [jobId, e.time, e.from, e.to, e.user, e.cause, e.detail]);
     if (this.dialect === 'postgres')
-      await this.run(
-        this.hot.history,
-        HISTORY.map((_, i) => pgArray(values.map((v) => v[i] ?? null))),
+      return this.buffer.flush(
+        values.length > 0 ? HISTORY.map((_, i) => pgArray(values.map((v) => v[i] ?? null))) : undefined,
       );
-    else for (const v of values) await this.run(this.hot.history, v);
+    await this.buffer.flush();
+    for (const v of values) await this.run(this.hot.history, v);
   }
 
   async history(jobId: number, limit: number): Promise<HistoryEntry[]> {
@@ -206,9 +214,8 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     this.buffer.readAhead(await this.db.selectFrom('jobs').selectAll().where('job_id', 'in', wanted).execute());
   }
 
-  deferUpdates(): () => Promise<void> {
+  deferUpdates(): void {
     if (this.dialect === 'postgres') this.buffer.defer(); // SQLite: no round trip to save
-    return () => this.buffer.end();
   }
 
   /** Sends the rows held back (new jobs, deferred updates): the transaction calls it last before its commit. */

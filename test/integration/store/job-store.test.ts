@@ -192,7 +192,7 @@ for (const backend of backends()) {
       });
       const held = { ...job(70), status: 'Held' as const };
       await t.store.transaction(async (tx) => {
-        const written = tx.jobs.deferUpdates();
+        tx.jobs.deferUpdates();
         await tx.jobs.updateMany([held]);
         assert.deepEqual(await tx.jobs.get(70), held);
         const listed = await tx.jobs.listByStatus(['Held'], { limit: 100 });
@@ -201,22 +201,54 @@ for (const backend of backends()) {
           [held],
         );
         await tx.jobs.updateMany([{ ...job(71), priority: 7 }]);
-        await written();
       });
       assert.deepEqual(await t.store.jobs.get(70), held);
       assert.equal((await t.store.jobs.get(71))?.priority, 7);
       await assert.rejects(
         t.store.transaction(async (tx) => {
-          const written = tx.jobs.deferUpdates();
+          tx.jobs.deferUpdates();
           await tx.jobs.updateMany([
             { ...job(71), priority: 8 },
             { ...job(70), definition: null as unknown as string },
           ]);
-          await written();
         }),
       );
       assert.equal((await t.store.jobs.get(71))?.priority, 7, 'nothing of the refused transaction stored');
       assert.deepEqual(await t.store.jobs.get(70), held);
+    });
+
+    test("held rows go with the commit's history rows: new and written-back jobs and their history in one statement", async () => {
+      await t.store.transaction(async (tx) => {
+        for (const id of [80, 81]) await tx.jobs.insert(job(id));
+      });
+      await t.store.transaction((tx) => tx.jobs.nextJobIds(3000));
+      const { jobId: _j, uniqueId: _u, ...fresh } = job(0, { description: 'held with its history' });
+      const sent = () => t.store.poolStats()?.roundTrips ?? 0;
+      const before = sent();
+      const made = await t.store.transaction(async (tx) => {
+        await tx.jobs.expectNew(2);
+        const created = [await tx.jobs.insertNew(fresh, false), await tx.jobs.insertNew(fresh, false)];
+        await tx.jobs.prefetch([80, 81]);
+        const [held, raised] = [await tx.jobs.get(80), await tx.jobs.get(81)];
+        assert.ok(held && raised);
+        tx.jobs.deferUpdates();
+        held.status = 'Held';
+        await tx.jobs.updateMany([held]);
+        raised.priority = 9;
+        await tx.jobs.updateMany([raised]); // no status change: its row, no history
+        return created;
+      });
+      if (backend.name === 'postgres')
+        assert.equal(sent() - before, 4, 'BEGIN with the new ids, the jobs read, the rows with their history, COMMIT');
+      const to = async (jobId: number) => (await t.store.jobs.history(jobId, 10)).map((e) => e.to);
+      for (const m of made) {
+        assert.deepEqual(await t.store.jobs.get(m.jobId), m);
+        assert.deepEqual(await to(m.jobId), ['Queued']);
+      }
+      assert.equal((await t.store.jobs.get(80))?.status, 'Held');
+      assert.equal((await t.store.jobs.get(81))?.priority, 9);
+      assert.deepEqual(await to(80), ['Queued', 'Held']);
+      assert.deepEqual(await to(81), ['Queued']);
     });
 
     test('Scheduled jobs: the earliest start and the due ones, oldest first', async () => {
