@@ -17,22 +17,23 @@ export async function readDispatchObjects(tx: Store): Promise<DispatchObjects> {
 }
 
 /**
- * The dispatch objects kept between passes while the store's data version stays the same (SQLite: it moves with
- * every committed object write, this process's or another's on the same file; docs/architecture.md §2). A pass
- * follows nearly every job's end, and reading and parsing three object lists was a large share of it. Without a
- * data version (PostgreSQL: another node's write could not be seen) every pass reads them. Read only: the lists
- * are shared by the passes that find them.
+ * The dispatch objects kept between passes while the store's version of objects stays the same: on SQLite
+ * `dataVersion` (it moves with every committed object write, this process's or another's on the same file), read
+ * before the pass; on PostgreSQL `objectsVersion`, one small read inside the pass's transaction, moved by every
+ * node's object writes (docs/architecture.md §2). A pass follows nearly every job's end, and reading and parsing
+ * three object lists (a statement or more each on PostgreSQL) was a large share of it. Read only: the lists are
+ * shared by the passes that find them.
  */
 export class DispatchObjectsCache {
-  private readonly version: () => string | undefined;
+  private readonly version: (tx: Store) => Promise<string | undefined>;
   private kept: { version: string; objects: DispatchObjects } | undefined;
 
-  constructor(version: () => string | undefined) {
+  constructor(version: (tx: Store) => Promise<string | undefined>) {
     this.version = version;
   }
 
   async read(tx: Store): Promise<DispatchObjects> {
-    const version = this.version(); // read before the data it validates
+    const version = await this.version(tx); // read before the data it validates
     if (version !== undefined && this.kept?.version === version) return this.kept.objects;
     const objects = await readDispatchObjects(tx);
     this.kept = version === undefined ? undefined : { version, objects };

@@ -47,7 +47,8 @@ export class WakeUps {
 
   constructor(options: WakeUpsOptions) {
     this.options = options;
-    this.objects = new DispatchObjectsCache(() => options.store.dataVersion());
+    // SQLite's version is the store's, known without a statement; PostgreSQL's is read in the pass's transaction.
+    this.objects = new DispatchObjectsCache(async (tx) => options.store.dataVersion() ?? (await tx.objectsVersion()));
   }
 
   /** When the dispatcher will look at the time next on its own (tests in virtual time step the clock to it). */

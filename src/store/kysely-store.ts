@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { TypeName } from '../model/fields.ts';
 import type { AlertWorkStore } from './alert-work-store.ts';
@@ -43,6 +42,7 @@ import type {
   User,
 } from './store.ts';
 import type { Database } from './tables.ts';
+import * as meta from './kysely-meta.ts';
 
 /**
  * Shared by a store and its transactions: counts committed object writes for `dataVersion`, and holds the hook
@@ -228,6 +228,10 @@ export class KyselyStore implements Store {
     return external ? `${this.counter.writes}:${external()}` : undefined;
   }
 
+  objectsVersion(): Promise<string | undefined> {
+    return this.dialect === 'postgres' ? meta.objectsVersion(this.db) : Promise.resolve(undefined);
+  }
+
   /** Outside a transaction every write commits at once; inside one, `transaction` counts it at the end. */
   private wrote(): void {
     this.objectRows?.clear();
@@ -352,37 +356,19 @@ export class KyselyStore implements Store {
     return this.accounts.touchApiKeys(uses);
   }
 
-  async getMeta(name: string): Promise<string | undefined> {
-    const row = await this.db.selectFrom('meta').select('value').where('name', '=', name).executeTakeFirst();
-    return row?.value;
+  getMeta(name: string): Promise<string | undefined> {
+    return meta.getMeta(this.db, name);
   }
 
-  async setMeta(name: string, value: string): Promise<void> {
-    await this.db
-      .insertInto('meta')
-      .values({ name, value })
-      .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
-      .execute();
+  setMeta(name: string, value: string): Promise<void> {
+    return meta.setMeta(this.db, name, value);
   }
 
-  async probeSpace(): Promise<void> {
-    // Random text, which neither dialect can store in less room; the row never commits.
-    const value = randomBytes(SPACE_PROBE_BYTES * 0.75).toString('base64');
-    const rollback = new Error('space probe rolled back');
-    try {
-      await this.db.transaction().execute(async (trx) => {
-        await trx.insertInto('meta').values({ name: 'space-probe', value }).execute();
-        throw rollback;
-      });
-    } catch (err) {
-      if (err !== rollback) throw err;
-    }
+  probeSpace(): Promise<void> {
+    return meta.probeSpace(this.db);
   }
 
   async close(): Promise<void> {
     await this.options.onClose?.();
   }
 }
-
-/** What the space probe writes: more than a few pages, less than a cost a readiness check would notice. */
-const SPACE_PROBE_BYTES = 64 * 1024;

@@ -192,6 +192,12 @@ export interface Store {
    * with several server nodes): callers must not cache object reads then.
    */
   dataVersion(): string | undefined;
+  /**
+   * PostgreSQL: the count of committed transactions that wrote objects, every node's (migration 0020), as this
+   * store sees it now: one small read, made before the reads it validates (in the same transaction for a
+   * consistent answer). Undefined on SQLite, where `dataVersion` tells without a read.
+   */
+  objectsVersion(): Promise<string | undefined>;
   /** Takes `count` numbers from the one global sequence of unique ids. */
   nextUniqueIds(count: number): Promise<number[]>;
 

@@ -47,6 +47,8 @@ export interface Database
     revoked_time: number | null;
   };
   meta: { name: string; value: string };
+  /** PostgreSQL only (migration 0020): one row, moved by every committed transaction that wrote objects. */
+  objects_version: { id: number; version: number };
 }
 
 /** Row shapes of migration 0002. */

@@ -19,6 +19,7 @@ import * as m0016 from './0016_file_raises.ts';
 import * as m0017 from './0017_event_sequences.ts';
 import * as m0018 from './0018_sessions.ts';
 import * as m0019 from './0019_audit_log.ts';
+import * as m0020 from './0020_objects_version.ts';
 
 /**
  * Every migration in the order it runs, one file each, named `NNNN_<what>.ts` with the name the database records
@@ -46,6 +47,7 @@ export const migrations: readonly { readonly name: string; readonly up: Up }[] =
   { name: '0017_event_sequences', up: m0017.up },
   { name: '0018_sessions', up: m0018.up },
   { name: '0019_audit_log', up: m0019.up },
+  { name: '0020_objects_version', up: m0020.up },
 ];
 
 /** The migrations as Kysely's Migrator takes them, each bound to the dialect of the database it runs on. */
