@@ -54,12 +54,17 @@ const insertJobsBulk = (from = 1) =>
 
 /**
  * PostgreSQL: the ids of `count` new jobs in one round trip (a group of submits), taken from the sequences in the
- * order of the rows. The count is written into the text: a statement without parameters can carry the
- * transaction's BEGIN (pg-deferred-begin.ts), and a group's ids are its transaction's first statement.
+ * order of the rows, and the objects version (migration 0020), read once, so the group's reads of its definitions
+ * and queues may use the rows kept across transactions (object-row-cache.ts). The count is written into the text:
+ * a statement without parameters can carry the transaction's BEGIN (pg-deferred-begin.ts), and a group's ids are
+ * its transaction's first statement.
  */
 export const reserveIds = (count: number): string => {
   if (!Number.isSafeInteger(count) || count < 1) throw new Error(`not a count of jobs: ${count}`);
-  return `select nextval('unique_id_seq') as "u", nextval('job_id_seq') as "j" from generate_series(1, ${count})`;
+  return (
+    `select nextval('unique_id_seq') as "u", nextval('job_id_seq') as "j", ` +
+    `(select "version" from "objects_version" where "id" = 1) as "v" from generate_series(1, ${count})`
+  );
 };
 
 /** A job written back: the `UPDATED` columns, then its job_id (the primary key). */

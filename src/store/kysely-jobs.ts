@@ -48,6 +48,8 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   private cause: Cause | undefined;
   /** Unique ids (the store's sequence, shared with objects) for a new job on SQLite. */
   private readonly uniqueIds: (count: number) => Promise<number[]>;
+  /** Told the objects version read with a group's ids (reserveIds): the group's object reads may use the kept rows. */
+  private readonly learnObjectsVersion: (version: string) => void;
   /** Rows read ahead (`prefetch`), new jobs held (`expectNew`) and updates deferred (`deferUpdates`). */
   private readonly buffer = new JobRowBuffer<string[]>(({ inserted, updated, history }) => {
     const insert = inserted.length > 0 ? pgColumns(inserted, COLUMNS) : [];
@@ -66,9 +68,11 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     tracking = false,
     structures = new ChainStructureCache(),
     uniqueIds: (count: number) => Promise<number[]> = () => Promise.reject(new Error('no unique id sequence')),
+    learnObjectsVersion: (version: string) => void = () => {},
   ) {
     super(db, dialect, onWrite);
     this.uniqueIds = uniqueIds;
+    this.learnObjectsVersion = learnObjectsVersion;
     this.structures = structures;
     this.tracking = tracking;
     this.hot = JOB_STATEMENTS[dialect];
@@ -156,8 +160,9 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   async expectNew(count: number): Promise<void> {
     // One new job costs one round trip anyway (its insert takes its ids); SQLite has no round trip to save.
     if (this.dialect === 'sqlite' || !this.tracking || count < 2) return;
-    const rows = (await this.run<{ u: string; j: string }>(reserveIds(count), [])).rows;
+    const rows = (await this.run<{ u: string; j: string; v: string }>(reserveIds(count), [])).rows;
     this.reserved = rows.map((r) => ({ jobId: Number(r.j), uniqueId: Number(r.u) }));
+    if (rows[0]) this.learnObjectsVersion(String(rows[0].v));
   }
 
   async insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord> {

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { CompiledQuery, type Kysely } from 'kysely';
-import { PREPARED } from './pg-prepared.ts';
+import type { Kysely } from 'kysely';
 import type { Database } from './tables.ts';
 
-// The store's own bookkeeping, apart from the data it keeps: named `meta` values, the probe for free space and,
-// on PostgreSQL, the version of the objects (migration 0020). KyselyStore passes the calls on.
+// The store's own bookkeeping, apart from the data it keeps: named `meta` values and the probe for free space.
+// KyselyStore passes the calls on.
 
 export async function getMeta(db: Kysely<Database>, name: string): Promise<string | undefined> {
   const row = await db.selectFrom('meta').select('value').where('name', '=', name).executeTakeFirst();
@@ -35,13 +34,4 @@ export async function probeSpace(db: Kysely<Database>): Promise<void> {
   } catch (err) {
     if (err !== rollback) throw err;
   }
-}
-
-/** PostgreSQL's count of committed transactions that wrote objects (Store.objectsVersion): a prepared read. */
-export async function objectsVersion(db: Kysely<Database>): Promise<string | undefined> {
-  const read = await db.executeQuery<{ version: string | number }>(
-    CompiledQuery.raw(`${PREPARED}select "version" from "objects_version" where "id" = $1`, [1]),
-  );
-  const row = read.rows[0];
-  return row === undefined ? undefined : String(row.version);
 }

@@ -12,6 +12,7 @@ import type {
   RecentListOptions,
   StoredObject,
 } from './store.ts';
+import type { ObjectRowCache } from './object-row-cache.ts';
 import { PREPARED } from './pg-prepared.ts';
 import { columnList, type Database, everyColumn } from './tables.ts';
 
@@ -62,6 +63,8 @@ export interface ObjectRowsContext {
   wrote: () => void;
   /** Told of every write with what changed, for the commit listener. */
   watch: (change: ObjectChange) => void;
+  /** PostgreSQL: the rows kept across transactions (object-row-cache.ts), shared by a store and its transactions. */
+  kept?: ObjectRowCache;
 }
 
 /** Objects and their references in one Kysely database or transaction. */
@@ -71,6 +74,11 @@ export class KyselyObjects {
   private readonly readRows: ObjectRowsContext['readRows'];
   private readonly wrote: () => void;
   private readonly watch: (change: ObjectChange) => void;
+  private readonly kept: ObjectRowCache | undefined;
+  /** In a transaction: the objects version it read first, while it has written no object (object-row-cache.ts). */
+  private known: number | undefined;
+  /** This transaction wrote an object: from then on it reads its own rows, never the kept ones. */
+  private wroteAny = false;
 
   constructor(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', context: ObjectRowsContext) {
     this.db = db;
@@ -78,6 +86,31 @@ export class KyselyObjects {
     this.readRows = context.readRows;
     this.wrote = context.wrote;
     this.watch = context.watch;
+    this.kept = context.kept;
+  }
+
+  /** An object written: this transaction's later reads must see its own writes, not rows kept for others. */
+  private wroteHere(): void {
+    this.wroteAny = true;
+    this.known = undefined;
+    this.wrote();
+  }
+
+  /** PostgreSQL's objects version (migration 0020; Store.objectsVersion), learned when read in a transaction. */
+  async objectsVersion(): Promise<string | undefined> {
+    if (this.dialect !== 'postgres') return undefined;
+    const read = await this.db.executeQuery<{ version: string | number }>(
+      CompiledQuery.raw(`${PREPARED}select "version" from "objects_version" where "id" = $1`, [1]),
+    );
+    const row = read.rows[0];
+    if (row === undefined) return undefined;
+    this.learn(String(row.version));
+    return String(row.version);
+  }
+
+  /** The objects version this transaction read (also with a group's job ids): its reads by key may use `kept`. */
+  learn(version: string): void {
+    if (this.readRows && this.kept && !this.wroteAny) this.known ??= Number(version);
   }
 
   async countObjectsByField(type: TypeName, field: string): Promise<{ value: string | null; count: number }[]> {
@@ -115,8 +148,13 @@ export class KyselyObjects {
     const id = `${type}\0${key}`;
     let row = this.readRows?.get(id);
     if (row === undefined) {
-      const query = CompiledQuery.raw(GET_OBJECT[this.dialect], [type, key]);
-      row = (await this.db.executeQuery<ObjectRow>(query)).rows[0] ?? null;
+      const known = this.known;
+      row = known === undefined ? undefined : this.kept?.get(known, id);
+      if (row === undefined) {
+        const query = CompiledQuery.raw(GET_OBJECT[this.dialect], [type, key]);
+        row = (await this.db.executeQuery<ObjectRow>(query)).rows[0] ?? null;
+        if (known !== undefined) this.kept?.set(known, id, row);
+      }
       this.readRows?.set(id, row);
     }
     return row ? toObject<T>(row) : undefined;
@@ -214,7 +252,7 @@ export class KyselyObjects {
       })
       .execute();
     await this.writeRefs(object.uniqueId, refs);
-    this.wrote();
+    this.wroteHere();
     this.watch({ type: object.type, key: object.key, partition: object.partition, data: object.data, created: true });
   }
 
@@ -229,7 +267,7 @@ export class KyselyObjects {
       .where('unique_id', '=', object.uniqueId)
       .execute();
     await this.writeRefs(object.uniqueId, refs);
-    this.wrote();
+    this.wroteHere();
     this.watch({ type: object.type, key: object.key, partition: object.partition, data: object.data, created: false });
   }
 
@@ -240,19 +278,19 @@ export class KyselyObjects {
       .where('unique_id', '=', uniqueId)
       .returning(['type', 'key', 'partition'])
       .executeTakeFirst();
-    this.wrote();
+    this.wroteHere();
     if (row) this.watch({ type: row.type, key: row.key, partition: row.partition, data, created: false });
   }
 
   async setProtection(uniqueId: number, protection: Protection | null): Promise<void> {
     await this.db.updateTable('objects').set({ protection }).where('unique_id', '=', uniqueId).execute();
-    this.wrote();
+    this.wroteHere();
   }
 
   async deleteObject(uniqueId: number): Promise<void> {
     await this.db.deleteFrom('object_refs').where('from_id', '=', uniqueId).execute();
     await this.db.deleteFrom('objects').where('unique_id', '=', uniqueId).execute();
-    this.wrote();
+    this.wroteHere();
   }
 
   async findReferrer(uniqueId: number): Promise<{ type: TypeName; key: string; path: string } | undefined> {

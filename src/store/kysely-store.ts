@@ -43,6 +43,7 @@ import type {
 } from './store.ts';
 import type { Database } from './tables.ts';
 import * as meta from './kysely-meta.ts';
+import { ObjectRowCache } from './object-row-cache.ts';
 
 /**
  * Shared by a store and its transactions: counts committed object writes for `dataVersion`, and holds the hook
@@ -50,6 +51,8 @@ import * as meta from './kysely-meta.ts';
  */
 interface WriteCounter {
   writes: number;
+  /** PostgreSQL: object rows kept across transactions (object-row-cache.ts). */
+  keptRows: ObjectRowCache;
   beforeCommit?: StatusChangeHook;
   afterCommit?: CommitListener;
   watched?: ReadonlySet<TypeName>;
@@ -115,7 +118,7 @@ export class KyselyStore implements Store {
     dialect: 'sqlite' | 'postgres',
     options: KyselyStoreOptions = {},
     txState?: TxState,
-    counter: WriteCounter = { writes: 0 },
+    counter: WriteCounter = { writes: 0, keptRows: new ObjectRowCache() },
     structures = new ChainStructureCache(),
   ) {
     this.db = db;
@@ -128,7 +131,8 @@ export class KyselyStore implements Store {
     // Job writes do not touch object rows, so they leave the object read cache valid.
     this.structures = structures;
     const uniqueIds = (n: number) => this.objects.nextUniqueIds(n);
-    this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined, structures, uniqueIds);
+    const learn = (version: string) => this.objects.learn(version);
+    this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined, structures, uniqueIds, learn);
     this.events = new KyselyEventStore(db);
     this.alertWork = new KyselyAlertWorkStore(db);
     this.cluster = new KyselyClusterStore(db, dialect);
@@ -143,6 +147,7 @@ export class KyselyStore implements Store {
       readRows: this.objectRows,
       wrote: () => this.wrote(),
       watch: (change) => this.watch(change),
+      kept: dialect === 'postgres' ? this.counter.keptRows : undefined,
     });
     this.accounts = new KyselyAccounts(db, dialect, (work) => this.transaction((tx) => work((tx as KyselyStore).db)));
   }
@@ -229,7 +234,7 @@ export class KyselyStore implements Store {
   }
 
   objectsVersion(): Promise<string | undefined> {
-    return this.dialect === 'postgres' ? meta.objectsVersion(this.db) : Promise.resolve(undefined);
+    return this.objects.objectsVersion();
   }
 
   /** Outside a transaction every write commits at once; inside one, `transaction` counts it at the end. */

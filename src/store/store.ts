@@ -195,7 +195,9 @@ export interface Store {
   /**
    * PostgreSQL: the count of committed transactions that wrote objects, every node's (migration 0020), as this
    * store sees it now: one small read, made before the reads it validates (in the same transaction for a
-   * consistent answer). Undefined on SQLite, where `dataVersion` tells without a read.
+   * consistent answer). Read in a transaction, it also lets that transaction's `getObject`s use the rows kept
+   * across transactions at that version (store/object-row-cache.ts). Undefined on SQLite, where `dataVersion` tells
+   * without a read.
    */
   objectsVersion(): Promise<string | undefined>;
   /** Takes `count` numbers from the one global sequence of unique ids. */

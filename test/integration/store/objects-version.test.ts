@@ -79,4 +79,33 @@ describe('the objects version (postgres)', { skip: postgres ? false : 'no Postgr
     await other.updateObject(queue(id, 'GLOBAL.Kept', true), []);
     assert.equal((await held()).held, true, "the other node's write is seen at the next read");
   });
+
+  test('the objects read by key in a group of submits are kept for the next group while no node writes one', async () => {
+    const [id] = await t.store.nextUniqueIds(1);
+    assert.ok(id);
+    await t.store.insertObject(queue(id, 'GLOBAL.Grouped'), []);
+    const sent = () => t.store.poolStats()?.roundTrips ?? Number.NaN;
+    // A group's transaction: its job ids (and with them the objects version), then the reads of its submits.
+    const group = async () => {
+      const before = sent();
+      const held = await t.store.transaction(async (tx) => {
+        await tx.jobs.expectNew(2);
+        return (await tx.getObject('Queue', 'GLOBAL.Grouped'))?.data.Held;
+      });
+      return { held, statements: sent() - before };
+    };
+    assert.deepEqual(await group(), { held: false, statements: 3 }, 'BEGIN with the ids and version, the read, COMMIT');
+    assert.deepEqual(await group(), { held: false, statements: 2 }, 'the queue kept: no read');
+    await other.updateObject(queue(id, 'GLOBAL.Grouped', true), []);
+    assert.deepEqual(await group(), { held: true, statements: 3 }, "the other node's write: read again");
+    // A transaction reads its own writes, never the rows kept for others.
+    const own = await t.store.transaction(async (tx) => {
+      await tx.jobs.expectNew(2);
+      await tx.updateObject(queue(id, 'GLOBAL.Grouped', false), []);
+      await tx.objectsVersion();
+      return (await tx.getObject('Queue', 'GLOBAL.Grouped'))?.data.Held;
+    });
+    assert.equal(own, false);
+    assert.deepEqual(await group(), { held: false, statements: 3 }, 'its commit moved the version');
+  });
 });

@@ -1,0 +1,30 @@
+import type { ObjectRow } from './kysely-objects.ts';
+
+/**
+ * PostgreSQL: object rows read by key, kept across transactions while the objects version (migration 0020) stays,
+ * so the submits of a group read their definition and queue without a round trip (docs/architecture.md §2). A
+ * transaction uses it only once it knows the version (read before its object reads, `Store.objectsVersion`, or with
+ * a group's job ids) and only until it writes objects itself. A row it reads is kept under the version it knows:
+ * read later than the version, it is as new or newer than that version says, never older. A transaction that
+ * knows an older version than the one kept neither reads nor fills it. Bounded: at MAX_ROWS it starts again.
+ */
+export class ObjectRowCache {
+  static readonly MAX_ROWS = 10_000;
+  private version = -1;
+  private rows = new Map<string, ObjectRow | null>();
+
+  /** The row kept for `id` (null: none such) at `version`; undefined when not kept. */
+  get(version: number, id: string): ObjectRow | null | undefined {
+    return version === this.version ? this.rows.get(id) : undefined;
+  }
+
+  /** Keeps a row read by a transaction knowing `version`. */
+  set(version: number, id: string, row: ObjectRow | null): void {
+    if (version < this.version) return;
+    if (version > this.version || this.rows.size >= ObjectRowCache.MAX_ROWS) {
+      this.version = version;
+      this.rows = new Map();
+    }
+    this.rows.set(id, row);
+  }
+}
