@@ -10,9 +10,9 @@ export type HeldRows<H> = { inserted: JobRow[]; updated: JobRow[]; history?: H }
  * What a transaction's job store holds back to save round trips on PostgreSQL (docs/architecture.md §2, store):
  * rows read ahead for the reports of a batch, each handed out once and dropped when its job is written; new jobs
  * whose ids were taken ahead (`expectNew`), not inserted yet; and, while updates are deferred, the rows written and
- * not yet sent. What is held goes out together (`send`: the new rows first) before anything else reads jobs and
- * before the commit. A held write the database refused fails every later flush, so the transaction cannot commit.
- * `H`: the history rows a flush may carry along (the store's column arrays), sent in the same round trip.
+ * not yet sent. What is held goes out together (one `send`, one statement on PostgreSQL) before anything else reads
+ * jobs and before the commit. A held write the database refused fails every later flush, so the transaction cannot
+ * commit. `H`: the history rows a flush may carry along (the store's column arrays), sent in the same round trip.
  */
 export class JobRowBuffer<H> {
   private readonly ahead = new Map<number, JobRow>();

@@ -1,4 +1,6 @@
-import type { ObjectRow } from './kysely-objects.ts';
+import type { Database } from './tables.ts';
+
+type ObjectRow = Database['objects'];
 
 /**
  * PostgreSQL: object rows read by key, kept across transactions while the objects version (migration 0020) stays,
