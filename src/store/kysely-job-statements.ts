@@ -132,7 +132,7 @@ const HISTORY_TYPES = ['bigint', 'bigint', 'text', 'text', 'text', 'text', 'text
  * row. PostgreSQL: all rows of a commit in one statement, an array per column of `HISTORY` from `$from`, sent with
  * the rows held back (`heldWrite`).
  */
-const insertHistory = () => `insert into "job_history" (${columnList(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`;
+export const SQLITE_HISTORY_ROW = `insert into "job_history" (${columnList(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`;
 const historyBulk = (from: number) =>
   `insert into "job_history" (${columnList(HISTORY)}) select * from ` +
   `unnest(${HISTORY_TYPES.map((t, i) => `$${from + i}::${t}[]`).join(', ')})`;
@@ -191,8 +191,6 @@ function jobStatements(dialect: 'sqlite' | 'postgres') {
     nextJobIds: nextJobIds(p),
     // PostgreSQL's: a dispatch pass's or a report's writes sent at once (SQLite writes row by row, `update`).
     updateBulk: `${PREPARED}${updateJobsBulk()}`,
-    // SQLite's (PostgreSQL sends its history rows with the rows held back: `heldWrite`).
-    history: insertHistory(),
     insertNew: insertNewJob(false),
     insertNewOwnGroup: insertNewJob(true),
   };

@@ -26,6 +26,7 @@ import {
   type JobStatements,
   newJobColumns,
   reserveIds,
+  SQLITE_HISTORY_ROW,
 } from './kysely-job-statements.ts';
 import type { Database } from './tables.ts';
 import { pgArray, pgColumns } from './pg-array.ts';
@@ -125,7 +126,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
         values.length > 0 ? HISTORY.map((_, i) => pgArray(values.map((v) => v[i] ?? null))) : undefined,
       );
     await this.buffer.flush();
-    for (const v of values) await this.run(this.hot.history, v);
+    for (const v of values) await this.run(SQLITE_HISTORY_ROW, v);
   }
 
   async history(jobId: number, limit: number): Promise<HistoryEntry[]> {
