@@ -204,6 +204,7 @@ for (const backend of backends()) {
       });
       assert.deepEqual(await t.store.jobs.get(70), held);
       assert.equal((await t.store.jobs.get(71))?.priority, 7);
+      const [before70, before71] = [await t.store.jobs.history(70, 10), await t.store.jobs.history(71, 10)];
       await assert.rejects(
         t.store.transaction(async (tx) => {
           tx.jobs.deferUpdates();
@@ -215,6 +216,10 @@ for (const backend of backends()) {
       );
       assert.equal((await t.store.jobs.get(71))?.priority, 7, 'nothing of the refused transaction stored');
       assert.deepEqual(await t.store.jobs.get(70), held);
+      // Its history rows (the records were not read in it: each a change from no status) went with the refused
+      // rows, in one statement on PostgreSQL: none of them stayed either.
+      assert.deepEqual(await t.store.jobs.history(70, 10), before70);
+      assert.deepEqual(await t.store.jobs.history(71, 10), before71);
     });
 
     test("held rows go with the commit's history rows: new and written-back jobs and their history in one statement", async () => {
