@@ -47,8 +47,10 @@ export interface Envelope {
 export const MAX_PAYLOAD_BYTES = 7_900;
 
 /**
- * Packs messages into as few payloads as fit, in order. A message too large on its own is left out and returned
- * apart (the caller logs it; the database still holds the truth it hinted at).
+ * Packs messages into as few payloads as fit, in order. The live feed's events of a large commit (a dispatch pass
+ * starting hundreds of jobs) are split into as many `feed` messages as they need: they are not in the database, so an
+ * event left out would be missing from the other nodes' feeds. Any other message too large on its own is left out and
+ * returned apart (the caller logs it; the database still holds the truth it hinted at).
  */
 export function pack(
   from: string,
@@ -57,26 +59,57 @@ export function pack(
   const payloads: string[] = [];
   const tooLarge: ClusterMessage[] = [];
   const head = `{"from":${JSON.stringify(from)},"messages":[`;
+  const room = MAX_PAYLOAD_BYTES - head.length - 2;
   let body: string[] = [];
-  let size = head.length + 2;
+  let size = 0;
   const flush = () => {
     if (body.length > 0) payloads.push(`${head}${body.join(',')}]}`);
     body = [];
-    size = head.length + 2;
+    size = 0;
+  };
+  const add = (text: string) => {
+    const bytes = Buffer.byteLength(text) + 1;
+    if (size + bytes > room) flush();
+    body.push(text);
+    size += bytes;
   };
   for (const m of messages) {
     const text = JSON.stringify(m);
-    const bytes = Buffer.byteLength(text) + 1;
-    if (head.length + 2 + bytes > MAX_PAYLOAD_BYTES) {
-      tooLarge.push(m);
-      continue;
-    }
-    if (size + bytes > MAX_PAYLOAD_BYTES) flush();
-    body.push(text);
-    size += bytes;
+    if (Buffer.byteLength(text) + 1 <= room) add(text);
+    else if (m.k === 'feed') for (const part of feedParts(m.items, room, tooLarge)) add(part);
+    else tooLarge.push(m);
   }
   flush();
   return { payloads, tooLarge };
+}
+
+/**
+ * `feed` messages of these items, in order, each as JSON within `room` bytes; an item too large on its own (it never
+ * is: an event holds ids, names and statuses) is left out as a message of its own.
+ */
+function feedParts(items: readonly FeedItem[], room: number, tooLarge: ClusterMessage[]): string[] {
+  const open = '{"k":"feed","items":[';
+  const empty = Buffer.byteLength(open) + 3;
+  const parts: string[] = [];
+  let texts: string[] = [];
+  let size = empty;
+  for (const item of items) {
+    const text = JSON.stringify(item);
+    const bytes = Buffer.byteLength(text) + 1;
+    if (empty + bytes > room) {
+      tooLarge.push({ k: 'feed', items: [item] });
+      continue;
+    }
+    if (size + bytes > room) {
+      parts.push(`${open}${texts.join(',')}]}`);
+      texts = [];
+      size = empty;
+    }
+    texts.push(text);
+    size += bytes;
+  }
+  if (texts.length > 0) parts.push(`${open}${texts.join(',')}]}`);
+  return parts;
 }
 
 /** Reads a payload; undefined when it is not one of ours. */

@@ -217,6 +217,43 @@ describe('three server nodes on one PostgreSQL database', { skip: pgAdminUrl() ?
     }
   });
 
+  test('every node shows every event of a commit too large for one notification', async () => {
+    // One bulk hold of 60 Scheduled jobs is one commit of 60 events, more than one NOTIFY payload holds.
+    const ids: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const r = await api('n1')('POST', '/Job/GLOBAL.System_Sleep', {
+        RequestedStartTime: '2099/01/01 06:00:00,000 UTC',
+        JobParameters: [{ Name: 'MilliSeconds', InValueNumber: 0 }],
+      });
+      assert.equal(r.status, 201, r.body);
+      ids.push(r.json.jobId as number);
+    }
+    const feeds = await Promise.all(
+      NODES.map((n) =>
+        openSse(`${url(n)}/api-extension/External/Vendor/Vendor_RestService/rest/v1/stream`, { 'X-API-Key': KEY }),
+      ),
+    );
+    try {
+      for (const f of feeds) assert.equal(f.status, 200);
+      const r = await api('n1')('POST', '/Job/bulk/hold', { JobIds: ids });
+      assert.equal(r.status, 200, r.body);
+      assert.equal(r.json.Done, 60, r.body);
+      for (const [i, f] of feeds.entries()) {
+        const held = await f.until(`n${i + 1} shows all 60 jobs Held`, (events) => {
+          const seen = events.filter((e) => e.event === 'job' && e.data.to === 'Held').map((e) => e.data.jobId);
+          return seen.length >= 60 ? seen : undefined;
+        });
+        assert.deepEqual(
+          [...held].sort((a, b) => Number(a) - Number(b)),
+          ids,
+          `n${i + 1}`,
+        );
+      }
+    } finally {
+      for (const f of feeds) f.close();
+    }
+  });
+
   test('a kill sent to a node that does not hold the agent reaches it through the node that does', async () => {
     await post('/JobDefinition/GLOBAL.Long', { JobDefinitionType: 'BASH', Script: 'sleep 60' });
     const id = (await api('n1')('POST', '/Job/GLOBAL.Long')).json.jobId as number;
