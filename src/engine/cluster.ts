@@ -221,9 +221,9 @@ export class Cluster {
     if (messages.length === 0 || !channel) return;
     const { payloads, tooLarge } = pack(this.id, messages);
     for (const m of tooLarge) this.options?.logger.warn({ kind: m.k }, 'cluster message too large to send; left out');
-    for (const p of payloads)
+    if (payloads.length > 0)
       await channel
-        .notify(p)
+        .notify(payloads)
         .catch((err: unknown) => this.options?.logger.warn({ err }, 'could not tell the other nodes'));
   }
 

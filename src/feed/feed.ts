@@ -1,15 +1,15 @@
 import { can, type Principal } from '../security/privileges.ts';
 import type { Committed } from '../store/store.ts';
 import type { Clock } from '../time/clock.ts';
-import { type FeedItem, feedItems } from './feed-events.ts';
+import { type FeedItem, feedFrame, feedItems, feedPartition, feedType } from './feed-events.ts';
 
 /**
  * The live feed behind `GET …/stream` (Server-Sent Events). The store tells it each commit (never a rollback);
  * it numbers the events, keeps the last `retain` of them in a ring so a client that reconnects with Last-Event-ID
  * gets exactly what it missed, and writes to each client what that client may view. Writing never waits for a
  * client: events are written in batches every 50 ms at most, and a client whose unsent bytes
- * still pass `clientBufferBytes` when the next batch comes is dropped (it reconnects and resumes). Single node: a later multi-node version feeds
- * `publish` from LISTEN/NOTIFY instead of the local store.
+ * still pass `clientBufferBytes` when the next batch comes is dropped (it reconnects and resumes). Other nodes' events
+ * come through `publishItems` (docs/architecture.md §16), numbered by this node.
  */
 
 /** Where a client's bytes go (an HTTP response), kept apart so the feed knows nothing of HTTP. */
@@ -41,8 +41,8 @@ const FLUSH_MS = 50;
 interface Stored {
   id: number;
   item: FeedItem;
-  /** `type\0partition`: the key of a client's privilege cache. */
-  scope: string;
+  /** `type\0partition`: the key of a client's privilege cache; made when a client first looks. */
+  scope?: string;
   /** The whole SSE frame, built once on first use and shared by every client. */
   frame?: string;
 }
@@ -93,7 +93,7 @@ export class Feed {
   publishItems(items: readonly FeedItem[]): void {
     for (const item of items) {
       const id = ++this.lastId;
-      this.ring[id % this.o.retain] = { id, item, scope: `${item.type}\0${item.partition}` };
+      this.ring[id % this.o.retain] = { id, item };
     }
     if (this.clients.size > 0 && !this.flushing) {
       this.flushing = true;
@@ -159,7 +159,7 @@ export class Feed {
     for (let id = c.sent + 1; id <= this.lastId; id++) {
       const s = this.ring[id % this.o.retain] as Stored;
       if (this.visible(c, s)) {
-        s.frame ??= `id: ${s.id}\nevent: ${s.item.event}\ndata: ${JSON.stringify(s.item.data)}\n\n`;
+        s.frame ??= feedFrame(s.id, s.item);
         text += s.frame;
       }
     }
@@ -168,9 +168,12 @@ export class Feed {
   }
 
   private visible(c: Client, s: Stored): boolean {
+    const type = feedType(s.item);
+    const partition = feedPartition(s.item);
+    s.scope ??= `${type}\0${partition}`;
     let v = c.views.get(s.scope);
     if (v === undefined) {
-      v = can(c.principal, s.item.type, s.item.partition, 'View');
+      v = can(c.principal, type, partition, 'View');
       c.views.set(s.scope, v);
     }
     return v;

@@ -58,8 +58,13 @@ export class PgChannel implements Channel {
     this.timer.unref();
   }
 
-  async notify(payload: string): Promise<void> {
-    await this.pool.query('select pg_notify($1, $2)', [CHANNEL, payload]);
+  async notify(payloads: readonly string[]): Promise<void> {
+    // One transaction: PostgreSQL delivers its notifications in the order sent (the sort comes before pg_notify is
+    // called, it being volatile), and would fold two identical payloads into one, which never happen (and are hints).
+    await this.pool.query('select pg_notify($1, p) from unnest($2::text[]) with ordinality as n(p, i) order by i', [
+      CHANNEL,
+      payloads,
+    ]);
   }
 
   async close(): Promise<void> {

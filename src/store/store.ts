@@ -264,8 +264,11 @@ export interface Store {
 export interface Channel {
   /** Starts listening; `onMessage` gets each payload, `onReconnect` follows a lost connection (messages lost). */
   listen(onMessage: (payload: string) => void, onReconnect: () => void): Promise<void>;
-  /** Sends a payload of at most 7,900 bytes; resolves once the database took it. */
-  notify(payload: string): Promise<void>;
+  /**
+   * Sends payloads of at most 7,900 bytes each, in order, in one statement (a round trip, not one per payload);
+   * resolves once the database took them.
+   */
+  notify(payloads: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -35,23 +35,19 @@ test('a hint that asks for no pass asks for none anywhere', () => {
   assert.deepEqual(wakeHere(hint(false), false), hint(false));
 });
 
-/** A job's status change as the feed sends it to the other nodes (about 230 bytes of JSON). */
-const jobEvent = (jobId: number): FeedItem => ({
-  event: 'job',
-  type: 'Job',
-  partition: 'GLOBAL',
-  data: {
-    jobId,
-    definition: 'GLOBAL.System_Sleep',
-    partition: 'GLOBAL',
-    parentJob: null,
-    from: 'Queued',
-    to: 'Running',
-    time: '2026-11-27T14:30:00.000+00:00',
-    user: 'admin',
-    cause: 'Dispatched',
-  },
-});
+/** A job's status change as the feed sends it to the other nodes. */
+const jobEvent = (jobId: number, cause = 'Dispatched'): FeedItem => [
+  jobId,
+  'GLOBAL.System_Sleep',
+  'GLOBAL',
+  null,
+  'Queued',
+  'Running',
+  1_795_789_444_434,
+  'UTC',
+  'admin',
+  cause,
+];
 
 const received = (payloads: string[]): ClusterMessage[] =>
   payloads.flatMap((p) => {
@@ -66,7 +62,7 @@ test('the feed events of a large commit reach the other nodes whole and in order
   const wake: ClusterMessage = { k: 'wake', dispatch: true, wakeAt: [], overdueAt: [], runNow: [] };
   const { payloads, tooLarge } = pack('node-a', [wake, { k: 'feed', items }, { k: 'deadlines' }]);
   assert.deepEqual(tooLarge, []);
-  assert.ok(payloads.length > 20, `${payloads.length} payloads for 900 events`);
+  assert.ok(payloads.length >= 8, `${payloads.length} payloads for 900 events`);
   const messages = received(payloads);
   assert.deepEqual(messages[0], wake);
   assert.deepEqual(messages.at(-1), { k: 'deadlines' });
@@ -80,7 +76,7 @@ test('the feed events of a large commit reach the other nodes whole and in order
 
 test('a message too large on its own is left out and returned; the rest still go', () => {
   const huge: ClusterMessage = { k: 'stop', jobIds: Array.from({ length: 2_000 }, (_, i) => 1_000_000 + i) };
-  const hugeEvent = { ...jobEvent(7), data: { ...jobEvent(7).data, cause: 'x'.repeat(MAX_PAYLOAD_BYTES) } };
+  const hugeEvent = jobEvent(7, 'x'.repeat(MAX_PAYLOAD_BYTES));
   const { payloads, tooLarge } = pack('node-a', [
     huge,
     { k: 'feed', items: [jobEvent(6), hugeEvent, jobEvent(8)] },
