@@ -39,6 +39,7 @@ import {
   NoisyReps,
   pinned,
   type Proc,
+  mainThreadCpuSeconds,
   processCpuSeconds,
   type RepInfo,
   ROOT,
@@ -259,6 +260,8 @@ interface Measurement {
   /** CPU of the server (ours) or of the worker process (anchor), % of one core, over the drain. */
   procCpu: number;
   procCpuUsPerJob: number;
+  /** Of procCpuUsPerJob, the main thread's (the event loop); the rest is V8's compiler and GC helper threads. */
+  mainCpuUsPerJob: number;
   /** CPU of every `postgres` process of the machine over the drain, µs per job (NaN on SQLite). */
   pgCpuUsPerJob: number;
   core0Busy: number;
@@ -282,13 +285,24 @@ interface OursSetup {
   pgAdmin?: string;
 }
 
+/** CPU seconds of server processes (or the anchor's worker): all their threads', and their main threads'. */
+interface ProcCpu {
+  all: number;
+  main: number;
+}
+
+const procCpuOf = (pids: readonly number[]): ProcCpu => ({
+  all: pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
+  main: pids.reduce((sum, pid) => sum + mainThreadCpuSeconds(pid), 0),
+});
+
 /** The figures common to ours and the anchor, from the samples around a drain that began at `t0`. */
 function drained(
   target: Target,
   rep: number,
   jobs: number,
   t: { t0: number; submittedAt: number; doneAt: number; latencies: number[] },
-  cpu: { before: number; after: number },
+  cpu: { before: ProcCpu; after: ProcCpu },
   cores: { before: ReturnType<typeof coreTimes>; after: ReturnType<typeof coreTimes> },
   pgCpu?: { before: number; after: number },
 ) {
@@ -303,8 +317,9 @@ function drained(
     drainPerSec: jobs / drainS,
     drainS,
     tailS: (t.doneAt - t.submittedAt) / 1000,
-    procCpu: (100 * (cpu.after - cpu.before)) / drainS,
-    procCpuUsPerJob: (1e6 * (cpu.after - cpu.before)) / jobs,
+    procCpu: (100 * (cpu.after.all - cpu.before.all)) / drainS,
+    procCpuUsPerJob: (1e6 * (cpu.after.all - cpu.before.all)) / jobs,
+    mainCpuUsPerJob: (1e6 * (cpu.after.main - cpu.before.main)) / jobs,
     pgCpuUsPerJob: pgCpu ? (1e6 * (pgCpu.after - pgCpu.before)) / jobs : Number.NaN,
     core0Busy: coreUse(cores.before, cores.after, 'cpu0').busy,
     core1Busy: coreUse(cores.before, cores.after, 'cpu1').busy,
@@ -409,7 +424,6 @@ async function measureOurs(
       );
       return { lastAt: Math.max(...parts.map((p) => p.lastAt)), latenciesMs: parts.flatMap((p) => p.latenciesMs) };
     };
-    const cpuOfAll = () => pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
     counter = database ? await pgCounter(database, UNFINISHED_SQL) : sqliteCounter(dataDir);
     const c = counter;
     const abort: { failed?: unknown } = {};
@@ -422,7 +436,7 @@ async function measureOurs(
     }
     const target = warmup + opts.jobs;
     const db0 = metrics ? await dbCountsOf(origins) : undefined;
-    const cpu0 = cpuOfAll();
+    const cpu0 = procCpuOf(pids);
     const pg0 = database ? postgresCpuSeconds() : Number.NaN;
     const cores0 = coreTimes();
     const startUs = monoUs();
@@ -434,7 +448,7 @@ async function measureOurs(
     });
     const [sub, t1] = await Promise.all([submitted, waitUntilDrained(c, added, opts, abort)]);
     const endUs = monoUs();
-    const cpu1 = cpuOfAll();
+    const cpu1 = procCpuOf(pids);
     const pg1 = database ? postgresCpuSeconds() : Number.NaN;
     const cores1 = coreTimes();
     const db1 = metrics ? await dbCountsOf(origins) : undefined;
@@ -515,7 +529,7 @@ async function measureGraphile(opts: Options & { pin: boolean }, adminUrl: strin
       await waitUntilDrained(c, { all: true }, opts, abort);
     }
     const latencies: number[] = [];
-    const cpu0 = processCpuSeconds(proc.pid);
+    const cpu0 = procCpuOf([proc.pid]);
     const pg0 = postgresCpuSeconds();
     const cores0 = coreTimes();
     const startUs = monoUs();
@@ -523,7 +537,7 @@ async function measureGraphile(opts: Options & { pin: boolean }, adminUrl: strin
     const addedAt = await add(opts.jobs, latencies);
     const t1 = await waitUntilDrained(c, { all: true }, opts, abort);
     const endUs = monoUs();
-    const cpu1 = processCpuSeconds(proc.pid);
+    const cpu1 = procCpuOf([proc.pid]);
     const pg1 = postgresCpuSeconds();
     const cores1 = coreTimes();
     const rssMiB = memoryOf(proc.pid).rssMiB;
@@ -569,6 +583,7 @@ const perRep = new Table<Measurement & RepInfo>([
   ['tail', 6, (m) => `${fixed(m.tailS, 2)}s`],
   ['proc CPU', 8, (m) => `${fixed(m.procCpu, 0)}%`],
   ['µs/job', 7, (m) => fixed(m.procCpuUsPerJob, 0)],
+  ['main', 5, (m) => fixed(m.mainCpuUsPerJob, 0)],
   ['pg µs/job', 9, (m) => fixed(m.pgCpuUsPerJob, 0)],
   ['core0', 6, (m) => `${fixed(m.core0Busy, 0)}%`],
   ['core1', 6, (m) => `${fixed(m.core1Busy, 0)}%`],
@@ -584,6 +599,7 @@ const FIGURES = [
   'drainPerSec',
   'procCpu',
   'procCpuUsPerJob',
+  'mainCpuUsPerJob',
   'pgCpuUsPerJob',
   'rssMiB',
   'roundTripsPerJob',
@@ -599,6 +615,7 @@ const mediansTable = new Table<Figures>([
   ['drain/s', 9, (x) => int(x.drainPerSec)],
   ['proc CPU', 9, (x) => `${fixed(x.procCpu, 0)}%`],
   ['µs/job', 7, (x) => fixed(x.procCpuUsPerJob, 0)],
+  ['main', 5, (x) => fixed(x.mainCpuUsPerJob, 0)],
   ['pg µs/job', 9, (x) => fixed(x.pgCpuUsPerJob, 0)],
   ['rt/job', 7, (x) => fixed(x.roundTripsPerJob, 2)],
   ['tx/job', 7, (x) => fixed(x.commitsPerJob, 2)],
@@ -698,8 +715,10 @@ benchmark({
       `${noise.note()}(submit/s: ours = POST answers per second, anchor = jobs added per second in addJobs batches of ${BATCH};`,
       ` p50/p99: ms per POST (ours) or per addJobs batch (anchor); drain = first submit → all ${int(opts.jobs)} done;`,
       ' tail = last submit answer → all done; proc CPU = our server process or the graphile-worker process, % of',
-      " one core (PostgreSQL's own processes are not included); pg µs/job = CPU of every postgres process of the",
-      ' machine per job (the cluster the benchmark started; the done-job count it polls is in it for both alike);',
+      " one core (PostgreSQL's own processes are not included); main = of µs/job, the main threads' (the event",
+      " loop), the rest being V8's helper threads (optimizing compiler, garbage collector); pg µs/job = CPU of every",
+      ' postgres process of the machine per job (the cluster the benchmark started; the done-job count it polls is in',
+      ' it for both alike);',
       ' core0/core1 busy; steal = hypervisor, machine;',
       ' rt/job, tx/job = statements sent to PostgreSQL (each a round trip) and commits per job, all nodes)',
       '',
@@ -726,6 +745,7 @@ benchmark({
               mediansTable.line(x, `ours, ${opts.nodes} nodes`),
               ...(sh ? [mediansTable.line(sh, `ours, 1 node beside ${opts.nodes - 1} busy loops`)] : []),
               `server CPU per job, ${opts.nodes} nodes / 1 node: ${ratio(x.procCpuUsPerJob, o.procCpuUsPerJob)}` +
+                ` (main threads ${ratio(x.mainCpuUsPerJob, o.mainCpuUsPerJob)})` +
                 (sh ? `; / 1 node beside busy loops: ${ratio(x.procCpuUsPerJob, sh.procCpuUsPerJob)}` : ''),
               ratioLine(`ratio ${opts.nodes} nodes / 1 node (drain)`, ratio(x.drainPerSec, o.drainPerSec)),
               ...(a

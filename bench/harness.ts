@@ -224,8 +224,22 @@ const CLK_TCK = (() => {
 
 /** CPU seconds of a process: user and system time, and those of its children it has reaped. */
 export function processCpu(pid: number): { user: number; sys: number; children: number } {
+  return cpuTimes(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU seconds of a process's main thread (a Node process's event loop), user and system. The rest of the process's
+ * time is its other threads': V8's helpers (the optimizing compiler, the garbage collector's parallel and concurrent
+ * work) and libuv's pool.
+ */
+export function mainThreadCpuSeconds(pid: number): number {
+  const c = cpuTimes(`/proc/${pid}/task/${pid}/stat`);
+  return c.user + c.sys;
+}
+
+function cpuTimes(statFile: string): { user: number; sys: number; children: number } {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(statFile, 'utf8');
     const f = stat
       .slice(stat.lastIndexOf(')') + 2)
       .split(' ')
