@@ -89,6 +89,7 @@ export function pack(
  */
 function feedParts(items: readonly FeedItem[], room: number, tooLarge: ClusterMessage[]): string[] {
   const open = '{"k":"feed","items":[';
+  // A part's bytes as `pack` counts them: its opening, its closing `]}`, the comma after it, and each item's with one.
   const empty = Buffer.byteLength(open) + 3;
   const parts: string[] = [];
   let texts: string[] = [];

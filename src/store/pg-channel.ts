@@ -59,8 +59,9 @@ export class PgChannel implements Channel {
   }
 
   async notify(payloads: readonly string[]): Promise<void> {
-    // One transaction: PostgreSQL delivers its notifications in the order sent (the sort comes before pg_notify is
-    // called, it being volatile), and would fold two identical payloads into one, which never happen (and are hints).
+    // One transaction, so PostgreSQL delivers its notifications in the order sent (pg_notify, being volatile, is
+    // called after the sort), and folds identical payloads into one: only repeated hints could be identical (no two
+    // feed events are), and a hint told once is told.
     await this.pool.query('select pg_notify($1, p) from unnest($2::text[]) with ordinality as n(p, i) order by i', [
       CHANNEL,
       payloads,
