@@ -74,9 +74,13 @@ export function pack(
     size += bytes;
   };
   for (const m of messages) {
+    // A feed message goes item by item (each event's JSON made once), as one part when it fits.
+    if (m.k === 'feed') {
+      for (const part of feedParts(m.items, room, tooLarge)) add(part);
+      continue;
+    }
     const text = JSON.stringify(m);
     if (Buffer.byteLength(text) + 1 <= room) add(text);
-    else if (m.k === 'feed') for (const part of feedParts(m.items, room, tooLarge)) add(part);
     else tooLarge.push(m);
   }
   flush();
