@@ -56,65 +56,55 @@ export function pack(
   from: string,
   messages: readonly ClusterMessage[],
 ): { payloads: string[]; tooLarge: ClusterMessage[] } {
-  const payloads: string[] = [];
   const tooLarge: ClusterMessage[] = [];
-  const head = `{"from":${JSON.stringify(from)},"messages":[`;
-  const room = MAX_PAYLOAD_BYTES - head.length - 2;
-  let body: string[] = [];
-  let size = 0;
-  const flush = () => {
-    if (body.length > 0) payloads.push(`${head}${body.join(',')}]}`);
-    body = [];
-    size = 0;
-  };
-  const add = (text: string) => {
-    const bytes = Buffer.byteLength(text) + 1;
-    if (size + bytes > room) flush();
-    body.push(text);
-    size += bytes;
-  };
+  const payloads = new Joined(`{"from":${JSON.stringify(from)},"messages":[`, ']}', MAX_PAYLOAD_BYTES);
   for (const m of messages) {
-    // A feed message goes item by item (each event's JSON made once), as one part when it fits.
     if (m.k === 'feed') {
-      for (const part of feedParts(m.items, room, tooLarge)) add(part);
-      continue;
-    }
-    const text = JSON.stringify(m);
-    if (Buffer.byteLength(text) + 1 <= room) add(text);
-    else tooLarge.push(m);
+      // Item by item (each event's JSON made once): one part when they fit, else as many as they need.
+      const parts = new Joined('{"k":"feed","items":[', ']}', payloads.room);
+      for (const item of m.items) if (!parts.add(JSON.stringify(item))) tooLarge.push({ k: 'feed', items: [item] });
+      for (const part of parts.done()) payloads.add(part);
+    } else if (!payloads.add(JSON.stringify(m))) tooLarge.push(m);
   }
-  flush();
-  return { payloads, tooLarge };
+  return { payloads: payloads.done(), tooLarge };
 }
 
-/**
- * `feed` messages of these items, in order, each as JSON within `room` bytes; an item too large on its own (it never
- * is: an event holds ids, names and statuses) is left out as a message of its own.
- */
-function feedParts(items: readonly FeedItem[], room: number, tooLarge: ClusterMessage[]): string[] {
-  const open = '{"k":"feed","items":[';
-  // A part's bytes as `pack` counts them: its opening, its closing `]}`, the comma after it, and each item's with one.
-  const empty = Buffer.byteLength(open) + 3;
-  const parts: string[] = [];
-  let texts: string[] = [];
-  let size = empty;
-  for (const item of items) {
-    const text = JSON.stringify(item);
-    const bytes = Buffer.byteLength(text) + 1;
-    if (empty + bytes > room) {
-      tooLarge.push({ k: 'feed', items: [item] });
-      continue;
-    }
-    if (size + bytes > room) {
-      parts.push(`${open}${texts.join(',')}]}`);
-      texts = [];
-      size = empty;
-    }
-    texts.push(text);
-    size += bytes;
+/** Texts joined by commas between `open` and `close`, in as many strings as keep each within `limit` bytes. */
+class Joined {
+  private readonly out: string[] = [];
+  private texts: string[] = [];
+  private bytes = 0;
+  private readonly open: string;
+  private readonly close: string;
+  /** The most one text may take: what the limit leaves beside the opening and the closing. */
+  readonly room: number;
+
+  constructor(open: string, close: string, limit: number) {
+    this.open = open;
+    this.close = close;
+    this.room = limit - Buffer.byteLength(open) - Buffer.byteLength(close);
   }
-  if (texts.length > 0) parts.push(`${open}${texts.join(',')}]}`);
-  return parts;
+
+  /** Adds a text, starting a new string when it would not fit; false (and nothing added) when it never fits. */
+  add(text: string): boolean {
+    const bytes = Buffer.byteLength(text);
+    if (bytes > this.room) return false;
+    if (this.texts.length > 0 && this.bytes + 1 + bytes > this.room) this.end();
+    this.bytes += (this.texts.length > 0 ? 1 : 0) + bytes;
+    this.texts.push(text);
+    return true;
+  }
+
+  done(): string[] {
+    this.end();
+    return this.out;
+  }
+
+  private end(): void {
+    if (this.texts.length > 0) this.out.push(`${this.open}${this.texts.join(',')}${this.close}`);
+    this.texts = [];
+    this.bytes = 0;
+  }
 }
 
 /** Reads a payload; undefined when it is not one of ours. */

@@ -43,7 +43,7 @@ describe('the nodes’ channel (postgres)', { skip: postgres ? false : 'no Postg
       'last',
     ];
     await sender.notify(payloads);
-    await waitFor('every payload heard', async () => (heard.length >= payloads.length ? true : undefined), 10_000, 20);
+    await waitFor('every payload heard', async () => (heard.length >= payloads.length ? true : undefined));
     assert.deepEqual(heard, payloads);
   });
 });
