@@ -17,7 +17,8 @@
  * Ours first drains --warmup-jobs untimed jobs on each node; the anchor none by default (see --anchor-warmup-jobs).
  * Repetitions are interleaved (ours, the other builds, the anchor; every other repetition in reverse order); medians and
  * the ratio ours ÷ anchor are reported. With --nodes N the server CPU per job of N nodes is compared with one node's,
- * and with --shared-node also with one node that gets a core's Nth as each of the N nodes on core 0 does.
+ * and with --shared-node also with one node that gets a core's Nth as each of the N nodes on core 0 does (beside
+ * busy loops that, with --busy-mib, evict the core's caches at their turns as the other nodes do).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -109,6 +110,13 @@ const OPTIONS = {
       'each node is), so that it gets the share of the core each of N nodes gets: nodes sharing one core each run ' +
       "at a fraction of one node's rate, and a server at a lower rate shares its batches among fewer jobs; this " +
       'one node tells that cost apart from what the nodes cost one another',
+  ),
+  busyMib: count(
+    0,
+    'with --shared-node: each busy loop writes one byte of every 64 (a cache line) of an array of N MiB, again and ' +
+      "again, as a node's heap and code would evict the core's caches when it takes its turn; 0: a shell loop that " +
+      'touches next to no memory',
+    { min: 0, arg: 'N' },
   ),
   submitToFirst: flag(
     'with --nodes: every submit goes to the first node; the others only dispatch and run jobs, to show what they ' +
@@ -362,6 +370,17 @@ async function dbCountsOf(origins: string[]): Promise<{ roundTrips: number; comm
   };
 }
 
+/**
+ * A busy loop for --shared-node: the command and its arguments. With `mib` > 0 it writes one byte of every 64 of an
+ * array that size, the stride of a cache line, so that at each of its turns on the core it evicts what the node
+ * beside it had cached, as another node would (the caches: `lscpu`).
+ */
+function busyLoop(mib: number): [string, string[]] {
+  if (mib === 0) return ['sh', ['-c', 'while :; do :; done']];
+  const walk = `const a = new Uint8Array(${mib} * 1048576); for (;;) for (let i = 0; i < a.length; i += 64) a[i]++;`;
+  return [process.execPath, ['-e', walk]];
+}
+
 async function measureOurs(
   s: OursSetup,
   rep: number,
@@ -410,7 +429,7 @@ async function measureOurs(
     // shares a core among sessions first (autogroup), so a loop takes what a node would.
     if (build === 'shared')
       for (let i = 1; i < opts.nodes; i++)
-        loops.push(launch(`busy-${i}`, ...pinned(opts.pin, 0, 'sh', ['-c', 'while :; do :; done'])));
+        loops.push(launch(`busy-${i}`, ...pinned(opts.pin, 0, ...busyLoop(opts.busyMib))));
     const bases = opts.submitToFirst ? [serve.base] : [serve.base, ...others.map((o) => o.base)];
     const pids = [serve.proc.pid, ...others.map((o) => o.proc.pid)];
     const origins = [serve.origin, ...others.map((o) => o.origin)];
@@ -639,7 +658,9 @@ benchmark({
         ? '--spread-nodes, --submit-to-first and --shared-node need --nodes 2 or more'
         : opts.sharedNode && opts.spreadNodes
           ? '--shared-node gives one node the share of core 0 the nodes get there; not with --spread-nodes'
-          : undefined,
+          : opts.busyMib > 0 && !opts.sharedNode
+            ? '--busy-mib shapes the busy loops of --shared-node'
+            : undefined,
   async run({ opts, work, apiKey }) {
     const store = opts.pg ? 'PostgreSQL' : 'SQLite';
     let cluster: string | undefined;
@@ -743,7 +764,15 @@ benchmark({
             const sh = opts.sharedNode ? medians(of('shared'), FIGURES) : undefined;
             return [
               mediansTable.line(x, `ours, ${opts.nodes} nodes`),
-              ...(sh ? [mediansTable.line(sh, `ours, 1 node beside ${opts.nodes - 1} busy loops`)] : []),
+              ...(sh
+                ? [
+                    mediansTable.line(
+                      sh,
+                      `ours, 1 node beside ${opts.nodes - 1} busy loops` +
+                        (opts.busyMib > 0 ? ` of ${opts.busyMib} MiB` : ''),
+                    ),
+                  ]
+                : []),
               `server CPU per job, ${opts.nodes} nodes / 1 node: ${ratio(x.procCpuUsPerJob, o.procCpuUsPerJob)}` +
                 ` (main threads ${ratio(x.mainCpuUsPerJob, o.mainCpuUsPerJob)})` +
                 (sh ? `; / 1 node beside busy loops: ${ratio(x.procCpuUsPerJob, sh.procCpuUsPerJob)}` : ''),
