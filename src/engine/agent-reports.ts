@@ -29,11 +29,11 @@ const STANDARD_FILES: ReadonlyArray<Pick<JobFileRecord, 'name' | 'fileOrder' | '
 async function markRunning(tx: Store, job: JobRecord, startTime: number, now: number, effects: Effects): Promise<void> {
   move(job, 'Running', now).runStart = startTime;
   wakeAtLimit(job, effects);
-  const existing = await tx.jobs.listFiles(job.jobId);
-  const missing = STANDARD_FILES.filter((f) => !existing.some((e) => e.name === f.name));
-  const ids = await tx.nextUniqueIds(missing.length);
+  // Their rows, unless an earlier attempt made them: no read first (a statement a job), the ids of rows left out unused.
+  const ids = await tx.nextUniqueIds(STANDARD_FILES.length);
   await tx.jobs.insertFiles(
-    missing.map((f, i) => ({ ...f, uniqueId: itemAt(ids, i), jobId: job.jobId, format: 'text/plain', size: 0 })),
+    STANDARD_FILES.map((f, i) => ({ ...f, uniqueId: itemAt(ids, i), jobId: job.jobId, format: 'text/plain', size: 0 })),
+    { ifAbsent: true },
   );
 }
 

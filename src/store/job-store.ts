@@ -163,7 +163,8 @@ export interface JobStore {
   /** Finished jobs that ended before `time`, at most `limit`. */
   finishedBefore(time: number, limit: number): Promise<number[]>;
 
-  insertFiles(files: readonly JobFileRecord[]): Promise<void>;
+  /** `ifAbsent`: a file whose job has one of that name already is left out (no read needed to know). */
+  insertFiles(files: readonly JobFileRecord[], options?: { ifAbsent?: boolean }): Promise<void>;
   updateFiles(files: readonly JobFileRecord[]): Promise<void>;
   listFiles(jobId: number): Promise<JobFileRecord[]>;
   /** The files of several jobs at once (a page of a job list). */

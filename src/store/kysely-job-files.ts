@@ -7,22 +7,20 @@ import type { Database } from './tables.ts';
 
 type Db = Kysely<Database>;
 
-/** New file records, in one statement. */
-export async function insertFiles(db: Db, files: readonly JobFileRecord[]): Promise<void> {
-  await db
-    .insertInto('job_files')
-    .values(
-      files.map((f) => ({
-        unique_id: f.uniqueId,
-        job_id: f.jobId,
-        name: f.name,
-        file_order: f.fileOrder,
-        type: f.type,
-        format: f.format,
-        size: f.size,
-      })),
-    )
-    .execute();
+/** New file records, in one statement; `ifAbsent`: those whose job has a file of that name are left out. */
+export async function insertFiles(db: Db, files: readonly JobFileRecord[], ifAbsent = false): Promise<void> {
+  const insert = db.insertInto('job_files').values(
+    files.map((f) => ({
+      unique_id: f.uniqueId,
+      job_id: f.jobId,
+      name: f.name,
+      file_order: f.fileOrder,
+      type: f.type,
+      format: f.format,
+      size: f.size,
+    })),
+  );
+  await (ifAbsent ? insert.onConflict((c) => c.columns(['job_id', 'name']).doNothing()) : insert).execute();
 }
 
 /** The sizes of files that grew, one by one by primary key. */
@@ -32,18 +30,23 @@ export async function updateFileSizes(db: Db, files: readonly JobFileRecord[]): 
 }
 
 /**
- * A job's files in their order: the unique (job_id, name) index, sorted. Read when a job starts running and when it
- * ends, so its text is built once per dialect (building it with the query builder cost more than running it on
- * SQLite, as for the job statements in kysely-job-statements.ts).
+ * A job's files: the unique (job_id, name) index. Read when a job ends, so its text is built once per dialect
+ * (building it with the query builder cost more than running it on SQLite, as for the job statements in
+ * kysely-job-statements.ts). Sorted here, not by the statement: an ORDER BY made SQLite sort the few rows in a
+ * temporary B-tree, which took five times as long as the read itself (13.7 against 2.6 µs a call, 3,000 jobs' files).
  */
 const LIST_FILES = {
-  sqlite: 'select * from "job_files" where "job_id" = ? order by "file_order", "name"',
-  postgres: 'select * from "job_files" where "job_id" = $1 order by "file_order", "name"',
+  sqlite: 'select * from "job_files" where "job_id" = ?',
+  postgres: 'select * from "job_files" where "job_id" = $1',
 } as const;
+
+/** A job's files in their order: by file_order, then by name. */
+const inFileOrder = (a: JobFileRecord, b: JobFileRecord): number =>
+  a.fileOrder - b.fileOrder || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export async function listFiles(db: Db, dialect: 'sqlite' | 'postgres', jobId: number): Promise<JobFileRecord[]> {
   const result = await db.executeQuery<Database['job_files']>(CompiledQuery.raw(LIST_FILES[dialect], [jobId]));
-  return result.rows.map(toFile);
+  return result.rows.map(toFile).sort(inFileOrder);
 }
 
 /** The files of several jobs, by job: the unique (job_id, name) index, sorted. */

@@ -76,9 +76,9 @@ export abstract class KyselyJobReads {
     return (await queries.finishedBefore(await this.flushed(), this.dialect, time, limit)).map((r) => Number(r.job_id));
   }
 
-  async insertFiles(jobFiles: readonly JobFileRecord[]): Promise<void> {
+  async insertFiles(jobFiles: readonly JobFileRecord[], options: { ifAbsent?: boolean } = {}): Promise<void> {
     if (jobFiles.length === 0) return;
-    await files.insertFiles(this.db, jobFiles);
+    await files.insertFiles(this.db, jobFiles, options.ifAbsent === true);
     this.onWrite();
   }
 
