@@ -128,11 +128,24 @@ const nextJobIds = (p: Placeholder) =>
 const HISTORY_TYPES = ['bigint', 'bigint', 'text', 'text', 'text', 'text', 'text'] as const;
 
 /**
- * History rows, appended (index job_history_job is written, not read). SQLite: one row, prepared once and run per
- * row. PostgreSQL: all rows of a commit in one statement, an array per column of `HISTORY` from `$from`, sent with
- * the rows held back (`heldWrite`).
+ * History rows, appended (index job_history_job is written, not read). SQLite: up to SQLITE_HISTORY_CHUNK rows a
+ * statement, a text for each count, each prepared once (a commit writes a few rows a job: a statement each cost more
+ * than the rows). PostgreSQL: all rows of a commit in one statement, an array per column of `HISTORY` from `$from`,
+ * sent with the rows held back (`heldWrite`).
  */
-export const SQLITE_HISTORY_ROW = `insert into "job_history" (${columnList(HISTORY)}) values (?, ?, ?, ?, ?, ?, ?)`;
+export const SQLITE_HISTORY_CHUNK = 16;
+const sqliteHistoryTexts = Array.from(
+  { length: SQLITE_HISTORY_CHUNK },
+  (_, i) =>
+    `insert into "job_history" (${columnList(HISTORY)}) values ` +
+    Array.from({ length: i + 1 }, () => `(${HISTORY.map(() => '?').join(', ')})`).join(', '),
+);
+/** The SQLite statement that inserts `rows` history rows (1 to SQLITE_HISTORY_CHUNK). */
+export const sqliteHistoryRows = (rows: number): string => {
+  const text = sqliteHistoryTexts[rows - 1];
+  if (text === undefined) throw new Error(`${rows} history rows in one statement: 1 to ${SQLITE_HISTORY_CHUNK}`);
+  return text;
+};
 const historyBulk = (from: number) =>
   `insert into "job_history" (${columnList(HISTORY)}) select * from ` +
   `unnest(${HISTORY_TYPES.map((t, i) => `$${from + i}::${t}[]`).join(', ')})`;

@@ -26,7 +26,8 @@ import {
   type JobStatements,
   newJobColumns,
   reserveIds,
-  SQLITE_HISTORY_ROW,
+  SQLITE_HISTORY_CHUNK,
+  sqliteHistoryRows,
 } from './kysely-job-statements.ts';
 import type { Database } from './tables.ts';
 import { pgArray, pgColumns } from './pg-array.ts';
@@ -126,7 +127,10 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
         values.length > 0 ? HISTORY.map((_, i) => pgArray(values.map((v) => v[i] ?? null))) : undefined,
       );
     await this.buffer.flush();
-    for (const v of values) await this.run(SQLITE_HISTORY_ROW, v);
+    for (let i = 0; i < values.length; i += SQLITE_HISTORY_CHUNK) {
+      const chunk = values.slice(i, i + SQLITE_HISTORY_CHUNK);
+      await this.run(sqliteHistoryRows(chunk.length), chunk.flat());
+    }
   }
 
   async history(jobId: number, limit: number): Promise<HistoryEntry[]> {
