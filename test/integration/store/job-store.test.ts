@@ -70,6 +70,70 @@ for (const backend of backends()) {
       assert.equal(await t.store.jobs.get(999), undefined);
     });
 
+    test("a job's files list in their order; ifAbsent leaves out a name the job has and adds the others", async () => {
+      await t.store.transaction((tx) => tx.jobs.insert(job(90)));
+      const file = (uniqueId: number, name: string, fileOrder: number, size = 0) => ({
+        uniqueId,
+        jobId: 90,
+        name,
+        fileOrder,
+        type: 'Output' as const,
+        format: 'text/plain',
+        size,
+      });
+      // Inserted out of order: the list is by file order, then by name.
+      await t.store.transaction((tx) =>
+        tx.jobs.insertFiles([
+          file(900_003, 'b.csv', 3, 5),
+          file(900_001, 'stdout.log', 1, 7),
+          file(900_004, 'a.csv', 3),
+        ]),
+      );
+      await t.store.transaction((tx) =>
+        tx.jobs.insertFiles([file(900_011, 'stdout.log', 1), file(900_012, 'stderr.log', 2)], { ifAbsent: true }),
+      );
+      const listed = await t.store.jobs.listFiles(90);
+      assert.deepEqual(
+        listed.map((f) => [f.name, f.uniqueId, f.size]),
+        [
+          ['stdout.log', 900_001, 7],
+          ['stderr.log', 900_012, 0],
+          ['a.csv', 900_004, 0],
+          ['b.csv', 900_003, 5],
+        ],
+      );
+      // Without ifAbsent a name the job has is refused, and the transaction with it.
+      await assert.rejects(t.store.transaction((tx) => tx.jobs.insertFiles([file(900_021, 'a.csv', 4)])));
+      assert.equal((await t.store.jobs.listFiles(90)).length, 4);
+    });
+
+    test("history rows of one commit, more than one statement's worth, read back in their order", async () => {
+      await t.store.transaction(async (tx) => {
+        await tx.jobs.insert(job(91));
+        await tx.jobs.insert(job(92));
+      });
+      const statuses = ['Queued', 'Held'] as const;
+      // 37 rows, the two jobs' interleaved: SQLite writes them in statements of up to 16 rows.
+      const rows = Array.from({ length: 37 }, (_, i) => ({
+        jobId: 91 + (i % 2),
+        entry: {
+          time: T0 + i,
+          from: i < 2 ? null : (statuses[(i + 1) % 2] ?? null),
+          to: statuses[i % 2] ?? 'Queued',
+          user: i % 3 === 0 ? null : `user ${i}`,
+          cause: `cause ${i}`,
+          detail: i % 5 === 0 ? `detail "${i}"` : null,
+        },
+      }));
+      await t.store.transaction((tx) => tx.jobs.insertHistory(rows));
+      // After the row of each job's insert (its submit).
+      for (const jobId of [91, 92])
+        assert.deepEqual(
+          (await t.store.jobs.history(jobId, 100)).slice(1),
+          rows.filter((r) => r.jobId === jobId).map((r) => r.entry),
+        );
+    });
+
     test('updateMany writes every job it is given; a job listed twice ends as its last entry says', async () => {
       const jobs = [job(10), job(11), job(12)];
       await t.store.transaction(async (tx) => {
