@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { outsideRequests } from '../log/request-context.ts';
 import type { Store } from '../store/store.ts';
 import { itemAt } from '../domain/item-at.ts';
@@ -50,7 +51,13 @@ export class GroupCommit {
 
   private async drain(): Promise<void> {
     try {
-      while (this.pending.length > 0) await this.commit(this.pending.splice(0, this.max));
+      while (this.pending.length > 0) {
+        await this.commit(this.pending.splice(0, this.max));
+        // The event loop's turn between groups: on SQLite a transaction's awaits never leave the microtask queue, so
+        // groups run back to back were one long task (timers and requests waiting); the requests read meanwhile join
+        // the next group.
+        if (this.pending.length > 0) await nextTurn();
+      }
     } finally {
       this.busy = false;
     }

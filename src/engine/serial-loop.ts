@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { outsideRequests } from '../log/request-context.ts';
 import type { Cause } from '../store/job-store.ts';
 import type { Store } from '../store/store.ts';
@@ -144,6 +145,9 @@ export class SerialLoop {
           this.dispatchWanted = false;
           await this.options.dispatch();
         }
+        // The event loop's turn before the next transaction (as between groups of submits, group-commit.ts): on
+        // SQLite one never leaves the microtask queue, and several back to back held timers and requests waiting.
+        if (this.work.length > 0 || (this.dispatchWanted && !this.stopped)) await nextTurn();
       }
     } finally {
       this.looping = false;
