@@ -8,6 +8,7 @@ import type { Database } from './tables.ts';
 import { migrationProvider } from './migrations/index.ts';
 import { PgChannel } from './pg-channel.ts';
 import { Checkpointer, WAL_LIMIT_BYTES } from './sqlite-checkpointer.ts';
+import { keptPlan } from './sqlite-kept-plans.ts';
 import { deferredBegin } from './pg-deferred-begin.ts';
 import { wrapClients } from './pg-pool-wrap.ts';
 import { preparing } from './pg-prepared.ts';
@@ -52,7 +53,7 @@ function statementCache(db: BetterSqlite3.Database): Prepare {
     let statement = statements.get(sql);
     if (!statement) {
       if (statements.size >= 1000) statements.clear();
-      statement = db.prepare(sql);
+      statement = db.prepare(keptPlan(sql));
       statements.set(sql, statement);
     }
     return statement;

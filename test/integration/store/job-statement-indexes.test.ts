@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { KyselyJobStore } from '../../../src/store/kysely-jobs.ts';
 import { migrationProvider } from '../../../src/store/migrations/index.ts';
+import { keptPlan } from '../../../src/store/sqlite-kept-plans.ts';
 import type { Database } from '../../../src/store/tables.ts';
 
 /**
@@ -57,7 +58,7 @@ test('the job store statements read the indexes they name (SQLite plans)', async
       assert.equal(statements.length, 1, `${name} runs one statement`);
       const [{ sql, parameters }] = statements as [{ sql: string; parameters: readonly unknown[] }];
       const plan = sqlite
-        .prepare(`explain query plan ${sql}`)
+        .prepare(`explain query plan ${keptPlan(sql)}`)
         .all(...parameters)
         .map((row) => (row as { detail: string }).detail);
       const reads = plan.filter((detail) => /^(SEARCH|SCAN) jobs|^(SEARCH|SCAN) job_history/.test(detail));
