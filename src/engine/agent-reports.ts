@@ -29,7 +29,8 @@ const STANDARD_FILES: ReadonlyArray<Pick<JobFileRecord, 'name' | 'fileOrder' | '
 async function markRunning(tx: Store, job: JobRecord, startTime: number, now: number, effects: Effects): Promise<void> {
   move(job, 'Running', now).runStart = startTime;
   wakeAtLimit(job, effects);
-  // Their rows, unless an earlier attempt made them: no read first (a statement a job), the ids of rows left out unused.
+  // The standard files' rows, unless an earlier attempt wrote them: no read of the job's files first (a statement less
+  // a job); the ids of rows left out go unused.
   const ids = await tx.nextUniqueIds(STANDARD_FILES.length);
   await tx.jobs.insertFiles(
     STANDARD_FILES.map((f, i) => ({ ...f, uniqueId: itemAt(ids, i), jobId: job.jobId, format: 'text/plain', size: 0 })),
