@@ -168,12 +168,10 @@ export class Feed {
   }
 
   private visible(c: Client, s: Stored): boolean {
-    const type = feedType(s.item);
-    const partition = feedPartition(s.item);
-    s.scope ??= `${type}\0${partition}`;
+    s.scope ??= `${feedType(s.item)}\0${feedPartition(s.item)}`;
     let v = c.views.get(s.scope);
     if (v === undefined) {
-      v = can(c.principal, type, partition, 'View');
+      v = can(c.principal, feedType(s.item), feedPartition(s.item), 'View');
       c.views.set(s.scope, v);
     }
     return v;

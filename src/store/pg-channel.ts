@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { pgArray } from './pg-array.ts';
 import type { Channel } from './store.ts';
 
 const CHANNEL = 'millrace';
@@ -64,7 +65,7 @@ export class PgChannel implements Channel {
     // feed events are), and a hint told once is told.
     await this.pool.query('select pg_notify($1, p) from unnest($2::text[]) with ordinality as n(p, i) order by i', [
       CHANNEL,
-      payloads,
+      pgArray(payloads),
     ]);
   }
 

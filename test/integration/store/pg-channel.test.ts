@@ -40,6 +40,7 @@ describe('the nodes’ channel (postgres)', { skip: postgres ? false : 'no Postg
     const payloads = [
       ...Array.from({ length: 40 }, (_, i) => JSON.stringify({ n: i, text: 'x'.repeat(7_000) })),
       '{"say":"a \\"quoted\\" word, a back\\\\slash, {braces}, commas, and a NUL-free ünïcødé ✓"}',
+      'not JSON: a raw\nnewline, a\ttab, NULL, and a "quote" beside a \\ backslash',
       'last',
     ];
     await sender.notify(payloads);

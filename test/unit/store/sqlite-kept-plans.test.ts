@@ -14,7 +14,7 @@ test('keptPlan writes each bound limit and offset as an expression and leaves th
   assert.equal(keptPlan('select * from t LIMIT ? OFFSET ?'), 'select * from t LIMIT +? OFFSET +?');
 });
 
-test('a rewritten statement pages as the original does', () => {
+test('a rewritten statement pages as the original does and refuses the same bad values', () => {
   const db = new BetterSqlite3(':memory:');
   db.exec('create table t (id integer primary key)');
   const insert = db.prepare('insert into t (id) values (?)');
@@ -27,5 +27,14 @@ test('a rewritten statement pages as the original does', () => {
     [0, 0, 0],
   ])
     assert.deepEqual(db.prepare(keptPlan(sql)).all(after, limit, offset), db.prepare(sql).all(after, limit, offset));
+  // Bad values fail alike: not a whole number, NULL, text that is no number.
+  for (const bad of [1.5, null, 'x'])
+    assert.throws(
+      () => db.prepare(keptPlan(sql)).all(0, bad, 0),
+      (err: Error) => {
+        assert.throws(() => db.prepare(sql).all(0, bad, 0), { message: err.message });
+        return true;
+      },
+    );
   db.close();
 });
