@@ -109,6 +109,20 @@ export const UPDATED = COLUMNS.filter(
   (c) => c !== 'job_id' && c !== 'unique_id' && c !== 'creation_time' && c !== 'definition_type',
 );
 export const BULK = ['job_id', ...UPDATED] as const;
+export type UpdatedColumn = (typeof UPDATED)[number];
+
+/**
+ * The columns of `after` that differ from `before`, the same job's row as the database holds it. SQLite rewrites
+ * the entry of every index whose columns an UPDATE names, changed or not: a job has fourteen, and naming all its
+ * columns made each write of a status cost twice the time, and its commit three times the pages, of naming those
+ * that changed (bench/README.md, B2). A value that differs only in form (a number for a text) counts as changed.
+ */
+export function changedColumns(before: JobRow, after: JobRow): UpdatedColumn[] {
+  return UPDATED.filter((c) => before[c] !== after[c]);
+}
+
+/** Whether `row` has every column a write compares (a job read whole, not some of its columns). */
+export const wholeRow = (row: JobRow): boolean => COLUMNS.every((c) => c in row);
 
 /** Column types of migration 0002 on PostgreSQL, for the arrays of the bulk update. */
 export const PG_TYPE: Record<(typeof COLUMNS)[number], 'bigint' | 'integer' | 'text'> = {

@@ -1,4 +1,4 @@
-import { BULK, COLUMNS, PG_TYPE, UPDATED } from './kysely-job-rows.ts';
+import { BULK, COLUMNS, PG_TYPE, UPDATED, type UpdatedColumn } from './kysely-job-rows.ts';
 import { PREPARED } from './pg-prepared.ts';
 import { columnList } from './tables.ts';
 
@@ -71,6 +71,23 @@ export const reserveIds = (count: number): string => {
 const updateJob = (p: Placeholder) =>
   `update "jobs" set ${UPDATED.map((c, i) => `"${c}" = ${p(i + 1)}`).join(', ')} ` +
   `where "job_id" = ${p(UPDATED.length + 1)}`;
+
+const sqliteUpdates = new Map<string, string>();
+
+/**
+ * SQLite: a job written back in the columns that changed (`changedColumns`), then its job_id; a text for each set
+ * of columns, kept (a job's life changes a few sets: dispatched, started, ended).
+ */
+export function sqliteUpdateOf(columns: readonly UpdatedColumn[]): string {
+  const key = columns.join(',');
+  let text = sqliteUpdates.get(key);
+  if (text === undefined) {
+    if (sqliteUpdates.size >= 256) sqliteUpdates.clear(); // a bound, as the statement cache has (open.ts)
+    text = `update "jobs" set ${columns.map((c) => `"${c}" = ?`).join(', ')} where "job_id" = ?`;
+    sqliteUpdates.set(key, text);
+  }
+  return text;
+}
 
 /**
  * PostgreSQL: many jobs written back in one statement, one array parameter per column of `BULK` from `$from`,

@@ -18,7 +18,7 @@ import { KyselyJobReads } from './kysely-job-reads.ts';
 import { ChainStructureCache } from './kysely-chain-structures.ts';
 import { listByStatus, listJobs } from './kysely-job-lists.ts';
 import * as queries from './kysely-job-queries.ts';
-import { BULK, COLUMNS, type JobRow, toJob, toRow, UPDATED } from './kysely-job-rows.ts';
+import { BULK, COLUMNS, changedColumns, type JobRow, toJob, toRow, UPDATED, wholeRow } from './kysely-job-rows.ts';
 import {
   HISTORY,
   heldWrite,
@@ -28,6 +28,7 @@ import {
   reserveIds,
   SQLITE_HISTORY_CHUNK,
   sqliteHistoryRows,
+  sqliteUpdateOf,
 } from './kysely-job-statements.ts';
 import type { Database } from './tables.ts';
 import { pgArray, pgColumns } from './pg-array.ts';
@@ -61,6 +62,11 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   });
   /** PostgreSQL: ids taken ahead for the new jobs this transaction expects (`expectNew`), first to use first. */
   private reserved: Array<{ jobId: number; uniqueId: number }> = [];
+  /**
+   * SQLite, in a transaction: each job's row as the database holds it, read or written by this transaction (which
+   * holds the only writer, so nothing else changes it meanwhile); a write names only the columns that changed.
+   */
+  private readonly images: Map<number, JobRow> | undefined;
 
   /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
   constructor(
@@ -78,10 +84,12 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     this.structures = structures;
     this.tracking = tracking;
     this.hot = JOB_STATEMENTS[dialect];
+    if (dialect === 'sqlite' && tracking) this.images = new Map();
   }
 
   protected load = (row: JobRow): JobRecord => {
     const job = toJob(row);
+    if (this.images && wholeRow(row)) this.images.set(job.jobId, row);
     if (this.tracking) this.seen.set(job, job.status);
     return job;
   };
@@ -200,6 +208,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
       this.hot.insert,
       COLUMNS.map((c) => row[c]),
     );
+    this.images?.set(job.jobId, row);
     this.noteStatus(job);
     this.onWrite();
   }
@@ -207,11 +216,13 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   async insertMany(jobs: readonly JobRecord[]): Promise<void> {
     for (const job of jobs) this.buffer.forget(job.jobId);
     // 25 parameters a row: 400 rows stay under SQLite's and PostgreSQL's limits on parameters per statement.
-    for (let from = 0; from < jobs.length; from += 400)
+    const rows = jobs.map(toRow);
+    for (let from = 0; from < rows.length; from += 400)
       await (await this.flushed())
         .insertInto('jobs')
-        .values(jobs.slice(from, from + 400).map(toRow))
+        .values(rows.slice(from, from + 400))
         .execute();
+    for (const row of rows) this.images?.set(Number(row.job_id), row);
     for (const job of jobs) this.noteStatus(job);
     if (jobs.length > 0) this.onWrite();
   }
@@ -264,14 +275,29 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
       // A job listed twice is written once, as its last entry says (as the row-by-row updates would leave it).
       const rows = [...new Map(now.map((r) => [r.job_id, r])).values()];
       await this.run(this.hot.updateBulk, pgColumns(rows, BULK));
-    } else for (const row of now) await this.run(this.hot.update, [...UPDATED.map((c) => row[c]), row.job_id]);
+    } else for (const row of now) await this.writeBack(row);
     for (const j of jobs) this.noteStatus(j);
     if (jobs.length > 0) this.onWrite();
   }
 
+  /** One job's row written: on SQLite in a transaction, only the columns that differ from its image. */
+  private async writeBack(row: JobRow): Promise<void> {
+    const id = Number(row.job_id);
+    const before = this.images?.get(id);
+    if (before === undefined) await this.run(this.hot.update, [...UPDATED.map((c) => row[c]), row.job_id]);
+    else {
+      const columns = changedColumns(before, row);
+      if (columns.length > 0) await this.run(sqliteUpdateOf(columns), [...columns.map((c) => row[c]), row.job_id]);
+    }
+    this.images?.set(id, row);
+  }
+
   async delete(jobIds: readonly number[]): Promise<void> {
     if (jobIds.length === 0) return;
-    for (const id of jobIds) this.buffer.forget(id);
+    for (const id of jobIds) {
+      this.buffer.forget(id);
+      this.images?.delete(id);
+    }
     for (const table of ['job_history', 'job_files', 'chain_structures', 'jobs'] as const)
       await (await this.flushed())
         .deleteFrom(table)

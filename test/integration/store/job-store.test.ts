@@ -134,6 +134,45 @@ for (const backend of backends()) {
         );
     });
 
+    test('writes after a read in one transaction leave the row as the last record says, values set back included', async () => {
+      await t.store.transaction((tx) => tx.jobs.insert(job(93)));
+      const dispatched = {
+        ...job(93),
+        status: 'Dispatched' as const,
+        processServer: 'GLOBAL.P',
+        modificationTime: T0 + 1,
+      };
+      // A record from elsewhere, older than what the transaction wrote: the row takes all of it.
+      const stale = { ...job(93), priority: 7, description: 'from elsewhere' };
+      await t.store.transaction(async (tx) => {
+        const read = await tx.jobs.get(93);
+        assert.deepEqual(read, job(93));
+        await tx.jobs.updateMany([dispatched]);
+        assert.deepEqual(await tx.jobs.get(93), dispatched);
+        // Back to the values it was read with: written, though they equal what the transaction first read.
+        await tx.jobs.updateMany([job(93)]);
+        assert.deepEqual(await tx.jobs.get(93), job(93));
+        await tx.jobs.updateMany([dispatched, stale]);
+      });
+      assert.deepEqual(await t.store.jobs.get(93), stale);
+      // A transaction rolled back writes nothing; the next one, reading the row afresh, writes the same change.
+      const held = { ...stale, status: 'Held' as const, modificationTime: T0 + 2 };
+      await assert.rejects(
+        t.store.transaction(async (tx) => {
+          await tx.jobs.get(93);
+          await tx.jobs.updateMany([held]);
+          throw new Error('rolled back');
+        }),
+        /rolled back/,
+      );
+      assert.deepEqual(await t.store.jobs.get(93), stale);
+      await t.store.transaction(async (tx) => {
+        await tx.jobs.get(93);
+        await tx.jobs.updateMany([held]);
+      });
+      assert.deepEqual(await t.store.jobs.get(93), held);
+    });
+
     test('updateMany writes every job it is given; a job listed twice ends as its last entry says', async () => {
       const jobs = [job(10), job(11), job(12)];
       await t.store.transaction(async (tx) => {
