@@ -1,5 +1,7 @@
+import type { Selectable } from 'kysely';
 import type { JobFileRecord, JobRecord } from '../domain/job.ts';
 import { maxRunDue } from '../domain/max-run-time.ts';
+import type { HistoryEntry } from './job-store.ts';
 import { type Database, everyColumn } from './tables.ts';
 
 /**
@@ -73,6 +75,15 @@ export const toFile = (r: Database['job_files']): JobFileRecord => ({
   type: r.type,
   format: r.format,
   size: Number(r.size),
+});
+
+export const toHistoryEntry = (r: Selectable<Database['job_history']>): HistoryEntry => ({
+  time: Number(r.time),
+  from: r.from_status,
+  to: r.to_status,
+  user: r.user_name,
+  cause: r.cause,
+  detail: r.detail,
 });
 
 /** Columns of a jobs row in a fixed order: the order of the precompiled statements' parameters. */

@@ -18,7 +18,8 @@ import { KyselyJobReads } from './kysely-job-reads.ts';
 import { ChainStructureCache } from './kysely-chain-structures.ts';
 import { listByStatus, listJobs } from './kysely-job-lists.ts';
 import * as queries from './kysely-job-queries.ts';
-import { BULK, COLUMNS, changedColumns, type JobRow, toJob, toRow, UPDATED, wholeRow } from './kysely-job-rows.ts';
+import { JobRowImages } from './kysely-job-images.ts';
+import { BULK, COLUMNS, type JobRow, toHistoryEntry, toJob, toRow, UPDATED } from './kysely-job-rows.ts';
 import {
   HISTORY,
   heldWrite,
@@ -62,11 +63,8 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   });
   /** PostgreSQL: ids taken ahead for the new jobs this transaction expects (`expectNew`), first to use first. */
   private reserved: Array<{ jobId: number; uniqueId: number }> = [];
-  /**
-   * SQLite, in a transaction: each job's row as the database holds it, read or written by this transaction (which
-   * holds the only writer, so nothing else changes it meanwhile); a write names only the columns that changed.
-   */
-  private readonly images: Map<number, JobRow> | undefined;
+  /** SQLite, in a transaction: the jobs' rows as this transaction read or wrote them, so writes name what changed. */
+  private readonly images: JobRowImages | undefined;
 
   /** `tracking`: keep status changes (a transaction's store; the others would only pile them up). */
   constructor(
@@ -84,12 +82,12 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     this.structures = structures;
     this.tracking = tracking;
     this.hot = JOB_STATEMENTS[dialect];
-    if (dialect === 'sqlite' && tracking) this.images = new Map();
+    if (dialect === 'sqlite' && tracking) this.images = new JobRowImages();
   }
 
   protected load = (row: JobRow): JobRecord => {
     const job = toJob(row);
-    if (this.images && wholeRow(row)) this.images.set(job.jobId, row);
+    this.images?.saw(row);
     if (this.tracking) this.seen.set(job, job.status);
     return job;
   };
@@ -142,14 +140,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   }
 
   async history(jobId: number, limit: number): Promise<HistoryEntry[]> {
-    return (await queries.history(await this.flushed(), jobId, limit)).map((r) => ({
-      time: Number(r.time),
-      from: r.from_status,
-      to: r.to_status,
-      user: r.user_name,
-      cause: r.cause,
-      detail: r.detail,
-    }));
+    return (await queries.history(await this.flushed(), jobId, limit)).map(toHistoryEntry);
   }
 
   private run<R>(text: string, parameters: unknown[]) {
@@ -208,7 +199,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
       this.hot.insert,
       COLUMNS.map((c) => row[c]),
     );
-    this.images?.set(job.jobId, row);
+    this.images?.saw(row);
     this.noteStatus(job);
     this.onWrite();
   }
@@ -222,7 +213,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
         .insertInto('jobs')
         .values(rows.slice(from, from + 400))
         .execute();
-    for (const row of rows) this.images?.set(Number(row.job_id), row);
+    for (const row of rows) this.images?.saw(row);
     for (const job of jobs) this.noteStatus(job);
     if (jobs.length > 0) this.onWrite();
   }
@@ -275,28 +266,22 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
       // A job listed twice is written once, as its last entry says (as the row-by-row updates would leave it).
       const rows = [...new Map(now.map((r) => [r.job_id, r])).values()];
       await this.run(this.hot.updateBulk, pgColumns(rows, BULK));
-    } else for (const row of now) await this.writeBack(row);
+    } else
+      for (const row of now) {
+        const columns = this.images?.columnsToWrite(row) ?? UPDATED;
+        const text = columns === UPDATED ? this.hot.update : sqliteUpdateOf(columns);
+        if (columns.length > 0) await this.run(text, [...columns.map((c) => row[c]), row.job_id]);
+        this.images?.saw(row);
+      }
     for (const j of jobs) this.noteStatus(j);
     if (jobs.length > 0) this.onWrite();
-  }
-
-  /** One job's row written: on SQLite in a transaction, only the columns that differ from its image. */
-  private async writeBack(row: JobRow): Promise<void> {
-    const id = Number(row.job_id);
-    const before = this.images?.get(id);
-    if (before === undefined) await this.run(this.hot.update, [...UPDATED.map((c) => row[c]), row.job_id]);
-    else {
-      const columns = changedColumns(before, row);
-      if (columns.length > 0) await this.run(sqliteUpdateOf(columns), [...columns.map((c) => row[c]), row.job_id]);
-    }
-    this.images?.set(id, row);
   }
 
   async delete(jobIds: readonly number[]): Promise<void> {
     if (jobIds.length === 0) return;
     for (const id of jobIds) {
       this.buffer.forget(id);
-      this.images?.delete(id);
+      this.images?.forget(id);
     }
     for (const table of ['job_history', 'job_files', 'chain_structures', 'jobs'] as const)
       await (await this.flushed())
