@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { outsideRequests } from '../log/request-context.ts';
 import type { Store } from '../store/store.ts';
 import { itemAt } from '../domain/item-at.ts';
+import { turnBefore } from './loop-turns.ts';
 
 /** Work for one transaction: re-run from the start when its transaction is retried, so it writes only to `tx`. */
 export type TxWork<T> = (tx: Store) => Promise<T>;
@@ -28,7 +29,7 @@ const ROLL_BACK = Symbol('roll back');
  */
 export class GroupCommit {
   private readonly store: Store;
-  /** At most this many works a transaction: a group holds the event loop while it runs (SQLite is synchronous). */
+  /** At most this many works a transaction (on SQLite with turns of the event loop between them: loop-turns.ts). */
   private readonly max: number;
   private pending: Pending[] = [];
   private busy = false;
@@ -68,13 +69,15 @@ export class GroupCommit {
     try {
       await this.store.transaction(async (tx) => {
         await tx.jobs.expectNew(group.length);
-        for (const p of group)
+        for (const [i, p] of group.entries()) {
+          await turnBefore(tx, i);
           outcomes.push(
             await p.work(tx).then(
               (value) => ({ ok: true, value }),
               (error: unknown) => ({ ok: false, error }),
             ),
           );
+        }
         if (outcomes.some((o) => !o.ok)) throw ROLL_BACK;
       });
     } catch (error) {

@@ -82,4 +82,24 @@ for (const backend of backends())
       await Promise.all(works);
       assert.ok(timerSaw.length < 6, `the callback ran only after every group: it saw ${timerSaw.join(', ')}`);
     });
+
+    test('a group of more works than a turn takes is one commit, and the event loop gets turns inside it', async () => {
+      const group = new GroupCommit(t.store, 64);
+      const before = commits;
+      const names = Array.from({ length: 40 }, (_, i) => `e${i}`);
+      const ran: string[] = [];
+      const works = names.map((name) =>
+        group.run(async (tx) => {
+          await tx.upsertRole(role(name));
+          ran.push(name);
+        }),
+      );
+      // Set after the group's start was: on SQLite the group's 40 works ran before it when the loop got no turn
+      // inside a transaction (src/engine/loop-turns.ts).
+      const timerSaw = await new Promise<number>((resolve) => setImmediate(() => resolve(ran.length)));
+      await Promise.all(works);
+      assert.ok(timerSaw < names.length, `the callback ran only after all ${names.length} works`);
+      assert.equal(commits - before, 1, 'one commit for the 40 works');
+      for (const name of names) assert.ok(await t.store.getRole(name));
+    });
   });
