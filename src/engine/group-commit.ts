@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { outsideRequests } from '../log/request-context.ts';
 import type { Store } from '../store/store.ts';
 import { itemAt } from '../domain/item-at.ts';
-import { turnBefore } from './loop-turns.ts';
+import { loopYielder } from '../loop-yield.ts';
 
 /** Work for one transaction: re-run from the start when its transaction is retried, so it writes only to `tx`. */
 export type TxWork<T> = (tx: Store) => Promise<T>;
@@ -15,6 +15,14 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/**
+ * How long a transaction of submits or reports holds the event loop before it lets it go, in ms: less than the
+ * 8 ms of other long work (loop-yield.ts), since a burst of submits is when the loop is busiest and its process
+ * also waits for its share of the core (B2's loop delay, bench/README.md: 20.7–30.4 ms at 8 ms slices, 14.7–21.7 ms at
+ * 2 ms); a turn costs a few µs.
+ */
+export const BATCH_SLICE_MS = 2;
+
 /** Thrown inside the transaction to roll it back after a work failed (what it wrote must not be committed). */
 const ROLL_BACK = Symbol('roll back');
 
@@ -26,10 +34,16 @@ const ROLL_BACK = Symbol('roll back');
  * B1). Each work still succeeds or fails on its own: when one throws, the group is rolled back, the works that
  * failed run again alone (and fail there with their own error, or succeed when their failure came from the group),
  * and the others are committed again as a group. Every caller learns its outcome after the commit.
+ *
+ * On SQLite a statement never leaves the microtask queue (better-sqlite3 answers synchronously), so a group of 64
+ * submits held the event loop 10–25 ms while a burst of requests came in (B2's first seconds, bench/README.md).
+ * Smaller groups would cost a commit each (B1: 16 submits a commit took 12 % more CPU a job than 64); instead the
+ * group lets the loop go every few milliseconds inside its transaction (`loopYielder`), which holds the writer
+ * meanwhile: other writes wait for its commit as for a longer group, and reads see the last commit.
  */
 export class GroupCommit {
   private readonly store: Store;
-  /** At most this many works a transaction (on SQLite with turns of the event loop between them: loop-turns.ts). */
+  /** At most this many works a transaction. */
   private readonly max: number;
   private pending: Pending[] = [];
   private busy = false;
@@ -69,8 +83,10 @@ export class GroupCommit {
     try {
       await this.store.transaction(async (tx) => {
         await tx.jobs.expectNew(group.length);
-        for (const [i, p] of group.entries()) {
-          await turnBefore(tx, i);
+        // The event loop's turns inside the transaction (see the class): requests read meanwhile join the next group.
+        const pause = loopYielder(BATCH_SLICE_MS);
+        for (const p of group) {
+          await pause();
           outcomes.push(
             await p.work(tx).then(
               (value) => ({ ok: true, value }),

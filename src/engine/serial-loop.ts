@@ -3,8 +3,8 @@ import { outsideRequests } from '../log/request-context.ts';
 import type { Cause } from '../store/job-store.ts';
 import type { Store } from '../store/store.ts';
 import { type Effects, newEffects } from './effects.ts';
-import { GroupCommit } from './group-commit.ts';
-import { turnBefore } from './loop-turns.ts';
+import { BATCH_SLICE_MS, GroupCommit } from './group-commit.ts';
+import { loopYielder } from '../loop-yield.ts';
 import { type Kernel, NeedsSerialLoop } from './kernel.ts';
 import { itemAt } from '../domain/item-at.ts';
 import { type JobAuditing, runAudited } from './audited-work.ts';
@@ -37,7 +37,7 @@ type Work = {
 
 /** Reports sharing one transaction at most. */
 const REPORTS_PER_TRANSACTION = 500;
-/** Submits sharing one commit at most (on SQLite with turns of the event loop between them: loop-turns.ts). */
+/** Submits sharing one commit at most. */
 const SUBMITS_PER_COMMIT = 64;
 
 /**
@@ -168,8 +168,10 @@ export class SerialLoop {
         const ids = items.flatMap((w) => (w.jobId === undefined ? [] : [w.jobId]));
         if (ids.length > 1) await tx.jobs.prefetch(ids);
         if (items.length > 1) tx.jobs.deferUpdates();
-        for (const [i, w] of items.entries()) {
-          await turnBefore(tx, i);
+        // As a group of submits does (group-commit.ts), a large batch lets the event loop go every few milliseconds.
+        const pause = loopYielder(BATCH_SLICE_MS);
+        for (const w of items) {
+          await pause();
           results.push(await runAudited(tx, w.cause, this.options.auditing, () => w.run(tx, effects, kernel)));
         }
       });

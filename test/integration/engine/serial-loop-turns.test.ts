@@ -8,10 +8,16 @@ import { suiteStore } from '../../helpers/suite-store.ts';
 /**
  * The serial loop's batches of reports (engine/serial-loop.ts): reports that arrive together share one
  * transaction, and on SQLite, whose statements never leave the microtask queue, the event loop still gets turns
- * inside it (engine/loop-turns.ts).
+ * inside it (loop-yield.ts).
  */
 
 const role = (name: string) => ({ name, description: name, grants: [], builtin: false });
+
+/** Holds the event loop for `ms` milliseconds, as a work's synchronous part does. */
+function spin(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
 
 for (const backend of backends())
   describe(`the serial loop's batches (${backend.name})`, () => {
@@ -31,11 +37,12 @@ for (const backend of backends())
       const reports = names.map((name) =>
         loop.report(async (tx) => {
           await tx.upsertRole(role(name));
+          spin(1);
           ran.push(name);
         }),
       );
-      // Set after the loop's start was: on SQLite all 40 reports ran before it when the loop got no turn inside a
-      // transaction.
+      // Set after the loop's start was: on SQLite all 40 reports (40 ms and more) ran before it when the loop got no
+      // turn inside a transaction.
       const timerSaw = await new Promise<number>((resolve) => setImmediate(() => resolve(ran.length)));
       await Promise.all(reports);
       await loop.idle();
