@@ -18,8 +18,8 @@
  * (test/integration/store/job-statement-indexes.test.ts).
  */
 
-/** A quoted string or identifier (left as it is), or a bare parameter. */
-const TOKEN = /'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]|\?/g;
+/** A quoted string or identifier, or a comment (each left as it is), or a bare parameter. */
+const TOKEN = /'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]|--[^\n]*|\/\*[\s\S]*?\*\/|\?/g;
 /** What may stand before a parameter that SQLite needs to see when it plans: a pattern's operator. */
 const PATTERN_BEFORE = /\b(?:like|glob|match|regexp|escape)\s*$/i;
 

@@ -17,6 +17,11 @@ test('keptPlan writes each bare parameter as an expression, but a pattern’s an
     `select "a?" from "t?" where b = '?' and 'it''s?' <> +? and c in (+?, +?) and d like ? escape ?`,
   );
   assert.equal(keptPlan('insert into t (a, b) values (?, ?)'), 'insert into t (a, b) values (+?, +?)');
+  // A comment is skipped whole: its apostrophe opens no string that would hide the text after it.
+  assert.equal(
+    keptPlan("-- the job's row?\nselect 'what?' as q, ? as p /* it's? */ from t where a = ?"),
+    "-- the job's row?\nselect 'what?' as q, +? as p /* it's? */ from t where a = +?",
+  );
   assert.equal(keptPlan('update t set a = ? where id = ?'), 'update t set a = +? where id = +?');
 });
 
