@@ -18,8 +18,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /**
  * How long a transaction of submits or reports holds the event loop before it lets it go, in ms: less than the
  * 8 ms of other long work (loop-yield.ts), since a burst of submits is when the loop is busiest and its process
- * also waits for its share of the core (B2's loop delay, bench/README.md: 20.7–30.4 ms at 8 ms slices, 14.7–21.7 ms at
- * 2 ms); a turn costs a few µs.
+ * also waits for its share of the core (B2's loop delay, bench/README.md: 20.7–30.4 ms at 8 ms slices, 14.7–21.7
+ * ms at 2 ms); a turn costs a few µs.
  */
 export const BATCH_SLICE_MS = 2;
 
@@ -37,8 +37,8 @@ const ROLL_BACK = Symbol('roll back');
  *
  * On SQLite a statement never leaves the microtask queue (better-sqlite3 answers synchronously), so a group of 64
  * submits held the event loop 10–25 ms while a burst of requests came in (B2's first seconds, bench/README.md).
- * Smaller groups would cost a commit each (B1: 16 submits a commit took 12 % more CPU a job than 64); instead the
- * group lets the loop go every few milliseconds inside its transaction (`loopYielder`), which holds the writer
+ * Smaller groups would cost a commit each (B1: 16 submits a commit took 12–17 % more CPU a job than 64); instead
+ * the group lets the loop go every few milliseconds inside its transaction (`loopYielder`), which holds the writer
  * meanwhile: other writes wait for its commit as for a longer group, and reads see the last commit.
  */
 export class GroupCommit {
