@@ -106,9 +106,12 @@ export class SerialLoop {
     this.kick();
   }
 
-  /** Resolves once nothing is queued or running in the loop (tests and shutdown). */
+  /**
+   * Resolves once nothing is queued or running in the loop (tests and shutdown). Once stopped, a dispatch pass asked
+   * for meanwhile never runs, so it does not count: a second stop (a server closed twice) waited for it for ever.
+   */
   idle(): Promise<void> {
-    if (!this.looping && this.work.length === 0 && !this.dispatchWanted) return Promise.resolve();
+    if (!this.looping && this.work.length === 0 && (!this.dispatchWanted || this.stopped)) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 

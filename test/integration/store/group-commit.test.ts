@@ -137,4 +137,28 @@ for (const backend of backends())
         assert.equal(commits - before, 1, 'one commit for the 40 works');
         for (const name of names) assert.ok(await t.store.getRole(name));
       });
+
+    test('a stopped serial loop is idle, though a dispatch pass was asked for while its last batch ran', async () => {
+      const loop = new SerialLoop({ store: t.store, kernel: new Kernel(), apply: () => {}, dispatch: async () => {} });
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const report = loop.report(async () => {
+        await held;
+      });
+      await new Promise((resolve) => setImmediate(resolve)); // the batch runs, waiting on `held`
+      loop.requestDispatch();
+      loop.stop();
+      const idle = loop.idle();
+      release();
+      await report;
+      await idle;
+      // Asked again (a server closed twice): idle at once, not waiting for the pass that will never run.
+      const again = await Promise.race([
+        loop.idle().then(() => 'idle'),
+        new Promise((resolve) => setImmediate(() => resolve('still waiting'))),
+      ]);
+      assert.equal(again, 'idle');
+    });
   });
