@@ -31,10 +31,10 @@ export async function updateFileSizes(db: Db, files: readonly JobFileRecord[]): 
 
 /**
  * A job's files: the unique (job_id, name) index. Read when a job ends and when one is shown, so its text is built
- * once per dialect
- * (building it with the query builder cost more than running it on SQLite, as for the job statements in
- * kysely-job-statements.ts). Sorted here, not by the statement: an ORDER BY made SQLite sort the few rows in a
- * temporary B-tree, which took five times as long as the read itself (13.7 against 2.6 µs a call, 3,000 jobs' files).
+ * once per dialect (building it with the query builder cost more than running it on SQLite, as for the job
+ * statements in kysely-job-statements.ts). Sorted here, not by the statement: an ORDER BY made SQLite sort the few
+ * rows in a temporary B-tree, which took five times as long as the read itself (13.7 against 2.6 µs a call, 3,000
+ * jobs' files).
  */
 const LIST_FILES = {
   sqlite: 'select * from "job_files" where "job_id" = ?',

@@ -2,14 +2,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { loopDelayMonitor } from '../../src/loop-delay.ts';
+import { holdLoop as block } from '../helpers/hold-loop.ts';
 import { until } from '../helpers/processes.ts';
-
-const block = (ms: number) => {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // a synchronous task holding the event loop
-  }
-};
 
 test('the loop delay reads about 0 while the loop is free and the length of a task that holds it', async () => {
   const loop = loopDelayMonitor();

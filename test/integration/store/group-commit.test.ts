@@ -5,6 +5,7 @@ import { Kernel } from '../../../src/engine/kernel.ts';
 import { SerialLoop } from '../../../src/engine/serial-loop.ts';
 import type { Store } from '../../../src/store/store.ts';
 import { backends } from '../../helpers/backends.ts';
+import { holdLoop } from '../../helpers/hold-loop.ts';
 import { suiteStore } from '../../helpers/suite-store.ts';
 
 /**
@@ -16,11 +17,9 @@ import { suiteStore } from '../../helpers/suite-store.ts';
 
 const role = (name: string) => ({ name, description: name, grants: [], builtin: false });
 
-/** Holds the event loop for `ms` milliseconds, as a work's synchronous part does. */
-function spin(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
+/** A serial loop over the store with no kernel work of its own and no dispatch passes: only its batches. */
+const serialLoop = (store: Store) =>
+  new SerialLoop({ store, kernel: new Kernel(), apply: () => {}, dispatch: async () => {} });
 
 for (const backend of backends())
   describe(`group commit (${backend.name})`, () => {
@@ -106,12 +105,7 @@ for (const backend of backends())
       [
         "the serial loop's batch of reports",
         () => {
-          const loop = new SerialLoop({
-            store: t.store,
-            kernel: new Kernel(),
-            apply: () => {},
-            dispatch: async () => {},
-          });
+          const loop = serialLoop(t.store);
           return (work) => loop.report(work);
         },
       ],
@@ -125,7 +119,7 @@ for (const backend of backends())
         const works = names.map((name) =>
           add(async (tx) => {
             await tx.upsertRole(role(name));
-            spin(1);
+            holdLoop(1);
             ran.push(name);
           }),
         );
@@ -139,7 +133,7 @@ for (const backend of backends())
       });
 
     test('a stopped serial loop is idle, though a dispatch pass was asked for while its last batch ran', async () => {
-      const loop = new SerialLoop({ store: t.store, kernel: new Kernel(), apply: () => {}, dispatch: async () => {} });
+      const loop = serialLoop(t.store);
       let release = () => {};
       const held = new Promise<void>((resolve) => {
         release = resolve;
