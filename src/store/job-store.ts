@@ -100,9 +100,10 @@ export interface JobStore {
    */
   insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord>;
   /**
-   * About `count` new jobs follow in this transaction (a group of submits): on PostgreSQL their ids are taken in
-   * one round trip now, and `insertNew` holds their rows, inserted in one statement before anything else reads
-   * jobs and before the commit. Ids not used are skipped (as after a rollback).
+   * About `count` new jobs follow in this transaction (a group of submits): their ids are taken now, in one round
+   * trip on PostgreSQL (where `insertNew` then holds their rows, inserted in one statement before anything else
+   * reads jobs and before the commit) and in two statements on SQLite (one per sequence, where each job took two).
+   * Ids not used are skipped (as after a rollback).
    */
   expectNew(count: number): Promise<void>;
   /** Many new jobs in few statements (bulk loads of history: tests, benchmarks). */

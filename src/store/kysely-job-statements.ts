@@ -137,10 +137,6 @@ const lanesCandidates = () =>
   'limit l."lim" offset l."skip") as j ' +
   `order by l."lane", ${DISPATCH_ORDER.map((o) => `j.${o}`).join(', ')}`;
 
-/** SQLite's job ids: the `sequences` row (its primary key) moved on by the count, answering the last id. */
-const nextJobIds = (p: Placeholder) =>
-  `update "sequences" set "value" = "value" + ${p(1)} where "name" = 'job_id' returning "value"`;
-
 /** The PostgreSQL type of each history column, in `HISTORY` order. */
 const HISTORY_TYPES = ['bigint', 'bigint', 'text', 'text', 'text', 'text', 'text'] as const;
 
@@ -218,7 +214,6 @@ function jobStatements(dialect: 'sqlite' | 'postgres') {
     get: getJob(p, mark),
     anyQueued: anyQueued(),
     candidates: dialect === 'postgres' ? lanesCandidates() : laneCandidates(),
-    nextJobIds: nextJobIds(p),
     // PostgreSQL's: a dispatch pass's or a report's writes sent at once (SQLite writes row by row, `update`).
     updateBulk: `${PREPARED}${updateJobsBulk()}`,
     insertNew: insertNewJob(false),

@@ -33,6 +33,7 @@ import {
 } from './kysely-job-statements.ts';
 import type { Database } from './tables.ts';
 import { pgArray, pgColumns } from './pg-array.ts';
+import { takeFromSequence } from './sequences.ts';
 
 /**
  * The JobStore of one Kysely database or transaction; `onWrite` feeds the store's data version. The statements
@@ -61,7 +62,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     const parts = { insert: insert.length > 0, update: update.length > 0, history: history !== undefined };
     return this.run(heldWrite(parts), [...insert, ...update, ...(history ?? [])]);
   });
-  /** PostgreSQL: ids taken ahead for the new jobs this transaction expects (`expectNew`), first to use first. */
+  /** Ids taken ahead for the new jobs this transaction expects (`expectNew`), first to use first. */
   private reserved: Array<{ jobId: number; uniqueId: number }> = [];
   /** SQLite, in a transaction: the jobs' rows as this transaction read or wrote them, so writes name what changed. */
   private readonly images: JobRowImages | undefined;
@@ -147,42 +148,39 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     return this.db.executeQuery<R>(CompiledQuery.raw(text, parameters));
   }
 
-  async nextJobIds(count: number): Promise<number[]> {
-    if (count < 1) return [];
-    if (this.dialect === 'postgres') {
-      const r = await sql<{ id: number }>`select nextval('job_id_seq') as id from generate_series(1, ${count})`.execute(
-        this.db,
-      );
-      return r.rows.map((row) => Number(row.id));
-    }
-    const row = (await this.run<{ value: number }>(this.hot.nextJobIds, [count])).rows[0];
-    if (!row) throw new Error('the job_id sequence is missing');
-    const last = Number(row.value);
-    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+  nextJobIds(count: number): Promise<number[]> {
+    return takeFromSequence(this.db, this.dialect, 'job_id', count);
   }
 
   async expectNew(count: number): Promise<void> {
-    // One new job costs one round trip anyway (its insert takes its ids); SQLite has no round trip to save.
-    if (this.dialect === 'sqlite' || !this.tracking || count < 2) return;
+    // One new job costs one round trip anyway (its insert takes its ids).
+    if (!this.tracking || count < 2) return;
+    if (this.dialect === 'sqlite') {
+      this.reserved = await this.sqliteIds(count);
+      return;
+    }
     const rows = (await this.run<{ u: string; j: string; v: string }>(reserveIds(count), [])).rows;
     this.reserved = rows.map((r) => ({ jobId: Number(r.j), uniqueId: Number(r.u) }));
     if (rows[0]) this.learnObjectsVersion(String(rows[0].v));
   }
 
+  /** SQLite: the ids of `count` new jobs, a statement per sequence (a group's two where each job took two). */
+  private async sqliteIds(count: number): Promise<Array<{ jobId: number; uniqueId: number }>> {
+    const uniqueIds = await this.uniqueIds(count);
+    return (await this.nextJobIds(count)).map((jobId, i) => ({ jobId, uniqueId: itemAt(uniqueIds, i) }));
+  }
+
   async insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord> {
-    const taken = this.reserved.shift();
+    const taken = this.reserved.shift() ?? (this.dialect === 'sqlite' ? itemAt(await this.sqliteIds(1), 0) : undefined);
     if (taken) {
       const record: JobRecord = { ...job, ...taken, jobGroup: ownGroup ? taken.jobId : job.jobGroup };
-      this.buffer.hold(toRow(record));
-      this.noteStatus(record);
-      this.onWrite();
-      return record;
-    }
-    if (this.dialect === 'sqlite') {
-      const uniqueId = itemAt(await this.uniqueIds(1), 0);
-      const jobId = itemAt(await this.nextJobIds(1), 0);
-      const record: JobRecord = { ...job, jobId, uniqueId, jobGroup: ownGroup ? jobId : job.jobGroup };
-      await this.insert(record);
+      if (this.dialect === 'sqlite') await this.insert(record);
+      else {
+        // PostgreSQL: held, and sent with the transaction's other held rows in one statement.
+        this.buffer.hold(toRow(record));
+        this.noteStatus(record);
+        this.onWrite();
+      }
       return record;
     }
     const ids = await insertWithIds(this.db, job, ownGroup);

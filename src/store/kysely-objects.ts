@@ -15,6 +15,7 @@ import type {
 import type { ObjectRowCache } from './object-row-cache.ts';
 import { PREPARED } from './pg-prepared.ts';
 import { columnList, type Database, everyColumn } from './tables.ts';
+import { takeFromSequence } from './sequences.ts';
 
 export type ObjectRow = Database['objects'];
 
@@ -31,8 +32,6 @@ const toObject = <T extends TypeName>(r: ObjectRow): StoredObject<T> =>
     modificationTime: Number(r.modification_time),
   }) as StoredObject<T>;
 
-/** Run for every submit: SQL text, as the job statements (kysely-job-statements.ts). SQLite's ids come from a row. */
-const NEXT_UNIQUE_IDS = `update "sequences" set "value" = "value" + ? where "name" = 'unique_id' returning "value"`;
 /** The columns an object's read names, every one (`everyColumn`): not `select *`, for pg-prepared.ts's reason. */
 const OBJECT = columnList(
   everyColumn<ObjectRow>()([
@@ -129,19 +128,8 @@ export class KyselyObjects {
     return rows.map((r) => ({ value: r.value === null ? null : String(r.value), count: Number(r.n) }));
   }
 
-  async nextUniqueIds(count: number): Promise<number[]> {
-    if (count < 1) return [];
-    if (this.dialect === 'postgres') {
-      const r = await sql<{
-        id: number;
-      }>`select nextval('unique_id_seq') as id from generate_series(1, ${count})`.execute(this.db);
-      return r.rows.map((row) => Number(row.id));
-    }
-    const query = CompiledQuery.raw(NEXT_UNIQUE_IDS, [count]);
-    const row = (await this.db.executeQuery<{ value: number }>(query)).rows[0];
-    if (!row) throw new Error('the unique_id sequence is missing');
-    const last = Number(row.value);
-    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+  nextUniqueIds(count: number): Promise<number[]> {
+    return takeFromSequence(this.db, this.dialect, 'unique_id', count);
   }
 
   async getObject<T extends TypeName>(type: T, key: string): Promise<StoredObject<T> | undefined> {

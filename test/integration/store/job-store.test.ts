@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JobRecord } from '../../../src/domain/job.ts';
+import { itemAt } from '../../../src/domain/item-at.ts';
 import pg from 'pg';
 import { JOB_STATEMENTS } from '../../../src/store/kysely-job-statements.ts';
 import { backends } from '../../helpers/backends.ts';
@@ -230,8 +231,11 @@ for (const backend of backends()) {
     test('new jobs expected in a group read back as written, are stored by the commit, and a refused one stores none', async () => {
       await t.store.transaction((tx) => tx.jobs.nextJobIds(2000));
       const { jobId: _j, uniqueId: _u, ...fresh } = job(0, { description: 'grouped' });
+      let takenBetween = 0;
       const [a, b, c] = await t.store.transaction(async (tx) => {
         await tx.jobs.expectNew(2);
+        // The two expected jobs' ids were taken ahead, on both databases: an id taken now comes after them.
+        takenBetween = itemAt(await tx.jobs.nextJobIds(1), 0);
         const made = [
           await tx.jobs.insertNew(fresh, false),
           await tx.jobs.insertNew({ ...fresh, jobGroup: null }, true),
@@ -252,7 +256,10 @@ for (const backend of backends()) {
         return made;
       });
       assert.ok(a && b && c);
-      assert.ok(a.jobId >= 2000 && b.jobId > a.jobId && c.jobId > b.jobId, `${a.jobId}, ${b.jobId}, ${c.jobId}`);
+      assert.ok(
+        a.jobId >= 2000 && b.jobId > a.jobId && takenBetween > b.jobId && c.jobId > takenBetween,
+        `${a.jobId}, ${b.jobId}, ${takenBetween}, ${c.jobId}`,
+      );
       assert.equal(new Set([a.uniqueId, b.uniqueId, c.uniqueId]).size, 3);
       assert.equal(b.jobGroup, b.jobId);
       for (const made of [a, b, c]) assert.deepEqual(await t.store.jobs.get(made.jobId), made);
