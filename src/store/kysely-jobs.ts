@@ -153,7 +153,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   }
 
   async expectNew(count: number): Promise<void> {
-    // One new job costs one round trip anyway (its insert takes its ids).
+    // A lone new job takes its ids as it is inserted (`insertNew`): nothing to save.
     if (!this.tracking || count < 2) return;
     if (this.dialect === 'sqlite') {
       this.reserved = await this.sqliteIds(count);
@@ -171,6 +171,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   }
 
   async insertNew(job: Omit<JobRecord, 'jobId' | 'uniqueId'>, ownGroup: boolean): Promise<JobRecord> {
+    // Ids not taken ahead: SQLite takes them now; PostgreSQL's insert takes them itself (`insertWithIds`, below).
     const taken = this.reserved.shift() ?? (this.dialect === 'sqlite' ? itemAt(await this.sqliteIds(1), 0) : undefined);
     if (taken) {
       const record: JobRecord = { ...job, ...taken, jobGroup: ownGroup ? taken.jobId : job.jobGroup };
