@@ -18,10 +18,11 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /**
  * How long a transaction of submits or reports holds the event loop before it lets it go, in ms: less than the
  * 8 ms of other long work (loop-yield.ts), since a burst of submits is when the loop is busiest and its process
- * also waits for its share of the core (B2's loop delay, bench/README.md: 20.7–30.4 ms at 8 ms slices, 14.7–21.7
- * ms at 2 ms); a turn costs a few µs.
+ * also waits for its share of the core, and one turn may hold a slice of each batch besides the requests read in
+ * it (B2's loop delay, bench/README.md: 20.7–30.4 ms at 8 ms slices, 14.7–21.7 ms at 2 ms, and in a slower hour
+ * 19.2–26.5 ms at 2 ms against 15.6–18.8 ms at 1 ms); a turn costs a few µs.
  */
-export const BATCH_SLICE_MS = 2;
+export const BATCH_SLICE_MS = 1;
 
 /** Thrown inside the transaction to roll it back after a work failed (what it wrote must not be committed). */
 const ROLL_BACK = Symbol('roll back');
