@@ -51,8 +51,6 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
   private readonly seen = new WeakMap<JobRecord, JobStatus>();
   private changes: StatusChange[] = [];
   private cause: Cause | undefined;
-  /** Unique ids (the store's sequence, shared with objects) for a new job on SQLite. */
-  private readonly uniqueIds: (count: number) => Promise<number[]>;
   /** Told the objects version read with a group's ids (reserveIds): the group's object reads may use the kept rows. */
   private readonly learnObjectsVersion: (version: string) => void;
   /** Rows read ahead (`prefetch`), new jobs held (`expectNew`) and updates deferred (`deferUpdates`). */
@@ -74,11 +72,9 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
     onWrite: () => void,
     tracking = false,
     structures = new ChainStructureCache(),
-    uniqueIds: (count: number) => Promise<number[]> = () => Promise.reject(new Error('no unique id sequence')),
     learnObjectsVersion: (version: string) => void = () => {},
   ) {
     super(db, dialect, onWrite);
-    this.uniqueIds = uniqueIds;
     this.learnObjectsVersion = learnObjectsVersion;
     this.structures = structures;
     this.tracking = tracking;
@@ -166,7 +162,7 @@ export class KyselyJobStore extends KyselyJobReads implements JobStore {
 
   /** SQLite: the ids of `count` new jobs, a statement per sequence (a group's two where each job took two). */
   private async sqliteIds(count: number): Promise<Array<{ jobId: number; uniqueId: number }>> {
-    const uniqueIds = await this.uniqueIds(count);
+    const uniqueIds = await takeFromSequence(this.db, this.dialect, 'unique_id', count);
     return (await this.nextJobIds(count)).map((jobId, i) => ({ jobId, uniqueId: itemAt(uniqueIds, i) }));
   }
 

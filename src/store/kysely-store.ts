@@ -130,9 +130,8 @@ export class KyselyStore implements Store {
     this.counter = counter;
     // Job writes do not touch object rows, so they leave the object read cache valid.
     this.structures = structures;
-    const uniqueIds = (n: number) => this.objects.nextUniqueIds(n);
     const learn = (version: string) => this.objects.learn(version);
-    this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined, structures, uniqueIds, learn);
+    this.jobs = new KyselyJobStore(db, dialect, () => {}, txState !== undefined, structures, learn);
     this.events = new KyselyEventStore(db);
     this.alertWork = new KyselyAlertWorkStore(db);
     this.cluster = new KyselyClusterStore(db, dialect);

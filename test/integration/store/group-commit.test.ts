@@ -138,10 +138,15 @@ for (const backend of backends())
       const held = new Promise<void>((resolve) => {
         release = resolve;
       });
+      let started = () => {};
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
       const report = loop.report(async () => {
+        started();
         await held;
       });
-      await new Promise((resolve) => setImmediate(resolve)); // the batch runs, waiting on `held`
+      await running; // the batch runs, waiting on `held`
       loop.requestDispatch();
       loop.stop();
       const idle = loop.idle();
